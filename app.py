@@ -1,0 +1,15 @@
+"""DebateDesk: page config, shared state, navigation. Nothing else."""
+
+import streamlit as st
+
+from components.state import init_state
+
+st.set_page_config(page_title="DebateDesk", page_icon="⚖️", layout="wide")
+init_state()
+navigation = st.navigation(
+    [
+        st.Page("pages/verify.py", title="Verify a claim", icon="⚖️", default=True),
+        st.Page("pages/corpora.py", title="Corpora", icon="📚"),
+    ]
+)
+navigation.run()

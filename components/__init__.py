@@ -1,0 +1,1 @@
+"""Reusable Streamlit widgets: transcript, evidence table, badges, the config form, session state."""

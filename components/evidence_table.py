@@ -1,0 +1,49 @@
+"""The evidence panel: every retrieved item with its source, query, round and scores."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from pipelines.models import Evidence
+from pipelines.tools.web import is_web_url
+
+
+def evidence_frame(items: list[Evidence], cited_by: dict[str, list[str]] | None = None) -> pd.DataFrame:
+    """One row per evidence item, ready for st.dataframe (pure: no Streamlit calls)."""
+    cited_by = cited_by or {}
+    rows = []
+    for e in items:
+        rows.append(
+            {
+                "id": e.id,
+                "source": e.source,
+                "document": e.source_label if e.source != "web" else e.title,
+                "link": e.url if e.url and is_web_url(e.url) else None,
+                "found by": e.found_by,
+                "query": e.query,
+                "round": e.round,
+                "score": e.retrieval_score,
+                "sentences": ", ".join(str(i) for i in e.sentence_indices),
+                "cited by": ", ".join(cited_by.get(e.id, [])),
+                "text": e.text,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def render_evidence_table(items: list[Evidence], cited_by: dict[str, list[str]] | None = None, key: str = "evidence") -> None:
+    if not items:
+        st.caption("No evidence retrieved yet.")
+        return
+    st.dataframe(
+        evidence_frame(items, cited_by),
+        hide_index=True,
+        width="stretch",
+        key=key,
+        column_config={
+            "link": st.column_config.LinkColumn("link", display_text="open ↗"),
+            "score": st.column_config.NumberColumn("score", format="%.3f"),
+            "text": st.column_config.TextColumn("text", width="large"),
+        },
+    )

@@ -1,0 +1,166 @@
+"""The typed events a protocol yields as it runs; the UI, the store and the CLI consume them.
+
+Past-tense names; stream chunks end in ``Delta``. Every event has a ``type`` tag so a
+stored or exported transcript parses back into the same classes (``parse_event``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipelines.models import Evidence, Turn, Verdict, Vote
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+class Event(BaseModel):
+    """Base of every event: immutable, stamped with the wall-clock time it happened.
+
+    Each subclass declares ``type: Literal["ClassName"] = "ClassName"``; subclasses
+    register themselves so ``parse_event`` finds them by that tag.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    at: float = Field(default_factory=time.time)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        EVENT_TYPES[cls.__name__] = cls
+
+
+class RunStarted(Event):
+    type: Literal["RunStarted"] = "RunStarted"
+    run_id: str
+    claim: str
+    protocol: str
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class StageStarted(Event):
+    type: Literal["StageStarted"] = "StageStarted"
+    stage: str
+    detail: str = ""
+
+
+class StageCompleted(Event):
+    type: Literal["StageCompleted"] = "StageCompleted"
+    stage: str
+    detail: str = ""
+
+
+class StageFailed(Event):
+    """A recoverable failure: one model call, one source, one judge. The run goes on."""
+
+    type: Literal["StageFailed"] = "StageFailed"
+    stage: str
+    reason: str
+
+
+class RoundStarted(Event):
+    type: Literal["RoundStarted"] = "RoundStarted"
+    round: int
+
+
+class QueryIssued(Event):
+    type: Literal["QueryIssued"] = "QueryIssued"
+    agent: str
+    round: int
+    query: str
+    tool: str
+    rewritten: bool = False
+
+
+class EvidenceRetrieved(Event):
+    type: Literal["EvidenceRetrieved"] = "EvidenceRetrieved"
+    agent: str
+    round: int
+    evidence: Evidence
+
+
+class WebSearchUnavailable(Event):
+    type: Literal["WebSearchUnavailable"] = "WebSearchUnavailable"
+    reason: str
+    fallback: str = ""
+
+
+class ArgumentDelta(Event):
+    """A chunk of an agent's argument as the model streams it."""
+
+    type: Literal["ArgumentDelta"] = "ArgumentDelta"
+    turn_id: str
+    agent: str
+    round: int
+    text: str
+
+
+class TurnCompleted(Event):
+    type: Literal["TurnCompleted"] = "TurnCompleted"
+    turn: Turn
+
+
+class StatementChecked(Event):
+    """One atomic statement of an answer, and the evidence it rests on (if any)."""
+
+    type: Literal["StatementChecked"] = "StatementChecked"
+    turn_id: str
+    statement: str
+    supported: bool
+    evidence_id: str | None = None
+
+
+class ScoreComputed(Event):
+    type: Literal["ScoreComputed"] = "ScoreComputed"
+    target: str
+    metric: str
+    value: float
+    threshold: float | None = None
+    detail: str = ""
+
+
+class ModelCallCompleted(Event):
+    """Accounting for one model call: who, which model, tokens and time."""
+
+    type: Literal["ModelCallCompleted"] = "ModelCallCompleted"
+    role: str
+    model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+
+
+class VoteCast(Event):
+    type: Literal["VoteCast"] = "VoteCast"
+    vote: Vote
+
+
+class VerdictReached(Event):
+    type: Literal["VerdictReached"] = "VerdictReached"
+    verdict: Verdict
+
+
+class RunFailed(Event):
+    """The run could not finish; what it produced so far is kept."""
+
+    type: Literal["RunFailed"] = "RunFailed"
+    reason: str
+
+
+def parse_event(data: dict[str, Any] | str) -> Event:
+    """Rebuild an event from its JSON form (as stored or exported); raises ValueError."""
+    raw = json.loads(data) if isinstance(data, str) else data
+    kind = raw.get("type") if isinstance(raw, dict) else None
+    cls = EVENT_TYPES.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown event type {kind!r}; known: {', '.join(sorted(EVENT_TYPES))}")
+    return cls.model_validate(raw)
+
+
+def dump_event(event: Event) -> dict[str, Any]:
+    """The JSON-ready form of an event, with its type tag."""
+    return event.model_dump(mode="json")

@@ -1,0 +1,235 @@
+"""One role's model as the protocols see it: streamed text, schema-checked answers, accounting.
+
+Structured answers go through schema-enforced generation (``response_format`` with a JSON
+schema, which the embedded llama.cpp server turns into a grammar) and are validated with
+pydantic; a malformed answer is retried ``max_retries`` times, then raises
+``ModelOutputError`` for the stage to surface as a failed stage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from pydantic import BaseModel, ValidationError
+
+from pipelines.errors import BackendUnavailableError, ModelOutputError
+from pipelines.events import ModelCallCompleted
+
+T = TypeVar("T", bound=BaseModel)
+CallListener = Callable[[ModelCallCompleted], None]
+
+
+class ResponseCache(Protocol):
+    """Where answers to identical calls are kept: a disk cache, or a resumed run's journal."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, text: str) -> None: ...
+
+
+def call_key(model: str, messages: Sequence[BaseMessage], params: dict[str, Any]) -> str:
+    """A stable key for a call: (model, prompt, parameters)."""
+    payload = json.dumps(
+        {"model": model, "messages": [[m.type, str(m.content)] for m in messages], "params": params}, sort_keys=True, default=str
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class CallTally:
+    """Running totals of one run's model calls (the cost shown beside a verdict)."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    by_role: dict[str, int] = field(default_factory=dict)
+
+    def add(self, event: ModelCallCompleted) -> None:
+        self.calls += 1
+        self.tokens_in += event.tokens_in
+        self.tokens_out += event.tokens_out
+        self.seconds += event.seconds
+        self.by_role[event.role] = self.by_role.get(event.role, 0) + 1
+
+
+def response_format_for(schema: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAI-style ``response_format`` that asks the server to enforce ``schema``."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+    }
+
+
+class LLM:
+    """A chat model bound to a role, with a concurrency bound and per-call accounting."""
+
+    def __init__(
+        self,
+        chat: BaseChatModel,
+        *,
+        role: str,
+        model_name: str,
+        max_retries: int = 2,
+        limiter: asyncio.Semaphore | None = None,
+        on_call: CallListener | None = None,
+        cache: ResponseCache | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        self.chat = chat
+        self.role = role
+        self.model_name = model_name
+        self.max_retries = max_retries
+        self._limiter = limiter
+        self._on_call = on_call
+        self._cache = cache
+        self._params = params or {}
+
+    async def stream(self, messages: Sequence[BaseMessage], on_delta: Callable[[str], None]) -> str:
+        """Stream a free-text answer, calling ``on_delta`` per chunk; returns the whole text."""
+        key = call_key(self.model_name, messages, {**self._params, "mode": "stream"})
+        cached = self._cached(key, messages)
+        if cached is not None:
+            on_delta(cached)
+            return cached
+        async with self._slot():
+            started = time.perf_counter()
+            parts: list[str] = []
+            usage: dict[str, Any] | None = None
+            try:
+                async for chunk in self.chat.astream(list(messages)):
+                    text = _chunk_text(chunk)
+                    if text:
+                        parts.append(text)
+                        on_delta(text)
+                    if isinstance(chunk, AIMessageChunk) and chunk.usage_metadata:
+                        usage = dict(chunk.usage_metadata)
+            except Exception as exc:  # endpoint errors get a message that says how to fix them
+                raise _as_backend_error(exc, self.model_name) from exc
+            text = "".join(parts)
+            self._record(messages, text, usage, time.perf_counter() - started)
+            if self._cache is not None:
+                self._cache.put(key, text)
+            return text
+
+    async def text(self, messages: Sequence[BaseMessage]) -> str:
+        """A free-text answer, not streamed."""
+        return await self._invoke(messages)
+
+    async def structured(self, messages: Sequence[BaseMessage], schema: type[T]) -> T:
+        """An answer that validates against ``schema``; retried when malformed."""
+        errors: list[str] = []
+        for _attempt in range(self.max_retries + 1):
+            raw = await self._invoke(messages, response_format=response_format_for(schema))
+            try:
+                return schema.model_validate_json(_strip_fences(raw))
+            except ValidationError as exc:
+                self._forget(call_key(self.model_name, messages, {**self._params, "response_format": response_format_for(schema)}))
+                errors.append(f"{exc.error_count()} error(s): {exc.errors()[0]['msg']} in {raw[:120]!r}")
+        raise ModelOutputError(
+            f"{self.model_name} gave no valid {schema.__name__} after {self.max_retries + 1} tries ({'; '.join(errors)})"
+        )
+
+    async def _invoke(self, messages: Sequence[BaseMessage], **kwargs: Any) -> str:
+        key = call_key(self.model_name, messages, {**self._params, **kwargs})
+        cached = self._cached(key, messages)
+        if cached is not None:
+            return cached
+        async with self._slot():
+            started = time.perf_counter()
+            try:
+                message = await self.chat.ainvoke(list(messages), **kwargs)
+            except Exception as exc:  # endpoint errors get a message that says how to fix them
+                raise _as_backend_error(exc, self.model_name) from exc
+            assert isinstance(message, AIMessage)
+            usage = dict(message.usage_metadata) if message.usage_metadata else None
+            text = _chunk_text(message)
+            self._record(messages, text, usage, time.perf_counter() - started)
+            if self._cache is not None:
+                self._cache.put(key, text)
+            return text
+
+    def _cached(self, key: str, messages: Sequence[BaseMessage]) -> str | None:
+        if self._cache is None:
+            return None
+        text = self._cache.get(key)
+        if text is not None and self._on_call is not None:
+            self._on_call(ModelCallCompleted(role=self.role, model=self.model_name, tokens_in=0, tokens_out=0, seconds=0.0, cached=True))
+        return text
+
+    def _forget(self, key: str) -> None:
+        # A malformed answer must not be served again from the cache on the retry.
+        if self._cache is not None and hasattr(self._cache, "delete"):
+            self._cache.delete(key)
+
+    def _slot(self) -> asyncio.Semaphore | _NoLimit:
+        return self._limiter if self._limiter is not None else _NoLimit()
+
+    def _record(self, messages: Sequence[BaseMessage], text: str, usage: dict[str, Any] | None, seconds: float) -> None:
+        if self._on_call is None:
+            return
+        if usage:
+            tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        else:  # some servers send no usage when streaming: estimate at ~4 characters a token
+            tokens_in = sum(len(str(m.content)) for m in messages) // 4
+            tokens_out = len(text) // 4
+        self._on_call(
+            ModelCallCompleted(role=self.role, model=self.model_name, tokens_in=tokens_in, tokens_out=tokens_out, seconds=round(seconds, 4))
+        )
+
+
+class _NoLimit:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+def _chunk_text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def _strip_fences(raw: str) -> str:
+    # Servers that do not enforce the schema often wrap JSON in a markdown fence.
+    text = raw.strip()
+    if text.startswith("```"):
+        text = text.strip("`")
+        text = text.split("\n", 1)[1] if "\n" in text else text
+    return text.strip()
+
+
+def _as_backend_error(exc: Exception, model: str) -> Exception:
+    """Endpoint and network failures become BackendUnavailableError; anything else is a bug and propagates."""
+    from pipelines.errors import DebateDeskError
+
+    if isinstance(exc, DebateDeskError):
+        return exc
+    is_endpoint_error = type(exc).__module__.split(".")[0] in {"openai", "langchain_openai", "httpx", "httpcore"} or isinstance(
+        exc, (ConnectionError, TimeoutError, asyncio.TimeoutError)
+    )
+    if not is_endpoint_error:
+        return exc
+    name = type(exc).__name__
+    if "Connection" in name or "Timeout" in name:
+        return BackendUnavailableError(
+            f"cannot reach the endpoint serving {model}: {exc}. Check the base URL and that the server is running."
+        )
+    if "Authentication" in name or "PermissionDenied" in name:
+        return BackendUnavailableError(
+            f"the endpoint serving {model} refused the API key: {exc}. Set the key in the sidebar or OPENAI_API_KEY."
+        )
+    if "NotFound" in name:
+        return BackendUnavailableError(f"the endpoint has no model {model!r}: {exc}. Check the model name.")
+    return BackendUnavailableError(f"{model} call failed ({name}): {exc}")

@@ -1,0 +1,61 @@
+"""Backends found by name: each builder turns a ModelSpec into a LangChain chat model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+
+from pipelines.config import AppSettings, ModelSpec
+from pipelines.errors import UnknownBackendError
+
+Builder = Callable[[ModelSpec, AppSettings], BaseChatModel]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A registered backend: how to build it, and what the UI should say about it."""
+
+    name: str
+    build: Builder
+    description: str
+    is_real_model: bool = True
+    default_model: str = ""
+
+
+BACKENDS: dict[str, Backend] = {}
+
+
+def register_backend(backend: Backend) -> Backend:
+    BACKENDS[backend.name] = backend
+    return backend
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called ``name``; an unknown name lists the valid ones."""
+    _load_builtin_backends()
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise UnknownBackendError(name, list(BACKENDS)) from None
+
+
+def backend_names() -> list[str]:
+    _load_builtin_backends()
+    return sorted(BACKENDS)
+
+
+def build_chat_model(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
+    return get_backend(spec.backend).build(spec, settings)
+
+
+def _load_builtin_backends() -> None:
+    # Imported here, not at module top, so a backend's heavy imports are paid only when used.
+    if BACKENDS:
+        return
+    from pipelines.llm import embedded, fake, openai_backend
+
+    register_backend(fake.BACKEND)
+    register_backend(embedded.BACKEND)
+    register_backend(openai_backend.BACKEND)

@@ -1,0 +1,117 @@
+"""What every protocol receives (a RunContext) and how protocols are found by name."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from pipelines.config import RunConfig
+from pipelines.errors import UnknownProtocolError
+from pipelines.events import Event
+from pipelines.llm.client import LLM
+from pipelines.models import Claim, Evidence, Verdict
+from pipelines.tools.corpus_index import CorpusIndex
+from pipelines.tools.embeddings import Embedder
+from pipelines.tools.web import WebSearch
+
+
+@dataclass
+class Toolbox:
+    """The evidence tools a run may use."""
+
+    index: CorpusIndex
+    web: WebSearch
+    embedder: Embedder
+
+
+@dataclass
+class RunContext:
+    """Everything a protocol needs, passed in: models per role, tools, the event sink."""
+
+    run_id: str
+    claim: Claim
+    config: RunConfig
+    llms: Mapping[str, LLM]
+    tools: Toolbox
+    emit: Callable[[Event], None]
+    pool: dict[str, Evidence] = field(default_factory=dict)
+    struck: dict[str, str] = field(default_factory=dict)
+    reviewer: Reviewer | None = None
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def llm(self, role: str) -> LLM:
+        return self.llms[role]
+
+    async def review(self, round: int, next_queries: dict[str, str]) -> Review:
+        """Step mode's pause point: protocols call it after each round with the queries they plan next.
+
+        Without a reviewer (the default) the run goes straight on. Struck evidence is
+        remembered here so ``usable`` keeps it away from the agents from then on.
+        """
+        if self.reviewer is None:
+            return Review()
+        decision = await self.reviewer(round, next_queries)
+        self.struck.update(decision.struck)
+        for evidence in decision.added:
+            self.pool[evidence.id] = evidence
+        return decision
+
+    def usable(self, items: list[Evidence]) -> list[Evidence]:
+        """The items an agent may see: everything but what the checker struck."""
+        return [e for e in items if e.id not in self.struck]
+
+    def next_evidence_id(self) -> str:
+        return f"E{next(self._ids)}"
+
+
+ProtocolFn = Callable[[RunContext], Awaitable[Verdict]]
+
+
+@dataclass(frozen=True)
+class Review:
+    """What a checker decided when a step-mode run paused after a round (empty: go on as planned)."""
+
+    queries: dict[str, str] = field(default_factory=dict)  # agent -> the next query to use
+    extra_queries: tuple[str, ...] = ()
+    struck: dict[str, str] = field(default_factory=dict)  # evidence id -> reason
+    added: tuple[Evidence, ...] = ()
+    stop: bool = False
+
+
+Reviewer = Callable[[int, dict[str, str]], Awaitable[Review]]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A registered debate method: its entry point and what the UI says about it."""
+
+    name: str
+    run: ProtocolFn
+    title: str
+    description: str
+    labels: tuple[str, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+
+
+PROTOCOLS: dict[str, Protocol] = {}
+
+
+def register_protocol(protocol: Protocol) -> Protocol:
+    PROTOCOLS[protocol.name] = protocol
+    return protocol
+
+
+def get_protocol(name: str) -> Protocol:
+    """The protocol called ``name``; an unknown name lists the valid ones."""
+    from pipelines import protocols  # noqa: F401  (registers the built-in protocols)
+
+    try:
+        return PROTOCOLS[name]
+    except KeyError:
+        raise UnknownProtocolError(name, list(PROTOCOLS)) from None
+
+
+def protocol_names() -> list[str]:
+    from pipelines import protocols  # noqa: F401
+
+    return list(PROTOCOLS)

@@ -1,0 +1,68 @@
+"""`single`: one agent writes a query, retrieves, reasons and labels. The baseline for every protocol."""
+
+from __future__ import annotations
+
+from pipelines.errors import ModelOutputError
+from pipelines.events import StageCompleted, StageFailed, StageStarted
+from pipelines.models import Evidence, Verdict
+from pipelines.prompts import load_prompt
+from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.schemas import SearchQueries
+from pipelines.stages.argument import stream_turn
+from pipelines.stages.retrieval import format_evidence, retrieve
+
+AGENT = "Checker"
+
+
+async def write_queries(ctx: RunContext, n: int, role: str = "debater") -> list[str]:
+    """``n`` search queries for the claim; the claim itself when the model gives none usable."""
+    ctx.emit(StageStarted(stage="queries", detail=f"writing {n} search quer{'y' if n == 1 else 'ies'}"))
+    messages = load_prompt("search_queries").render(claim=ctx.claim.text, n=n)
+    try:
+        answer = await ctx.llm(role).structured(messages, SearchQueries)
+        queries = [q.strip() for q in answer.queries if q.strip()][:n]
+    except ModelOutputError as exc:
+        ctx.emit(StageFailed(stage="queries", reason=f"{exc}; searching with the claim itself"))
+        queries = []
+    queries = queries or [ctx.claim.text[:300]]
+    ctx.emit(StageCompleted(stage="queries", detail="; ".join(queries)))
+    return queries
+
+
+async def run_single(ctx: RunContext) -> Verdict:
+    cfg = ctx.config
+    queries = await write_queries(ctx, cfg.single.queries)
+
+    ctx.emit(StageStarted(stage="retrieval", detail="searching the corpus" + (" and the web" if cfg.retrieval.web_search else "")))
+    found: dict[str, Evidence] = {}
+    for query in queries:
+        for e in await retrieve(ctx, agent=AGENT, round=1, query=query, tool="corpus", k=cfg.retrieval.top_k):
+            found[e.id] = e
+        if cfg.retrieval.web_search:
+            for e in await retrieve(ctx, agent=AGENT, round=1, query=query, tool="web", k=cfg.retrieval.web_top_k):
+                found[e.id] = e
+    ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(found)} evidence items"))
+
+    ctx.emit(StageStarted(stage="answer", detail="reasoning over the evidence"))
+    messages = load_prompt("single_answer").render(claim=ctx.claim.text, evidence=format_evidence(list(found.values())))
+    turn = await stream_turn(ctx, agent=AGENT, round=1, messages=messages, query=queries[0])
+    ctx.emit(StageCompleted(stage="answer"))
+
+    label = turn.label or "NOT ENOUGH INFO"
+    return Verdict(
+        label=label,
+        rationale=turn.text,
+        cited=turn.cited,
+        decided_by="agent",
+        stop_reason="single agent answer" if turn.label else "the agent gave no label line; recorded as NOT ENOUGH INFO",
+    )
+
+
+PROTOCOL = register_protocol(
+    Protocol(
+        name="single",
+        run=run_single,
+        title="Single agent (baseline)",
+        description="One agent: writes a query, retrieves evidence, reasons step by step, labels the claim.",
+    )
+)

@@ -1,0 +1,1 @@
+"""Stages shared by the protocols: retrieval, streamed arguments, label parsing."""

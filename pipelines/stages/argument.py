@@ -1,0 +1,85 @@
+"""Argument stage: an agent's answer streamed as ArgumentDelta events, then parsed into a Turn."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage
+
+from pipelines.events import ArgumentDelta, TurnCompleted
+from pipelines.models import LABELS, Label, Turn
+from pipelines.protocols.base import RunContext
+
+_LABEL_LINE = re.compile(r"^\W*(?:final\s+)?(?:label|verdict|answer)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE)
+_CITATION = re.compile(r"\[(E\d+)\]")
+_LABEL_WORDS: dict[str, Label] = {
+    "SUPPORTS": "SUPPORTS",
+    "SUPPORT": "SUPPORTS",
+    "SUPPORTED": "SUPPORTS",
+    "REFUTES": "REFUTES",
+    "REFUTE": "REFUTES",
+    "REFUTED": "REFUTES",
+    "NOT ENOUGH INFO": "NOT ENOUGH INFO",
+    "NOT ENOUGH INFORMATION": "NOT ENOUGH INFO",
+    "NOTENOUGHINFO": "NOT ENOUGH INFO",
+    "NEI": "NOT ENOUGH INFO",
+}
+
+
+def parse_label(text: str) -> Label | None:
+    """The label on the answer's ``Label:`` line (the last one wins), or a bare label on the last line."""
+    matches = _LABEL_LINE.findall(text)
+    candidates = [m for m in reversed(matches)]
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if lines:
+        candidates.append(lines[-1])
+    for candidate in candidates:
+        cleaned = re.sub(r"[^A-Z ]", " ", candidate.upper())
+        cleaned = " ".join(cleaned.split())
+        for word in sorted(_LABEL_WORDS, key=len, reverse=True):
+            if cleaned.startswith(word):
+                return _LABEL_WORDS[word]
+    return None
+
+
+def citations(text: str) -> tuple[str, ...]:
+    """Evidence ids cited as ``[E3]``, in first-seen order."""
+    return tuple(dict.fromkeys(_CITATION.findall(text)))
+
+
+def strip_label_line(text: str) -> str:
+    return _LABEL_LINE.sub("", text).strip()
+
+
+async def stream_turn(
+    ctx: RunContext,
+    *,
+    agent: str,
+    round: int,
+    messages: Sequence[BaseMessage],
+    query: str | None = None,
+    role: str = "debater",
+) -> Turn:
+    """Stream one answer into ArgumentDelta events and complete it as a Turn."""
+    turn_id = f"{agent}-r{round}"
+
+    def on_delta(chunk: str) -> None:
+        ctx.emit(ArgumentDelta(turn_id=turn_id, agent=agent, round=round, text=chunk))
+
+    text = await ctx.llm(role).stream(messages, on_delta)
+    valid_ids = set(ctx.pool)
+    turn = Turn(
+        id=turn_id,
+        agent=agent,
+        round=round,
+        text=text,
+        label=parse_label(text),
+        query=query,
+        cited=tuple(c for c in citations(text) if c in valid_ids),
+    )
+    ctx.emit(TurnCompleted(turn=turn))
+    return turn
+
+
+__all__ = ["LABELS", "citations", "parse_label", "stream_turn", "strip_label_line"]

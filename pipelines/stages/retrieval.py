@@ -1,0 +1,134 @@
+"""Retrieval stage: run a query against the corpus or the web, add what it finds to the pool."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from pipelines.errors import ToolUnavailableError
+from pipelines.events import EvidenceRetrieved, QueryIssued, WebSearchUnavailable
+from pipelines.models import Evidence
+from pipelines.protocols.base import RunContext
+
+Tool = Literal["corpus", "web"]
+
+
+async def retrieve(
+    ctx: RunContext,
+    *,
+    agent: str,
+    round: int,
+    query: str,
+    tool: Tool,
+    k: int,
+    rewritten: bool = False,
+    fallback_to_corpus: bool = False,
+) -> list[Evidence]:
+    """Search with ``tool`` and return the items found, each added to the run's pool once.
+
+    When the web is unavailable a WebSearchUnavailable event says so; with
+    ``fallback_to_corpus`` the same query then goes to the corpus instead.
+    """
+    ctx.emit(QueryIssued(agent=agent, round=round, query=query, tool=tool, rewritten=rewritten))
+    if tool == "web":
+        try:
+            return await _search_web(ctx, agent=agent, round=round, query=query, k=k)
+        except ToolUnavailableError as exc:
+            ctx.emit(WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else ""))
+            if not fallback_to_corpus:
+                return []
+    return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k)
+
+
+async def _search_corpus(ctx: RunContext, *, agent: str, round: int, query: str, k: int) -> list[Evidence]:
+    hits = await asyncio.to_thread(ctx.tools.index.search, ctx.config.corpus, query, k)
+    found = []
+    for hit in hits:
+        p = hit.passage
+        found.append(
+            _add(
+                ctx,
+                agent,
+                round,
+                key=f"corpus:{p.id}",
+                make=lambda eid, p=p, hit=hit: Evidence(
+                    id=eid,
+                    source="corpus",
+                    text=p.text,
+                    title=p.title,
+                    url=p.url,
+                    corpus=ctx.config.corpus,
+                    doc_id=p.doc_id,
+                    passage_index=p.index,
+                    sentence_indices=p.sentence_indices,
+                    retrieval_score=hit.score,
+                    scores=hit.scores,
+                    query=query,
+                    round=round,
+                    found_by=agent,
+                ),
+            )
+        )
+    return found
+
+
+async def _search_web(ctx: RunContext, *, agent: str, round: int, query: str, k: int) -> list[Evidence]:
+    results = await asyncio.to_thread(ctx.tools.web.search, query, k)
+    found = []
+    for rank, r in enumerate(results):
+        found.append(
+            _add(
+                ctx,
+                agent,
+                round,
+                key=f"web:{r.url}",
+                make=lambda eid, r=r, rank=rank: Evidence(
+                    id=eid,
+                    source="web",
+                    text=r.snippet,
+                    title=r.title,
+                    url=r.url,
+                    retrieval_score=round_score(1.0 / (rank + 1)),
+                    scores={"rank": float(rank + 1)},
+                    query=query,
+                    round=round,
+                    found_by=agent,
+                ),
+            )
+        )
+    return found
+
+
+def round_score(value: float) -> float:
+    return round(value, 4)
+
+
+def _add(ctx: RunContext, agent: str, round: int, *, key: str, make) -> Evidence:  # type: ignore[no-untyped-def]
+    # The same passage found twice keeps its first id, so citations stay stable across rounds.
+    for existing in ctx.pool.values():
+        if _key_of(existing) == key:
+            return existing
+    evidence: Evidence = make(ctx.next_evidence_id())
+    ctx.pool[evidence.id] = evidence
+    ctx.emit(EvidenceRetrieved(agent=agent, round=round, evidence=evidence))
+    return evidence
+
+
+def _key_of(e: Evidence) -> str:
+    if e.source == "web":
+        return f"web:{e.url}"
+    return f"corpus:{e.doc_id}#p{e.passage_index}"
+
+
+def format_evidence(items: list[Evidence], max_chars: int = 700) -> str:
+    """Evidence as prompts show it: one ``[E1] title: text`` line per item."""
+    if not items:
+        return "(no evidence retrieved)"
+    lines = []
+    for e in items:
+        text = " ".join(e.text.split())
+        if len(text) > max_chars:
+            text = text[: max_chars - 3] + "..."
+        title = " ".join(e.title.split())
+        lines.append(f"[{e.id}] {title}: {text}" if title else f"[{e.id}] {text}")
+    return "\n".join(lines)

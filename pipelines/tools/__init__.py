@@ -1,0 +1,1 @@
+"""Evidence tools: embeddings, the local corpus index (Chroma), and web search (ddgs)."""

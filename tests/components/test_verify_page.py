@@ -1,0 +1,50 @@
+"""AppTest drives the real pages on the fake backend, with web search off (tests never touch the network)."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
+    for role in ("DEBATER", "JUDGE", "SCORER"):
+        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
+    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
+    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    return at
+
+
+def test_verify_page_runs_a_claim_and_shows_the_verdict(app: AppTest) -> None:
+    assert not app.exception
+    assert any("fake" in w.value and "not a real model" in w.value for w in app.sidebar.warning)
+    app.text_area(key="claim_text").input("Masks reduce transmission of respiratory viruses")
+    app.button[0].click().run()
+    assert not app.exception
+    markdown = " ".join(m.value for m in app.markdown)
+    assert "Verdict" in markdown and "SUPPORTS" in markdown
+    assert app.dataframe, "the evidence table is shown"
+
+
+def test_empty_claim_gets_a_clear_message(app: AppTest) -> None:
+    app.button[0].click().run()
+    assert not app.exception
+    assert any("the claim is empty" in e.value for e in app.error)
+
+
+def test_huge_claim_gets_a_clear_message(app: AppTest) -> None:
+    app.text_area(key="claim_text").input("masks " * 20_000)
+    app.button[0].click().run()
+    assert any("the limit is 2,000" in e.value for e in app.error)
+
+
+def test_a_finished_run_stays_on_screen_after_a_rerun(app: AppTest) -> None:
+    app.text_area(key="claim_text").input("Masks reduce transmission of respiratory viruses")
+    app.button[0].click().run()
+    app.run()
+    assert "Verdict" in " ".join(m.value for m in app.markdown)

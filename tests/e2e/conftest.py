@@ -1,0 +1,96 @@
+"""Start the real app on a free loopback port (fake backend, web off) and drive it with Debian's Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+RESULTS = ROOT / "test-results"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DEBATEDESK_DATA_DIR": str(demo_data_dir),
+        "DEBATEDESK_RETRIEVAL__WEB_SEARCH": "false",
+        "HF_HUB_OFFLINE": "1",
+        **{f"DEBATEDESK_{r}__BACKEND": "fake" for r in ("DEBATER", "JUDGE", "SCORER")},
+    }
+    log = (tmp_path_factory.mktemp("app") / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("the app did not start within 120 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")  # not session: Playwright's loop must be gone before asyncio tests run
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (make test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, app_url: str):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1400, "height": 1800})
+    page = context.new_page()
+    page.goto(app_url)
+    page.locator("textarea").first.wait_for(timeout=120_000)  # the first load builds the index
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,29 @@
+from importlib import resources
+
+import pytest
+
+from pipelines.prompts import load_prompt
+
+
+def prompt_names() -> list[str]:
+    return sorted(p.name[:-3] for p in resources.files("pipelines.prompts").iterdir() if p.name.endswith(".md"))
+
+
+@pytest.mark.parametrize("name", prompt_names())
+def test_every_prompt_declares_exactly_the_variables_it_uses(name: str) -> None:
+    import re
+
+    prompt = load_prompt(name)
+    used = set(re.findall(r"\{([a-z_]+)\}", prompt.system + prompt.user))
+    assert used == set(prompt.variables), f"{name}: declares {prompt.variables}, uses {sorted(used)}"
+    assert prompt.system and prompt.user
+
+
+def test_render_refuses_missing_variables() -> None:
+    with pytest.raises(TypeError, match="missing"):
+        load_prompt("single_answer").render(claim="x")
+
+
+def test_braces_that_are_not_variables_are_left_alone() -> None:
+    messages = load_prompt("search_queries").render(claim="c", n=2)
+    assert '{"queries"' in str(messages[0].content)

@@ -1,0 +1,56 @@
+import pytest
+
+from pipelines.config import RunConfig
+from pipelines.errors import InvalidClaimError, UnknownBackendError, UnknownCorpusError, UnknownProtocolError
+from pipelines.events import RunFailed, VerdictReached
+from pipelines.llm.fake import FakeChatModel
+from pipelines.runner import Services, stream_run
+from tests.fakes import fake_config
+
+
+@pytest.mark.parametrize(
+    ("claim", "config", "error", "message"),
+    [
+        ("", fake_config(), InvalidClaimError, "empty"),
+        ("   \n ", fake_config(), InvalidClaimError, "empty"),
+        ("x" * 100_000, fake_config(), InvalidClaimError, "100,000 characters; the limit is 2,000"),
+        ("ok", fake_config(corpus="nope"), UnknownCorpusError, "unknown corpus 'nope'; choose one of: .*demo"),
+        ("ok", fake_config(protocol="nope"), UnknownProtocolError, "choose one of: .*single"),
+        ("ok", RunConfig().with_backend("gpt9"), UnknownBackendError, "choose one of: embedded, fake, openai"),
+    ],
+)
+def test_bad_input_is_refused_before_anything_starts(services: Services, claim: str, config: RunConfig, error: type, message: str) -> None:
+    before = len(services.store.list_runs()) if services.store else 0
+    with pytest.raises(error, match=message):
+        list(stream_run(claim, config, services))
+    assert (len(services.store.list_runs()) if services.store else 0) == before
+
+
+def test_a_model_that_dies_mid_run_gives_run_failed_and_keeps_what_was_done(services: Services) -> None:
+    services.chat_override = FakeChatModel(fail_after=1)
+    events = list(stream_run("Masks reduce transmission of respiratory viruses", fake_config(), services))
+    assert isinstance(events[-1], RunFailed) and "simulated crash" in events[-1].reason
+    assert services.store is not None
+    run_id = events[0].run_id  # type: ignore[attr-defined]
+    assert services.store.get_run(run_id).status == "failed"  # type: ignore[union-attr]
+    assert [type(e) for e in services.store.events(run_id)] == [type(e) for e in events]
+
+
+def test_unreachable_openai_endpoint_fails_the_run_with_a_clear_message(services: Services) -> None:
+    config = fake_config()
+    config = config.model_copy(
+        update={"debater": config.debater.model_copy(update={"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "timeout_s": 3})}
+    )
+    events = list(stream_run("Masks reduce transmission of respiratory viruses", config, services))
+    assert isinstance(events[-1], RunFailed)
+    assert "cannot reach the endpoint" in events[-1].reason
+
+
+def test_store_keeps_the_run_with_config_and_verdict(services: Services) -> None:
+    events = list(stream_run("Masks reduce transmission of respiratory viruses", fake_config(), services))
+    assert isinstance(events[-1], VerdictReached)
+    assert services.store is not None
+    run = services.store.get_run(events[0].run_id)  # type: ignore[attr-defined]
+    assert run is not None and run.status == "completed" and run.verdict == events[-1].verdict.label
+    assert run.config["protocol"] == "single" and run.model_calls == 2 and run.tokens_in > 0
+    assert services.store.events(run.id) == events
