@@ -178,6 +178,9 @@ def fingerprint(evt: Event) -> str:
     data.pop("at", None)
     if isinstance(evt, ModelCallCompleted):
         data = {"type": data["type"], "role": evt.role, "model": evt.model}
+    elif isinstance(evt, EvidenceRetrieved):
+        # An item is retrieved once per run; which concurrent agent found it first may differ on replay.
+        data = {"type": data["type"], "id": evt.evidence.id, "key": evidence_key(evt.evidence)}
     return json.dumps(data, sort_keys=True)
 
 
@@ -206,6 +209,8 @@ class EventDeduper:
             return evt
         if isinstance(evt, ArgumentDelta):
             return self._admit_delta(evt)
+        if isinstance(evt, ModelCallCompleted) and not evt.cached:
+            return evt  # a live call is a new call (and a cost), even if one like it was made before the crash
         fp = fingerprint(evt)
         if self._counts[fp] > 0:
             self._counts[fp] -= 1
