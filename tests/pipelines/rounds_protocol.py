@@ -30,6 +30,29 @@ async def _jitter() -> None:
     await asyncio.sleep(random.random() * 0.02)
 
 
+async def _argue(ctx: RunContext, agent: str, number: int, query: str, earlier: list[Evidence]) -> Turn:
+    await _jitter()
+    own = await retrieve(ctx, agent=agent, round=number, query=query, tool="corpus", k=2, rewritten=number > 1)
+    await _jitter()
+    usable = ctx.usable(list({e.id: e for e in earlier + own}.values()))
+    messages = [
+        SystemMessage(content=f"You argue as {agent}. Cite evidence as [E1]. End with 'Label: X'."),
+        HumanMessage(content=f"Claim: {ctx.claim.text}\nRound {number}.\nEvidence:\n{format_evidence(usable)}"),
+    ]
+    return await stream_turn(ctx, agent=agent, round=number, messages=messages, query=query)
+
+
+async def _next_query(ctx: RunContext, agent: str, number: int) -> str:
+    await _jitter()
+    messages = [HumanMessage(content=f"Claim: {ctx.claim.text}\nWrite {agent}'s next search query after round {number}.")]
+    answer = await ctx.llm("debater").structured(messages, SearchQueries)
+    return f"{answer.queries[0]} round {number + 1}"
+
+
+def _by_id(e: Evidence) -> tuple[str, int]:
+    return (e.id[0], int(e.id[1:]) if e.id[1:].isdigit() else 0)
+
+
 async def run_rounds(ctx: RunContext) -> Verdict:
     queries = {"Pro": ctx.claim.text, "Con": f"evidence against: {ctx.claim.text}"}
     turns: list[Turn] = []
@@ -37,28 +60,9 @@ async def run_rounds(ctx: RunContext) -> Verdict:
         ctx.emit(RoundStarted(round=number))
         # What both agents found in earlier rounds (plus what the checker pasted), in a stable order: the pool's
         # insertion order depends on which concurrent search finished first, and a prompt must not (for the journal).
-        earlier = sorted(ctx.pool.values(), key=lambda e: (e.id[0], int(e.id[1:]) if e.id[1:].isdigit() else 0))
-
-        async def argue(agent: str, number: int = number, earlier: list[Evidence] = earlier) -> Turn:
-            await _jitter()
-            own = await retrieve(ctx, agent=agent, round=number, query=queries[agent], tool="corpus", k=2, rewritten=number > 1)
-            await _jitter()
-            usable = ctx.usable(list({e.id: e for e in earlier + own}.values()))
-            messages = [
-                SystemMessage(content=f"You argue as {agent}. Cite evidence as [E1]. End with 'Label: X'."),
-                HumanMessage(content=f"Claim: {ctx.claim.text}\nRound {number}.\nEvidence:\n{format_evidence(usable)}"),
-            ]
-            return await stream_turn(ctx, agent=agent, round=number, messages=messages, query=queries[agent])
-
-        turns = list(await asyncio.gather(*(argue(a) for a in AGENTS)))
-
-        async def next_query(agent: str, number: int = number) -> str:
-            await _jitter()
-            messages = [HumanMessage(content=f"Claim: {ctx.claim.text}\nWrite {agent}'s next search query after round {number}.")]
-            answer = await ctx.llm("debater").structured(messages, SearchQueries)
-            return f"{answer.queries[0]} round {number + 1}"
-
-        planned = dict(zip(AGENTS, await asyncio.gather(*(next_query(a) for a in AGENTS)), strict=True))
+        earlier = sorted(ctx.pool.values(), key=_by_id)
+        turns = list(await asyncio.gather(*(_argue(ctx, a, number, queries[a], earlier) for a in AGENTS)))
+        planned = dict(zip(AGENTS, await asyncio.gather(*(_next_query(ctx, a, number) for a in AGENTS)), strict=True))
         review = await ctx.review(number, planned)
         queries = {a: review.queries.get(a, q) for a, q in planned.items()}
         for query in review.extra_queries:
