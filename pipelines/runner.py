@@ -305,6 +305,8 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
     summary = store.get_run(run_id)
     if summary is None:
         raise DebateDeskError(f"no run {run_id!r} in the store; list runs with `python -m pipelines runs`")
+    if summary.origin != "run":
+        raise DebateDeskError(f"run {run_id} was imported ({summary.origin}); imported runs are kept for audit, not resumed here")
     if not summary.resumable:
         raise DebateDeskError(f"run {run_id} is {summary.status}; only failed or interrupted runs can be resumed")
     config = RunConfig.from_snapshot(summary.config)
