@@ -67,7 +67,7 @@ def resolve(host: str, port: int) -> list[Address]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise FetchError(f"cannot resolve {host!r}: {exc.strerror or exc}. Check the address.") from None
-    return list(dict.fromkeys(ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos))
+    return list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
 
 
 def fetch_page(
