@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from pipelines.events import (
     ArgumentDelta,
@@ -23,9 +25,11 @@ from pipelines.events import (
 from pipelines.journal import fingerprint
 from pipelines.llm.fake import FakeChatModel
 from pipelines.runner import Services, resume_run, stream_run
+from pipelines.store import RunStore
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import CannedWeb, fake_config, make_services
 from tests.pipelines import rounds_protocol
+from tests.stores import store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 LIFECYCLE = (RunStarted, RunFailed, RunResumed)
@@ -38,17 +42,17 @@ def rounds() -> Iterator[None]:
 
 
 @pytest.fixture
-def fresh(tmp_path: Path, demo_data_dir: Path, embedder: Embedder) -> Services:
-    """Services over the indexed demo corpus with a store of their own (one SQLite file per test)."""
+def fresh(store_url: str, demo_data_dir: Path, embedder: Embedder) -> Services:  # noqa: F811
+    """Services over the indexed demo corpus with an empty store of their own (SQLite, and PostgreSQL when there is one)."""
     services = make_services(demo_data_dir, embedder)
-    services.store = type(services.store)(f"sqlite:///{tmp_path / 'runs.sqlite'}")  # type: ignore[misc]
+    services.store = RunStore(store_url)
     return services
 
 
 def reopen(services: Services, chat: FakeChatModel) -> Services:
     """A new process's view of the same store: a new RunStore on the same database, a healthy model."""
     again = Services(settings=services.settings, index=services.index, embedder=services.embedder, web=services.web)
-    again.store = type(services.store)(services.store.url)  # type: ignore[union-attr,misc]
+    again.store = RunStore(services.store.url)  # type: ignore[union-attr]
     again.chat_override = chat
     return again
 
@@ -82,7 +86,7 @@ def test_single_resumed_after_a_crash_equals_an_uninterrupted_run(fresh: Service
     assert run.model_calls == 2 and run.event_count == len(record)
 
 
-@pytest.mark.parametrize("fail_after", [1, 3, 6, 9, 11])
+@pytest.mark.parametrize("fail_after", [1, 4, 7, 10])
 def test_concurrent_protocol_resumes_with_every_event_once(rounds: None, fresh: Services, fail_after: int) -> None:
     config = fake_config(protocol="rounds-test")
     counter = FakeChatModel()
@@ -150,7 +154,7 @@ def test_a_run_left_running_by_a_dead_process_is_marked_interrupted(fresh: Servi
     store.create_run("orphan", CLAIM, "single", fake_config().snapshot())
     store.append("orphan", RunStarted(run_id="orphan", claim=CLAIM, protocol="single", config=fake_config().snapshot()))
     with store.engine.begin() as conn:  # as if a process on this host with a pid that no longer exists had started it
-        conn.exec_driver_sql("UPDATE runs SET owner = ? WHERE id = 'orphan'", (f"{__import__('socket').gethostname()}:999999:dead",))
+        conn.execute(text("UPDATE runs SET owner = :o WHERE id = 'orphan'"), {"o": f"{socket.gethostname()}:999999:dead"})
     assert store.reconcile() == ["orphan"]
     assert store.get_run("orphan").status == "interrupted"  # type: ignore[union-attr]
     fresh.chat_override = FakeChatModel()
