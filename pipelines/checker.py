@@ -141,8 +141,12 @@ def make_reviewer(
     emit: Callable[[Event], None],
     gate: StepGate | None,
     recorded: dict[int, tuple[Review, str, str]] | None = None,
+    next_id: Callable[[str], str] | None = None,
 ) -> Reviewer | None:
-    """The ``ctx.reviewer`` for a run: pauses on ``gate``; rounds reviewed before a resume are answered from the record."""
+    """The ``ctx.reviewer`` for a run: pauses on ``gate``; rounds reviewed before a resume are answered from the record.
+
+    Pasted evidence gets the run's next evidence id (``E7``), so agents cite it like any other item.
+    """
     recorded = recorded or {}
     if gate is None and not recorded:
         return None
@@ -156,6 +160,10 @@ def make_reviewer(
             emit(StepPaused(round=round, next_queries=dict(next_queries)))
             review, by, note = await gate.wait(round, next_queries)
             review = clean_review(review, next_queries)
+            if next_id is not None and review.added:
+                review = replace(
+                    review, added=tuple(e.model_copy(update={"id": next_id(f"user:{round}:{i}")}) for i, e in enumerate(review.added))
+                )
         if round in recorded:
             emit(StepPaused(round=round, next_queries=dict(next_queries)))
         for evt in intervention_events(round, next_queries, review, by, note):

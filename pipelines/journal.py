@@ -17,7 +17,7 @@ import hashlib
 import json
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -62,6 +62,7 @@ class Journal:
         self._served: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
         self.replayed = 0
+        self.redact: Callable[[str], str] = lambda text: text  # the runner sets one that removes API keys
 
     @classmethod
     def load(cls, store: RunStore, run_id: str) -> Journal:
@@ -79,6 +80,7 @@ class Journal:
             return answers[n]
 
     def record(self, kind: str, key: str, payload: str) -> None:
+        payload = self.redact(payload)
         with self._lock:
             self._answers.setdefault((kind, key), []).append(payload)
             self._served[(kind, key)] += 1
@@ -235,8 +237,14 @@ class EventDeduper:
 
 
 def reserved_evidence_ids(events: Iterable[Event]) -> dict[str, str]:
-    """Evidence key -> the id the first attempt gave it, so a replay numbers items the same way."""
-    return {evidence_key(e.evidence): e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
+    """Evidence key -> the id the first attempt gave it, so a replay numbers items the same way (pasted items included)."""
+    reserved: dict[str, str] = {}
+    for e in events:
+        if isinstance(e, EvidenceRetrieved):
+            reserved[evidence_key(e.evidence)] = e.evidence.id
+        elif isinstance(e, CheckerAddedEvidence):
+            reserved[f"user:{e.evidence.id}"] = e.evidence.id
+    return reserved
 
 
 def recorded_reviews(events: Iterable[Event]) -> dict[int, tuple[Review, str, str]]:

@@ -185,7 +185,7 @@ async def execute(
     tools = Toolbox(index=index, web=web, embedder=services.embedder)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit)
     ctx.reserved_ids = reserved_evidence_ids(recorded)
-    ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded))
+    ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)
     verdict = await protocol.run(ctx)
     emit(VerdictReached(verdict=verdict))
     return verdict
@@ -338,6 +338,7 @@ def _launch(
     store = services.store
     run_id = handle.run_id
     redact = Redactor(handle.config.secrets())
+    journal.redact = redact.text
     dedupe = EventDeduper(recorded)
 
     def emit(evt: Event) -> None:
