@@ -9,9 +9,12 @@ from pipelines.models import Evidence
 from pipelines.tools.web import is_web_url
 
 
-def evidence_frame(items: list[Evidence], cited_by: dict[str, list[str]] | None = None) -> pd.DataFrame:
+def evidence_frame(
+    items: list[Evidence], cited_by: dict[str, list[str]] | None = None, struck: dict[str, str] | None = None
+) -> pd.DataFrame:
     """One row per evidence item, ready for st.dataframe (pure: no Streamlit calls)."""
     cited_by = cited_by or {}
+    struck = struck or {}
     rows = []
     for e in items:
         rows.append(
@@ -26,18 +29,21 @@ def evidence_frame(items: list[Evidence], cited_by: dict[str, list[str]] | None 
                 "score": e.retrieval_score,
                 "sentences": ", ".join(str(i) for i in e.sentence_indices),
                 "cited by": ", ".join(cited_by.get(e.id, [])),
+                **({"checker": f"struck: {struck[e.id]}" if e.id in struck else ""} if struck else {}),
                 "text": e.text,
             }
         )
     return pd.DataFrame(rows)
 
 
-def render_evidence_table(items: list[Evidence], cited_by: dict[str, list[str]] | None = None, key: str = "evidence") -> None:
+def render_evidence_table(
+    items: list[Evidence], cited_by: dict[str, list[str]] | None = None, key: str = "evidence", struck: dict[str, str] | None = None
+) -> None:
     if not items:
         st.caption("No evidence retrieved yet.")
         return
     st.dataframe(
-        evidence_frame(items, cited_by),
+        evidence_frame(items, cited_by, struck),
         hide_index=True,
         width="stretch",
         key=key,
