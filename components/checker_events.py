@@ -60,11 +60,10 @@ def render_checker_event(view: RunView, evt: Event) -> None:
     """Show one intervention or lifecycle event in ``view`` (live or replayed)."""
     match evt:
         case StepPaused(round=number, next_queries=planned):
-            view._log(f"⏸️ paused after round {number} for the checker")
+            title = f"Paused after round {number}" if number > 0 else "Paused before the first search"
+            view._log(f"⏸️ {title.lower()} for the checker")
             planned_text = "; ".join(f"{escape_markdown(a)}: “{escape_markdown(q)}”" for a, q in planned.items())
-            view.transcript.info(
-                f"⏸️ **Paused after round {number}** for the checker." + (f" Planned next: {planned_text}" if planned_text else "")
-            )
+            view.transcript.info(f"⏸️ **{title}** for the checker." + (f" Planned next: {planned_text}" if planned_text else ""))
         case CheckerEditedQuery(agent=agent, before=before, after=after):
             view.transcript.markdown(
                 f"{_who(evt)} edited **{escape_markdown(agent)}**'s next query: “{escape_markdown(before)}” → “{escape_markdown(after)}”"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.review_form import render_override_form, render_review_form
+from components.review_form import pause_title, render_override_form, render_review_form
 from components.transcript import RunView
 from pipelines.events import ArgumentDelta, TurnCompleted
 from pipelines.protocols.base import get_protocol
@@ -36,7 +36,8 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
             break
         pending = handle.pending
         if pending is not None and seen >= len(handle.events):
-            view.status.update(label=f"Paused after round {pending.round}: waiting for you", state="running", expanded=False)
+            view.status.update(label=f"{pause_title(pending.round)}: waiting for you", state="running", expanded=False)
+            view._render_evidence()
             render_review_form(handle, pending, dict(view.evidence), dict(view.struck))
             return view
         handle.wait(seen, timeout=POLL_S)

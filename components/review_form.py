@@ -23,11 +23,17 @@ K = state.REVIEW_PREFIX
 KEEP, STRIKE, ADMIT = "keep", "strike", "admit"
 
 
+def pause_title(round: int) -> str:
+    return f"Paused after round {round}" if round > 0 else "Paused before the first search"
+
+
 def render_checker_name() -> str:
     """The sidebar field every intervention is attributed to."""
+    state.prepare_checker_name_widget()
     st.sidebar.text_input(
         "Your name (audit trail)",
-        key=state.CHECKER_NAME,
+        key=state.CHECKER_NAME_WIDGET,
+        on_change=state.remember_checker_name,
         placeholder="e.g. Ana Ruiz",
         help="Every step-mode decision and verdict override is recorded with this name and the time.",
     )
@@ -38,7 +44,7 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
     """The pause after a round: edit the next queries, add one, strike/admit/paste evidence, continue or stop."""
     round_key = f"{handle.run_id}.{pending.round}"
     with st.container(border=True):
-        st.markdown(f"### ⏸️ Paused after round {pending.round} — your turn")
+        st.markdown(f"### ⏸️ {pause_title(pending.round)} — your turn")
         st.caption(
             "The run waits for you. Change what you want below, then **Continue** or **Stop and rule**. Every change is recorded with your name."
         )

@@ -18,7 +18,8 @@ LAST_ERROR = "last_error"
 CONFIG_PREFIX = "cfg."
 # Durable runs and the checker in the loop
 ACTIVE_RUN = "active_run"  # the RunHandle of a run going on in the background (kept across reruns)
-CHECKER_NAME = "checker_name"
+CHECKER_NAME = "checker_name"  # kept across pages (widget state is dropped when a page without the widget runs)
+CHECKER_NAME_WIDGET = "checker_name.widget"
 PASTED = "pasted_evidence"  # evidence the checker added to the current pause, not yet submitted
 REVIEW_ERROR = "review_error"
 REVIEW_PREFIX = "review."  # widget keys of the pause form
@@ -97,6 +98,15 @@ def set_active_run(handle: RunHandle | None) -> None:
 
 def checker_name() -> str:
     return " ".join(str(st.session_state.get(CHECKER_NAME, "")).split())
+
+
+def prepare_checker_name_widget() -> None:
+    """Before the name field renders: show the remembered name (the widget's own state does not survive a page switch)."""
+    st.session_state[CHECKER_NAME_WIDGET] = st.session_state.get(CHECKER_NAME, "")
+
+
+def remember_checker_name() -> None:
+    st.session_state[CHECKER_NAME] = st.session_state.get(CHECKER_NAME_WIDGET, "")
 
 
 def pasted() -> list[Evidence]:

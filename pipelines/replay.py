@@ -24,9 +24,9 @@ def steps(events: Sequence[Event]) -> list[Step]:
         if isinstance(e, RoundStarted) and i > 0:
             cuts.setdefault(i, _title(events, i))
         elif isinstance(e, StepResumed):
-            cuts[i + 1] = f"Checker's review after round {e.round}"
+            cuts[i + 1] = f"Checker's review after round {e.round}" if e.round else "Checker's review of the planned queries"
         elif isinstance(e, StepPaused):
-            cuts.setdefault(i + 1, f"Paused after round {e.round}")
+            cuts.setdefault(i + 1, f"Paused after round {e.round}" if e.round else "Paused before the first search")
         elif not has_rounds and isinstance(e, StageCompleted):
             cuts[i + 1] = f"Stage done: {e.stage}"
     cuts.pop(len(events), None)
