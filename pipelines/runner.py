@@ -160,14 +160,16 @@ async def execute(
     limiters: dict[str, asyncio.Semaphore] = {}
     llms: dict[str, LLM] = {}
     cache = JournalCache(journal) if journal is not None else None
+    announced = False
     for role in ROLES:
         spec = config.role(role)
         backend = get_backend(spec.backend)
-        if backend.name == "embedded":
-            emit(StageStarted(stage="model", detail=f"starting the embedded model for the {role} (first start takes a while)"))
+        if backend.name == "embedded" and not announced:
+            emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
         chat = await asyncio.to_thread(services.chat_model, spec)
-        if backend.name == "embedded":
+        if backend.name == "embedded" and not announced:
             emit(StageCompleted(stage="model"))
+            announced = True
         limiter = limiters.setdefault(f"{spec.backend}|{spec.base_url}", asyncio.Semaphore(spec.concurrency))
         llms[role] = LLM(
             chat,
