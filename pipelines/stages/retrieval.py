@@ -34,7 +34,9 @@ async def retrieve(
         try:
             return await _search_web(ctx, agent=agent, round=round, query=query, k=k)
         except ToolUnavailableError as exc:
-            ctx.emit(WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else ""))
+            ctx.emit(
+                WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else "", agent=agent, round=round)
+            )
             if not fallback_to_corpus:
                 return []
     return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k)
