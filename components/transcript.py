@@ -29,6 +29,9 @@ from pipelines.events import (
 )
 from pipelines.llm.client import CallTally
 from pipelines.models import Evidence, Verdict
+from pipelines.stages.argument import strip_label_line
+
+METRIC_ORDER = {"F": 0, "AR": 1}
 
 
 class RunView:
@@ -97,8 +100,8 @@ class RunView:
             case TurnCompleted(turn=turn):
                 self._turn_box(turn.id, turn.agent, turn.round)
                 self.turn_text[turn.id] = turn.text
-                body = escape_markdown(turn.text)
-                self.turn_slots[turn.id].markdown(body)
+                body = strip_label_line(turn.text) if turn.label else turn.text  # the label shows as a badge below
+                self.turn_slots[turn.id].markdown(escape_markdown(body))
                 self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)
@@ -188,16 +191,19 @@ class RunView:
         return header
 
     def _render_scores(self, turn_id: str) -> None:
-        """The answer's metrics as badges against their thresholds, with how each was computed."""
+        """The answer's metrics as badges against their thresholds (F first), with how each was computed."""
         slot = self.score_slots.get(turn_id)
         if slot is None:
             return
-        metrics = self.scores.get(turn_id, {})
+        found = self.scores.get(turn_id, {})
+        metrics = sorted(found.values(), key=lambda m: (METRIC_ORDER.get(m.metric, len(METRIC_ORDER)), m.metric))
         with slot.container():
-            st.markdown(" ".join(score_badge(m.metric, m.value, m.threshold) for m in metrics.values()))
-            for m in metrics.values():
-                if m.detail:
-                    st.caption(f"{escape_markdown(m.metric)}: {escape_markdown(m.detail)}")
+            st.markdown(" ".join(score_badge(m.metric, m.value, m.threshold) for m in metrics))
+            details = [m for m in metrics if m.detail]
+            if details:
+                with st.expander("How these scores were computed"):
+                    for m in details:
+                        st.caption(f"{escape_markdown(m.metric)}: {escape_markdown(m.detail)}")
 
     def _render_evidence(self) -> None:
         with self.evidence_slot.container():
