@@ -130,9 +130,8 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
         emit(evt)
 
     limiters: dict[str, asyncio.Semaphore] = {}
-    llms: dict[str, LLM] = {}
-    for role in ROLES:
-        spec = config.role(role)
+
+    async def make_llm(role: str, spec: ModelSpec) -> LLM:
         backend = get_backend(spec.backend)
         if backend.name == "embedded":
             emit(StageStarted(stage="model", detail=f"starting the embedded model for the {role} (first start takes a while)"))
@@ -140,7 +139,7 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
         if backend.name == "embedded":
             emit(StageCompleted(stage="model"))
         limiter = limiters.setdefault(f"{spec.backend}|{spec.base_url}", asyncio.Semaphore(spec.concurrency))
-        llms[role] = LLM(
+        return LLM(
             chat,
             role=role,
             model_name=spec.model or backend.default_model or backend.name,
@@ -148,8 +147,10 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
             limiter=limiter,
             on_call=on_call,
         )
+
+    llms: dict[str, LLM] = {role: await make_llm(role, config.role(role)) for role in ROLES}
     tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder)
-    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit)
+    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
     verdict = await protocol.run(ctx)
     emit(VerdictReached(verdict=verdict))
     return verdict

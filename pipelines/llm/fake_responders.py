@@ -16,3 +16,7 @@ def search_queries(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
     words = [w for w in view.claim.lower().replace(",", " ").split() if w.strip(".?!") in content_words(view.claim)]
     query = " ".join(w.strip(".?!") for w in words) or view.claim
     return {"queries": [query]}
+
+
+# The courtroom roles of `proclaim` live in their own module (one protocol's fakes, one place).
+from pipelines.llm import fake_courtroom as _fake_courtroom  # noqa: E402,F401
