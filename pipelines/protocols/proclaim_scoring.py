@@ -12,6 +12,9 @@ from itertools import pairwise
 
 from pipelines.stages.panel import PanelOutcome
 
+# Thresholds are compared after rounding to 9 places, so 0.7 - 0.65 counts as 0.05 (not 0.0499999...).
+_PLACES = 9
+
 
 def reflection_score(logic: float, novelty: float, rebuttal: float, weights: tuple[float, float, float] = (0.4, 0.3, 0.3)) -> float:
     """s_ref = 0.4 logic + 0.3 novelty + 0.3 rebuttal (each term in [0, 1])."""
@@ -24,7 +27,7 @@ def has_plateaued(history: Sequence[float], delta: float = 0.05, rounds: int = 2
     if len(history) < rounds + 1:
         return False
     recent = history[-(rounds + 1) :]
-    return all(abs(b - a) < delta for a, b in pairwise(recent))
+    return all(round(abs(b - a), _PLACES) < delta for a, b in pairwise(recent))
 
 
 def novelty_exhausted(means: Sequence[float | None], below: float = 0.10, retrievals: int = 2) -> bool:
@@ -34,13 +37,14 @@ def novelty_exhausted(means: Sequence[float | None], below: float = 0.10, retrie
     """
     if len(means) < retrievals:
         return False
-    return all((m if m is not None else 0.0) < below for m in means[-retrievals:])
+    return all(round(m if m is not None else 0.0, _PLACES) < below for m in means[-retrievals:])
 
 
 def role_switch_delta(
     gamma: float, high: float = 7.0, mid: float = 5.0, delta_high: float = 0.10, delta_mid: float = 0.0, delta_low: float = -0.05
 ) -> float:
     """delta_rs = +0.10 if gamma >= 7, 0 if 5 <= gamma < 7, -0.05 below 5."""
+    gamma = round(gamma, _PLACES)
     if gamma >= high:
         return delta_high
     if gamma >= mid:
@@ -50,7 +54,7 @@ def role_switch_delta(
 
 def reflection_delta(s_ref: float, center: float = 0.5, scale: float = 0.6, floor: float = -0.15) -> float:
     """delta_ref = max(-0.15, (s_ref - 0.5) x 0.6)."""
-    return max(floor, (s_ref - center) * scale)
+    return max(floor, round((s_ref - center) * scale, _PLACES))
 
 
 def clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:

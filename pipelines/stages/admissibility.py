@@ -40,7 +40,8 @@ def admissibility_weight(relevance: float, credibility: float) -> float:
 def admissibility_status(
     weight: float, admit_above: float = ADMIT_ABOVE, discard_at_or_below: float = DISCARD_AT_OR_BELOW
 ) -> AdmissibilityStatus:
-    """admitted if w > admit_above, discarded if w <= discard_at_or_below, else disputed."""
+    """admitted if w > admit_above, discarded if w <= discard_at_or_below, else disputed (w rounded to 9 places first)."""
+    weight = round(weight, 9)
     if weight > admit_above:
         return "admitted"
     if weight <= discard_at_or_below:

@@ -30,10 +30,11 @@ def novelty(vector: np.ndarray, pool: np.ndarray) -> float:
     """1 - the highest cosine between ``vector`` and any row of ``pool`` (unit vectors); 1 for an empty pool.
 
     Clipped to [0, 1]: an item pointing away from everything (negative cosine) is as novel as it gets.
+    Rounded to 6 places, so a cosine of 0.8 gives exactly 0.2 and meets a 0.20 threshold.
     """
     if pool.size == 0:
         return 1.0
-    return float(np.clip(1.0 - float(np.max(pool @ vector)), 0.0, 1.0))
+    return round(float(np.clip(1.0 - float(np.max(pool @ vector)), 0.0, 1.0)), 6)
 
 
 def assess_novelty(candidates: np.ndarray, pool: np.ndarray, threshold: float = NOVELTY_ADMIT_AT) -> list[NoveltyResult]:
