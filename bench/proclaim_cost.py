@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.events import ModelCallCompleted, RunFailed, StageStarted, VerdictReached
+from pipelines.events import ModelCallCompleted, RunFailed, StageCompleted, StageStarted, VerdictReached
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
 from pipelines.runner import Services, stream_run
@@ -104,14 +104,16 @@ def stage_name(stage: str) -> str:
 def run_claim(protocol: str, claim: str, services: Services, base: RunConfig) -> ClaimRun:
     config = base.model_copy(update={"protocol": protocol})
     result = ClaimRun(protocol=protocol, claim=claim, wall_s=0.0, total=Cost())
-    stage = "(before any stage)"
+    open_stages: list[str] = []  # stages nest ("role switch" > "role switch: arguments"): a call belongs to the innermost open one
     started = time.perf_counter()
     for evt in stream_run(claim, config, services):
         if isinstance(evt, StageStarted):
-            stage = stage_name(evt.stage)
+            open_stages.append(stage_name(evt.stage))
+        elif isinstance(evt, StageCompleted) and stage_name(evt.stage) in open_stages:
+            del open_stages[len(open_stages) - 1 - open_stages[::-1].index(stage_name(evt.stage))]
         elif isinstance(evt, ModelCallCompleted):
             result.total.add(evt)
-            result.by_stage.setdefault(stage, Cost()).add(evt)
+            result.by_stage.setdefault(open_stages[-1] if open_stages else "(outside any stage)", Cost()).add(evt)
         elif isinstance(evt, VerdictReached):
             result.verdict = (
                 f"{evt.verdict.label} ({evt.verdict.confidence:.2f})" if evt.verdict.confidence is not None else evt.verdict.label
