@@ -130,14 +130,17 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
         emit(evt)
 
     limiters: dict[str, asyncio.Semaphore] = {}
+    announced: set[str] = set()
 
     async def make_llm(role: str, spec: ModelSpec) -> LLM:
         backend = get_backend(spec.backend)
-        if backend.name == "embedded":
-            emit(StageStarted(stage="model", detail=f"starting the embedded model for the {role} (first start takes a while)"))
+        announce = backend.name == "embedded" and not announced
+        if announce:
+            emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
         chat = await asyncio.to_thread(services.chat_model, spec)
-        if backend.name == "embedded":
+        if announce:
             emit(StageCompleted(stage="model"))
+            announced.add(backend.name)
         limiter = limiters.setdefault(f"{spec.backend}|{spec.base_url}", asyncio.Semaphore(spec.concurrency))
         return LLM(
             chat,

@@ -46,3 +46,13 @@ def test_web_results_join_the_evidence_with_links(services: Services) -> None:
 def test_unrelated_claim_gets_not_enough_info(services: Services) -> None:
     events = list(stream_run("Quantum chromodynamics explains stock prices", fake_config(), services))
     assert events[-1].verdict.label == "NOT ENOUGH INFO"  # type: ignore[attr-defined]
+
+
+def test_parse_label_reads_the_forms_small_models_write() -> None:
+    from pipelines.stages.argument import parse_label
+
+    assert parse_label("Reasoning.\nLabel: REFUTES") == "REFUTES"
+    assert parse_label("Reasoning.\n**Final label:** NOT ENOUGH INFO") == "NOT ENOUGH INFO"
+    assert parse_label('Masks filter particles [E1]. The label line for this claim is "SUPPORTS".') == "SUPPORTS"
+    assert parse_label("The evidence refutes nothing and supports nothing.") is None
+    assert parse_label("Reasoning.\nSUPPORTS") == "SUPPORTS"
