@@ -113,3 +113,7 @@ def generated_questions(view: PromptView, schema: dict[str, Any]) -> dict[str, A
     topic = " ".join(sorted(words, key=lambda w: -everywhere.count(w))[:6])
     templates = [f"Is it true that {main}?", f"What evidence shows that {main}?", f"What is known about {topic}?"]
     return {"questions": [templates[i % len(templates)] for i in range(n)]}
+
+
+# The courtroom roles of `proclaim` live in their own module (one protocol's fakes, one place).
+from pipelines.llm import fake_courtroom as _fake_courtroom  # noqa: E402,F401
