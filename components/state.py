@@ -16,6 +16,7 @@ LAST_RUN_ID = "last_run_id"
 LAST_EVENTS = "last_events"
 LAST_ERROR = "last_error"
 CONFIG_PREFIX = "cfg."
+AUDIT_PREFIX = "audit."  # widgets of the audit screens (evidence filters, charts), then a view key
 # Durable runs and the checker in the loop
 ACTIVE_RUN = "active_run"  # the RunHandle of a run going on in the background (kept across reruns)
 CHECKER_NAME = "checker_name"  # kept across pages (widget state is dropped when a page without the widget runs)

@@ -4,6 +4,7 @@ import streamlit as st
 
 from components import state
 from components.config_form import render_config_form
+from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
 from components.review_form import render_checker_name
 from components.services import get_services
@@ -44,9 +45,11 @@ if handle is not None:
     render_run(handle, services.store)
     if handle.done:
         state.set_last_run(handle.run_id, handle.events)
+        render_courtroom_audit(handle.events, key="verify")
 elif not state.last_error():
     events = state.last_events()
     if events:
         replay(events, key="last")
+        render_courtroom_audit(events, key="verify")
     else:
         st.info("Enter a claim and press **Verify**. The agents' evidence and arguments stream in below.")

@@ -158,20 +158,20 @@ async def execute(
         emit(evt)
 
     limiters: dict[str, asyncio.Semaphore] = {}
-    llms: dict[str, LLM] = {}
     cache = JournalCache(journal) if journal is not None else None
-    announced = False
-    for role in ROLES:
-        spec = config.role(role)
+    announced: set[str] = set()
+
+    async def make_llm(role: str, spec: ModelSpec) -> LLM:
         backend = get_backend(spec.backend)
-        if backend.name == "embedded" and not announced:
+        announce = backend.name == "embedded" and not announced
+        if announce:
             emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
         chat = await asyncio.to_thread(services.chat_model, spec)
-        if backend.name == "embedded" and not announced:
+        if announce:
             emit(StageCompleted(stage="model"))
-            announced = True
+            announced.add(backend.name)
         limiter = limiters.setdefault(f"{spec.backend}|{spec.base_url}", asyncio.Semaphore(spec.concurrency))
-        llms[role] = LLM(
+        return LLM(
             chat,
             role=role,
             model_name=spec.model or backend.default_model or backend.name,
@@ -180,12 +180,14 @@ async def execute(
             on_call=on_call,
             cache=cache,
         )
+
+    llms: dict[str, LLM] = {role: await make_llm(role, config.role(role)) for role in ROLES}
     index: CorpusIndex = services.index
     web: WebSearch = services.web_search(config)
     if journal is not None:
         index, web = JournaledIndex(index, journal), JournaledWeb(web, journal)
     tools = Toolbox(index=index, web=web, embedder=services.embedder)
-    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit)
+    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
     ctx.reserved_ids = reserved_evidence_ids(recorded)
     ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)
     verdict = await protocol.run(ctx)

@@ -1,0 +1,94 @@
+"""AppTest drives the Verify page in step mode and the History page (filters, import, override, export), on the fake backend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pipelines.config import AppSettings
+from pipelines.export import to_json
+from pipelines.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIM = "Masks reduce transmission of respiratory viruses on buses"
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
+    for role in ("DEBATER", "JUDGE", "SCORER"):
+        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
+    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
+    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    return at
+
+
+def store_of(demo_data_dir: Path) -> RunStore:
+    return RunStore(AppSettings(data_dir=demo_data_dir).sqlite_url)
+
+
+def text_of(at: AppTest) -> str:
+    return " ".join([m.value for m in at.markdown] + [i.value for i in at.info] + [c.value for c in at.caption])
+
+
+def test_step_mode_pauses_and_the_form_submits_the_review(app: AppTest, demo_data_dir: Path) -> None:
+    app.sidebar.text_input(key="checker_name.widget").input("Ana").run()
+    app.sidebar.toggle(key="cfg.step").set_value(True).run()
+    app.text_area(key="claim_text").input(CLAIM)
+    app.button[0].click().run()
+    assert not app.exception
+    assert "Paused before the first search — your turn" in text_of(app)
+    query = next(t for t in app.text_input if t.label == "Next query for Checker")
+    query.input("bus ventilation masks study")
+    next(b for b in app.button if b.label.startswith("Stop and rule")).click().run()
+    assert not app.exception
+    text = text_of(app)
+    assert "edited" in text and "bus ventilation masks study" in text and "stopped the debate" in text
+    assert "Verdict" in text, "stop before the search: the agent rules on no evidence"
+    run_id = app.session_state["last_run_id"]
+    kinds = [type(e).__name__ for e in store_of(demo_data_dir).events(run_id)]
+    assert kinds.count("StepPaused") == 1 and "CheckerEditedQuery" in kinds and kinds[-1] == "VerdictReached"
+
+
+def test_a_strike_without_a_reason_is_refused_with_a_message(app: AppTest) -> None:
+    app.sidebar.text_input(key="checker_name.widget").input("Ana").run()
+    app.sidebar.toggle(key="cfg.step").set_value(True).run()
+    app.text_area(key="claim_text").input(CLAIM)
+    app.button[0].click().run()
+    next(b for b in app.button if b.label.startswith("Continue")).click().run()
+    assert "Paused after round 1 — your turn" in text_of(app)
+    strike = next(r for r in app.radio if r.key and r.key.endswith(".ev.E1"))
+    strike.set_value("strike")
+    next(b for b in app.button if b.label.startswith("Continue")).click().run()
+    assert any("give a reason for E1" in e.value for e in app.error)
+    assert "Paused after round 1 — your turn" in text_of(app), "still paused"
+
+
+def test_history_filters_imports_and_overrides(app: AppTest, demo_data_dir: Path, tmp_path: Path) -> None:
+    app.text_area(key="claim_text").input(CLAIM)
+    app.button[0].click().run()
+    run_id = app.session_state["last_run_id"]
+    app.switch_page("pages/history.py").run()
+    assert not app.exception
+    app.text_input(key="history.claim").input("on buses").run()
+    app.selectbox(key="history.open").select(run_id).run()
+    assert not app.exception
+    assert any("Step" in c.value and "Verdict" in c.value for c in app.caption)
+    labels = [b.label for b in app.button]
+    assert not any("Resume" in label for label in labels), "a completed run is not resumable"
+
+    app.sidebar.text_input(key="checker_name.widget").input("Ana").run()
+    app.selectbox(key=f"history-{run_id}.override.label").select("REFUTES")
+    app.text_area(key=f"history-{run_id}.override.note").input("the bus study was retracted")
+    next(b for b in app.button if b.label == "Record my verdict").click().run()
+    assert any("Recorded: REFUTES by Ana" in s.value for s in app.success)
+    assert "Checker's verdict" in text_of(app)
+    store = store_of(demo_data_dir)
+    assert store.get_run(run_id).final_verdict == "REFUTES"  # type: ignore[union-attr]
+    record = json.loads(to_json(store.get_run(run_id), store.events(run_id)))  # type: ignore[arg-type]
+    assert record["events"][-1]["type"] == "VerdictOverridden" and record["events"][-1]["model_verdict"]["label"]
