@@ -35,7 +35,19 @@ def sample_events(n: int) -> list[Event]:
         if k < 13:
             events.append(ArgumentDelta(turn_id=f"A-r{i // 100}", agent="A", round=i // 100, text="masks reduce transmission "))
         elif k < 15:
-            ev = Evidence(id=f"E{i}", source="corpus", text="Randomized trials found masks reduce transmission. " * 6, title="Trial", corpus="demo", doc_id=f"d{i}", passage_index=0, retrieval_score=0.7, query="masks", round=1, found_by="A")
+            ev = Evidence(
+                id=f"E{i}",
+                source="corpus",
+                text="Randomized trials found masks reduce transmission. " * 6,
+                title="Trial",
+                corpus="demo",
+                doc_id=f"d{i}",
+                passage_index=0,
+                retrieval_score=0.7,
+                query="masks",
+                round=1,
+                found_by="A",
+            )
             events.append(EvidenceRetrieved(agent="A", round=1, evidence=ev))
         elif k < 17:
             events.append(ModelCallCompleted(role="debater", model="fake", tokens_in=800, tokens_out=120, seconds=1.5))
@@ -44,7 +56,13 @@ def sample_events(n: int) -> list[Event]:
         elif k < 19:
             events.append(StageStarted(stage="answer", detail="reasoning over the evidence"))
         else:
-            events.append(TurnCompleted(turn=Turn(id=f"A-r{i}", agent="A", round=1, text="Masks reduce transmission [E1]. " * 20, label="SUPPORTS", cited=("E1",))))
+            events.append(
+                TurnCompleted(
+                    turn=Turn(
+                        id=f"A-r{i}", agent="A", round=1, text="Masks reduce transmission [E1]. " * 20, label="SUPPORTS", cited=("E1",)
+                    )
+                )
+            )
     return events
 
 
@@ -91,7 +109,9 @@ def postgres(url: str | None) -> Iterator[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=3000, help="events written one by one in the write test")
-    parser.add_argument("--postgres-url", default=os.environ.get("DEBATEDESK_BENCH_POSTGRES_URL") or os.environ.get("DEBATEDESK_TEST_POSTGRES_URL"))
+    parser.add_argument(
+        "--postgres-url", default=os.environ.get("DEBATEDESK_BENCH_POSTGRES_URL") or os.environ.get("DEBATEDESK_TEST_POSTGRES_URL")
+    )
     args = parser.parse_args()
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +137,9 @@ def main() -> None:
     for name, r in results.items():
         print(f"{name:<12}{r['events_per_s']:>12,.0f}{r['open_1000_ms']:>18.1f}{r['list_ms']:>17.1f}")
     sq, pg = results["sqlite"], results["postgresql"]
-    print(f"postgresql / sqlite: writes x{pg['events_per_s'] / sq['events_per_s']:.2f}, open x{pg['open_1000_ms'] / sq['open_1000_ms']:.2f}")
+    print(
+        f"postgresql / sqlite: writes x{pg['events_per_s'] / sq['events_per_s']:.2f}, open x{pg['open_1000_ms'] / sq['open_1000_ms']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -243,6 +243,7 @@ class VerdictOverridden(Event):
     note: str = ""
     by: str
 
+
 # --- Courtroom protocols (proclaim): every term of every score, so the audit screens can show it.
 
 
