@@ -25,6 +25,7 @@ def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
     monkeypatch.chdir(ROOT)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
+    at.sidebar.selectbox(key="cfg.protocol").select("single").run()  # two pauses, before the search and before the answer
     return at
 
 

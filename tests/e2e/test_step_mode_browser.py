@@ -13,6 +13,8 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     page.get_by_role("textbox", name="Your name (audit trail)").fill("Ana Ruiz")
     page.keyboard.press("Enter")
     page.get_by_text("Step mode").click()
+    page.get_by_role("combobox", name="Protocol").click()  # `single` pauses before the search and before the answer
+    page.get_by_role("option", name="single — Single agent (baseline)").click()
     page.locator("textarea").first.fill(CLAIM)
     page.get_by_role("button", name="Verify").click()
 
