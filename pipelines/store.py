@@ -30,6 +30,7 @@ from sqlalchemy import (
     create_engine,
     event,
     func,
+    insert,
     inspect,
     select,
     text,
@@ -317,9 +318,12 @@ class RunStore:
                 values.update(verdict=evt.verdict.label, confidence=evt.verdict.confidence)
             elif isinstance(evt, VerdictOverridden):
                 values.update(checker_verdict=evt.label, checker_note=evt.note, checker_by=evt.by)
-            with Session(self.engine) as s, s.begin():
-                s.add(EventRow(run_id=run_id, seq=seq, type=type(evt).__name__, at=evt.at, payload=payload))
-                s.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
+            with self.engine.begin() as conn:  # Core, not the ORM: this runs for every streamed chunk
+                conn.execute(
+                    insert(EventRow.__table__),
+                    {"run_id": run_id, "seq": seq, "type": type(evt).__name__, "at": evt.at, "payload": payload},
+                )
+                conn.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
             self._seq[run_id] = seq
             return seq
 
@@ -453,6 +457,9 @@ def _summary(row: RunRow) -> RunSummary:
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
+    # With WAL, NORMAL syncs at checkpoints, not at every commit: a committed event survives a crash of the app
+    # (the durability a run needs); only a power cut can lose the last moments. 10-50x faster appends here.
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
