@@ -7,22 +7,31 @@ script with the review form on screen, and the form's callback wakes the run.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from components.review_form import pause_title, render_override_form, render_review_form
 from components.transcript import RunView
-from pipelines.events import ArgumentDelta, TurnCompleted
+from pipelines.events import ArgumentDelta, StageStarted, TurnCompleted
 from pipelines.protocols.base import get_protocol
 from pipelines.runner import RunHandle
 from pipelines.store import RunStore
 
 POLL_S = 0.2
+BEAT_S = 1.0
+
+
+def _stage_label(handle: RunHandle) -> str:
+    stage = next((e for e in reversed(handle.events) if isinstance(e, StageStarted)), None)
+    return f"{stage.stage}: {stage.detail}"[:100] if stage is not None else "Working"
 
 
 def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
     """Render ``handle``'s events, follow it live until it finishes or waits for the checker, then show what comes next."""
     view = RunView(live=True, key=f"live-{handle.run_id}")
     seen = 0
+    started = last_beat = time.monotonic()
     events = handle.events
     # What happened before this rerun: completed turns carry their whole text, their chunks need not be redrawn.
     completed = {e.turn.id for e in events[: len(events)] if isinstance(e, TurnCompleted)}
@@ -40,7 +49,11 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
             view._render_evidence()
             render_review_form(handle, pending, dict(view.evidence), dict(view.struck))
             return view
-        handle.wait(seen, timeout=POLL_S)
+        if not handle.wait(seen, timeout=POLL_S) and time.monotonic() - last_beat > BEAT_S:
+            # Nothing new: still touch the page now and then. Streamlit can only stop or rerun a script at an
+            # st call, so a silent wait (a long model call) must not hold the script (or the server's shutdown).
+            last_beat = time.monotonic()
+            view.status.update(label=f"{_stage_label(handle)} · {last_beat - started:.0f} s")
     view.finish()
     if handle.status == "interrupted":
         st.info("⏸️ This run is interrupted. Open **History** to resume it.")
