@@ -320,7 +320,7 @@ class RunStore:
                 values.update(checker_verdict=evt.label, checker_note=evt.note, checker_by=evt.by)
             with self.engine.begin() as conn:  # Core, not the ORM: this runs for every streamed chunk
                 conn.execute(
-                    insert(EventRow.__table__),
+                    insert(EventRow),
                     {"run_id": run_id, "seq": seq, "type": type(evt).__name__, "at": evt.at, "payload": payload},
                 )
                 conn.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
