@@ -37,7 +37,7 @@ def finished(services: Services) -> tuple[RunStore, str]:
     """A completed run with web results (one a hostile page) and a checker's override."""
     services.chat_override = FakeChatModel()
     services.web = CannedWeb()  # type: ignore[assignment]
-    config = fake_config()
+    config = fake_config(protocol="single")
     config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
     events = list(stream_run(CLAIM, config, services))
     assert isinstance(events[-1], VerdictReached)
@@ -128,7 +128,7 @@ def test_every_format_exports_with_a_file_name(finished: tuple[RunStore, str], f
 
 def test_a_run_without_verdict_has_no_claimreview(services: Services) -> None:
     services.chat_override = FakeChatModel(fail_after=0)
-    events = list(stream_run(CLAIM, fake_config(), services))
+    events = list(stream_run(CLAIM, fake_config(protocol="single"), services))
     run_id = events[0].run_id  # type: ignore[attr-defined]
     with pytest.raises(Exception, match="has no verdict"):
         to_claimreview(services.store.get_run(run_id), events)  # type: ignore[union-attr,arg-type]

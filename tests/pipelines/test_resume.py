@@ -64,11 +64,11 @@ def comparable(events: list[Event]) -> list[str]:
 
 def test_single_resumed_after_a_crash_equals_an_uninterrupted_run(fresh: Services) -> None:
     fresh.chat_override = FakeChatModel()
-    reference = list(stream_run(CLAIM, fake_config(), fresh))
+    reference = list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
     assert isinstance(reference[-1], VerdictReached)
 
     fresh.chat_override = FakeChatModel(fail_after=1)  # the query call succeeds, the answer call dies
-    crashed = list(stream_run(CLAIM, fake_config(), fresh))
+    crashed = list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
     run_id = crashed[0].run_id  # type: ignore[attr-defined]
     assert isinstance(crashed[-1], RunFailed) and fresh.store.get_run(run_id).status == "failed"  # type: ignore[union-attr]
 
@@ -125,7 +125,7 @@ def test_concurrent_protocol_resumes_with_every_event_once(rounds: None, fresh: 
 def test_resume_replays_web_results_without_the_network(fresh: Services) -> None:
     web = CannedWeb()
     fresh.web = web  # type: ignore[assignment]
-    config = fake_config()
+    config = fake_config(protocol="single")
     config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
     fresh.chat_override = FakeChatModel(fail_after=1)
     crashed = list(stream_run(CLAIM, config, fresh))
@@ -141,7 +141,7 @@ def test_resume_replays_web_results_without_the_network(fresh: Services) -> None
 
 def test_a_completed_run_is_not_resumed(fresh: Services) -> None:
     fresh.chat_override = FakeChatModel()
-    events = list(stream_run(CLAIM, fake_config(), fresh))
+    events = list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
     with pytest.raises(Exception, match="is completed; only failed or interrupted runs can be resumed"):
         resume_run(events[0].run_id, fresh)  # type: ignore[attr-defined]
     with pytest.raises(Exception, match="no run 'nope'"):
@@ -151,8 +151,8 @@ def test_a_completed_run_is_not_resumed(fresh: Services) -> None:
 def test_a_run_left_running_by_a_dead_process_is_marked_interrupted(fresh: Services) -> None:
     store = fresh.store
     assert store is not None
-    store.create_run("orphan", CLAIM, "single", fake_config().snapshot())
-    store.append("orphan", RunStarted(run_id="orphan", claim=CLAIM, protocol="single", config=fake_config().snapshot()))
+    store.create_run("orphan", CLAIM, "single", fake_config(protocol="single").snapshot())
+    store.append("orphan", RunStarted(run_id="orphan", claim=CLAIM, protocol="single", config=fake_config(protocol="single").snapshot()))
     with store.engine.begin() as conn:  # as if a process on this host with a pid that no longer exists had started it
         conn.execute(text("UPDATE runs SET owner = :o WHERE id = 'orphan'"), {"o": f"{socket.gethostname()}:999999:dead"})
     assert store.reconcile() == ["orphan"]

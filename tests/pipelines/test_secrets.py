@@ -27,7 +27,7 @@ ENV_KEY = "sk-env-SECRET-fedcba9876543210"
 @pytest.fixture
 def keyed(monkeypatch: pytest.MonkeyPatch) -> RunConfig:
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
-    config = fake_config()
+    config = fake_config(protocol="single")
     return config.model_copy(update={role: config.role(role).model_copy(update={"api_key": SecretStr(ROLE_KEY)}) for role in ROLES})
 
 

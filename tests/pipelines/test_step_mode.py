@@ -187,7 +187,7 @@ def test_without_a_page_step_mode_does_not_pause(services: Services) -> None:
 
 def test_override_needs_a_name_and_a_verdict(services: Services) -> None:
     services.chat_override = FakeChatModel()
-    events = list(start_run(CLAIM, fake_config(), services).stream())
+    events = list(start_run(CLAIM, fake_config(protocol="single"), services).stream())
     run_id = events[0].run_id  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="say who overrides"):
         override_verdict(services.store, run_id, "REFUTES", "", " ")  # type: ignore[arg-type]
