@@ -67,6 +67,60 @@ class SingleConfig(BaseModel):
     queries: int = Field(default=1, ge=1, le=5, title="Queries", description="How many search queries the agent writes from the claim.")
 
 
+class ToolMadConfig(BaseModel):
+    """`toolmad`: a RAG debater and a Search debater argue; faithfulness and answer relevance gate an early stop."""
+
+    rounds: int = Field(default=3, ge=1, le=10, title="Rounds (T)", description="Most debate rounds before the judge rules.")
+    rag_top_k: int = Field(default=3, ge=1, le=20, title="RAG passages", description="Corpus passages the RAG debater retrieves per round.")
+    search_top_k: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        title="Search results",
+        description="Web results the Search debater retrieves per round (corpus passages when the web is down).",
+    )
+    faithfulness_threshold: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        title="F threshold",
+        description="Faithfulness each answer needs for an early stop (supported statements / all).",
+    )
+    relevance_threshold: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        title="AR threshold",
+        description="Answer relevance each answer needs for an early stop (mean cosine, claim vs questions).",
+    )
+    relevance_questions: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        title="AR questions",
+        description="Questions generated from each answer to measure its relevance to the claim.",
+    )
+    max_statements: int = Field(
+        default=8, ge=1, le=30, title="Statements per answer", description="Most atomic statements checked per answer for faithfulness."
+    )
+    early_stop: bool = Field(
+        default=True, title="Early stop", description="Stop when both labels agree and both answers pass the F and AR thresholds."
+    )
+    evidence_chars: int = Field(
+        default=700,
+        ge=100,
+        le=4000,
+        title="Evidence length",
+        description="Characters of each evidence item shown to the debaters and the scorer.",
+    )
+    judge_evidence_chars: int = Field(
+        default=400,
+        ge=100,
+        le=4000,
+        title="Judge evidence length",
+        description="Characters of each evidence item shown to the judge (it sees every round's).",
+    )
+
 class ProClaimConfig(BaseModel):
     """The `proclaim` courtroom: every threshold and weight of the published method, each adjustable."""
 
@@ -266,13 +320,16 @@ class RunConfig(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="ignore")
 
-    protocol: str = Field(default="single", title="Protocol", description="The debate method to run.")
+    protocol: str = Field(default="toolmad", title="Protocol", description="The debate method to run.")
     corpus: str = Field(default="demo", title="Corpus", description="Local evidence corpus to search.")
     debater: ModelSpec = Field(default_factory=ModelSpec, title="Debater model", description="The model that argues.")
     judge: ModelSpec = Field(default_factory=ModelSpec, title="Judge model", description="The model that rules.")
     scorer: ModelSpec = Field(default_factory=ModelSpec, title="Scorer model", description="The model that scores answers and evidence.")
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, title="Retrieval", description="How evidence is found.")
     single: SingleConfig = Field(default_factory=SingleConfig, title="single", description="Settings of the single-agent baseline.")
+    toolmad: ToolMadConfig = Field(
+        default_factory=ToolMadConfig, title="toolmad", description="Settings of the Tool-MAD debate (RAG vs Search, F and AR scores)."
+    )
     proclaim: ProClaimConfig = Field(default_factory=ProClaimConfig, title="proclaim", description="Settings of the courtroom protocol.")
 
     def with_backend(self, backend: str, model: str = "") -> RunConfig:

@@ -86,6 +86,8 @@ class WebSearchUnavailable(Event):
     type: Literal["WebSearchUnavailable"] = "WebSearchUnavailable"
     reason: str
     fallback: str = ""
+    agent: str = ""
+    round: int = 0
 
 
 class ArgumentDelta(Event):
