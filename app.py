@@ -9,6 +9,7 @@ init_state()
 navigation = st.navigation(
     [
         st.Page("pages/verify.py", title="Verify a claim", icon="⚖️", default=True),
+        st.Page("pages/history.py", title="History", icon="🗂️"),
         st.Page("pages/corpora.py", title="Corpora", icon="📚"),
     ]
 )

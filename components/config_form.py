@@ -57,12 +57,20 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         "Web search", value=base.retrieval.web_search, key=CONFIG_PREFIX + "web", help=RunConfig.model_fields["retrieval"].description
     )
 
+    step = st.sidebar.toggle(
+        "Step mode",
+        value=base.checker.step_mode,
+        key=CONFIG_PREFIX + "step",
+        help=RunConfig.model_fields["checker"].annotation.model_fields["step_mode"].description,  # type: ignore[union-attr]
+    )
+
     data = base.model_dump()
     data.update(protocol=protocol, corpus=corpus)
     for role in ROLES:
         data[role]["backend"] = backend
         data[role]["api_key"] = base.role(role).api_key
     data["retrieval"]["web_search"] = web
+    data["checker"]["step_mode"] = step
 
     with st.sidebar.expander("Models per role"):
         for role in ROLES:
@@ -74,7 +82,8 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         annotation = field.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             with st.sidebar.expander(f"Settings: {field.title or name}"):
-                data[name] = _render_section(annotation, data[name], name, skip={"web_search"} if name == "retrieval" else set())
+                shown_above = {"retrieval": {"web_search"}, "checker": {"step_mode"}}.get(name, set())
+                data[name] = _render_section(annotation, data[name], name, skip=shown_above)
     return RunConfig.model_validate(data)
 
 

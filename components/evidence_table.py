@@ -10,14 +10,19 @@ from pipelines.tools.web import is_web_url
 
 
 def evidence_frame(
-    items: list[Evidence], cited_by: dict[str, list[str]] | None = None, statements: dict[str, list[str]] | None = None
+    items: list[Evidence],
+    cited_by: dict[str, list[str]] | None = None,
+    statements: dict[str, list[str]] | None = None,
+    struck: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per evidence item, ready for st.dataframe (pure: no Streamlit calls).
 
     ``statements`` maps an evidence id to the checked statements that rest on it (from
     faithfulness scoring); the column appears only when some protocol scored statements.
+    ``struck`` maps the ids a checker struck to the reason.
     """
     cited_by = cited_by or {}
+    struck = struck or {}
     rows = []
     for e in items:
         rows.append(
@@ -33,6 +38,7 @@ def evidence_frame(
                 "sentences": ", ".join(str(i) for i in e.sentence_indices),
                 "cited by": ", ".join(cited_by.get(e.id, [])),
                 **({"statements": " · ".join(statements.get(e.id, []))} if statements is not None else {}),
+                **({"checker": f"struck: {struck[e.id]}" if e.id in struck else ""} if struck else {}),
                 "text": e.text,
             }
         )
@@ -44,12 +50,13 @@ def render_evidence_table(
     cited_by: dict[str, list[str]] | None = None,
     key: str = "evidence",
     statements: dict[str, list[str]] | None = None,
+    struck: dict[str, str] | None = None,
 ) -> None:
     if not items:
         st.caption("No evidence retrieved yet.")
         return
     st.dataframe(
-        evidence_frame(items, cited_by, statements),
+        evidence_frame(items, cited_by, statements, struck),
         hide_index=True,
         width="stretch",
         key=key,

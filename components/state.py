@@ -7,6 +7,8 @@ from typing import Any
 import streamlit as st
 
 from pipelines.events import Event, parse_event
+from pipelines.models import Evidence
+from pipelines.runner import RunHandle
 
 CLAIM = "claim_text"
 PENDING_CLAIM = "pending_claim"
@@ -15,6 +17,18 @@ LAST_EVENTS = "last_events"
 LAST_ERROR = "last_error"
 CONFIG_PREFIX = "cfg."
 AUDIT_PREFIX = "audit."  # widgets of the audit screens (evidence filters, charts), then a view key
+# Durable runs and the checker in the loop
+ACTIVE_RUN = "active_run"  # the RunHandle of a run going on in the background (kept across reruns)
+CHECKER_NAME = "checker_name"  # kept across pages (widget state is dropped when a page without the widget runs)
+CHECKER_NAME_WIDGET = "checker_name.widget"
+PASTED = "pasted_evidence"  # evidence the checker added to the current pause, not yet submitted
+REVIEW_ERROR = "review_error"
+REVIEW_PREFIX = "review."  # widget keys of the pause form
+RESUME_REQUEST = "resume_request"
+HISTORY_RUN = "history_run"
+HISTORY_STEP = "history_step"
+OVERRIDE_MESSAGE = "override_message"
+IMPORT_MESSAGE = "import_message"
 
 
 def init_state() -> None:
@@ -23,6 +37,14 @@ def init_state() -> None:
     st.session_state.setdefault(LAST_RUN_ID, None)
     st.session_state.setdefault(LAST_EVENTS, [])
     st.session_state.setdefault(LAST_ERROR, None)
+    st.session_state.setdefault(ACTIVE_RUN, None)
+    st.session_state.setdefault(CHECKER_NAME, "")
+    st.session_state.setdefault(PASTED, [])
+    st.session_state.setdefault(REVIEW_ERROR, None)
+    st.session_state.setdefault(RESUME_REQUEST, None)
+    st.session_state.setdefault(HISTORY_RUN, None)
+    st.session_state.setdefault(OVERRIDE_MESSAGE, None)
+    st.session_state.setdefault(IMPORT_MESSAGE, None)
 
 
 def request_run() -> None:
@@ -57,3 +79,94 @@ def last_error() -> str | None:
 
 def config_value(path: str, default: Any = None) -> Any:
     return st.session_state.get(CONFIG_PREFIX + path, default)
+
+
+def active_run() -> RunHandle | None:
+    handle = st.session_state.get(ACTIVE_RUN)
+    return handle if isinstance(handle, RunHandle) else None
+
+
+def set_active_run(handle: RunHandle | None) -> None:
+    previous = active_run()
+    if previous is not None and previous is not handle and previous.pending is not None:
+        # A paused run nobody will answer now: mark it interrupted at once rather than when its pause times out.
+        previous.abandon("the checker started another run while this one was paused; resume it from History")
+    st.session_state[ACTIVE_RUN] = handle
+    st.session_state[PASTED] = []
+    st.session_state[REVIEW_ERROR] = None
+    st.session_state[OVERRIDE_MESSAGE] = None
+
+
+def checker_name() -> str:
+    return " ".join(str(st.session_state.get(CHECKER_NAME, "")).split())
+
+
+def prepare_checker_name_widget() -> None:
+    """Before the name field renders: show the remembered name (the widget's own state does not survive a page switch)."""
+    st.session_state[CHECKER_NAME_WIDGET] = st.session_state.get(CHECKER_NAME, "")
+
+
+def remember_checker_name() -> None:
+    st.session_state[CHECKER_NAME] = st.session_state.get(CHECKER_NAME_WIDGET, "")
+
+
+def pasted() -> list[Evidence]:
+    return list(st.session_state.get(PASTED, []))
+
+
+def add_pasted(evidence: Evidence) -> None:
+    st.session_state[PASTED] = [*pasted(), evidence]
+
+
+def remove_pasted(index: int) -> None:
+    items = pasted()
+    if 0 <= index < len(items):
+        items.pop(index)
+    st.session_state[PASTED] = items
+
+
+def clear_review() -> None:
+    """After a submitted review: forget the form's widgets and pasted items, so the next pause starts clean."""
+    for key in [k for k in st.session_state if str(k).startswith(REVIEW_PREFIX)]:
+        del st.session_state[key]
+    st.session_state[PASTED] = []
+    st.session_state[REVIEW_ERROR] = None
+
+
+def set_review_error(message: str | None) -> None:
+    st.session_state[REVIEW_ERROR] = message
+
+
+def review_error() -> str | None:
+    value = st.session_state.get(REVIEW_ERROR)
+    return str(value) if value else None
+
+
+def request_resume(run_id: str) -> None:
+    st.session_state[RESUME_REQUEST] = run_id
+
+
+def take_resume_request() -> str | None:
+    run_id = st.session_state.get(RESUME_REQUEST)
+    st.session_state[RESUME_REQUEST] = None
+    return str(run_id) if run_id else None
+
+
+def history_run() -> str | None:
+    value = st.session_state.get(HISTORY_RUN)
+    return str(value) if value else None
+
+
+def open_history_run(run_id: str | None) -> None:
+    st.session_state[HISTORY_RUN] = run_id
+
+
+def set_message(key: str, message: tuple[str, str] | None) -> None:
+    """A (kind, text) note shown once by the page: kind is success, error or info."""
+    st.session_state[key] = message
+
+
+def take_message(key: str) -> tuple[str, str] | None:
+    value = st.session_state.get(key)
+    st.session_state[key] = None
+    return value if isinstance(value, tuple) else None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import streamlit as st
 
 from components.badges import avatar_for, label_badge, score_badge
+from components.checker_events import is_checker_event, render_checker_event, render_verdicts
 from components.evidence_table import render_evidence_table
 from components.safe_text import escape_markdown
 from pipelines.events import (
@@ -24,6 +26,7 @@ from pipelines.events import (
     StageStarted,
     StatementChecked,
     TurnCompleted,
+    VerdictOverridden,
     VerdictReached,
     WebSearchUnavailable,
 )
@@ -64,6 +67,11 @@ class RunView:
         self.tally = CallTally()
         self.failed = False
         self.verdict: Verdict | None = None
+        self.struck: dict[str, str] = {}  # the checker's strikes (id -> reason), shown in the evidence table
+        self.admitted: dict[str, str] = {}
+        self.override: VerdictOverridden | None = None
+        self.interrupted = False
+        self._table_renders = itertools.count()  # each render of the evidence table needs a key of its own
 
     def feed(self, evt: Event) -> None:
         match evt:
@@ -123,12 +131,14 @@ class RunView:
                 self.tally.add(evt)
             case VerdictReached(verdict=verdict):
                 self.verdict = verdict
-                self._render_verdict(verdict)
+                render_verdicts(self)
             case RunFailed(reason=reason):
                 self.failed = True
                 self.verdict_slot.error(
                     f"❌ The run failed: {reason}. Everything produced before the failure is shown below and kept in History."
                 )
+            case _ if is_checker_event(evt):
+                render_checker_event(self, evt)
             case _:
                 pass
 
@@ -140,7 +150,8 @@ class RunView:
             )
         if self.status is not None:
             state = "error" if self.failed else "complete"
-            self.status.update(label="Run failed" if self.failed else "Run complete", state=state, expanded=False)
+            label = "Run failed" if self.failed else "Run interrupted" if self.interrupted else "Run complete"
+            self.status.update(label=label, state=state, expanded=False)
         else:
             with self.transcript.expander("Stages"):
                 st.markdown("  \n".join(self.stage_log))
@@ -210,8 +221,9 @@ class RunView:
             render_evidence_table(
                 list(self.evidence.values()),
                 self.cited_by,
-                key=f"{self.key}-evidence-{len(self.evidence)}-{len(self.cited_by)}-{sum(map(len, (self.statements or {}).values()))}",
+                key=f"{self.key}-evidence-{next(self._table_renders)}",
                 statements=self.statements,
+                struck=self.struck,
             )
 
     def _render_verdict(self, verdict: Verdict) -> None:

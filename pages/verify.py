@@ -5,15 +5,18 @@ import streamlit as st
 from components import state
 from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
+from components.live_run import render_run
+from components.review_form import render_checker_name
 from components.services import get_services
-from components.transcript import RunView, replay
+from components.transcript import replay
 from pipelines.errors import DebateDeskError
-from pipelines.runner import stream_run
+from pipelines.runner import resume_run, start_run
 
 services = get_services()
 st.title("⚖️ Verify a claim")
 st.sidebar.header("Run settings")
 config = render_config_form(services.corpus_names())
+render_checker_name()
 
 st.text_area(
     "Claim",
@@ -25,28 +28,25 @@ st.text_area(
 st.button("Verify", type="primary", on_click=state.request_run, icon="🔎")
 
 pending = state.take_pending_claim()
-if pending is not None:
-    view = None
-    events = []
-    try:
-        for evt in stream_run(pending, config, services):
-            if view is None:
-                view = RunView(live=True, key="live")
-            events.append(evt)
-            view.feed(evt)
-    except DebateDeskError as exc:
-        state.set_error(str(exc))
-    finally:
-        if view is not None:
-            view.finish()
-        if events:
-            state.set_last_run(getattr(events[0], "run_id", ""), events)
-    render_courtroom_audit(events, key="verify")
-    if state.last_error():
-        st.error(f"⚠️ {state.last_error()}")
-else:
-    if state.last_error():
-        st.error(f"⚠️ {state.last_error()}")
+resume_id = state.take_resume_request()
+try:
+    if pending is not None:
+        state.set_active_run(start_run(pending, config, services, interactive=True))
+    elif resume_id is not None:
+        state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config))
+except DebateDeskError as exc:
+    state.set_error(str(exc))
+    state.set_active_run(None)
+
+if state.last_error():
+    st.error(f"⚠️ {state.last_error()}")
+handle = state.active_run()
+if handle is not None:
+    render_run(handle, services.store)
+    if handle.done:
+        state.set_last_run(handle.run_id, handle.events)
+        render_courtroom_audit(handle.events, key="verify")
+elif not state.last_error():
     events = state.last_events()
     if events:
         replay(events, key="last")

@@ -4,6 +4,11 @@ python -m pipelines verify "CLAIM" --protocol single --backend fake --corpus dem
 python -m pipelines ingest PATH [PATH ...] --corpus NAME
 python -m pipelines corpora
 python -m pipelines model prepare
+python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V]
+python -m pipelines export RUN_ID --format json|md|claimreview [-o FILE]
+python -m pipelines import FILE
+python -m pipelines resume RUN_ID [--json]
+python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
 """
 
 from __future__ import annotations
@@ -12,8 +17,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipelines.config import AppSettings, RunConfig
+
+if TYPE_CHECKING:
+    from pipelines.store import RunStore
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     ArgumentDelta,
@@ -68,6 +77,39 @@ def _parser() -> argparse.ArgumentParser:
     options = sub.add_parser("options", help="print every run option as a Markdown table (the README's)")
     options.set_defaults(handler=_options)
 
+    runs = sub.add_parser("runs", help="list stored runs, newest first (runs left running by a dead process show as interrupted)")
+    runs.add_argument("--claim", default="", help="only runs whose claim contains this text")
+    runs.add_argument("--status", action="append", default=[], help="running, completed, failed or interrupted (repeatable)")
+    runs.add_argument("--protocol", action="append", default=[], help="repeatable")
+    runs.add_argument("--verdict", action="append", default=[], help="final verdict, e.g. SUPPORTS (repeatable)")
+    runs.add_argument("--limit", type=int, default=50)
+    runs.set_defaults(handler=_runs)
+
+    export = sub.add_parser("export", help="write a stored run as JSON (the whole record), a Markdown report or ClaimReview JSON-LD")
+    export.add_argument("run_id")
+    export.add_argument("--format", choices=["json", "md", "claimreview"], default="json")
+    export.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: print)")
+    export.set_defaults(handler=_export)
+
+    imp = sub.add_parser("import", help="validate a JSON run record and store it for audit")
+    imp.add_argument("file", type=Path)
+    imp.set_defaults(handler=_import)
+
+    resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
+    resume.add_argument("run_id")
+    resume.add_argument("--json", action="store_true", help="print one JSON line per new event")
+    resume.set_defaults(handler=_resume)
+
+    override = sub.add_parser("override", help="record the checker's verdict beside the model's")
+    override.add_argument("run_id")
+    override.add_argument("--verdict", required=True)
+    override.add_argument("--by", required=True, help="who decides (name or initials), for the audit trail")
+    override.add_argument("--note", default="")
+    override.set_defaults(handler=_override)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of exported run records")
+    schema.set_defaults(handler=_schema)
+
     model = sub.add_parser("model", help="manage the embedded model")
     model.add_argument("action", choices=["prepare", "stop"])
     model.set_defaults(handler=_model)
@@ -97,6 +139,88 @@ def _verify(args: argparse.Namespace) -> int:
         else:
             _print_human(evt)
     return 1 if failed else 0
+
+
+def _store() -> RunStore:
+    from pipelines.store import RunStore
+
+    settings = AppSettings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return RunStore(settings.sqlite_url)
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from pipelines.store import RunFilter
+
+    store = _store()
+    store.reconcile()
+    where = RunFilter(claim=args.claim, statuses=tuple(args.status), protocols=tuple(args.protocol), verdicts=tuple(args.verdict))
+    for run in store.list_runs(limit=args.limit, where=where):
+        when = datetime.fromtimestamp(run.created_at, UTC).strftime("%Y-%m-%d %H:%M")
+        verdict = run.final_verdict or "-"
+        if run.checker_verdict:
+            verdict += f" (checker; model: {run.verdict or '-'})"
+        print(f"{run.id}\t{when}\t{run.status}\t{run.protocol}\t{verdict}\t{run.claim[:80]}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pipelines.export import export_run
+
+    store = _store()
+    summary = store.get_run(args.run_id)
+    if summary is None:
+        raise ValueError(f"no run {args.run_id!r}; list runs with `python -m pipelines runs`")
+    text = export_run(summary, store.events(args.run_id), args.format, public_url=AppSettings().public_url)
+    if args.output:
+        args.output.write_text(text)
+        print(f"wrote {args.output} ({len(text):,} characters)")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from pipelines.export import import_run
+
+    if not args.file.is_file():
+        raise ValueError(f"{args.file}: no such file")
+    summary, new = import_run(_store(), args.file.read_bytes(), origin=f"imported from {args.file.name}")
+    print(f"{'imported' if new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}")
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from pipelines.runner import Services, resume_run
+
+    services = Services.create()
+    handle = resume_run(args.run_id, services, secrets_from=RunConfig())
+    failed = False
+    for evt in handle.stream(start=handle.resumed_at):
+        failed = failed or isinstance(evt, RunFailed)
+        if args.json:
+            print(json.dumps(dump_event(evt)), flush=True)
+        else:
+            _print_human(evt)
+    return 1 if failed else 0
+
+
+def _override(args: argparse.Namespace) -> int:
+    from pipelines.checker import override_verdict
+
+    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, args.by)
+    was = evt.model_verdict.label if evt.model_verdict else "none"
+    print(f"{args.run_id}: verdict set to {evt.label} by {evt.by} (the model's was {was})")
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from pipelines.export import record_schema
+
+    print(json.dumps(record_schema(), indent=2))
+    return 0
 
 
 def _print_human(evt: Event) -> None:

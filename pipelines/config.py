@@ -316,6 +316,23 @@ class ProClaimConfig(BaseModel):
         return {key: str(getattr(self, name)) for key, name in fields.items() if getattr(self, name)}
 
 
+class CheckerConfig(BaseModel):
+    """The checker in the loop: step mode's pauses."""
+
+    step_mode: bool = Field(
+        default=False,
+        title="Step mode",
+        description="Pause after each round so the checker can edit the next queries, strike or add evidence, then continue or stop.",
+    )
+    pause_timeout_min: float = Field(
+        default=60.0,
+        gt=0,
+        le=24 * 60,
+        title="Pause timeout (min)",
+        description="How long a paused run waits for the checker; then it is marked interrupted and can be resumed from History.",
+    )
+
+
 class RunConfig(BaseSettings):
     """Everything one run depends on. Snapshotted into the run record (without secrets)."""
 
@@ -332,6 +349,7 @@ class RunConfig(BaseSettings):
         default_factory=ToolMadConfig, title="toolmad", description="Settings of the Tool-MAD debate (RAG vs Search, F and AR scores)."
     )
     proclaim: ProClaimConfig = Field(default_factory=ProClaimConfig, title="proclaim", description="Settings of the courtroom protocol.")
+    checker: CheckerConfig = Field(default_factory=CheckerConfig, title="Checker in the loop", description="Step mode's pauses.")
 
     def with_backend(self, backend: str, model: str = "") -> RunConfig:
         """The same config with every role on one backend (the CLI's --backend)."""
@@ -351,6 +369,11 @@ class RunConfig(BaseSettings):
         for role in ROLES:
             data[role].pop("api_key", None)
         return data
+
+    def secrets(self) -> list[str]:
+        """Every API key this run could use (its own and the environment's), to keep them out of records and logs."""
+        keys = [self.role(role).api_key.get_secret_value() for role in ROLES] + [openai_env()[1]]
+        return sorted({k for k in keys if len(k) >= 4}, key=len, reverse=True)
 
     @classmethod
     def from_snapshot(cls, data: dict[str, Any]) -> RunConfig:
@@ -381,6 +404,11 @@ class AppSettings(BaseSettings):
         default=Path.home() / ".cache" / "debatedesk",
         title="Model cache",
         description="Where the embedded model is assembled and the llama.cpp server state is kept.",
+    )
+    public_url: str = Field(
+        default="",
+        title="Public URL of reports",
+        description="Where published reports live (e.g. https://desk.example.org/runs); a ClaimReview's url is this plus the run id.",
     )
     checkcovid_dir: Path = Field(
         default=Path("../shared/data/check-covid"),

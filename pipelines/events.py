@@ -270,6 +270,97 @@ class ConfidenceComputed(Event):
     c_final: float
 
 
+# --- Durable runs and the checker in the loop (resume, step mode, verdict override) ---
+
+
+class RunResumed(Event):
+    """A run that stopped (crash, closed tab) goes on from its journal; events before this one are not repeated."""
+
+    type: Literal["RunResumed"] = "RunResumed"
+    attempt: int = Field(ge=2)
+    replayed: int = Field(ge=0, description="events already in the record when the run resumed")
+
+
+class RunInterrupted(Event):
+    """The run stopped without failing (a step-mode pause nobody answered); it can be resumed."""
+
+    type: Literal["RunInterrupted"] = "RunInterrupted"
+    reason: str
+
+
+class StepPaused(Event):
+    """Step mode: the run waits for the checker after a round, with the queries it plans next."""
+
+    type: Literal["StepPaused"] = "StepPaused"
+    round: int
+    next_queries: dict[str, str] = Field(default_factory=dict)
+
+
+class CheckerEditedQuery(Event):
+    type: Literal["CheckerEditedQuery"] = "CheckerEditedQuery"
+    round: int
+    agent: str
+    before: str
+    after: str
+    by: str
+
+
+class CheckerAddedQuery(Event):
+    type: Literal["CheckerAddedQuery"] = "CheckerAddedQuery"
+    round: int
+    query: str
+    by: str
+
+
+class CheckerStruckEvidence(Event):
+    """The checker struck an item: no agent sees or cites it from then on."""
+
+    type: Literal["CheckerStruckEvidence"] = "CheckerStruckEvidence"
+    round: int
+    evidence_id: str
+    reason: str
+    by: str
+
+
+class CheckerAdmittedEvidence(Event):
+    """The checker admitted an item (overriding a strike or an admissibility score)."""
+
+    type: Literal["CheckerAdmittedEvidence"] = "CheckerAdmittedEvidence"
+    round: int
+    evidence_id: str
+    reason: str
+    by: str
+
+
+class CheckerAddedEvidence(Event):
+    """Evidence the checker pasted (text, or a page the app fetched), added to the pool."""
+
+    type: Literal["CheckerAddedEvidence"] = "CheckerAddedEvidence"
+    round: int
+    evidence: Evidence
+    by: str
+
+
+class StepResumed(Event):
+    """The checker let the run go on (``continue``) or told it to stop debating and rule (``stop``)."""
+
+    type: Literal["StepResumed"] = "StepResumed"
+    round: int
+    action: Literal["continue", "stop"]
+    by: str
+    note: str = ""
+
+
+class VerdictOverridden(Event):
+    """The checker's final verdict; the model's verdict stays beside it in the record."""
+
+    type: Literal["VerdictOverridden"] = "VerdictOverridden"
+    model_verdict: Verdict | None = None
+    label: str = Field(min_length=1)
+    note: str = ""
+    by: str
+
+
 def parse_event(data: dict[str, Any] | str) -> Event:
     """Rebuild an event from its JSON form (as stored or exported); raises ValueError."""
     raw = json.loads(data) if isinstance(data, str) else data

@@ -8,11 +8,12 @@ while the debate goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-import queue
 import threading
+import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
@@ -20,20 +21,33 @@ from langchain_core.language_models import BaseChatModel
 from corpora.base import CorpusLoader
 from corpora.chunking import chunk_documents
 from corpora.loaders import CheckCovidLoader, DemoLoader
+from pipelines.checker import PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, AppSettings, ModelSpec, RunConfig
 from pipelines.errors import DebateDeskError, InvalidClaimError, UnknownCorpusError
-from pipelines.events import Event, ModelCallCompleted, RunFailed, RunStarted, StageCompleted, StageStarted, VerdictReached
+from pipelines.events import (
+    Event,
+    ModelCallCompleted,
+    RunFailed,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+    StageCompleted,
+    StageStarted,
+    VerdictReached,
+    dump_event,
+    parse_event,
+)
+from pipelines.journal import EventDeduper, Journal, JournalCache, JournaledIndex, JournaledWeb, recorded_reviews, reserved_evidence_ids
 from pipelines.llm.client import LLM, CallTally
 from pipelines.llm.registry import build_chat_model, get_backend
 from pipelines.models import Claim, Verdict
-from pipelines.protocols.base import RunContext, Toolbox, get_protocol
+from pipelines.protocols.base import Review, RunContext, Toolbox, get_protocol
 from pipelines.store import RunStore
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embeddings import Embedder, default_embedder
 from pipelines.tools.web import DdgsSearch, OfflineSearch, WebSearch
 
 log = logging.getLogger(__name__)
-_DONE = object()
 
 
 def validate_claim(text: str | None, max_chars: int = MAX_CLAIM_CHARS) -> Claim:
@@ -120,8 +134,22 @@ def check_names(config: RunConfig) -> None:
         get_backend(config.role(role).backend)
 
 
-async def execute(claim: Claim, config: RunConfig, services: Services, emit: Callable[[Event], None], run_id: str) -> Verdict:
-    """Run the configured protocol on a validated claim; every event goes to ``emit``."""
+async def execute(
+    claim: Claim,
+    config: RunConfig,
+    services: Services,
+    emit: Callable[[Event], None],
+    run_id: str,
+    *,
+    journal: Journal | None = None,
+    gate: StepGate | None = None,
+    recorded: Sequence[Event] = (),
+) -> Verdict:
+    """Run the configured protocol on a validated claim; every event goes to ``emit``.
+
+    With a ``journal`` every model answer and tool result is recorded (and, on a resume,
+    served back); with a ``gate`` the run pauses for the checker after each round.
+    """
     protocol = get_protocol(config.protocol)
     tally = CallTally()
 
@@ -131,10 +159,11 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
 
     limiters: dict[str, asyncio.Semaphore] = {}
     announced: set[str] = set()
+    cache = JournalCache(journal) if journal is not None else None
 
     async def make_llm(role: str, spec: ModelSpec) -> LLM:
         backend = get_backend(spec.backend)
-        announce = backend.name == "embedded" and not announced
+        announce = backend.name == "embedded" and backend.name not in announced
         if announce:
             emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
         chat = await asyncio.to_thread(services.chat_model, spec)
@@ -149,14 +178,240 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
             max_retries=spec.max_retries,
             limiter=limiter,
             on_call=on_call,
+            cache=cache,
         )
 
     llms: dict[str, LLM] = {role: await make_llm(role, config.role(role)) for role in ROLES}
-    tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder)
+    index: CorpusIndex = services.index
+    web: WebSearch = services.web_search(config)
+    if journal is not None:
+        index, web = JournaledIndex(index, journal), JournaledWeb(web, journal)
+    tools = Toolbox(index=index, web=web, embedder=services.embedder)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
+    ctx.reserved_ids = reserved_evidence_ids(recorded)
+    ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)
     verdict = await protocol.run(ctx)
     emit(VerdictReached(verdict=verdict))
     return verdict
+
+
+class RunHandle:
+    """A run going on in a background thread: every event so far, whether it waits for the checker, how it ended.
+
+    The page keeps the handle (in session state) across reruns: each rerun renders
+    ``events`` again and goes on from there; a paused run shows the review form, whose
+    callback calls ``submit``. The run's thread does not depend on any page being open.
+    """
+
+    def __init__(self, run_id: str, claim: Claim, config: RunConfig, gate: StepGate | None, recorded: Sequence[Event] = ()) -> None:
+        self.run_id = run_id
+        self.claim = claim
+        self.config = config
+        self.gate = gate
+        self.events: list[Event] = list(recorded)
+        self.resumed_at = len(recorded)  # events before this index came from the store
+        self.status: str = "running"
+        self.error: BaseException | None = None
+        self._cond = threading.Condition()
+        self._done = False
+        self.thread: threading.Thread | None = None
+
+    @property
+    def done(self) -> bool:
+        with self._cond:
+            return self._done
+
+    @property
+    def pending(self) -> PendingReview | None:
+        """The round the run waits on the checker for, if it does."""
+        return self.gate.pending if self.gate is not None else None
+
+    def push(self, evt: Event) -> None:
+        with self._cond:
+            self.events.append(evt)
+            self._cond.notify_all()
+
+    def close(self, status: str, error: BaseException | None = None) -> None:
+        with self._cond:
+            self.status = status
+            self.error = error
+            self._done = True
+            self._cond.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> bool:
+        """Block until there are events past ``seen``, the run ends, or ``timeout``; True if something changed."""
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self.events) > seen or self._done, timeout=timeout)
+
+    def submit(self, review: Review, by: str, note: str = "") -> None:
+        """The checker's decision for the paused round (the page's callback calls this)."""
+        if self.gate is None:
+            raise ValueError("this run is not in step mode")
+        self.gate.submit(review, by, note)
+
+    def abandon(self, reason: str = "stopped by the checker without a decision") -> None:
+        if self.gate is not None:
+            self.gate.abandon(reason)
+
+    def stream(self, start: int = 0) -> Iterator[Event]:
+        """Every event from ``start`` on, as it happens, until the run ends; a crash is re-raised at the end."""
+        seen = start
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda n=seen: len(self.events) > n or self._done)  # type: ignore[misc]
+                batch = self.events[seen:]
+                finished = self._done
+            yield from batch
+            seen += len(batch)
+            if finished and seen >= len(self.events):
+                break
+        if self.thread is not None:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+def start_run(claim_text: str, config: RunConfig, services: Services, run_id: str | None = None, *, interactive: bool = False) -> RunHandle:
+    """Validate, store and start a run in the background; returns its handle at once.
+
+    ``interactive`` (the page) gives a step-mode run a gate to pause on; without it
+    (the CLI, tests) step mode has no one to wait for and the run goes straight on.
+    """
+    claim = preflight(claim_text, config, services)
+    run_id = run_id or uuid.uuid4().hex[:12]
+    store = services.store
+    gate = _gate_for(config, store, run_id) if interactive else None
+    handle = RunHandle(run_id, claim, config, gate)
+    if store is not None:
+        store.create_run(run_id, claim.text, config.protocol, config.snapshot())
+    journal = Journal(store, run_id)
+    _launch(
+        handle,
+        services,
+        journal,
+        attempt_events=[RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=config.snapshot())],
+    )
+    return handle
+
+
+def resume_run(run_id: str, services: Services, *, interactive: bool = False, secrets_from: RunConfig | None = None) -> RunHandle:
+    """Go on with a failed or interrupted run from its last completed step.
+
+    The protocol runs again from the start with the journal answering every model and tool
+    call made before (no network, no model time); events already stored are not stored
+    again, so the finished record has every event once, in order, with a RunResumed marker.
+    API keys are not in the record: they come from ``secrets_from`` or the environment.
+    """
+    store = services.store
+    if store is None:
+        raise DebateDeskError("resuming needs the run store; this app runs without one")
+    store.reconcile()
+    summary = store.get_run(run_id)
+    if summary is None:
+        raise DebateDeskError(f"no run {run_id!r} in the store; list runs with `python -m pipelines runs`")
+    if summary.origin != "run":
+        raise DebateDeskError(f"run {run_id} was imported ({summary.origin}); imported runs are kept for audit, not resumed here")
+    if not summary.resumable:
+        raise DebateDeskError(f"run {run_id} is {summary.status}; only failed or interrupted runs can be resumed")
+    config = RunConfig.from_snapshot(summary.config)
+    if secrets_from is not None:
+        config = config.model_copy(
+            update={role: config.role(role).model_copy(update={"api_key": secrets_from.role(role).api_key}) for role in ROLES}
+        )
+    check_names(config)
+    services.ensure_corpus(config.corpus)
+    recorded = store.events(run_id)
+    attempt = store.reopen(run_id)
+    gate = _gate_for(config, store, run_id) if interactive else None
+    handle = RunHandle(run_id, Claim(text=summary.claim), config, gate, recorded)
+    journal = Journal.load(store, run_id)
+    _launch(handle, services, journal, attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded))], recorded=recorded)
+    return handle
+
+
+def _gate_for(config: RunConfig, store: RunStore | None, run_id: str) -> StepGate | None:
+    if not config.checker.step_mode:
+        return None
+    heartbeat = (lambda: store.touch(run_id)) if store is not None else None
+    return StepGate(timeout_s=config.checker.pause_timeout_min * 60, heartbeat=heartbeat)
+
+
+def _launch(
+    handle: RunHandle, services: Services, journal: Journal, *, attempt_events: list[Event], recorded: Sequence[Event] = ()
+) -> None:
+    store = services.store
+    run_id = handle.run_id
+    redact = Redactor(handle.config.secrets())
+    journal.redact = redact.text
+    dedupe = EventDeduper(recorded)
+
+    def emit(evt: Event) -> None:
+        kept = dedupe.admit(redact.event(evt))
+        if kept is None:
+            return
+        if store is not None:
+            store.append(run_id, kept)
+        handle.push(kept)
+
+    def worker() -> None:
+        status = "failed"
+        error: BaseException | None = None
+        stop_beat = threading.Event()
+        if store is not None:
+            threading.Thread(target=_heartbeat, args=(store, run_id, stop_beat), name=f"beat-{run_id}", daemon=True).start()
+        try:
+            asyncio.run(execute(handle.claim, handle.config, services, emit, run_id, journal=journal, gate=handle.gate, recorded=recorded))
+            status = "completed"
+        except RunInterruptedError as exc:
+            status = "interrupted"
+            emit(RunInterrupted(reason=str(exc)))
+        except DebateDeskError as exc:
+            emit(RunFailed(reason=str(exc)))
+        except Exception as exc:  # a bug: record it, then hand it to the caller to raise
+            log.error("run %s crashed:\n%s", run_id, redact.text(traceback.format_exc()))
+            emit(RunFailed(reason=f"internal error (please report): {type(exc).__name__}: {exc}"))
+            error = exc
+        finally:
+            stop_beat.set()
+            if store is not None:
+                store.finish(run_id, status)  # type: ignore[arg-type]
+                store.release_run(run_id)
+            handle.close(status, error)
+
+    if store is not None:
+        store.claim_run(run_id)
+    for evt in attempt_events:
+        emit(evt)
+    handle.thread = threading.Thread(target=worker, name=f"run-{run_id}", daemon=True)
+    handle.thread.start()
+
+
+def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: float = 30.0) -> None:
+    # A long model call emits nothing for minutes; the heartbeat tells other processes the run is alive.
+    while not stop.wait(every_s):
+        store.touch(run_id)
+
+
+class Redactor:
+    """Replaces API keys in events and log text with a marker, whatever put them there (an echoed error, a model)."""
+
+    MARK = "[redacted]"
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        self.secrets = [s for s in secrets if s]
+
+    def text(self, value: str) -> str:
+        for secret in self.secrets:
+            value = value.replace(secret, self.MARK)
+        return value
+
+    def event(self, evt: Event) -> Event:
+        if not self.secrets:
+            return evt
+        raw = json.dumps(dump_event(evt))
+        if not any(s in raw for s in self.secrets):
+            return evt
+        return parse_event(json.loads(self.text(raw)))
 
 
 def stream_run(claim_text: str, config: RunConfig, services: Services, run_id: str | None = None) -> Iterator[Event]:
@@ -166,43 +421,4 @@ def stream_run(claim_text: str, config: RunConfig, services: Services, run_id: s
     anything starts. Once started, a failure becomes a RunFailed event and what was produced
     so far stays in the store; a bug is re-raised here after its RunFailed event.
     """
-    claim = preflight(claim_text, config, services)
-    run_id = run_id or uuid.uuid4().hex[:12]
-    events: queue.Queue[object] = queue.Queue()
-    store = services.store
-
-    def emit(evt: Event) -> None:
-        if store is not None:
-            store.append(run_id, evt)
-        events.put(evt)
-
-    def worker() -> None:
-        status = "failed"
-        try:
-            asyncio.run(execute(claim, config, services, emit, run_id))
-            status = "completed"
-        except DebateDeskError as exc:
-            emit(RunFailed(reason=str(exc)))
-        except Exception as exc:  # a bug: record it, then hand it to the caller to raise
-            log.exception("run %s crashed", run_id)
-            emit(RunFailed(reason=f"internal error (please report): {type(exc).__name__}: {exc}"))
-            events.put(exc)
-        finally:
-            if store is not None:
-                store.finish(run_id, status)
-            events.put(_DONE)
-
-    if store is not None:
-        store.create_run(run_id, claim.text, config.protocol, config.snapshot())
-    emit(RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=config.snapshot()))
-    thread = threading.Thread(target=worker, name=f"run-{run_id}", daemon=True)
-    thread.start()
-    while True:
-        item = events.get()
-        if item is _DONE:
-            break
-        if isinstance(item, Exception):
-            raise item
-        assert isinstance(item, Event)
-        yield item
-    thread.join()
+    yield from start_run(claim_text, config, services, run_id).stream()

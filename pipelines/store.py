@@ -1,20 +1,55 @@
-"""The run store: every run and every event, persisted as it happens (SQLite or PostgreSQL)."""
+"""The run store: every run and every event, persisted as it happens (SQLite or PostgreSQL).
+
+Three tables: ``runs`` (one row per run: claim, config snapshot without secrets, app
+version, status, verdicts, per-run totals), ``events`` (the ordered event log, the audit
+trail and what replays render) and ``journal`` (every model answer and tool result, so an
+interrupted run resumes without asking again). A run left ``running`` by a process that
+died, or silent for longer than ``stale_after_s``, is marked ``interrupted`` by
+``reconcile``.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import threading
 import time
+import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event, func, select
+from sqlalchemy import (
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines import __version__
-from pipelines.events import Event, ModelCallCompleted, VerdictReached, dump_event, parse_event
+from pipelines.events import Event, ModelCallCompleted, VerdictOverridden, VerdictReached, dump_event, parse_event
 
-RunStatus = str  # "running" | "completed" | "failed"
+RunStatus = Literal["running", "completed", "failed", "interrupted"]
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
+RESUMABLE: frozenset[str] = frozenset({"failed", "interrupted"})
+STALE_AFTER_S = 180.0  # a running run with no heartbeat for this long is taken as interrupted
+
+# Which process owns a running run: host, pid and a token that tells this process from a later one with the same pid.
+_PROCESS_TOKEN = uuid.uuid4().hex[:8]
+OWNER = f"{socket.gethostname()}:{os.getpid()}:{_PROCESS_TOKEN}"
+_ACTIVE: set[str] = set()  # run ids this process is executing right now (shared by every RunStore here)
+_ACTIVE_LOCK = threading.Lock()
 
 
 class _Base(DeclarativeBase):
@@ -37,6 +72,16 @@ class RunRow(_Base):
     model_calls: Mapped[int] = mapped_column(Integer, default=0)
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
+    # Added for durable runs; _migrate adds them to a database made before them.
+    model_seconds: Mapped[float | None] = mapped_column(Float, nullable=True, default=0.0)
+    event_count: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
+    attempts: Mapped[int | None] = mapped_column(Integer, nullable=True, default=1)
+    owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    heartbeat_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    checker_verdict: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    checker_note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    checker_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    origin: Mapped[str | None] = mapped_column(String(200), nullable=True, default="run")
 
 
 class EventRow(_Base):
@@ -49,6 +94,19 @@ class EventRow(_Base):
     type: Mapped[str] = mapped_column(String(64))
     at: Mapped[float] = mapped_column(Float)
     payload: Mapped[str] = mapped_column(Text)
+
+
+class JournalRow(_Base):
+    """One model answer or tool result, in the order it was produced for its key."""
+
+    __tablename__ = "journal"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    key: Mapped[str] = mapped_column(String(128))
+    payload: Mapped[str] = mapped_column(Text)
+    at: Mapped[float] = mapped_column(Float)
 
 
 @dataclass(frozen=True)
@@ -65,47 +123,101 @@ class RunSummary:
     tokens_in: int
     tokens_out: int
     config: dict[str, Any]
+    app_version: str = __version__
+    model_seconds: float = 0.0
+    event_count: int = 0
+    attempts: int = 1
+    checker_verdict: str | None = None
+    checker_note: str | None = None
+    checker_by: str | None = None
+    origin: str = "run"
+
+    @property
+    def final_verdict(self) -> str | None:
+        """The checker's verdict when they overrode the model's, else the model's."""
+        return self.checker_verdict or self.verdict
+
+    @property
+    def resumable(self) -> bool:
+        return self.status in RESUMABLE
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """What the History page and ``python -m pipelines runs`` filter on; empty fields match everything."""
+
+    claim: str = ""
+    verdicts: tuple[str, ...] = ()  # matches the final verdict (the checker's when overridden)
+    protocols: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    since: float | None = None  # created at or after (epoch seconds)
+    until: float | None = None  # created before
 
 
 class RunStore:
-    """Runs and their events behind SQLAlchemy; one instance can be shared by threads."""
+    """Runs, their events and their journal behind SQLAlchemy; one instance can be shared by threads."""
 
     def __init__(self, url: str) -> None:
         kwargs: dict[str, Any] = {}
-        if url.startswith("sqlite"):
+        self.is_sqlite = url.startswith("sqlite")
+        if self.is_sqlite:
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        else:
+            kwargs["pool_pre_ping"] = True
+        self.url = url
         self.engine = create_engine(url, **kwargs)
-        if url.startswith("sqlite"):
+        if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         _Base.metadata.create_all(self.engine)
+        self._migrate()
         self._seq: dict[str, int] = {}
         self._lock = threading.Lock()
 
+    # --- runs -------------------------------------------------------------------------------
+
     def create_run(self, run_id: str, claim: str, protocol: str, config: dict[str, Any]) -> None:
+        now = time.time()
         with Session(self.engine) as s, s.begin():
-            s.add(RunRow(id=run_id, claim=claim, protocol=protocol, status="running", created_at=time.time(), config=json.dumps(config)))
+            s.add(
+                RunRow(
+                    id=run_id,
+                    claim=claim,
+                    protocol=protocol,
+                    status="running",
+                    created_at=now,
+                    config=json.dumps(config),
+                    app_version=__version__,
+                    model_seconds=0.0,
+                    event_count=0,
+                    attempts=1,
+                    owner=OWNER,
+                    heartbeat_at=now,
+                    origin="run",
+                )
+            )
         self._seq[run_id] = 0
 
-    def append(self, run_id: str, evt: Event) -> int:
-        """Persist one event now; returns its sequence number in the run."""
-        with self._lock:
-            seq = self._seq.get(run_id)
-            if seq is None:
-                seq = self._max_seq(run_id)
-            seq += 1
-            self._seq[run_id] = seq
-            with Session(self.engine) as s, s.begin():
-                s.add(EventRow(run_id=run_id, seq=seq, type=type(evt).__name__, at=evt.at, payload=json.dumps(dump_event(evt))))
-                row = s.get(RunRow, run_id)
-                if row is not None:
-                    if isinstance(evt, ModelCallCompleted):
-                        row.model_calls += 1
-                        row.tokens_in += evt.tokens_in
-                        row.tokens_out += evt.tokens_out
-                    elif isinstance(evt, VerdictReached):
-                        row.verdict = evt.verdict.label
-                        row.confidence = evt.verdict.confidence
-            return seq
+    def claim_run(self, run_id: str) -> None:
+        """This process executes ``run_id`` from now on (a new run, or one being resumed)."""
+        with _ACTIVE_LOCK:
+            _ACTIVE.add(run_id)
+
+    def release_run(self, run_id: str) -> None:
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(run_id)
+
+    def reopen(self, run_id: str) -> int:
+        """Mark a stopped run as running again for a resume; returns the attempt number (2 for the first resume)."""
+        with Session(self.engine) as s, s.begin():
+            row = s.get(RunRow, run_id, with_for_update=not self.is_sqlite)
+            if row is None:
+                raise KeyError(run_id)
+            row.status = "running"
+            row.finished_at = None
+            row.attempts = (row.attempts or 1) + 1
+            row.owner = OWNER
+            row.heartbeat_at = time.time()
+            return int(row.attempts)
 
     def finish(self, run_id: str, status: RunStatus) -> None:
         with Session(self.engine) as s, s.begin():
@@ -114,24 +226,203 @@ class RunStore:
                 row.status = status
                 row.finished_at = time.time()
 
-    def events(self, run_id: str) -> list[Event]:
-        with Session(self.engine) as s:
-            rows = s.scalars(select(EventRow).where(EventRow.run_id == run_id).order_by(EventRow.seq)).all()
-            return [parse_event(r.payload) for r in rows]
+    def touch(self, run_id: str) -> None:
+        """A heartbeat: the run is alive (called while it waits on a model or on the checker)."""
+        with Session(self.engine) as s, s.begin():
+            s.execute(update(RunRow).where(RunRow.id == run_id).values(heartbeat_at=time.time()))
+
+    def reconcile(self, stale_after_s: float = STALE_AFTER_S) -> list[str]:
+        """Mark runs left ``running`` by a dead process (or silent too long) as ``interrupted``; returns their ids."""
+        now = time.time()
+        host = socket.gethostname()
+        stopped: list[str] = []
+        with Session(self.engine) as s, s.begin():
+            for row in s.scalars(select(RunRow).where(RunRow.status == "running")).all():
+                if _is_orphaned(row, host, now, stale_after_s):
+                    row.status = "interrupted"
+                    row.finished_at = row.heartbeat_at or row.created_at
+                    stopped.append(row.id)
+        return stopped
 
     def get_run(self, run_id: str) -> RunSummary | None:
         with Session(self.engine) as s:
             row = s.get(RunRow, run_id)
             return _summary(row) if row else None
 
-    def list_runs(self, limit: int = 200) -> list[RunSummary]:
+    def list_runs(self, limit: int = 200, where: RunFilter | None = None) -> list[RunSummary]:
+        """Newest first, filtered by claim text (case-insensitive substring), verdict, protocol, status and date."""
+        where = where or RunFilter()
+        query = select(RunRow)
+        if where.claim.strip():
+            query = query.where(RunRow.claim.icontains(where.claim.strip(), autoescape=True))
+        if where.verdicts:
+            final = func.coalesce(RunRow.checker_verdict, RunRow.verdict)
+            query = query.where(final.in_(where.verdicts))
+        if where.protocols:
+            query = query.where(RunRow.protocol.in_(where.protocols))
+        if where.statuses:
+            query = query.where(RunRow.status.in_(where.statuses))
+        if where.since is not None:
+            query = query.where(RunRow.created_at >= where.since)
+        if where.until is not None:
+            query = query.where(RunRow.created_at < where.until)
         with Session(self.engine) as s:
-            rows = s.scalars(select(RunRow).order_by(RunRow.created_at.desc()).limit(limit)).all()
+            rows = s.scalars(query.order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)).all()
             return [_summary(r) for r in rows]
+
+    def facets(self) -> dict[str, list[str]]:
+        """The verdicts, protocols and statuses present, for filter widgets."""
+        with Session(self.engine) as s:
+            final = func.coalesce(RunRow.checker_verdict, RunRow.verdict)
+            return {
+                "verdicts": sorted(v for v in s.scalars(select(final).distinct()).all() if v),
+                "protocols": sorted(s.scalars(select(RunRow.protocol).distinct()).all()),
+                "statuses": sorted(s.scalars(select(RunRow.status).distinct()).all()),
+            }
+
+    def runs_with_claim(self, claim: str, exclude: str | None = None) -> list[RunSummary]:
+        """Other runs of exactly this claim (for side-by-side comparison), newest first."""
+        with Session(self.engine) as s:
+            query = select(RunRow).where(RunRow.claim == claim)
+            if exclude:
+                query = query.where(RunRow.id != exclude)
+            return [_summary(r) for r in s.scalars(query.order_by(RunRow.created_at.desc())).all()]
+
+    def has_run(self, run_id: str) -> bool:
+        with Session(self.engine) as s:
+            return s.get(RunRow, run_id) is not None
+
+    # --- events -----------------------------------------------------------------------------
+
+    def append(self, run_id: str, evt: Event) -> int:
+        """Persist one event now; returns its sequence number in the run."""
+        payload = json.dumps(dump_event(evt))
+        with self._lock:
+            seq = self._seq.get(run_id)
+            if seq is None:
+                seq = self._max_seq(run_id)
+            seq += 1
+            values: dict[str, Any] = {
+                "event_count": func.coalesce(RunRow.event_count, 0) + 1,
+                "heartbeat_at": time.time(),
+            }
+            if isinstance(evt, ModelCallCompleted):
+                values.update(
+                    model_calls=RunRow.model_calls + 1,
+                    tokens_in=RunRow.tokens_in + evt.tokens_in,
+                    tokens_out=RunRow.tokens_out + evt.tokens_out,
+                    model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + evt.seconds,
+                )
+            elif isinstance(evt, VerdictReached):
+                values.update(verdict=evt.verdict.label, confidence=evt.verdict.confidence)
+            elif isinstance(evt, VerdictOverridden):
+                values.update(checker_verdict=evt.label, checker_note=evt.note, checker_by=evt.by)
+            with Session(self.engine) as s, s.begin():
+                s.add(EventRow(run_id=run_id, seq=seq, type=type(evt).__name__, at=evt.at, payload=payload))
+                s.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
+            self._seq[run_id] = seq
+            return seq
+
+    def events(self, run_id: str) -> list[Event]:
+        with Session(self.engine) as s:
+            payloads = s.scalars(select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)).all()
+            return [parse_event(p) for p in payloads]
+
+    # --- journal ----------------------------------------------------------------------------
+
+    def journal_put(self, run_id: str, kind: str, key: str, payload: str) -> None:
+        with Session(self.engine) as s, s.begin():
+            s.add(JournalRow(run_id=run_id, kind=kind, key=key, payload=payload, at=time.time()))
+
+    def journal(self, run_id: str) -> dict[tuple[str, str], list[str]]:
+        """Every journalled answer of a run: (kind, key) -> payloads in the order they were produced."""
+        found: dict[tuple[str, str], list[str]] = {}
+        with Session(self.engine) as s:
+            rows = s.execute(
+                select(JournalRow.kind, JournalRow.key, JournalRow.payload).where(JournalRow.run_id == run_id).order_by(JournalRow.id)
+            ).all()
+        for kind, key, payload in rows:
+            found.setdefault((kind, key), []).append(payload)
+        return found
+
+    # --- import -----------------------------------------------------------------------------
+
+    def insert_record(self, summary: RunSummary, events: Sequence[Event]) -> None:
+        """Store a whole run at once (an imported transcript); its events keep their order."""
+        with Session(self.engine) as s, s.begin():
+            s.add(
+                RunRow(
+                    id=summary.id,
+                    claim=summary.claim,
+                    protocol=summary.protocol,
+                    status=summary.status,
+                    verdict=summary.verdict,
+                    confidence=summary.confidence,
+                    created_at=summary.created_at,
+                    finished_at=summary.finished_at,
+                    config=json.dumps(summary.config),
+                    app_version=summary.app_version,
+                    model_calls=summary.model_calls,
+                    tokens_in=summary.tokens_in,
+                    tokens_out=summary.tokens_out,
+                    model_seconds=summary.model_seconds,
+                    event_count=len(events),
+                    attempts=summary.attempts,
+                    checker_verdict=summary.checker_verdict,
+                    checker_note=summary.checker_note,
+                    checker_by=summary.checker_by,
+                    origin=summary.origin,
+                )
+            )
+            s.flush()
+            s.add_all(_event_rows(summary.id, events))
 
     def _max_seq(self, run_id: str) -> int:
         with Session(self.engine) as s:
             return int(s.scalar(select(func.max(EventRow.seq)).where(EventRow.run_id == run_id)) or 0)
+
+    def _migrate(self) -> None:
+        # A database made by an earlier version lacks the newer (nullable) columns: add them.
+        existing = {c["name"] for c in inspect(self.engine).get_columns("runs")}
+        missing = [c for c in RunRow.__table__.columns if c.name not in existing]
+        if not missing:
+            return
+        with self.engine.begin() as conn:
+            for column in missing:
+                kind = column.type.compile(dialect=self.engine.dialect)
+                conn.execute(text(f'ALTER TABLE runs ADD COLUMN "{column.name}" {kind}'))
+
+
+def _event_rows(run_id: str, events: Iterable[Event]) -> list[EventRow]:
+    return [
+        EventRow(run_id=run_id, seq=i, type=type(e).__name__, at=e.at, payload=json.dumps(dump_event(e)))
+        for i, e in enumerate(events, start=1)
+    ]
+
+
+def _is_orphaned(row: RunRow, host: str, now: float, stale_after_s: float) -> bool:
+    owner_host, _, rest = (row.owner or "").partition(":")
+    pid_text, _, token = rest.partition(":")
+    with _ACTIVE_LOCK:
+        active_here = row.id in _ACTIVE
+    if active_here:
+        return False
+    if row.owner == OWNER:
+        return True  # started by this process, which no longer runs it
+    if owner_host == host and pid_text.isdigit() and token != _PROCESS_TOKEN and not _pid_alive(int(pid_text)):
+        return True
+    last = row.heartbeat_at or row.created_at
+    return now - last > stale_after_s
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _summary(row: RunRow) -> RunSummary:
@@ -148,6 +439,14 @@ def _summary(row: RunRow) -> RunSummary:
         tokens_in=row.tokens_in,
         tokens_out=row.tokens_out,
         config=json.loads(row.config or "{}"),
+        app_version=row.app_version,
+        model_seconds=float(row.model_seconds or 0.0),
+        event_count=int(row.event_count or 0),
+        attempts=int(row.attempts or 1),
+        checker_verdict=row.checker_verdict,
+        checker_note=row.checker_note,
+        checker_by=row.checker_by,
+        origin=row.origin or "run",
     )
 
 
@@ -156,3 +455,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+__all__ = ["OWNER", "RESUMABLE", "RUN_STATUSES", "RunFilter", "RunStatus", "RunStore", "RunSummary"]

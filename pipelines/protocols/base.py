@@ -37,8 +37,10 @@ class RunContext:
     emit: Callable[[Event], None]
     pool: dict[str, Evidence] = field(default_factory=dict)
     struck: dict[str, str] = field(default_factory=dict)
+    admitted: dict[str, str] = field(default_factory=dict)  # evidence id -> the checker's reason
     reviewer: Reviewer | None = None
     llm_factory: LLMFactory | None = None
+    reserved_ids: dict[str, str] = field(default_factory=dict)  # resume: evidence key -> the id it had before
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def llm(self, role: str) -> LLM:
@@ -63,6 +65,9 @@ class RunContext:
             return Review()
         decision = await self.reviewer(round, next_queries)
         self.struck.update(decision.struck)
+        for evidence_id, reason in decision.admitted.items():
+            self.struck.pop(evidence_id, None)
+            self.admitted[evidence_id] = reason
         for evidence in decision.added:
             self.pool[evidence.id] = evidence
         return decision
@@ -71,8 +76,19 @@ class RunContext:
         """The items an agent may see: everything but what the checker struck."""
         return [e for e in items if e.id not in self.struck]
 
-    def next_evidence_id(self) -> str:
-        return f"E{next(self._ids)}"
+    def next_evidence_id(self, key: str | None = None) -> str:
+        """A fresh id (``E1``, ``E2``...); a resumed run gives an item found again the id it had before.
+
+        Reserving by key keeps ids stable however concurrent searches interleave on replay,
+        so the replayed prompts match the journal.
+        """
+        if key is not None and key in self.reserved_ids:
+            return self.reserved_ids[key]
+        taken = set(self.reserved_ids.values())
+        while True:
+            candidate = f"E{next(self._ids)}"
+            if candidate not in taken:
+                return candidate
 
 
 ProtocolFn = Callable[[RunContext], Awaitable[Verdict]]
@@ -86,6 +102,7 @@ class Review:
     queries: dict[str, str] = field(default_factory=dict)  # agent -> the next query to use
     extra_queries: tuple[str, ...] = ()
     struck: dict[str, str] = field(default_factory=dict)  # evidence id -> reason
+    admitted: dict[str, str] = field(default_factory=dict)  # evidence id -> reason (undoes a strike)
     added: tuple[Evidence, ...] = ()
     stop: bool = False
 

@@ -12,6 +12,17 @@ from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve
 
 AGENT = "Checker"
+HUMAN = "Human checker"  # queries the person at the desk added in step mode
+
+
+async def _search(ctx: RunContext, searches: list[tuple[str, str]], found: dict[str, Evidence]) -> None:
+    cfg = ctx.config
+    for agent, query in searches:
+        for e in await retrieve(ctx, agent=agent, round=1, query=query, tool="corpus", k=cfg.retrieval.top_k):
+            found[e.id] = e
+        if cfg.retrieval.web_search:
+            for e in await retrieve(ctx, agent=agent, round=1, query=query, tool="web", k=cfg.retrieval.web_top_k):
+                found[e.id] = e
 
 
 async def write_queries(ctx: RunContext, n: int, role: str = "debater") -> list[str]:
@@ -32,20 +43,27 @@ async def write_queries(ctx: RunContext, n: int, role: str = "debater") -> list[
 async def run_single(ctx: RunContext) -> Verdict:
     cfg = ctx.config
     queries = await write_queries(ctx, cfg.single.queries)
-
-    ctx.emit(StageStarted(stage="retrieval", detail="searching the corpus" + (" and the web" if cfg.retrieval.web_search else "")))
+    # Step mode: the checker sees the planned queries before the search (round 0), then the evidence before the answer (round 1).
+    planned = {AGENT if len(queries) == 1 else f"{AGENT} {i + 1}": q for i, q in enumerate(queries)}
+    review = await ctx.review(0, planned)
+    searches = [(AGENT, review.queries.get(key, q)) for key, q in planned.items()] + [(HUMAN, q) for q in review.extra_queries]
     found: dict[str, Evidence] = {}
-    for query in queries:
-        for e in await retrieve(ctx, agent=AGENT, round=1, query=query, tool="corpus", k=cfg.retrieval.top_k):
-            found[e.id] = e
-        if cfg.retrieval.web_search:
-            for e in await retrieve(ctx, agent=AGENT, round=1, query=query, tool="web", k=cfg.retrieval.web_top_k):
-                found[e.id] = e
-    ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(found)} evidence items"))
+    if not review.stop:
+        ctx.emit(StageStarted(stage="retrieval", detail="searching the corpus" + (" and the web" if cfg.retrieval.web_search else "")))
+        await _search(ctx, searches, found)
+        ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(found)} evidence items"))
+        review = await ctx.review(1, {})
+        if review.extra_queries:
+            await _search(ctx, [(HUMAN, q) for q in review.extra_queries], found)
+    queries = [q for _, q in searches]
+    for e in ctx.pool.values():  # evidence the checker pasted
+        if e.source == "user":
+            found.setdefault(e.id, e)
+    found = {e.id: e for e in ctx.usable(list(found.values()))}
 
     ctx.emit(StageStarted(stage="answer", detail="reasoning over the evidence"))
     messages = load_prompt("single_answer").render(claim=ctx.claim.text, evidence=format_evidence(list(found.values())))
-    turn = await stream_turn(ctx, agent=AGENT, round=1, messages=messages, query=queries[0])
+    turn = await stream_turn(ctx, agent=AGENT, round=1, messages=messages, query=queries[0] if queries else None)
     ctx.emit(StageCompleted(stage="answer"))
 
     label = turn.label or "NOT ENOUGH INFO"

@@ -80,7 +80,7 @@ async def stream_turn(
         ctx.emit(ArgumentDelta(turn_id=turn_id, agent=agent, round=round, text=chunk))
 
     text = await ctx.llm(role).stream(messages, on_delta)
-    valid_ids = set(ctx.pool)
+    valid_ids = set(ctx.pool) - set(ctx.struck)  # a struck item is never counted as cited
     turn = Turn(
         id=turn_id,
         agent=agent,

@@ -112,10 +112,15 @@ def _add(ctx: RunContext, agent: str, round: int, *, key: str, make) -> Evidence
     for existing in ctx.pool.values():
         if _key_of(existing) == key:
             return existing
-    evidence: Evidence = make(ctx.next_evidence_id())
+    evidence: Evidence = make(ctx.next_evidence_id(key))
     ctx.pool[evidence.id] = evidence
     ctx.emit(EvidenceRetrieved(agent=agent, round=round, evidence=evidence))
     return evidence
+
+
+def evidence_key(e: Evidence) -> str:
+    """What makes two retrieved items the same item (a web page's URL, a corpus passage's id)."""
+    return _key_of(e)
 
 
 def _key_of(e: Evidence) -> str:

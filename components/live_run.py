@@ -1,0 +1,50 @@
+"""A run going on in the background, rendered on each rerun: the events so far, then live until it ends or pauses.
+
+The handle lives in session state, so a rerun (a click anywhere, a page switch and back)
+re-renders what happened and picks up the stream where it is; a paused run ends the
+script with the review form on screen, and the form's callback wakes the run.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.review_form import pause_title, render_override_form, render_review_form
+from components.transcript import RunView
+from pipelines.events import ArgumentDelta, TurnCompleted
+from pipelines.protocols.base import get_protocol
+from pipelines.runner import RunHandle
+from pipelines.store import RunStore
+
+POLL_S = 0.2
+
+
+def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
+    """Render ``handle``'s events, follow it live until it finishes or waits for the checker, then show what comes next."""
+    view = RunView(live=True, key=f"live-{handle.run_id}")
+    seen = 0
+    events = handle.events
+    # What happened before this rerun: completed turns carry their whole text, their chunks need not be redrawn.
+    completed = {e.turn.id for e in events[: len(events)] if isinstance(e, TurnCompleted)}
+    while True:
+        upto = len(handle.events)
+        for evt in handle.events[seen:upto]:
+            if not (isinstance(evt, ArgumentDelta) and evt.turn_id in completed):
+                view.feed(evt)
+        seen = upto
+        if handle.done and seen >= len(handle.events):
+            break
+        pending = handle.pending
+        if pending is not None and seen >= len(handle.events):
+            view.status.update(label=f"{pause_title(pending.round)}: waiting for you", state="running", expanded=False)
+            view._render_evidence()
+            render_review_form(handle, pending, dict(view.evidence), dict(view.struck))
+            return view
+        handle.wait(seen, timeout=POLL_S)
+    view.finish()
+    if handle.status == "interrupted":
+        st.info("⏸️ This run is interrupted. Open **History** to resume it.")
+    if store is not None and view.verdict is not None:
+        labels = get_protocol(handle.config.protocol).labels
+        render_override_form(store, handle.run_id, labels, view.verdict.label, key=f"live-{handle.run_id}")
+    return view

@@ -1,0 +1,203 @@
+"""The checker's controls: the step-mode pause form, pasted evidence, and the verdict override.
+
+A paused run's thread waits on its gate while the page shows this form; the buttons'
+callbacks build a ``Review`` from the widgets and submit it, and the rerun that follows
+streams the rest of the run. Nothing here blocks: Streamlit reruns freely while the run waits.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components import state
+from components.safe_text import escape_markdown
+from pipelines.checker import PendingReview, override_verdict, pasted_evidence
+from pipelines.errors import DebateDeskError
+from pipelines.models import Evidence
+from pipelines.protocols.base import Review
+from pipelines.runner import RunHandle
+from pipelines.store import RunStore
+from pipelines.tools.fetch import fetch_page
+
+K = state.REVIEW_PREFIX
+KEEP, STRIKE, ADMIT = "keep", "strike", "admit"
+
+
+def pause_title(round: int) -> str:
+    return f"Paused after round {round}" if round > 0 else "Paused before the first search"
+
+
+def render_checker_name() -> str:
+    """The sidebar field every intervention is attributed to."""
+    state.prepare_checker_name_widget()
+    st.sidebar.text_input(
+        "Your name (audit trail)",
+        key=state.CHECKER_NAME_WIDGET,
+        on_change=state.remember_checker_name,
+        placeholder="e.g. Ana Ruiz",
+        help="Every step-mode decision and verdict override is recorded with this name and the time.",
+    )
+    return state.checker_name()
+
+
+def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evidence], struck: dict[str, str]) -> None:
+    """The pause after a round: edit the next queries, add one, strike/admit/paste evidence, continue or stop."""
+    round_key = f"{handle.run_id}.{pending.round}"
+    with st.container(border=True):
+        st.markdown(f"### ⏸️ {pause_title(pending.round)} — your turn")
+        st.caption(
+            "The run waits for you. Change what you want below, then **Continue** or **Stop and rule**. Every change is recorded with your name."
+        )
+        if not state.checker_name():
+            st.warning("Enter **your name** in the sidebar first: the audit trail records who decided.")
+        error = state.review_error()
+        if error:
+            st.error(f"⚠️ {error}")
+
+        st.markdown("**Next queries**")
+        if pending.next_queries:
+            for agent, query in pending.next_queries.items():
+                st.text_input(f"Next query for {agent}", value=query, key=f"{K}{round_key}.q.{agent}", max_chars=500)
+        else:
+            st.caption("No more searches are planned for this run.")
+        st.text_input(
+            "Add a query of your own (optional)",
+            key=f"{K}{round_key}.extra",
+            max_chars=500,
+            placeholder="searched before the run goes on",
+        )
+
+        st.markdown(f"**Evidence** ({len(evidence)} items)")
+        if evidence:
+            with st.expander("Strike or admit items", expanded=False):
+                for e in evidence.values():
+                    _render_evidence_choice(round_key, e, struck)
+        _render_paste(round_key)
+
+        st.text_input("Note for the record (optional)", key=f"{K}{round_key}.note", max_chars=1000)
+        left, right = st.columns(2)
+        left.button(
+            "Continue ▶️",
+            type="primary",
+            key=f"{K}{round_key}.continue",
+            on_click=_submit,
+            args=(handle, pending, evidence, False),
+            width="stretch",
+        )
+        right.button(
+            "Stop and rule ⏹️", key=f"{K}{round_key}.stop", on_click=_submit, args=(handle, pending, evidence, True), width="stretch"
+        )
+
+
+def _render_evidence_choice(round_key: str, e: Evidence, struck: dict[str, str]) -> None:
+    cols = st.columns([3, 2, 3])
+    status = f" · struck: {escape_markdown(struck[e.id])}" if e.id in struck else ""
+    cols[0].markdown(f"**{e.id}** · {escape_markdown(e.source_label)}{status}  \n{escape_markdown(e.text[:220])}")
+    options = [KEEP, ADMIT] if e.id in struck else [KEEP, STRIKE, ADMIT]
+    cols[1].radio("Decision", options, key=f"{K}{round_key}.ev.{e.id}", horizontal=True, label_visibility="collapsed")
+    cols[2].text_input(
+        "Reason", key=f"{K}{round_key}.why.{e.id}", placeholder="reason (needed to strike or admit)", label_visibility="collapsed"
+    )
+
+
+def _render_paste(round_key: str) -> None:
+    with st.expander("Paste evidence of your own (text, or a URL to fetch)", expanded=bool(state.pasted())):
+        st.text_area("Text", key=f"{K}{round_key}.paste.text", height=80, max_chars=20_000)
+        st.text_input("…or a URL (public web pages only)", key=f"{K}{round_key}.paste.url", placeholder="https://…", max_chars=2000)
+        st.text_input("Title (optional)", key=f"{K}{round_key}.paste.title", max_chars=200)
+        st.button("Add this evidence", key=f"{K}{round_key}.paste.add", on_click=_add_pasted, args=(round_key,), icon="📎")
+        for i, e in enumerate(state.pasted()):
+            c1, c2 = st.columns([6, 1])
+            where = f" ({escape_markdown(e.url)})" if e.url else ""
+            c1.markdown(f"📎 **{escape_markdown(e.title)}**{where}: {escape_markdown(e.text[:200])}")
+            c2.button("Remove", key=f"{K}{round_key}.paste.rm.{i}", on_click=state.remove_pasted, args=(i,))
+
+
+def _add_pasted(round_key: str) -> None:
+    """Callback: fetch the URL (public addresses only) or take the pasted text, and queue it for this pause."""
+    text = str(st.session_state.get(f"{K}{round_key}.paste.text", "")).strip()
+    url = str(st.session_state.get(f"{K}{round_key}.paste.url", "")).strip()
+    title = str(st.session_state.get(f"{K}{round_key}.paste.title", "")).strip()
+    try:
+        if url and not text:
+            page = fetch_page(url)
+            evidence = pasted_evidence("new", page.text, title=title or page.title or url, url=page.url, by=state.checker_name())
+        else:
+            evidence = pasted_evidence("new", text, title=title, url=url or None, by=state.checker_name())
+    except (DebateDeskError, ValueError) as exc:
+        state.set_review_error(f"could not add that evidence: {exc}")
+        return
+    state.add_pasted(evidence)
+    state.set_review_error(None)
+    for field in ("text", "url", "title"):
+        st.session_state[f"{K}{round_key}.paste.{field}"] = ""
+
+
+def build_review(round_key: str, pending: PendingReview, evidence: dict[str, Evidence], stop: bool) -> Review:
+    """The Review the form's widgets describe; raises ValueError when a strike or admission lacks its reason."""
+    queries = {a: str(st.session_state.get(f"{K}{round_key}.q.{a}", q)).strip() for a, q in pending.next_queries.items()}
+    extra = str(st.session_state.get(f"{K}{round_key}.extra", "")).strip()
+    struck: dict[str, str] = {}
+    admitted: dict[str, str] = {}
+    missing: list[str] = []
+    for eid in evidence:
+        choice = st.session_state.get(f"{K}{round_key}.ev.{eid}", KEEP)
+        reason = " ".join(str(st.session_state.get(f"{K}{round_key}.why.{eid}", "")).split())
+        if choice == KEEP:
+            continue
+        if not reason:
+            missing.append(eid)
+        (struck if choice == STRIKE else admitted)[eid] = reason
+    if missing:
+        raise ValueError(f"give a reason for {', '.join(missing)}: a strike or an admission is recorded with its reason")
+    return Review(
+        queries={a: q for a, q in queries.items() if q},
+        extra_queries=(extra,) if extra else (),
+        struck=struck,
+        admitted=admitted,
+        added=tuple(state.pasted()),
+        stop=stop,
+    )
+
+
+def _submit(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evidence], stop: bool) -> None:
+    """Callback of Continue / Stop: hand the checker's review to the waiting run."""
+    by = state.checker_name()
+    if not by:
+        state.set_review_error("enter your name in the sidebar: the audit trail records who decided")
+        return
+    round_key = f"{handle.run_id}.{pending.round}"
+    try:
+        review = build_review(round_key, pending, evidence, stop)
+        note = str(st.session_state.get(f"{K}{round_key}.note", "")).strip()
+        handle.submit(review, by=by, note=note)
+    except ValueError as exc:
+        state.set_review_error(str(exc))
+        return
+    state.clear_review()
+
+
+def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], model_label: str | None, key: str) -> None:
+    """Set the final verdict and a note; the model's verdict stays in the record beside it."""
+    message = state.take_message(state.OVERRIDE_MESSAGE)
+    if message:
+        getattr(st, message[0])(message[1])
+    with st.expander("🧑‍⚖️ Override the verdict", expanded=False):
+        options = list(dict.fromkeys([*labels, *(x for x in ("TRUE", "HALF-TRUE", "FALSE") if x not in labels)]))
+        index = options.index(model_label) if model_label in options else 0
+        st.selectbox("Your verdict", options, index=index, key=f"{key}.override.label")
+        st.text_area("Note (why)", key=f"{key}.override.note", max_chars=2000, height=80)
+        st.button("Record my verdict", key=f"{key}.override.go", on_click=_override, args=(store, run_id, key), icon="🖊️")
+        st.caption("The model's verdict is kept beside yours; both appear in the record and in every export.")
+
+
+def _override(store: RunStore, run_id: str, key: str) -> None:
+    by = state.checker_name()
+    try:
+        evt = override_verdict(
+            store, run_id, str(st.session_state.get(f"{key}.override.label", "")), str(st.session_state.get(f"{key}.override.note", "")), by
+        )
+    except ValueError as exc:
+        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ {exc}"))
+        return
+    state.set_message(state.OVERRIDE_MESSAGE, ("success", f"Recorded: {evt.label} by {evt.by}."))

@@ -1,0 +1,208 @@
+"""History page: every run, filtered; open one to replay it, step through it, compare, export, override, resume or import."""
+
+from datetime import UTC, date, datetime, time
+
+import pandas as pd
+import streamlit as st
+
+from components import state
+from components.review_form import render_checker_name, render_override_form
+from components.safe_text import escape_markdown
+from components.services import get_services
+from components.transcript import replay
+from pipelines.errors import DebateDeskError
+from pipelines.export import EXPORT_FORMATS, export_filename, export_run, import_run
+from pipelines.protocols.base import PROTOCOLS, get_protocol
+from pipelines.replay import steps
+from pipelines.store import RUN_STATUSES, RunFilter, RunSummary
+
+STATUS_ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳"}
+FORMAT_LABELS = {"json": "JSON record", "md": "Markdown report", "claimreview": "ClaimReview JSON-LD"}
+
+services = get_services()
+store = services.store
+st.title("🗂️ History")
+render_checker_name()
+if store is None:
+    st.error("This app runs without a run store, so there is no history.")
+    st.stop()
+store.reconcile()  # runs left running by a process that died show as interrupted (and can be resumed)
+
+
+def when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "—"
+
+
+def describe(run: RunSummary) -> str:
+    verdict = run.final_verdict or "no verdict"
+    return f"{STATUS_ICONS.get(run.status, '')} {run.claim[:70]} · {run.protocol} · {verdict} · {when(run.created_at)} · {run.id}"
+
+
+def import_uploaded() -> None:
+    upload = st.session_state.get("history.import")
+    if upload is None:
+        return
+    try:
+        summary, new = import_run(store, upload.getvalue(), origin=f"imported from {upload.name}")
+    except DebateDeskError as exc:
+        state.set_message(state.IMPORT_MESSAGE, ("error", str(exc)))
+        return
+    state.open_history_run(summary.id)
+    note = "Imported" if new else "Already in History"
+    state.set_message(state.IMPORT_MESSAGE, ("success", f"{note}: {summary.claim[:80]} ({summary.event_count} events)."))
+
+
+with st.expander("📥 Import a JSON transcript for audit"):
+    st.caption(
+        "A record exported here, or written by hand in the same schema (`python -m pipelines schema`). It is checked before it is stored."
+    )
+    st.file_uploader("Run record (.json)", type=["json"], key="history.import", on_change=import_uploaded)
+message = state.take_message(state.IMPORT_MESSAGE)
+if message:
+    kind, text = message
+    if kind == "error":
+        st.error("⚠️ " + escape_markdown(text).replace("  \n", "  \n"))
+    else:
+        st.success(text)
+
+facets = store.facets()
+c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
+claim_filter = c1.text_input("Claim contains", key="history.claim")
+verdicts = c2.multiselect("Verdict", facets["verdicts"], key="history.verdicts")
+protocols = c3.multiselect("Protocol", sorted(set(facets["protocols"]) | set(PROTOCOLS)), key="history.protocols")
+statuses = c4.multiselect("Status", list(RUN_STATUSES), key="history.statuses")
+dates = c5.date_input("Dates", value=(), key="history.dates", help="One day, or a range")
+since = until = None
+if isinstance(dates, tuple | list) and dates:
+    first, last = dates[0], dates[-1]
+    since = datetime.combine(first, time.min, UTC).timestamp()
+    until = datetime.combine(last, time.max, UTC).timestamp()
+elif isinstance(dates, date):
+    since, until = datetime.combine(dates, time.min, UTC).timestamp(), datetime.combine(dates, time.max, UTC).timestamp()
+
+runs = store.list_runs(
+    limit=500,
+    where=RunFilter(
+        claim=claim_filter, verdicts=tuple(verdicts), protocols=tuple(protocols), statuses=tuple(statuses), since=since, until=until
+    ),
+)
+if not runs:
+    st.info("No runs match. Runs appear here as soon as they start on the **Verify** page (or are imported above).")
+    st.stop()
+
+table = pd.DataFrame(
+    [
+        {
+            "started": when(r.created_at),
+            "claim": r.claim,
+            "protocol": r.protocol,
+            "status": f"{STATUS_ICONS.get(r.status, '')} {r.status}",
+            "verdict": r.final_verdict or "",
+            "checker": f"{r.checker_verdict} by {r.checker_by}" if r.checker_verdict else "",
+            "model calls": r.model_calls,
+            "tokens": r.tokens_in + r.tokens_out,
+            "events": r.event_count,
+            "origin": r.origin,
+            "id": r.id,
+        }
+        for r in runs
+    ]
+)
+st.caption(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(runs)))
+
+by_id = {r.id: r for r in runs}
+options = list(by_id)
+chosen = state.history_run()
+if chosen is not None and chosen not in by_id and store.get_run(chosen) is not None:
+    run = store.get_run(chosen)
+    assert run is not None
+    by_id[chosen] = run
+    options.insert(0, chosen)
+selected = st.selectbox(
+    "Open a run",
+    options,
+    index=options.index(chosen) if chosen in options else None,
+    format_func=lambda run_id: describe(by_id[run_id]),
+    placeholder="Choose a run to replay, export or compare",
+    key="history.open",
+    on_change=lambda: state.open_history_run(st.session_state.get("history.open")),
+)
+if selected is None:
+    st.stop()
+run = store.get_run(selected)
+assert run is not None
+events = store.events(run.id)
+
+st.subheader(escape_markdown(run.claim))
+st.caption(
+    f"{STATUS_ICONS.get(run.status, '')} {run.status} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
+    f"finished {when(run.finished_at)} · {run.model_calls} model calls, {run.tokens_in + run.tokens_out:,} tokens, {run.model_seconds:.1f} s · "
+    f"{len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · {escape_markdown(run.origin)} · id `{run.id}`"
+)
+
+actions = st.columns(4)
+if (
+    run.resumable
+    and run.origin == "run"
+    and actions[0].button(
+        "▶️ Resume", type="primary", key="history.resume", help="Go on from the last completed step; calls already made are not made again."
+    )
+):
+    state.request_resume(run.id)
+    st.switch_page("pages/verify.py")
+for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
+    try:
+        data = export_run(run, events, fmt, public_url=services.settings.public_url)
+    except DebateDeskError as exc:
+        column.button(f"⬇️ {FORMAT_LABELS[fmt]}", disabled=True, key=f"history.dl.{fmt}", help=str(exc))
+        continue
+    column.download_button(
+        f"⬇️ {FORMAT_LABELS[fmt]}", data=data, file_name=export_filename(run, fmt), mime=EXPORT_FORMATS[fmt][1], key=f"history.dl.{fmt}"
+    )
+
+labels = get_protocol(run.protocol).labels if run.protocol in PROTOCOLS else ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+render_override_form(store, run.id, labels, run.verdict, key=f"history-{run.id}")
+
+tab_replay, tab_compare = st.tabs(["📼 Replay, step by step", "🆚 Compare with another run"])
+with tab_replay:
+    cuts = steps(events)
+    step_key = f"{state.HISTORY_STEP}.{run.id}"
+    st.session_state.setdefault(step_key, len(cuts))
+    if len(cuts) > 1:
+
+        def move(delta: int, key: str = step_key, total: int = len(cuts)) -> None:
+            st.session_state[key] = max(1, min(total, int(st.session_state.get(key, total)) + delta))
+
+        nav = st.columns([1, 6, 1])
+        nav[0].button("◀ Previous", key="history.prev", on_click=move, args=(-1,), width="stretch")
+        nav[2].button("Next ▶", key="history.next", on_click=move, args=(1,), width="stretch")
+        nav[1].slider("Step", 1, len(cuts), key=step_key, format="%d", help="Walk through the run as it happened, for a class or an audit.")
+    step = cuts[int(st.session_state.get(step_key, len(cuts))) - 1]
+    st.caption(f"Step {cuts.index(step) + 1} of {len(cuts)}: **{escape_markdown(step.title)}** ({step.end} of {len(events)} events)")
+    replay(events[: step.end], key=f"history-{run.id}-{step.end}")
+
+with tab_compare:
+    others = store.runs_with_claim(run.claim, exclude=run.id)
+    if not others:
+        st.info("No other run of this exact claim yet. Run it again on **Verify** with another protocol or model to compare.")
+    else:
+        other_id = st.selectbox(
+            "Compare with",
+            [o.id for o in others],
+            format_func=lambda rid: describe(next(o for o in others if o.id == rid)),
+            key=f"history.compare.{run.id}",
+        )
+        other = next(o for o in others if o.id == other_id)
+        left, right = st.columns(2)
+        for column, shown in ((left, run), (right, other)):
+            with column:
+                config = shown.config
+                model = config.get("debater", {})
+                st.markdown(
+                    f"**{escape_markdown(shown.protocol)}** · {escape_markdown(str(model.get('backend', '?')))} {escape_markdown(str(model.get('model') or ''))}"
+                )
+                st.caption(
+                    f"{when(shown.created_at)} · {shown.model_calls} calls · {shown.tokens_in + shown.tokens_out:,} tokens · {shown.model_seconds:.1f} s"
+                )
+                replay(store.events(shown.id), key=f"compare-{shown.id}")

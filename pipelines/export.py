@@ -1,0 +1,597 @@
+"""Export a stored run (JSON record, Markdown report, schema.org ClaimReview) and import a JSON record back.
+
+Pure functions over a run's summary and events: the UI offers them as downloads, the CLI
+writes them to files. The JSON record is the whole run with a versioned schema
+(``format`` + ``schema_version``); ``load_record`` validates a file in that schema (ours or
+written by hand) and lists every problem it finds instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipelines import __version__
+from pipelines.errors import DebateDeskError
+from pipelines.events import (
+    CheckerAddedEvidence,
+    CheckerAddedQuery,
+    CheckerAdmittedEvidence,
+    CheckerEditedQuery,
+    CheckerStruckEvidence,
+    Event,
+    EvidenceRetrieved,
+    ModelCallCompleted,
+    QueryIssued,
+    RoundStarted,
+    RunFailed,
+    RunInterrupted,
+    RunResumed,
+    RunStarted,
+    StageFailed,
+    StepResumed,
+    TurnCompleted,
+    VerdictOverridden,
+    VerdictReached,
+    dump_event,
+    parse_event,
+)
+from pipelines.models import Evidence, Verdict
+from pipelines.store import RUN_STATUSES, RunStore, RunSummary
+
+FORMAT = "debatedesk.run"
+SCHEMA_VERSION = 1
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
+ExportFormat = Literal["json", "md", "claimreview"]
+EXPORT_FORMATS: dict[str, tuple[str, str]] = {  # format -> (file suffix, MIME type)
+    "json": (".json", "application/json"),
+    "md": (".md", "text/markdown"),
+    "claimreview": (".jsonld", "application/ld+json"),
+}
+
+
+class RecordError(DebateDeskError, ValueError):
+    """A file that is not a valid run record; ``problems`` lists every reason, each with where it is."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        shown = problems[:25] + ([f"... and {len(problems) - 25} more"] if len(problems) > 25 else [])
+        super().__init__("this file is not a valid DebateDesk run record:\n" + "\n".join(f"- {p}" for p in shown))
+
+
+class Totals(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model_calls: int = Field(ge=0, description="ModelCallCompleted events")
+    tokens_in: int = Field(ge=0)
+    tokens_out: int = Field(ge=0)
+    model_seconds: float = Field(ge=0)
+    events: int = Field(ge=0)
+
+
+class RunInfo(BaseModel):
+    """The run's row: what was checked, how, when, and how it ended."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+    claim: str = Field(min_length=1, max_length=2000)
+    protocol: str = Field(min_length=1, max_length=64)
+    status: Literal["running", "completed", "failed", "interrupted"]
+    created_at: float = Field(description="epoch seconds")
+    finished_at: float | None = None
+    app_version: str = "unknown"
+    config: dict[str, Any] = Field(default_factory=dict, description="the run's config snapshot, without API keys")
+    verdict: str | None = Field(default=None, description="the model's verdict")
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    checker_verdict: str | None = None
+    checker_note: str | None = None
+    checker_by: str | None = None
+    attempts: int = Field(default=1, ge=1)
+    origin: str = "run"
+    totals: Totals | None = Field(default=None, description="recomputed from the events on import; must match when given")
+
+
+class RunRecord(BaseModel):
+    """A whole run as one JSON document (the export and import format)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["debatedesk.run"] = "debatedesk.run"
+    schema_version: Literal[1] = 1
+    exported_at: float | None = None
+    exported_by: str = Field(default="", description="the app version that wrote the file")
+    run: RunInfo
+    events: list[dict[str, Any]] = Field(min_length=1)
+
+
+def record_schema() -> dict[str, Any]:
+    """The JSON Schema of the record (events are checked one by one against their own types)."""
+    return RunRecord.model_json_schema()
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+
+def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
+    """The whole run as a JSON-ready dict in the versioned schema."""
+    info = RunInfo(
+        id=summary.id,
+        claim=summary.claim,
+        protocol=summary.protocol,
+        status=summary.status,  # type: ignore[arg-type]
+        created_at=summary.created_at,
+        finished_at=summary.finished_at,
+        app_version=summary.app_version,
+        config=summary.config,
+        verdict=summary.verdict,
+        confidence=summary.confidence,
+        checker_verdict=summary.checker_verdict,
+        checker_note=summary.checker_note,
+        checker_by=summary.checker_by,
+        attempts=summary.attempts,
+        origin=summary.origin,
+        totals=totals_of(events),
+    )
+    record = RunRecord(
+        exported_at=round(time.time(), 3), exported_by=f"DebateDesk {__version__}", run=info, events=[dump_event(e) for e in events]
+    )
+    return record.model_dump(mode="json")
+
+
+def to_json(summary: RunSummary, events: Sequence[Event]) -> str:
+    return json.dumps(to_record(summary, events), indent=2, ensure_ascii=False) + "\n"
+
+
+def totals_of(events: Sequence[Event]) -> Totals:
+    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
+    return Totals(
+        model_calls=len(calls),
+        tokens_in=sum(c.tokens_in for c in calls),
+        tokens_out=sum(c.tokens_out for c in calls),
+        model_seconds=round(sum(c.seconds for c in calls), 4),
+        events=len(events),
+    )
+
+
+def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
+    """Validate a JSON record and return the run and its events; raises RecordError listing every problem."""
+    if len(data) > MAX_IMPORT_BYTES:
+        raise RecordError([f"the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_IMPORT_BYTES / 1e6:.0f} MB"])
+    try:
+        raw = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RecordError([f"not JSON: {exc}"]) from None
+    if not isinstance(raw, dict):
+        raise RecordError([f"the top level must be an object with format, schema_version, run and events, not {type(raw).__name__}"])
+    problems: list[str] = []
+    if raw.get("format") != FORMAT:
+        problems.append(f"format: must be {FORMAT!r} (got {raw.get('format')!r})")
+    if raw.get("schema_version") != SCHEMA_VERSION:
+        problems.append(f"schema_version: this app reads version {SCHEMA_VERSION} (got {raw.get('schema_version')!r})")
+    try:
+        record = RunRecord.model_validate(raw)
+    except ValidationError as exc:
+        problems.extend(_pydantic_problems(exc, skip={("format",), ("schema_version",)}))
+        raise RecordError(_dedupe(problems)) from None
+    if problems:
+        raise RecordError(problems)
+    events: list[Event] = []
+    for i, item in enumerate(record.events):
+        try:
+            events.append(parse_event(item))
+        except ValidationError as exc:
+            problems.extend(f"events[{i}] ({item.get('type', '?')}): {p}" for p in _pydantic_problems(exc))
+        except ValueError as exc:
+            problems.append(f"events[{i}]: {exc}")
+    if not problems:
+        problems.extend(_consistency_problems(record.run, events))
+    if problems:
+        raise RecordError(problems)
+    run = record.run
+    totals = totals_of(events)
+    summary = RunSummary(
+        id=run.id,
+        claim=run.claim,
+        protocol=run.protocol,
+        status=run.status,
+        verdict=run.verdict,
+        confidence=run.confidence,
+        created_at=run.created_at,
+        finished_at=run.finished_at,
+        model_calls=totals.model_calls,
+        tokens_in=totals.tokens_in,
+        tokens_out=totals.tokens_out,
+        config=run.config,
+        app_version=run.app_version,
+        model_seconds=totals.model_seconds,
+        event_count=len(events),
+        attempts=run.attempts,
+        checker_verdict=run.checker_verdict,
+        checker_note=run.checker_note,
+        checker_by=run.checker_by,
+        origin=run.origin,
+    )
+    return summary, events
+
+
+def _consistency_problems(run: RunInfo, events: list[Event]) -> list[str]:
+    problems: list[str] = []
+    first = events[0]
+    if not isinstance(first, RunStarted):
+        problems.append(f"events[0]: a run starts with RunStarted, not {type(first).__name__}")
+    else:
+        if first.run_id != run.id:
+            problems.append(f"events[0].run_id: {first.run_id!r} does not match run.id {run.id!r}")
+        if first.claim != run.claim:
+            problems.append("events[0].claim: does not match run.claim")
+        if first.protocol != run.protocol:
+            problems.append(f"events[0].protocol: {first.protocol!r} does not match run.protocol {run.protocol!r}")
+    for i, e in enumerate(events[1:], start=1):
+        if isinstance(e, RunStarted):
+            problems.append(f"events[{i}]: a second RunStarted (one run per file)")
+    known: set[str] = set()
+    for i, e in enumerate(events):
+        if isinstance(e, EvidenceRetrieved | CheckerAddedEvidence):
+            if e.evidence.id in known:
+                problems.append(f"events[{i}]: evidence id {e.evidence.id} is used twice")
+            known.add(e.evidence.id)
+        elif isinstance(e, TurnCompleted):
+            problems.extend(f"events[{i}].turn.cited: {c} is not an evidence item of this run" for c in e.turn.cited if c not in known)
+        elif isinstance(e, CheckerStruckEvidence | CheckerAdmittedEvidence) and e.evidence_id not in known:
+            problems.append(f"events[{i}].evidence_id: {e.evidence_id} is not an evidence item of this run")
+    model_verdicts = [e.verdict.label for e in events if isinstance(e, VerdictReached)]
+    if run.verdict is not None and (not model_verdicts or model_verdicts[-1] != run.verdict):
+        problems.append(
+            f"run.verdict: {run.verdict!r} is not the last VerdictReached in the events ({model_verdicts[-1] if model_verdicts else 'none'})"
+        )
+    overrides = [e for e in events if isinstance(e, VerdictOverridden)]
+    if run.checker_verdict is not None and (not overrides or overrides[-1].label != run.checker_verdict):
+        problems.append(f"run.checker_verdict: {run.checker_verdict!r} is not the last VerdictOverridden in the events")
+    if run.status == "completed" and not model_verdicts:
+        problems.append("run.status: a completed run has a VerdictReached event")
+    if run.totals is not None:
+        actual = totals_of(events)
+        for name in ("model_calls", "tokens_in", "tokens_out", "events"):
+            if getattr(run.totals, name) != getattr(actual, name):
+                problems.append(f"run.totals.{name}: says {getattr(run.totals, name)} but the events add up to {getattr(actual, name)}")
+    problems.extend(_secret_problems(run.config))
+    return problems
+
+
+def _secret_problems(config: dict[str, Any], path: str = "run.config") -> list[str]:
+    problems = []
+    for key, value in config.items():
+        if isinstance(value, dict):
+            problems.extend(_secret_problems(value, f"{path}.{key}"))
+        elif re.search(r"(api_?key|secret|password|token)$", key, re.IGNORECASE) and value:
+            problems.append(f"{path}.{key}: records never hold secrets; remove it before importing")
+    return problems
+
+
+def _pydantic_problems(exc: ValidationError, skip: set[tuple[Any, ...]] = frozenset()) -> list[str]:  # type: ignore[assignment]
+    found = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        if loc in skip:
+            continue
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top level)"
+        found.append(f"{where}: {err['msg']}")
+    return found
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+# --- Markdown ---------------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")
+
+
+def md(text: str) -> str:
+    """Untrusted text (web pages, model answers) as literal Markdown: no links, images or HTML get through."""
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def _cell(text: str, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return md(flat[: limit - 1] + "…" if len(flat) > limit else flat)
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "—"
+
+
+def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
+    """A readable report of the run: verdicts, interventions, rounds, evidence and cost."""
+    evidence: dict[str, Evidence] = {}
+    cited_by: dict[str, list[str]] = {}
+    struck: dict[str, str] = {}
+    model_verdict: Verdict | None = None
+    for e in events:
+        if isinstance(e, EvidenceRetrieved | CheckerAddedEvidence):
+            evidence.setdefault(e.evidence.id, e.evidence)
+        elif isinstance(e, TurnCompleted):
+            for c in e.turn.cited:
+                cited_by.setdefault(c, []).append(e.turn.id)
+        elif isinstance(e, CheckerStruckEvidence):
+            struck[e.evidence_id] = e.reason
+        elif isinstance(e, CheckerAdmittedEvidence):
+            struck.pop(e.evidence_id, None)
+        elif isinstance(e, VerdictReached):
+            model_verdict = e.verdict
+    config = summary.config
+    totals = totals_of(events)
+    lines = [f"# Fact-check: {md(summary.claim)}", ""]
+    verdict_line = f"**{summary.verdict}**" if summary.verdict else "none (the run did not reach one)"
+    if summary.confidence is not None:
+        verdict_line += f" (confidence {summary.confidence:.2f})"
+    rows = [("Model's verdict", verdict_line)]
+    if summary.checker_verdict:
+        rows.append(
+            (
+                "Checker's verdict",
+                f"**{md(summary.checker_verdict)}** by {md(summary.checker_by or '?')}: {_cell(summary.checker_note or '', 500)}",
+            )
+        )
+    models = ", ".join(
+        f"{role}: {md(str(config.get(role, {}).get('backend', '?')))}/{md(str(config.get(role, {}).get('model') or 'default'))}"
+        for role in ("debater", "judge", "scorer")
+        if role in config
+    )
+    web = config.get("retrieval", {}).get("web_search")
+    rows += [
+        ("Protocol", md(summary.protocol)),
+        ("Models", models or "—"),
+        ("Corpus", md(str(config.get("corpus", "—"))) + ("" if web is None else f"; web search {'on' if web else 'off'}")),
+        ("Run", f"`{summary.id}` · {summary.status} · started {_when(summary.created_at)} · finished {_when(summary.finished_at)}"),
+        ("Attempts", str(summary.attempts)),
+        (
+            "Cost",
+            f"{totals.model_calls} model calls · {totals.tokens_in:,} tokens in · {totals.tokens_out:,} out · {totals.model_seconds:.1f} s",
+        ),
+        ("App version", md(summary.app_version)),
+    ]
+    lines += ["| | |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in rows], ""]
+    if model_verdict is not None:
+        lines += ["## The model's reasoning", "", md(model_verdict.rationale or "(no rationale)"), ""]
+        if model_verdict.cited:
+            lines += [
+                "Rests on: "
+                + ", ".join(f"{c} ({_cell(evidence[c].source_label, 80)})" if c in evidence else c for c in model_verdict.cited),
+                "",
+            ]
+        if model_verdict.stop_reason:
+            lines += [f"Decided by {md(model_verdict.decided_by)}: {md(model_verdict.stop_reason)}", ""]
+    interventions = [_describe_intervention(e) for e in events]
+    interventions = [i for i in interventions if i]
+    if interventions:
+        lines += ["## Checker's interventions", "", *interventions, ""]
+    lines += ["## Transcript", ""]
+    for e in events:
+        match e:
+            case RoundStarted(round=number):
+                lines += [f"### Round {number}", ""]
+            case QueryIssued(agent=agent, query=query, tool=tool, round=number):
+                lines.append(f"- {md(agent)} searched {tool} (round {number}): “{_cell(query, 300)}”")
+            case TurnCompleted(turn=turn):
+                label = f" — **{turn.label}**" if turn.label else ""
+                lines += ["", f"**{md(turn.agent)}**, round {turn.round}{label}", "", "> " + md(turn.text).replace("  \n", "  \n> "), ""]
+            case StageFailed(stage=stage, reason=reason):
+                lines.append(f"- ⚠️ {md(stage)} failed: {_cell(reason, 500)}")
+            case RunFailed(reason=reason):
+                lines.append(f"- ❌ the run failed ({_when(e.at)}): {_cell(reason, 500)}")
+            case RunInterrupted(reason=reason):
+                lines.append(f"- ⏸️ the run was interrupted ({_when(e.at)}): {_cell(reason, 500)}")
+            case RunResumed(attempt=attempt):
+                lines.append(f"- ▶️ resumed ({_when(e.at)}), attempt {attempt}")
+            case _:
+                pass
+    lines += ["", "## Evidence", ""]
+    if evidence:
+        lines += ["| id | source | title | link | found by | query | round | score | cited by | status |", "| --- " * 10 + "|"]
+        for ev in evidence.values():
+            link = (
+                f"<{ev.url}>" if ev.url and ev.url.startswith(("http://", "https://")) and " " not in ev.url and ">" not in ev.url else ""
+            )
+            score = f"{ev.retrieval_score:.3f}" if ev.retrieval_score is not None else ""
+            status = f"struck: {_cell(struck[ev.id], 120)}" if ev.id in struck else "used"
+            lines.append(
+                f"| {ev.id} | {md(ev.source_label if ev.source != 'web' else 'web')} | {_cell(ev.title, 80)} | {link} | {md(ev.found_by)} | "
+                f"{_cell(ev.query, 80)} | {ev.round} | {score} | {', '.join(cited_by.get(ev.id, []))} | {status} |"
+            )
+        lines.append("")
+        for ev in evidence.values():
+            lines += [f"**{ev.id}** {_cell(ev.title, 120)}: {_cell(ev.text, 1500)}", ""]
+    else:
+        lines += ["No evidence was retrieved.", ""]
+    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
+    if calls:
+        lines += ["## Model calls", "", "| # | role | model | tokens in | tokens out | seconds |", "| --- | --- | --- | --- | --- | --- |"]
+        lines += [f"| {i} | {c.role} | {md(c.model)} | {c.tokens_in} | {c.tokens_out} | {c.seconds:.2f} |" for i, c in enumerate(calls, 1)]
+        lines.append("")
+    lines.append(f"_Exported by DebateDesk {__version__} on {_when(time.time())}. Record format {FORMAT} v{SCHEMA_VERSION}._")
+    return "\n".join(lines) + "\n"
+
+
+def _describe_intervention(e: Event) -> str:
+    stamp = f"- {_when(e.at)} · {md(getattr(e, 'by', ''))}"
+    match e:
+        case CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
+            return f"{stamp} · round {r}: edited {md(agent)}'s next query “{_cell(before, 200)}” → “{_cell(after, 200)}”"
+        case CheckerAddedQuery(round=r, query=query):
+            return f"{stamp} · round {r}: added a query “{_cell(query, 200)}”"
+        case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
+            return f"{stamp} · round {r}: struck {eid} ({_cell(reason, 300)})"
+        case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
+            return f"{stamp} · round {r}: admitted {eid} ({_cell(reason, 300)})"
+        case CheckerAddedEvidence(round=r, evidence=ev):
+            where = f" from {_cell(ev.url, 200)}" if ev.url else ""
+            return f"{stamp} · round {r}: added evidence {ev.id}{where}: “{_cell(ev.text, 200)}”"
+        case StepResumed(round=r, action=action, note=note):
+            return f"{stamp} · round {r}: {'stopped the debate' if action == 'stop' else 'continued'}" + (
+                f" ({_cell(note, 300)})" if note else ""
+            )
+        case VerdictOverridden(label=label, note=note, model_verdict=mv):
+            was = f" (the model said {mv.label})" if mv else ""
+            return f"{stamp}: set the verdict to **{md(label)}**{was}" + (f": {_cell(note, 500)}" if note else "")
+        case _:
+            return ""
+
+
+# --- schema.org ClaimReview -------------------------------------------------------------------
+
+# Verdict label -> (ratingValue on a 1-5 scale, the rating's name). 5 = true, 1 = false.
+RATING_SCALE: dict[str, tuple[int, str]] = {
+    "SUPPORTS": (5, "True"),
+    "SUPPORTED": (5, "True"),
+    "TRUE": (5, "True"),
+    "MOSTLY-TRUE": (4, "Mostly true"),
+    "HALF-TRUE": (3, "Half true"),
+    "NOT ENOUGH INFO": (3, "Unproven"),
+    "INCONCLUSIVE": (3, "Unproven"),
+    "MOSTLY-FALSE": (2, "Mostly false"),
+    "REFUTES": (1, "False"),
+    "NOT SUPPORTED": (1, "False"),
+    "FALSE": (1, "False"),
+}
+CLAIMREVIEW_REQUIRED = ("@context", "@type", "claimReviewed", "reviewRating", "itemReviewed", "author", "datePublished", "url")
+
+
+def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: str = "", publisher: str = "DebateDesk") -> dict[str, Any]:
+    """schema.org ClaimReview JSON-LD for the run's final verdict (the checker's when overridden)."""
+    label = summary.checker_verdict or summary.verdict
+    if not label:
+        raise DebateDeskError(
+            f"run {summary.id} has no verdict ({summary.status}); a ClaimReview needs one — resume the run or set a verdict"
+        )
+    value, name = RATING_SCALE.get(label.upper(), (3, label.title()))
+    evidence: dict[str, Evidence] = {}
+    rationale = ""
+    cited: tuple[str, ...] = ()
+    for e in events:
+        if isinstance(e, EvidenceRetrieved | CheckerAddedEvidence):
+            evidence.setdefault(e.evidence.id, e.evidence)
+        elif isinstance(e, VerdictReached):
+            rationale, cited = e.verdict.rationale, e.verdict.cited
+    explanation = summary.checker_note if summary.checker_verdict and summary.checker_note else rationale
+    sources = [evidence[c] for c in cited if c in evidence] or list(evidence.values())
+    citations = [
+        {"@type": "CreativeWork", "name": e.title or e.source_label, "url": e.url}
+        for e in sources
+        if e.url and e.url.startswith(("http://", "https://"))
+    ]
+    published = datetime.fromtimestamp(summary.finished_at or summary.created_at, UTC).date().isoformat()
+    url = f"{public_url.rstrip('/')}/{summary.id}" if public_url else f"urn:debatedesk:run:{summary.id}"
+    doc: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "ClaimReview",
+        "url": url,
+        "claimReviewed": summary.claim,
+        "datePublished": published,
+        "author": {"@type": "Organization", "name": publisher},
+        "reviewRating": {
+            "@type": "Rating",
+            "ratingValue": value,
+            "bestRating": 5,
+            "worstRating": 1,
+            "alternateName": name,
+            "ratingExplanation": " ".join(explanation.split())[:1000],
+        },
+        "itemReviewed": {"@type": "Claim", "text": summary.claim, "datePublished": published},
+        "citation": citations,
+    }
+    if summary.checker_verdict and summary.checker_by:
+        doc["editor"] = {"@type": "Person", "name": summary.checker_by}
+    return doc
+
+
+def claimreview_problems(doc: dict[str, Any]) -> list[str]:
+    """What a ClaimReview lacks of the fields schema.org and fact-check indexes require."""
+    problems = [f"{field}: missing" for field in CLAIMREVIEW_REQUIRED if not doc.get(field)]
+    rating = doc.get("reviewRating") or {}
+    for field in ("@type", "ratingValue", "bestRating", "worstRating", "alternateName"):
+        if rating.get(field) in (None, ""):
+            problems.append(f"reviewRating.{field}: missing")
+    if rating and not (rating.get("worstRating", 0) <= rating.get("ratingValue", -1) <= rating.get("bestRating", -1)):
+        problems.append("reviewRating.ratingValue: outside worstRating..bestRating")
+    if doc.get("@type") != "ClaimReview":
+        problems.append("@type: must be ClaimReview")
+    if (doc.get("author") or {}).get("name") in (None, ""):
+        problems.append("author.name: missing")
+    if (doc.get("itemReviewed") or {}).get("@type") != "Claim":
+        problems.append("itemReviewed.@type: must be Claim")
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(doc.get("datePublished", ""))):
+        problems.append("datePublished: must be an ISO date (YYYY-MM-DD)")
+    return problems
+
+
+def import_run(store: RunStore, data: str | bytes, *, origin: str = "imported") -> tuple[RunSummary, bool]:
+    """Validate a JSON record and store it for audit; returns (the stored run, whether it was new).
+
+    The same record imported twice is stored once; a different run under an id already
+    taken gets a new id (``<id>-imported-2``...). A run still marked running is stored as
+    interrupted: nothing runs it here.
+    """
+    summary, events = load_record(data)
+    if store.has_run(summary.id):
+        if [dump_event(e) for e in store.events(summary.id)] == [dump_event(e) for e in events]:
+            existing = store.get_run(summary.id)
+            assert existing is not None
+            return existing, False
+        n = 2
+        while store.has_run(f"{summary.id}-imported-{n}"):
+            n += 1
+        new_id = f"{summary.id}-imported-{n}"
+        first = events[0]
+        assert isinstance(first, RunStarted)
+        events = [first.model_copy(update={"run_id": new_id}), *events[1:]]
+        summary = replace(summary, id=new_id)
+    status = "interrupted" if summary.status == "running" else summary.status
+    summary = replace(summary, status=status, origin=origin if summary.origin == "run" else summary.origin)
+    store.insert_record(summary, events)
+    stored = store.get_run(summary.id)
+    assert stored is not None
+    return stored, True
+
+
+def export_run(summary: RunSummary, events: Sequence[Event], fmt: str, *, public_url: str = "") -> str:
+    """The run in one of EXPORT_FORMATS, as text."""
+    if fmt == "json":
+        return to_json(summary, events)
+    if fmt == "md":
+        return to_markdown(summary, events)
+    if fmt == "claimreview":
+        return json.dumps(to_claimreview(summary, events, public_url=public_url), indent=2, ensure_ascii=False) + "\n"
+    raise ValueError(f"unknown export format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
+
+
+def export_filename(summary: RunSummary, fmt: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", summary.claim.lower()).strip("-")[:40] or "run"
+    suffix = EXPORT_FORMATS[fmt][0]
+    return f"debatedesk-{summary.id}-{slug}{'.claimreview' if fmt == 'claimreview' else ''}{suffix}"
+
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "RUN_STATUSES",
+    "RecordError",
+    "RunRecord",
+    "claimreview_problems",
+    "export_run",
+    "import_run",
+    "load_record",
+    "record_schema",
+    "to_claimreview",
+    "to_json",
+    "to_markdown",
+    "to_record",
+]

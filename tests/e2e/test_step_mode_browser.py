@@ -1,0 +1,48 @@
+"""In Chromium: a step-mode run where the checker edits a query, continues, finishes; then History replays it step by step."""
+
+import pytest
+
+from tests.e2e.conftest import screenshot
+
+pytestmark = pytest.mark.e2e
+
+CLAIM = "Masks reduce transmission of respiratory viruses in crowded schools"
+
+
+def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_role("textbox", name="Your name (audit trail)").fill("Ana Ruiz")
+    page.keyboard.press("Enter")
+    page.get_by_text("Step mode").click()
+    page.locator("textarea").first.fill(CLAIM)
+    page.get_by_role("button", name="Verify").click()
+
+    page.get_by_text("Paused before the first search — your turn").wait_for(timeout=90_000)
+    query = page.get_by_role("textbox", name="Next query for Checker")
+    assert query.input_value() == "masks reduce transmission respiratory viruses crowded schools"
+    query.fill("cloth masks classroom transmission study")
+    screenshot(page, "step-mode-paused")
+    page.get_by_role("button", name="Continue").click()
+
+    page.get_by_text("Paused after round 1 — your turn").wait_for(timeout=90_000)
+    assert page.get_by_text("edited Checker's next query").first.is_visible()
+    page.get_by_role("button", name="Continue").click()
+
+    page.get_by_text("Verdict").first.wait_for(timeout=90_000)
+    assert page.get_by_text("corpus query: “cloth masks classroom transmission study”").first.is_visible(), "the edited query was used"
+    screenshot(page, "step-mode-finished")
+
+    page.get_by_role("link", name="History").click()
+    page.get_by_role("textbox", name="Claim contains").fill("crowded schools")
+    page.keyboard.press("Enter")
+    page.get_by_role("combobox", name="Open a run").click()
+    page.get_by_role("option").first.click()
+    page.get_by_text("Step 5 of 5").wait_for(timeout=60_000)
+    assert page.get_by_text("edited Checker's next query").first.is_visible()
+    assert page.get_by_text("cloth masks classroom transmission study").first.is_visible()
+    page.get_by_role("button", name="Previous").click()
+    page.get_by_text("Step 4 of 5").wait_for(timeout=30_000)
+    page.get_by_role("button", name="Previous").click()
+    page.get_by_text("Step 3 of 5").wait_for(timeout=30_000)
+    page.wait_for_timeout(1000)
+    assert not page.get_by_text("Label: ").first.is_visible(), "before the answer step, no answer is shown"
+    screenshot(page, "history-step-through")

@@ -1,0 +1,131 @@
+"""Pasted URLs: only public addresses are fetched (checked after DNS), bounded in size and time, HTML becomes text."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from pipelines.tools.fetch import Address, FetchError, fetch_page, html_to_text, public_only
+
+PAGE = b"""<html><head><title>Masks &amp; trials</title><script>alert('x')</script><style>p{}</style></head>
+<body><nav>Home | About</nav><h1>Masks study</h1><p>Randomized trials found masks reduce transmission.</p>
+<p>Second <b>paragraph</b>.</p><script>track()</script></body></html>"""
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path == "/page":
+            self._send(200, "text/html; charset=utf-8", PAGE)
+        elif self.path == "/big":
+            self._send(200, "text/plain", b"masks " * 200_000)
+        elif self.path == "/slow":
+            time.sleep(2)
+            self._send(200, "text/plain", b"late")
+        elif self.path == "/redirect-away":
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.2:{self.server.server_address[1]}/page")
+            self.end_headers()
+        elif self.path == "/pdf":
+            self._send(200, "application/pdf", b"%PDF-1.4")
+        else:
+            self._send(404, "text/plain", b"no")
+
+    def _send(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def only_127_0_0_1(address: Address) -> str | None:
+    """The test server is on loopback: let 127.0.0.1 through, nothing else that is not public."""
+    return None if str(address) == "127.0.0.1" else public_only(address)
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:9/", "loopback"),
+        ("http://localhost/", "loopback"),
+        ("http://[::1]/", "loopback"),
+        ("http://[::ffff:127.0.0.1]/", "loopback"),
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://10.1.2.3/", "private"),
+        ("http://192.168.1.1/admin", "private"),
+        ("http://0.0.0.0/", "unspecified"),
+        ("file:///etc/passwd", "only http:// and https://"),
+        ("ftp://example.org/x", "only http:// and https://"),
+        ("http://user:pw@example.org/", "user name or password"),
+    ],
+)
+def test_non_public_addresses_and_other_schemes_are_refused(url: str, why: str) -> None:
+    with pytest.raises(FetchError, match=why):
+        fetch_page(url)
+
+
+def test_a_name_that_resolves_to_a_private_address_is_refused_after_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fake_dns(host: str, port: int, *args: object, **kwargs: object) -> list[tuple[object, ...]]:
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.7", port)),
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", fake_dns)
+    with pytest.raises(FetchError, match=r"refused: rebind.example resolves to 10\.0\.0\.7, a private network address"):
+        fetch_page("http://rebind.example/")
+
+
+def test_public_only_accepts_a_public_address() -> None:
+    assert public_only(ipaddress.ip_address("93.184.216.34")) is None
+    assert public_only(ipaddress.ip_address("2606:4700::1111")) is None
+    assert public_only(ipaddress.ip_address("100.64.0.1")) is not None  # carrier-grade NAT is not public either
+
+
+def test_html_becomes_text_without_scripts_styles_or_navigation(server: str) -> None:
+    page = fetch_page(server + "/page", policy=only_127_0_0_1)
+    assert page.title == "Masks & trials"
+    assert "Randomized trials found masks reduce transmission." in page.text and "Second paragraph." in page.text
+    assert "alert" not in page.text and "track()" not in page.text and "Home | About" not in page.text and "p{}" not in page.text
+
+
+def test_size_and_time_are_limited(server: str) -> None:
+    page = fetch_page(server + "/big", policy=only_127_0_0_1, max_bytes=10_000)
+    assert page.truncated and len(page.text) <= 10_000
+    with pytest.raises(FetchError, match="did not answer in time|took longer"):
+        fetch_page(server + "/slow", policy=only_127_0_0_1, timeout_s=0.5)
+
+
+def test_a_redirect_to_a_refused_address_is_refused(server: str) -> None:
+    with pytest.raises(FetchError, match="127.0.0.2, a loopback address"):
+        fetch_page(server + "/redirect-away", policy=only_127_0_0_1)
+
+
+def test_binary_and_missing_pages_get_clear_messages(server: str) -> None:
+    with pytest.raises(FetchError, match="application/pdf, not a text or HTML page"):
+        fetch_page(server + "/pdf", policy=only_127_0_0_1)
+    with pytest.raises(FetchError, match="answered 404"):
+        fetch_page(server + "/missing", policy=only_127_0_0_1)
+
+
+def test_html_to_text_keeps_paragraphs_apart() -> None:
+    title, text = html_to_text("<title>T</title><p>one</p><p>two</p>")
+    assert title == "T" and "one" in text and "two" in text and "onetwo" not in text

@@ -1,0 +1,48 @@
+"""The run-store databases tests run against: SQLite always, PostgreSQL when DEBATEDESK_TEST_POSTGRES_URL names a server.
+
+`.ci/run` starts a throwaway PostgreSQL on loopback and exports that URL; each test gets a
+database of its own on it, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+POSTGRES_ENV = "DEBATEDESK_TEST_POSTGRES_URL"
+DATABASES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param(
+        "postgresql",
+        id="postgresql",
+        marks=pytest.mark.skipif(
+            not os.environ.get(POSTGRES_ENV),
+            reason=f"no PostgreSQL server: set {POSTGRES_ENV} (`.ci/run` starts one; `.ci/postgres start DIR` prints a URL)",
+        ),
+    ),
+]
+
+
+@pytest.fixture(params=DATABASES)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty run database: a SQLite file, or a fresh database on the test PostgreSQL server."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
+        return
+    server = make_url(os.environ[POSTGRES_ENV])
+    name = f"dd_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
