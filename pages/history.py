@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.courtroom import render_courtroom_audit
 from components.review_form import render_checker_name, render_override_form
 from components.safe_text import escape_markdown
 from components.services import get_services
@@ -181,6 +182,7 @@ with tab_replay:
     step = cuts[int(st.session_state.get(step_key, len(cuts))) - 1]
     st.caption(f"Step {cuts.index(step) + 1} of {len(cuts)}: **{escape_markdown(step.title)}** ({step.end} of {len(events)} events)")
     replay(events[: step.end], key=f"history-{run.id}-{step.end}")
+    render_courtroom_audit(events[: step.end], key=f"history-{run.id}")  # nothing unless it is a courtroom run
 
 with tab_compare:
     others = store.runs_with_claim(run.claim, exclude=run.id)
