@@ -52,7 +52,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> It
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
+    deadline = time.time() + 300
     while time.time() < deadline:
         try:
             urllib.request.urlopen(url + "/_stcore/health", timeout=2)
@@ -84,7 +84,7 @@ def page(browser, app_url: str):  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": 1400, "height": 1800})
     page = context.new_page()
     page.goto(app_url)
-    page.locator("textarea").first.wait_for(timeout=120_000)  # the first load builds the index
+    page.locator("textarea").first.wait_for(timeout=300_000)  # the first load builds the index
     yield page
     context.close()
 
