@@ -97,14 +97,22 @@ class ClaimRun:
 
 
 def stage_name(stage: str) -> str:
-    """Stages of every round count together: "round 3: arguments" -> "rounds: arguments"."""
-    return re.sub(r"^round \d+: ", "rounds: ", stage)
+    """Stages of every round count together: "round 3: arguments" -> "rounds: arguments", "RAG round 2 query" -> "RAG query"."""
+    return re.sub(r" round \d+ ", " ", re.sub(r"^round \d+: ", "rounds: ", stage))
+
+
+def call_stage(open_stages: list[str], role: str) -> str:
+    """The innermost open stages (a stage that another open one extends is its parent, not a sibling)."""
+    innermost = sorted({s for s in open_stages if not any(o != s and o.startswith(s) for o in open_stages)})
+    return " + ".join(innermost) if innermost else f"(no stage: {role} calls)"
 
 
 def run_claim(protocol: str, claim: str, services: Services, base: RunConfig) -> ClaimRun:
     config = base.model_copy(update={"protocol": protocol})
     result = ClaimRun(protocol=protocol, claim=claim, wall_s=0.0, total=Cost())
-    open_stages: list[str] = []  # stages nest ("role switch" > "role switch: arguments"): a call belongs to the innermost open one
+    # Stages nest ("role switch" > "role switch: arguments") and run side by side ("RAG answer" with "Search answer"):
+    # a call belongs to the innermost open stages; side-by-side ones share it ("RAG answer + Search answer").
+    open_stages: list[str] = []
     started = time.perf_counter()
     for evt in stream_run(claim, config, services):
         if isinstance(evt, StageStarted):
@@ -113,7 +121,7 @@ def run_claim(protocol: str, claim: str, services: Services, base: RunConfig) ->
             del open_stages[len(open_stages) - 1 - open_stages[::-1].index(stage_name(evt.stage))]
         elif isinstance(evt, ModelCallCompleted):
             result.total.add(evt)
-            result.by_stage.setdefault(open_stages[-1] if open_stages else "(outside any stage)", Cost()).add(evt)
+            result.by_stage.setdefault(call_stage(open_stages, evt.role), Cost()).add(evt)
         elif isinstance(evt, VerdictReached):
             result.verdict = (
                 f"{evt.verdict.label} ({evt.verdict.confidence:.2f})" if evt.verdict.confidence is not None else evt.verdict.label

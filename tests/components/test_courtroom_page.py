@@ -5,6 +5,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pipelines.events import dump_event
+from pipelines.runner import Services, stream_run
+from tests.fakes import fake_config
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,3 +42,28 @@ def test_a_proclaim_run_shows_the_court_record_and_keeps_it_after_a_rerun(monkey
 def test_other_protocols_show_no_court_record(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
     at = verify_page(monkeypatch, demo_data_dir, "single")
     assert not at.tabs and "Court record" not in " ".join(h.value for h in at.subheader)
+
+
+def render_partial(events_json: list[dict]) -> None:  # runs inside AppTest
+    from components.courtroom import render_courtroom_audit
+    from pipelines.events import parse_event
+
+    render_courtroom_audit([parse_event(e) for e in events_json], key="partial")
+
+
+def test_the_court_record_renders_any_prefix_of_a_run(services: Services) -> None:
+    """History steps through a stored run: every prefix of its events must render (panel not ruled yet, rounds going on)."""
+    services.store = None
+    events = [
+        dump_event(e) for e in stream_run("Masks reduce transmission of respiratory viruses", fake_config(protocol="proclaim"), services)
+    ]
+    for cut in (3, len(events) // 3, 2 * len(events) // 3, len(events)):
+        at = AppTest.from_function(render_partial, args=(events[:cut],), default_timeout=60)
+        at.run()
+        assert not at.exception, (cut, at.exception)
+        if cut > 3:
+            assert [t.label for t in at.tabs][:2] == ["🧾 Evidence inspector", "⚖️ Panel"]
+    assert any(
+        "The panel has not ruled yet" in c.value
+        for c in AppTest.from_function(render_partial, args=(events[: len(events) // 3],)).run().caption
+    )

@@ -18,14 +18,14 @@ def test_courtroom_inspector_and_panel(page) -> None:  # type: ignore[no-untyped
 
     page.get_by_role("tab", name=re.compile("Evidence inspector")).click()
     inspector = page.locator('[role="tabpanel"]:visible').first
-    inspector.locator('[data-testid="stDataFrame"]').wait_for(timeout=30_000)
-    inspector.get_by_text("Admissibility: relevance × credibility").wait_for(timeout=30_000)
+    inspector.locator('[data-testid="stDataFrame"]').wait_for(timeout=120_000)
+    inspector.get_by_text("Admissibility: relevance × credibility").wait_for(timeout=120_000)
     assert inspector.get_by_text(re.compile(r"\d+ of \d+ exhibits")).is_visible()
     screenshot(page, "proclaim-inspector")
 
     page.get_by_role("tab", name=re.compile("Panel")).click()
     panel = page.locator('[role="tabpanel"]:visible').first
-    panel.get_by_text("Confidence, term by term").wait_for(timeout=30_000)
+    panel.get_by_text("Confidence, term by term").wait_for(timeout=120_000)
     for judge in ("Judge 1", "Judge 2", "Judge 3"):
         assert panel.get_by_text(judge, exact=True).first.is_visible()
     assert panel.get_by_text("c_final").first.is_visible()
