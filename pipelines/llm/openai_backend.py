@@ -42,6 +42,9 @@ def chat_model_for_endpoint(
         temperature=spec.temperature,
         max_tokens=spec.max_tokens,  # type: ignore[call-arg]
         timeout=spec.timeout_s,
+        # langchain-openai's own 120 s limit between streamed chunks would cut a streamed call
+        # that waits in a busy server's queue (llama.cpp serves one at a time) before timeout_s.
+        stream_chunk_timeout=spec.timeout_s,
         max_retries=1,
         stream_usage=True,
     )
