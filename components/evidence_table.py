@@ -42,7 +42,13 @@ def evidence_frame(
                 "text": e.text,
             }
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if "statements" in frame.columns:  # beside the score, not past the wide query and text columns
+        order = list(frame.columns)
+        order.remove("statements")
+        order.insert(order.index("score") + 1, "statements")
+        frame = frame[order]
+    return frame
 
 
 def render_evidence_table(

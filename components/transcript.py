@@ -32,7 +32,7 @@ from pipelines.events import (
 )
 from pipelines.llm.client import CallTally
 from pipelines.models import Evidence, Verdict
-from pipelines.stages.argument import strip_label_line
+from pipelines.stages.argument import citations, strip_label_line
 
 METRIC_ORDER = {"F": 0, "AR": 1}
 
@@ -120,8 +120,10 @@ class RunView:
                     mark = f"✅ supported by {escape_markdown(eid)}" if supported and eid else "❌ unsupported"
                     box.caption(f"{mark}: {escape_markdown(statement)}")
                 self.statements = self.statements if self.statements is not None else {}
-                if supported and eid:
-                    self.statements.setdefault(eid, []).append(f"{turn_id}: {statement[:120]}")
+                # An item is cited by the statement that rests on it and by any that names it as [E3].
+                for cited in dict.fromkeys([*([eid] if supported and eid else []), *citations(statement)]):
+                    mark = "" if supported and cited == eid else " (unsupported)"
+                    self.statements.setdefault(cited, []).append(f"{turn_id}{mark}: {statement[:120]}")
             case ScoreComputed(target=target):
                 self.scores.setdefault(target, {})[evt.metric] = evt
                 self._render_scores(target)

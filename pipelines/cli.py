@@ -29,7 +29,9 @@ from pipelines.events import (
     Event,
     EvidenceRetrieved,
     QueryIssued,
+    RoundStarted,
     RunFailed,
+    ScoreComputed,
     StageFailed,
     StageStarted,
     TurnCompleted,
@@ -223,8 +225,18 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+# Debaters stream at once: the first turn streams live, the others print whole when they complete.
+_speaking: dict[str, str] = {"live": ""}
+_started: set[str] = set()
+
+
 def _print_human(evt: Event) -> None:
     match evt:
+        case RoundStarted(round=number):
+            print(f"\n── round {number}", flush=True)
+        case ScoreComputed(target=target, metric=metric, value=value, threshold=threshold):
+            verdict = "" if threshold is None else f" ({'meets' if value >= threshold else 'below'} {threshold:.2f})"
+            print(f"  {target} {metric} = {value:.2f}{verdict}", flush=True)
         case StageStarted(stage=stage, detail=detail):
             print(f"… {stage}: {detail}", flush=True)
         case QueryIssued(agent=agent, query=query, tool=tool):
@@ -233,10 +245,19 @@ def _print_human(evt: Event) -> None:
             print(f"  [{e.id}] {e.source_label}: {e.text[:100]}", flush=True)
         case WebSearchUnavailable(reason=reason):
             print(f"  ! {reason}", flush=True)
-        case ArgumentDelta(text=text):
-            print(text, end="", flush=True)
-        case TurnCompleted():
-            print(flush=True)
+        case ArgumentDelta(turn_id=turn_id, text=text):
+            if turn_id not in _started and not _speaking["live"]:
+                _speaking["live"] = turn_id
+                print(f"[{turn_id}] ", end="", flush=True)
+            _started.add(turn_id)
+            if _speaking["live"] == turn_id:
+                print(text, end="", flush=True)
+        case TurnCompleted(turn=turn):
+            if _speaking["live"] == turn.id:
+                _speaking["live"] = ""
+                print(flush=True)
+            else:
+                print(f"[{turn.id}] {turn.text}", flush=True)
         case StageFailed(stage=stage, reason=reason):
             print(f"  ! {stage} failed: {reason}", flush=True)
         case VerdictReached(verdict=v):

@@ -92,7 +92,7 @@ def statement_verdicts(view: PromptView, schema: dict[str, Any]) -> dict[str, An
         scored = sorted(((overlap(plain, view.evidence[eid]), eid) for eid in candidates), key=lambda p: (-p[0], int(p[1][1:])))
         best, eid = scored[0] if scored else (0.0, None)
         supported = best >= SUPPORT_AT
-        verdicts.append({"statement": number, "evidence_id": eid if supported else None, "supported": supported})
+        verdicts.append({"statement": number, "evidence_id": eid if supported and eid else "", "supported": supported})
     return {"verdicts": verdicts}
 
 

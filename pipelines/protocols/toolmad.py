@@ -89,6 +89,7 @@ class DebaterState:
 
 
 async def run_toolmad(ctx: RunContext) -> Verdict:
+    """Debate round by round until a grounded consensus, the checker's stop, or round T; then the judge."""
     cfg = ctx.config.toolmad
     thresholds = Thresholds(faithfulness=cfg.faithfulness_threshold, relevance=cfg.relevance_threshold)
     debaters = [DebaterState(role) for role in ROLES]
@@ -114,7 +115,7 @@ async def run_toolmad(ctx: RunContext) -> Verdict:
         if cfg.early_stop and _consensus(debaters, number, thresholds):
             return _consensus_verdict(debaters, number, thresholds)
         if number == cfg.rounds:
-            review = await ctx.review(number, {})  # last look before the judge: struck evidence stays away from it
+            await ctx.review(number, {})  # a last look before the judge: what the checker strikes stays away from it
             break
         await asyncio.gather(*(_next_query(ctx, d, _opponent(debaters, d), number, failed) for d in debaters))
         review = await ctx.review(number, {d.role.name: d.query for d in debaters})

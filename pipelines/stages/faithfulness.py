@@ -2,9 +2,10 @@
 
 F = supported statements / all statements. Step 1 splits the answer into atomic
 statements; step 2 asks for a verdict on each, naming the evidence item that supports it;
-step 3 counts. A statement counts as supported only when its verdict names an item of the
-evidence given (a model that says "supported" but points at nothing, or at an item the
-answer's author never saw, does not get the credit).
+step 3 counts. A statement counts as supported only when its verdict rests on an item of
+the evidence given: the id the verdict names, or else the id the statement itself cites. A
+model that says "supported" but points at nothing, or at an item the answer's author never
+saw, does not get the credit.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class StatementVerdict(BaseModel):
     """Step 2's answer for one statement (numbered from 1 as the prompt shows them)."""
 
     statement: int
-    evidence_id: str | None = None
+    evidence_id: str = ""  # a plain string, not nullable: small models follow a flat grammar better
     supported: bool
 
 
@@ -59,6 +60,11 @@ class FaithfulnessResult:
 
 
 _ID = re.compile(r"^\[?\s*(?:E)?\s*(\d+)\s*\]?$", re.IGNORECASE)
+_CITED = re.compile(r"\[(E\d+)\]")
+
+
+def _cited(statement: str) -> list[str]:
+    return _CITED.findall(statement)
 
 
 def normalize_evidence_id(raw: str | None) -> str | None:
@@ -124,6 +130,9 @@ class Faithfulness:
                 checked.append(CheckedStatement(text, False, None, "the scorer gave no verdict"))
                 continue
             eid = normalize_evidence_id(verdict.evidence_id)
+            if verdict.supported and eid not in known:
+                # Supported, but the verdict names no usable id: the statement's own citation will do if it is this evidence.
+                eid = next((c for c in _cited(text) if c in known), eid)
             if verdict.supported and eid in known:
                 checked.append(CheckedStatement(text, True, eid))
             elif verdict.supported:

@@ -40,22 +40,26 @@ async def test_an_answer_that_copies_its_evidence_is_fully_faithful() -> None:
 
 
 async def test_scripted_verdicts_count_only_support_from_the_given_evidence() -> None:
-    statements = {"statements": ["a is b", "c is d", "e is f", "g is h", "i is j"]}
+    statements = {"statements": ["a is b", "c is d", "e is f", "g is h", "i is j", "k is l [E1]", "m is n [E7]"]}
     verdicts = {
         "verdicts": [
             {"statement": 1, "evidence_id": "E1", "supported": True},
             {"statement": 2, "evidence_id": "[e2]", "supported": True},
             {"statement": 3, "evidence_id": "E9", "supported": True},
-            {"statement": 4, "evidence_id": None, "supported": False},
+            {"statement": 4, "evidence_id": "", "supported": False},
+            {"statement": 6, "evidence_id": "", "supported": True},
+            {"statement": 7, "evidence_id": "", "supported": True},
         ]
     }
     llm = scorer(script=[json.dumps(statements), json.dumps(verdicts)])
     result = await Faithfulness(llm).score(CLAIM, "Some answer.", EVIDENCE)
-    assert result.value == pytest.approx(2 / 5)
+    assert result.value == pytest.approx(3 / 7, abs=1e-4)
     notes = [s.note for s in result.statements]
     assert "not in this answer's evidence" in notes[2]
     assert notes[4] == "the scorer gave no verdict"
     assert result.statements[1].evidence_id == "E2"
+    assert result.statements[5].evidence_id == "E1", "no id in the verdict: the statement's own citation is used"
+    assert not result.statements[6].supported and notes[6] == "no evidence named", "its citation is not this answer's evidence"
 
 
 async def test_statements_are_capped_and_deduplicated() -> None:
