@@ -25,6 +25,7 @@ from pipelines.errors import DebateDeskError, InvalidClaimError, UnknownCorpusEr
 from pipelines.events import Event, ModelCallCompleted, RunFailed, RunStarted, StageCompleted, StageStarted, VerdictReached
 from pipelines.llm.client import LLM, CallTally
 from pipelines.llm.registry import build_chat_model, get_backend
+from pipelines.memory import EvidenceMemory
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import RunContext, Toolbox, get_protocol
 from pipelines.store import RunStore
@@ -60,6 +61,7 @@ class Services:
     web: WebSearch | None = None
     chat_models: dict[str, BaseChatModel] = field(default_factory=dict)
     chat_override: BaseChatModel | None = None  # tests and benchmarks: one given model for every role
+    memory: EvidenceMemory | None = None  # evidence kept across claims, in the run store's database
     builtin_corpora: dict[str, Callable[[], CorpusLoader]] = field(default_factory=dict)
 
     @classmethod
@@ -73,6 +75,8 @@ class Services:
             embedder=embedder,
             store=RunStore(settings.sqlite_url) if with_store else None,
         )
+        if services.store is not None:
+            services.memory = EvidenceMemory(services.store.engine, embedder)
         services.builtin_corpora = {
             "demo": DemoLoader,
             "check-covid": lambda: CheckCovidLoader(settings.checkcovid_dir),
@@ -131,7 +135,9 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
 
     limiters: dict[str, asyncio.Semaphore] = {}
     llms: dict[str, LLM] = {}
-    for role in ROLES:
+    # Roles that want token probabilities first: the embedded server they start (with
+    # logits_all) also serves the other roles, instead of a second server beside it.
+    for role in sorted(ROLES, key=lambda r: not config.role(r).logprobs):
         spec = config.role(role)
         backend = get_backend(spec.backend)
         if backend.name == "embedded":
@@ -148,7 +154,7 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
             limiter=limiter,
             on_call=on_call,
         )
-    tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder)
+    tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder, memory=services.memory)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit)
     verdict = await protocol.run(ctx)
     emit(VerdictReached(verdict=verdict))
