@@ -60,3 +60,26 @@ def make_services(data_dir: Path, embedder: Embedder, web: object | None = None,
     services.web = web or DeadWeb()  # type: ignore[assignment]
     services.chat_override = chat
     return services
+
+
+def make_context(services: Services, config: RunConfig, claim: str, reviewer: object | None = None) -> tuple[object, list[object]]:
+    """A RunContext on ``services`` with the fake model for every role (or ``services.chat_override``), and the list its events land in."""
+    from pipelines.llm.client import LLM
+    from pipelines.models import Claim
+    from pipelines.protocols.base import RunContext, Toolbox
+
+    events: list[object] = []
+    chat = services.chat_override or FakeChatModel()
+    llms = {role: LLM(chat, role=role, model_name="fake", on_call=events.append) for role in ("debater", "judge", "scorer")}
+    tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder, memory=services.memory)
+    services.ensure_corpus(config.corpus)
+    ctx = RunContext(
+        run_id="test",
+        claim=Claim(text=claim),
+        config=config,
+        llms=llms,
+        tools=tools,
+        emit=events.append,
+        reviewer=reviewer,  # type: ignore[arg-type]
+    )
+    return ctx, events
