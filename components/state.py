@@ -14,6 +14,8 @@ LAST_RUN_ID = "last_run_id"
 LAST_EVENTS = "last_events"
 LAST_ERROR = "last_error"
 CONFIG_PREFIX = "cfg."
+COMPARE_WITH = "compare_with"
+LAST_COMPARISON = "last_comparison"
 
 
 def init_state() -> None:
@@ -22,6 +24,7 @@ def init_state() -> None:
     st.session_state.setdefault(LAST_RUN_ID, None)
     st.session_state.setdefault(LAST_EVENTS, [])
     st.session_state.setdefault(LAST_ERROR, None)
+    st.session_state.setdefault(LAST_COMPARISON, [])
 
 
 def request_run() -> None:
@@ -39,6 +42,17 @@ def take_pending_claim() -> str | None:
 def set_last_run(run_id: str, events: list[Event]) -> None:
     st.session_state[LAST_RUN_ID] = run_id
     st.session_state[LAST_EVENTS] = [e.model_dump(mode="json") for e in events]
+    st.session_state[LAST_COMPARISON] = []
+
+
+def set_last_comparison(runs: list[list[Event]]) -> None:
+    """The events of a side-by-side comparison (one list per protocol); replaces the last single run."""
+    st.session_state[LAST_COMPARISON] = [[e.model_dump(mode="json") for e in events] for events in runs]
+    st.session_state[LAST_EVENTS] = []
+
+
+def last_comparison() -> list[list[Event]]:
+    return [[parse_event(e) for e in events] for events in st.session_state.get(LAST_COMPARISON, [])]
 
 
 def last_events() -> list[Event]:

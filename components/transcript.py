@@ -8,6 +8,7 @@ import streamlit as st
 
 from components.badges import avatar_for, label_badge, score_badge
 from components.evidence_table import render_evidence_table
+from components.protocol_panels import ProtocolPanels
 from components.safe_text import escape_markdown
 from pipelines.events import (
     ArgumentDelta,
@@ -39,6 +40,7 @@ class RunView:
         self.key = key
         self.status: Any = st.status("Starting…", expanded=True) if live else None
         self.verdict_slot = st.empty()
+        self.panels = ProtocolPanels(st.container(), key)
         self.transcript = st.container()
         with st.expander("Evidence", expanded=True):
             self.evidence_slot = st.empty()
@@ -88,7 +90,8 @@ class RunView:
                 self.turn_text[turn.id] = turn.text
                 body = escape_markdown(turn.text)
                 self.turn_slots[turn.id].markdown(body)
-                self.turn_boxes[turn.id].markdown(label_badge(turn.label))
+                if turn.label is not None:  # debaters in radar and the like argue without a label
+                    self.turn_boxes[turn.id].markdown(label_badge(turn.label))
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)
                 self._render_evidence()
@@ -113,6 +116,7 @@ class RunView:
                 )
             case _:
                 pass
+        self.panels.feed(evt, self)
 
     def finish(self) -> None:
         self._render_evidence()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from components import state
+from components.compare import render_compare_picker, replay_side_by_side, run_side_by_side
 from components.config_form import render_config_form
 from components.services import get_services
 from components.transcript import RunView, replay
@@ -13,6 +14,7 @@ services = get_services()
 st.title("⚖️ Verify a claim")
 st.sidebar.header("Run settings")
 config = render_config_form(services.corpus_names())
+compare_config = render_compare_picker(config)
 
 st.text_area(
     "Claim",
@@ -24,7 +26,11 @@ st.text_area(
 st.button("Verify", type="primary", on_click=state.request_run, icon="🔎")
 
 pending = state.take_pending_claim()
-if pending is not None:
+if pending is not None and compare_config is not None:
+    run_side_by_side(pending, [config, compare_config], services)
+    if state.last_error():
+        st.error(f"⚠️ {state.last_error()}")
+elif pending is not None:
     view = None
     events = []
     try:
@@ -46,7 +52,9 @@ else:
     if state.last_error():
         st.error(f"⚠️ {state.last_error()}")
     events = state.last_events()
-    if events:
+    if state.last_comparison():
+        replay_side_by_side(state.last_comparison())
+    elif events:
         replay(events, key="last")
     else:
         st.info("Enter a claim and press **Verify**. The agents' evidence and arguments stream in below.")

@@ -188,6 +188,11 @@ class MermaidConfig(BaseModel):
     remember: bool = Field(
         default=True, title="Remember evidence", description="Keep the evidence this run finds in the memory for later claims."
     )
+    memory_tool: bool = Field(
+        default=True,
+        title="Memory lookup tool",
+        description="Offer memory lookup as a ReAct tool, besides the recall for the claim at the start.",
+    )
     memory_k: int = Field(
         default=5, ge=1, le=20, title="Memory items", description="Most memory items recalled for a claim or returned by one memory lookup."
     )

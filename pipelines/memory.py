@@ -164,22 +164,22 @@ class EvidenceMemory:
 
     def remember(self, items: Sequence[Evidence], *, claim: str, topic: str, entities: Sequence[str], run_id: str = "") -> tuple[int, int]:
         """Keep ``items`` (found for ``claim``); an item kept before gains the new entities. Returns (added, refreshed)."""
-        fresh = [e for e in items if e.source in ("corpus", "web") and e.text.strip()]
+        fresh = {evidence_key(e): e for e in items if e.source in ("corpus", "web") and e.text.strip()}
         if not fresh:
             return 0, 0
-        vectors = self._embedder.embed([e.text for e in fresh])
+        names = {normalize_entity(x) for x in entities if x.strip()}
         now = time.time()
-        added = refreshed = 0
         with self._lock, Session(self.engine) as s, s.begin():
-            for evidence, vector in zip(fresh, vectors, strict=True):
-                key = evidence_key(evidence)
-                row = s.scalar(select(MemoryRow).where(MemoryRow.key == key))
-                if row is not None:
-                    row.entities = json.dumps(sorted(set(json.loads(row.entities)) | {normalize_entity(x) for x in entities if x.strip()}))
-                    row.last_used_at = now
-                    row.uses += 1
-                    refreshed += 1
-                    continue
+            known = list(s.scalars(select(MemoryRow).where(MemoryRow.key.in_(list(fresh)))))
+            for row in known:
+                row.entities = json.dumps(sorted(set(json.loads(row.entities)) | names))
+                row.last_used_at = now
+                row.uses += 1
+            known_keys = {row.key for row in known}
+            new = [(key, e) for key, e in fresh.items() if key not in known_keys]
+            # Only new items are embedded: on a busy 2-core box one MiniLM batch takes about a second.
+            vectors = self._embedder.embed([e.text for _, e in new])
+            for (key, evidence), vector in zip(new, vectors, strict=True):
                 s.add(
                     MemoryRow(
                         key=key,
@@ -193,7 +193,7 @@ class EvidenceMemory:
                         query=evidence.query,
                         claim=claim,
                         topic=topic,
-                        entities=json.dumps(sorted({normalize_entity(x) for x in entities if x.strip()})),
+                        entities=json.dumps(sorted(names)),
                         embedding=np.asarray(vector, dtype=np.float32).tobytes(),
                         run_id=run_id,
                         created_at=now,
@@ -201,8 +201,7 @@ class EvidenceMemory:
                         uses=0,
                     )
                 )
-                added += 1
-        return added, refreshed
+        return len(new), len(known)
 
     def recall(self, *, text: str, entities: Sequence[str], k: int, min_similarity: float) -> list[Recall]:
         """Up to ``k`` kept items that match one of ``entities`` or are at least ``min_similarity`` similar to ``text``; best first."""

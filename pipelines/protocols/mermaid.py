@@ -132,7 +132,7 @@ def _available_tools(ctx: RunContext, memory: EvidenceMemory | None) -> list[str
     tools = ["corpus_search"]
     if ctx.config.retrieval.web_search:
         tools.append("web_search")
-    if memory is not None:
+    if memory is not None and ctx.config.mermaid.memory_tool:
         tools.append("memory_lookup")
     return tools
 

@@ -102,3 +102,10 @@ def test_bad_triplets_get_a_message_that_says_how_to_write_them() -> None:
     with pytest.raises(ValueError, match="subject \\| relation \\| object"):
         parse_triplets("masks reduce transmission")
     assert len(parse_triplets("a | b | c\n(d | e | f)")) == 2
+
+
+def test_recall_only_keeps_the_memory_lookup_tool_out_of_the_loop(fresh: Services) -> None:
+    events = list(stream_run("Quantum chromodynamics explains stock prices", mermaid_config(memory_tool=False), fresh))
+
+    actions = [e.action for e in events if isinstance(e, ReasoningStepTaken)]
+    assert "memory_lookup" not in actions and actions[-1] == "answer"
