@@ -111,7 +111,7 @@ class RadarConfig(BaseModel):
         default=0.7,
         ge=0,
         le=1,
-        title="Verdict confidence threshold τv",
+        title="Confidence threshold τv",
         description="Stop early only if the round judge's top label probability is at least this.",
     )
     early_stop: bool = Field(
@@ -136,7 +136,7 @@ class RadarConfig(BaseModel):
     )
     explain_verdict: bool = Field(
         default=True,
-        title="Explain the verdict",
+        title="Judge explains",
         description="After the verdict the judge writes a short explanation (one more model call).",
     )
 
