@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -10,8 +11,10 @@ from pipelines.errors import ModelOutputError
 from pipelines.events import AgreementChecked, StageFailed
 from pipelines.models import Turn
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import RunContext
 from pipelines.stages.debate_history import format_history
+
+if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
+    from pipelines.protocols.base import RunContext
 
 
 class AgreementCheck(BaseModel):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage
 
 from pipelines.events import ArgumentDelta, TurnCompleted
 from pipelines.models import LABELS, Label, Turn
-from pipelines.protocols.base import RunContext
+
+if TYPE_CHECKING:  # protocols import the stages: importing a stage first must not import every protocol
+    from pipelines.protocols.base import RunContext
 
 _LABEL_LINE = re.compile(r"^\W*(?:final\s+)?(?:label|verdict|answer)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE)
 _CITATION = re.compile(r"\[(E\d+)\]")

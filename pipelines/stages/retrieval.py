@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pipelines.errors import ToolUnavailableError
 from pipelines.events import EvidenceRetrieved, QueryIssued, WebSearchUnavailable
 from pipelines.models import Evidence
-from pipelines.protocols.base import RunContext
+
+if TYPE_CHECKING:  # protocols import the stages: importing a stage first must not import every protocol
+    from pipelines.protocols.base import RunContext
 
 Tool = Literal["corpus", "web"]
 
