@@ -13,7 +13,18 @@ LABEL_COLOURS = {
     "NOT ENOUGH INFO": "gray",
     "INCONCLUSIVE": "gray",
 }
-AGENT_AVATARS = {"Checker": "🔎", "RAG": "📚", "Search": "🌐", "Judge": "⚖️"}
+AGENT_AVATARS = {
+    "Checker": "🔎",
+    "RAG": "📚",
+    "Search": "🌐",
+    "Judge": "⚖️",
+    "Politician": "🎤",
+    "Scientist": "🔬",
+    "Debater A": "🅰️",
+    "Debater B": "🅱️",
+    "Summarizer": "📝",
+    "Researcher": "🕵️",
+}
 
 
 def label_badge(label: str | None) -> str:

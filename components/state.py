@@ -29,6 +29,8 @@ HISTORY_RUN = "history_run"
 HISTORY_STEP = "history_step"
 OVERRIDE_MESSAGE = "override_message"
 IMPORT_MESSAGE = "import_message"
+COMPARE_WITH = "compare_with"
+LAST_COMPARISON = "last_comparison"
 
 
 def init_state() -> None:
@@ -45,6 +47,7 @@ def init_state() -> None:
     st.session_state.setdefault(HISTORY_RUN, None)
     st.session_state.setdefault(OVERRIDE_MESSAGE, None)
     st.session_state.setdefault(IMPORT_MESSAGE, None)
+    st.session_state.setdefault(LAST_COMPARISON, [])
 
 
 def request_run() -> None:
@@ -62,6 +65,17 @@ def take_pending_claim() -> str | None:
 def set_last_run(run_id: str, events: list[Event]) -> None:
     st.session_state[LAST_RUN_ID] = run_id
     st.session_state[LAST_EVENTS] = [e.model_dump(mode="json") for e in events]
+    st.session_state[LAST_COMPARISON] = []
+
+
+def set_last_comparison(runs: list[list[Event]]) -> None:
+    """The events of a side-by-side comparison (one list per protocol); replaces the last single run."""
+    st.session_state[LAST_COMPARISON] = [[e.model_dump(mode="json") for e in events] for events in runs]
+    st.session_state[LAST_EVENTS] = []
+
+
+def last_comparison() -> list[list[Event]]:
+    return [[parse_event(e) for e in events] for events in st.session_state.get(LAST_COMPARISON, [])]
 
 
 def last_events() -> list[Event]:

@@ -10,6 +10,7 @@ import streamlit as st
 from components.badges import avatar_for, label_badge, score_badge
 from components.checker_events import is_checker_event, render_checker_event, render_verdicts
 from components.evidence_table import render_evidence_table
+from components.protocol_panels import ProtocolPanels
 from components.safe_text import escape_markdown
 from pipelines.events import (
     ArgumentDelta,
@@ -45,6 +46,7 @@ class RunView:
         self.key = key
         self.status: Any = st.status("Starting…", expanded=True) if live else None
         self.verdict_slot = st.empty()
+        self.panels = ProtocolPanels(st.container(), key)
         self.transcript = st.container()
         with st.expander("Evidence", expanded=True):
             self.evidence_slot = st.empty()
@@ -110,7 +112,8 @@ class RunView:
                 self.turn_text[turn.id] = turn.text
                 body = strip_label_line(turn.text) if turn.label else turn.text  # the label shows as a badge below
                 self.turn_slots[turn.id].markdown(escape_markdown(body))
-                self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
+                if turn.label is not None:  # debaters in radar and the like argue without a label
+                    self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)
                 self._render_evidence()
@@ -143,6 +146,7 @@ class RunView:
                 render_checker_event(self, evt)
             case _:
                 pass
+        self.panels.feed(evt, self)
 
     def finish(self) -> None:
         self._render_evidence()

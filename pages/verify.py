@@ -3,6 +3,7 @@
 import streamlit as st
 
 from components import state
+from components.compare import render_compare_picker, replay_side_by_side, run_side_by_side
 from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
@@ -17,6 +18,7 @@ st.title("⚖️ Verify a claim")
 st.sidebar.header("Run settings")
 config = render_config_form(services.corpus_names())
 render_checker_name()
+compare_config = render_compare_picker(config)
 
 st.text_area(
     "Claim",
@@ -29,27 +31,35 @@ st.button("Verify", type="primary", on_click=state.request_run, icon="🔎")
 
 pending = state.take_pending_claim()
 resume_id = state.take_resume_request()
-try:
-    if pending is not None:
-        state.set_active_run(start_run(pending, config, services, interactive=True))
-    elif resume_id is not None:
-        state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config))
-except DebateDeskError as exc:
-    state.set_error(str(exc))
-    state.set_active_run(None)
+if pending is not None and compare_config is not None:
+    state.set_active_run(None)  # a comparison replaces the last single run on this page
+    run_side_by_side(pending, [config, compare_config], services)
+    if state.last_error():
+        st.error(f"⚠️ {state.last_error()}")
+else:
+    try:
+        if pending is not None:
+            state.set_active_run(start_run(pending, config, services, interactive=True))
+        elif resume_id is not None:
+            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config))
+    except DebateDeskError as exc:
+        state.set_error(str(exc))
+        state.set_active_run(None)
 
-if state.last_error():
-    st.error(f"⚠️ {state.last_error()}")
-handle = state.active_run()
-if handle is not None:
-    render_run(handle, services.store)
-    if handle.done:
-        state.set_last_run(handle.run_id, handle.events)
-        render_courtroom_audit(handle.events, key="verify")
-elif not state.last_error():
-    events = state.last_events()
-    if events:
-        replay(events, key="last")
-        render_courtroom_audit(events, key="verify")
-    else:
-        st.info("Enter a claim and press **Verify**. The agents' evidence and arguments stream in below.")
+    if state.last_error():
+        st.error(f"⚠️ {state.last_error()}")
+    handle = state.active_run()
+    if handle is not None:
+        render_run(handle, services.store)
+        if handle.done:
+            state.set_last_run(handle.run_id, handle.events)
+            render_courtroom_audit(handle.events, key="verify")
+    elif not state.last_error():
+        events = state.last_events()
+        if state.last_comparison():
+            replay_side_by_side(state.last_comparison())
+        elif events:
+            replay(events, key="last")
+            render_courtroom_audit(events, key="verify")
+        else:
+            st.info("Enter a claim and press **Verify**. The agents' evidence and arguments stream in below.")

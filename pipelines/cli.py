@@ -25,15 +25,23 @@ if TYPE_CHECKING:
     from pipelines.store import RunStore
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
+    AgreementChecked,
     ArgumentDelta,
+    ClaimDecomposed,
     Event,
     EvidenceRetrieved,
+    EvidenceSelected,
+    LabelProbabilitiesEstimated,
+    MemoryRecalled,
+    OmittedContextFound,
     QueryIssued,
+    ReasoningStepTaken,
     RoundStarted,
     RunFailed,
     ScoreComputed,
     StageFailed,
     StageStarted,
+    StopRuleChecked,
     TurnCompleted,
     VerdictReached,
     WebSearchUnavailable,
@@ -134,12 +142,13 @@ def _verify(args: argparse.Namespace) -> int:
     check_names(config)
     services = Services.create()
     failed = False
+    printer = _TurnPrinter()
     for evt in stream_run(args.claim, config, services):
         failed = failed or isinstance(evt, RunFailed)
         if args.json:
             print(json.dumps(dump_event(evt)), flush=True)
         else:
-            _print_human(evt)
+            printer.print(evt)
     return 1 if failed else 0
 
 
@@ -200,12 +209,13 @@ def _resume(args: argparse.Namespace) -> int:
     services = Services.create()
     handle = resume_run(args.run_id, services, secrets_from=RunConfig())
     failed = False
+    printer = _TurnPrinter()
     for evt in handle.stream(start=handle.resumed_at):
         failed = failed or isinstance(evt, RunFailed)
         if args.json:
             print(json.dumps(dump_event(evt)), flush=True)
         else:
-            _print_human(evt)
+            printer.print(evt)
     return 1 if failed else 0
 
 
@@ -225,9 +235,28 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
-# Debaters stream at once: the first turn streams live, the others print whole when they complete.
-_speaking: dict[str, str] = {"live": ""}
-_started: set[str] = set()
+class _TurnPrinter:
+    """Streams one turn at a time: turns argued side by side would otherwise interleave word by word."""
+
+    def __init__(self) -> None:
+        self.streaming: str | None = None
+
+    def print(self, evt: Event) -> None:
+        match evt:
+            case ArgumentDelta(turn_id=turn_id, agent=agent, round=number, text=text):
+                if self.streaming is None:
+                    self.streaming = turn_id
+                    print(f"[{agent}, round {number}]", flush=True)
+                if turn_id == self.streaming:
+                    print(text, end="", flush=True)
+            case TurnCompleted(turn=turn):
+                if turn.id == self.streaming:
+                    print(flush=True)
+                    self.streaming = None
+                else:  # argued while another turn was streaming: shown whole, now
+                    print(f"[{turn.agent}, round {turn.round}]\n{turn.text}", flush=True)
+            case _:
+                _print_human(evt)
 
 
 def _print_human(evt: Event) -> None:
@@ -245,19 +274,6 @@ def _print_human(evt: Event) -> None:
             print(f"  [{e.id}] {e.source_label}: {e.text[:100]}", flush=True)
         case WebSearchUnavailable(reason=reason):
             print(f"  ! {reason}", flush=True)
-        case ArgumentDelta(turn_id=turn_id, text=text):
-            if turn_id not in _started and not _speaking["live"]:
-                _speaking["live"] = turn_id
-                print(f"[{turn_id}] ", end="", flush=True)
-            _started.add(turn_id)
-            if _speaking["live"] == turn_id:
-                print(text, end="", flush=True)
-        case TurnCompleted(turn=turn):
-            if _speaking["live"] == turn.id:
-                _speaking["live"] = ""
-                print(flush=True)
-            else:
-                print(f"[{turn.id}] {turn.text}", flush=True)
         case StageFailed(stage=stage, reason=reason):
             print(f"  ! {stage} failed: {reason}", flush=True)
         case VerdictReached(verdict=v):
@@ -265,6 +281,32 @@ def _print_human(evt: Event) -> None:
             print(f"\nVERDICT: {v.label}{conf} — decided by {v.decided_by}; {v.stop_reason}", flush=True)
         case RunFailed(reason=reason):
             print(f"\nRUN FAILED: {reason}", flush=True)
+        case LabelProbabilitiesEstimated(agent=agent, probabilities=probabilities, method=method, note=note):
+            shares = ", ".join(f"{k} {v:.2f}" for k, v in probabilities.items())
+            print(f"  {agent} ({method}): {shares}" + (f"  [{note}]" if note else ""), flush=True)
+        case StopRuleChecked(phase=phase, stop_margin=s, verdict_confidence=c, tau_s=tau_s, tau_v=tau_v, stop=stop):
+            print(
+                f"  stop rule after the {phase}: s={s:+.2f} (τs {tau_s:+.2f}), c={c:.2f} (τv {tau_v:.2f}) → {'stop' if stop else 'continue'}",
+                flush=True,
+            )
+        case OmittedContextFound(point=point):
+            print(f"  omitted context: {point}", flush=True)
+        case EvidenceSelected(agent=agent, round=number, evidence_ids=ids, none_found=none_found):
+            print(f"  {agent} picks (round {number}): {'none found' if none_found else ', '.join(ids)}", flush=True)
+        case AgreementChecked(round=number, agree=agree, consistent=consistent):
+            print(f"  judge after round {number}: agree={agree}, consistent={consistent}", flush=True)
+        case ClaimDecomposed(topic=topic, triplets=triplets, source=source):
+            print(f"  topic: {topic}; triplets ({source}): " + "; ".join(str(t) for t in triplets), flush=True)
+        case ReasoningStepTaken(step=step, action=action, query=query, reason=reason, forced=forced):
+            print(
+                f"  step {step}: {action}"
+                + (f" {query!r}" if query else "")
+                + (" (forced)" if forced else "")
+                + (f" — {reason}" if reason else ""),
+                flush=True,
+            )
+        case MemoryRecalled(evidence=e, match=match):
+            print(f"  recalled [{e.id}] ({match}): {e.text[:100]}", flush=True)
         case _:
             pass
 

@@ -48,6 +48,11 @@ class ModelSpec(BaseModel):
     timeout_s: float = Field(default=300.0, gt=0, title="Timeout (s)", description="How long one call may take before it fails.")
     max_retries: int = Field(default=2, ge=0, le=5, title="Retries", description="Extra attempts when structured output is malformed.")
     concurrency: int = Field(default=4, ge=1, le=64, title="Parallel calls", description="How many calls to this backend may run at once.")
+    logprobs: bool = Field(
+        default=False,
+        title="Token probabilities (embedded)",
+        description="Start the embedded llama.cpp server with logits_all so it returns token probabilities (radar's label probabilities); costs about 0.6 MB of memory per prompt token. Other backends are always asked; without probabilities they are estimated by sampling.",
+    )
 
 
 class RetrievalConfig(BaseModel):
@@ -333,6 +338,145 @@ class CheckerConfig(BaseModel):
     )
 
 
+class MadConfig(BaseModel):
+    """The `mad` baseline: two debaters argue from what they know (no retrieval), a judge rules."""
+
+    rounds: int = Field(default=3, ge=1, le=6, title="Rounds", description="How many rounds the two debaters argue before the judge rules.")
+    stop_on_agreement: bool = Field(
+        default=False,
+        title="Stop on agreement",
+        description="End early when both debaters give the same label (the published baseline runs every round).",
+    )
+
+
+class RadarConfig(BaseModel):
+    """`radar`: Politician vs Scientist over shared evidence, early stop from label probabilities."""
+
+    top_k: int = Field(
+        default=20,
+        ge=1,
+        le=50,
+        title="Shared passages",
+        description="How many corpus passages are retrieved once for the claim and shared by all agents.",
+    )
+    web_results: int = Field(
+        default=0,
+        ge=0,
+        le=20,
+        title="Web results",
+        description="Web results added to the shared evidence when web search is on (0: corpus only, as published).",
+    )
+    tau_s: float = Field(
+        default=-0.15,
+        ge=-1,
+        le=1,
+        title="Stop margin threshold τs",
+        description="Stop early only if p(STOP) - p(CONTINUE) is at least this.",
+    )
+    tau_v: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        title="Confidence threshold τv",
+        description="Stop early only if the round judge's top label probability is at least this.",
+    )
+    early_stop: bool = Field(
+        default=True, title="Early stop", description="Run the stop agent and round judge after the opening and the rebuttal."
+    )
+    top_logprobs: int = Field(
+        default=10,
+        ge=1,
+        le=20,
+        title="Top tokens",
+        description="How many alternative tokens per position the model reports when label probabilities are read from logprobs.",
+    )
+    samples: int = Field(
+        default=5,
+        ge=2,
+        le=20,
+        title="Samples (fallback)",
+        description="Answers sampled and counted when the backend gives no token probabilities.",
+    )
+    sample_temperature: float = Field(
+        default=0.8, gt=0, le=2, title="Sampling temperature (fallback)", description="Temperature of the sampled answers in the fallback."
+    )
+    explain_verdict: bool = Field(
+        default=True,
+        title="Judge explains",
+        description="After the verdict the judge writes a short explanation (one more model call).",
+    )
+
+
+class MadkeConfig(BaseModel):
+    """`madke`: one shared evidence pool, each debater picks from it every turn, a judge checks agreement."""
+
+    corpus_k: int = Field(
+        default=10,
+        ge=0,
+        le=50,
+        title="Corpus passages",
+        description="Corpus passages retrieved for the claim into the shared pool before the debate.",
+    )
+    web_k: int = Field(
+        default=5,
+        ge=0,
+        le=20,
+        title="Web results",
+        description="Web results added to the pool when web search is on; offline the debate goes on without them.",
+    )
+    max_picks: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        title="Picks per turn",
+        description="Most pool items a debater may pick in one turn (it may also say none helps).",
+    )
+    max_rounds: int = Field(
+        default=3, ge=1, le=6, title="Rounds", description="Most debate rounds; the judge may end the debate earlier when the agents agree."
+    )
+
+
+class MermaidConfig(BaseModel):
+    """`mermaid`: triplet decomposition, a ReAct loop over tools, and an evidence memory across claims."""
+
+    max_steps: int = Field(
+        default=5,
+        ge=1,
+        le=10,
+        title="ReAct steps",
+        description="Most reasoning steps (tool calls or the answer); at the cap an answer is forced.",
+    )
+    use_memory: bool = Field(
+        default=True,
+        title="Recall memory",
+        description="Recall evidence kept from earlier claims (by entity match and embedding similarity).",
+    )
+    remember: bool = Field(
+        default=True, title="Remember evidence", description="Keep the evidence this run finds in the memory for later claims."
+    )
+    memory_tool: bool = Field(
+        default=True,
+        title="Memory lookup tool",
+        description="Offer memory lookup as a ReAct tool, besides the recall for the claim at the start.",
+    )
+    memory_k: int = Field(
+        default=5, ge=1, le=20, title="Memory items", description="Most memory items recalled for a claim or returned by one memory lookup."
+    )
+    memory_similarity: float = Field(
+        default=0.55,
+        ge=0,
+        le=1,
+        title="Memory similarity",
+        description="Least cosine similarity between the claim and a kept item for it to be recalled without an entity match.",
+    )
+    triplets: str = Field(
+        default="",
+        title="Triplets (override)",
+        description="Your own decomposition, e.g. 'masks | reduce | transmission; masks | protect | wearers'; empty lets the model decompose the claim.",
+    )
+    topic: str = Field(default="", title="Topic (override)", description="Your own topic for the claim; empty lets the model name it.")
+
+
 class RunConfig(BaseSettings):
     """Everything one run depends on. Snapshotted into the run record (without secrets)."""
 
@@ -350,6 +494,14 @@ class RunConfig(BaseSettings):
     )
     proclaim: ProClaimConfig = Field(default_factory=ProClaimConfig, title="proclaim", description="Settings of the courtroom protocol.")
     checker: CheckerConfig = Field(default_factory=CheckerConfig, title="Checker in the loop", description="Step mode's pauses.")
+    mad: MadConfig = Field(default_factory=MadConfig, title="mad", description="Settings of the plain debate baseline.")
+    radar: RadarConfig = Field(
+        default_factory=RadarConfig, title="radar", description="Settings of the Politician-vs-Scientist half-truth debate."
+    )
+    madke: MadkeConfig = Field(default_factory=MadkeConfig, title="madke", description="Settings of the shared-knowledge-pool debate.")
+    mermaid: MermaidConfig = Field(
+        default_factory=MermaidConfig, title="mermaid", description="Settings of the triplet + ReAct + memory protocol."
+    )
 
     def with_backend(self, backend: str, model: str = "") -> RunConfig:
         """The same config with every role on one backend (the CLI's --backend)."""

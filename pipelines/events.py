@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipelines.models import Admissibility, Evidence, Turn, Verdict, Vote
+from pipelines.models import Admissibility, Evidence, Triplet, Turn, Verdict, Vote
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -359,6 +359,113 @@ class ConfidenceComputed(Event):
     unclamped: float
     floor_applied: bool
     c_final: float
+
+
+# --- label probabilities, and the radar / madke / mermaid protocols ---------------------------
+
+
+class LabelProbabilitiesEstimated(Event):
+    """A model's probabilities over a fixed set of answers (labels, STOP/CONTINUE), and how they were read.
+
+    ``method`` is "logprobs" (the label tokens' probabilities) or "sampling" (answers sampled
+    and counted, when the backend gives no token probabilities; ``note`` says why).
+    """
+
+    type: Literal["LabelProbabilitiesEstimated"] = "LabelProbabilitiesEstimated"
+    agent: str
+    round: int
+    probabilities: dict[str, float]
+    method: Literal["logprobs", "sampling"]
+    samples: int = 0
+    note: str = ""
+
+
+class StopRuleChecked(Event):
+    """RADAR's early-stop rule after a round: stop only if s >= tau_s and c >= tau_v."""
+
+    type: Literal["StopRuleChecked"] = "StopRuleChecked"
+    round: int
+    phase: str
+    stop_margin: float
+    verdict_confidence: float
+    label: str
+    tau_s: float
+    tau_v: float
+    stop: bool
+
+
+class OmittedContextFound(Event):
+    """A piece of context the claim leaves out, as the Scientist found it."""
+
+    type: Literal["OmittedContextFound"] = "OmittedContextFound"
+    agent: str
+    round: int
+    point: str
+    cited: tuple[str, ...] = ()
+
+
+class EvidenceSelected(Event):
+    """Which pool items a debater picked for its turn (or that it found none useful)."""
+
+    type: Literal["EvidenceSelected"] = "EvidenceSelected"
+    agent: str
+    round: int
+    evidence_ids: tuple[str, ...] = ()
+    none_found: bool = False
+    reason: str = ""
+
+
+class AgreementChecked(Event):
+    """A judge's answer to whether the debaters agree and are consistent after a round."""
+
+    type: Literal["AgreementChecked"] = "AgreementChecked"
+    round: int
+    agree: bool
+    consistent: bool
+    reason: str = ""
+
+
+class ClaimDecomposed(Event):
+    """The claim as (subject, relation, object) triplets plus a topic; ``source`` says who wrote them."""
+
+    type: Literal["ClaimDecomposed"] = "ClaimDecomposed"
+    topic: str
+    triplets: tuple[Triplet, ...]
+    source: Literal["model", "checker", "fallback"] = "model"
+
+
+class ReasoningStepTaken(Event):
+    """One ReAct step: a tool call with its reason, or the answer."""
+
+    type: Literal["ReasoningStepTaken"] = "ReasoningStepTaken"
+    agent: str
+    step: int
+    thought: str
+    action: str
+    query: str = ""
+    reason: str = ""
+    forced: bool = False
+
+
+class MemoryRecalled(Event):
+    """An evidence item kept from an earlier claim, recalled for this one (and why)."""
+
+    type: Literal["MemoryRecalled"] = "MemoryRecalled"
+    agent: str
+    step: int
+    evidence: Evidence
+    match: str
+    score: float
+    remembered_at: float
+    for_claim: str = ""
+
+
+class MemoryUpdated(Event):
+    """What this run added to the evidence memory."""
+
+    type: Literal["MemoryUpdated"] = "MemoryUpdated"
+    added: int
+    refreshed: int
 
 
 def parse_event(data: dict[str, Any] | str) -> Event:

@@ -99,3 +99,14 @@ class Verdict(Frozen):
     cited: tuple[str, ...] = ()
     decided_by: str = "agent"
     stop_reason: str = ""
+
+
+class Triplet(Frozen):
+    """One (subject, relation, object) fact a claim asserts; claims are decomposed into these."""
+
+    subject: str
+    relation: str
+    object: str
+
+    def __str__(self) -> str:
+        return f"({self.subject}; {self.relation}; {self.object})"

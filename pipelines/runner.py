@@ -40,6 +40,7 @@ from pipelines.events import (
 from pipelines.journal import EventDeduper, Journal, JournalCache, JournaledIndex, JournaledWeb, recorded_reviews, reserved_evidence_ids
 from pipelines.llm.client import LLM, CallTally
 from pipelines.llm.registry import build_chat_model, get_backend
+from pipelines.memory import EvidenceMemory
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import Review, RunContext, Toolbox, get_protocol
 from pipelines.store import RunStore
@@ -74,6 +75,7 @@ class Services:
     web: WebSearch | None = None
     chat_models: dict[str, BaseChatModel] = field(default_factory=dict)
     chat_override: BaseChatModel | None = None  # tests and benchmarks: one given model for every role
+    memory: EvidenceMemory | None = None  # evidence kept across claims, in the run store's database
     builtin_corpora: dict[str, Callable[[], CorpusLoader]] = field(default_factory=dict)
 
     @classmethod
@@ -87,6 +89,8 @@ class Services:
             embedder=embedder,
             store=RunStore(settings.sqlite_url) if with_store else None,
         )
+        if services.store is not None:
+            services.memory = EvidenceMemory(services.store.engine, embedder)
         services.builtin_corpora = {
             "demo": DemoLoader,
             "check-covid": lambda: CheckCovidLoader(settings.checkcovid_dir),
@@ -181,12 +185,16 @@ async def execute(
             cache=cache,
         )
 
-    llms: dict[str, LLM] = {role: await make_llm(role, config.role(role)) for role in ROLES}
+    # Roles that want token probabilities first: the embedded server they start (with
+    # logits_all) also serves the other roles, instead of a second server beside it.
+    llms: dict[str, LLM] = {}
+    for role in sorted(ROLES, key=lambda r: not config.role(r).logprobs):
+        llms[role] = await make_llm(role, config.role(role))
     index: CorpusIndex = services.index
     web: WebSearch = services.web_search(config)
     if journal is not None:
         index, web = JournaledIndex(index, journal), JournaledWeb(web, journal)
-    tools = Toolbox(index=index, web=web, embedder=services.embedder)
+    tools = Toolbox(index=index, web=web, embedder=services.embedder, memory=services.memory)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
     ctx.reserved_ids = reserved_evidence_ids(recorded)
     ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)

@@ -125,3 +125,26 @@ class ScriptedFake(FakeChatModel):
     def _enter(self) -> None:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+
+def make_context(services: Services, config: RunConfig, claim: str, reviewer: object | None = None) -> tuple[object, list[object]]:
+    """A RunContext on ``services`` with the fake model for every role (or ``services.chat_override``), and the list its events land in."""
+    from pipelines.llm.client import LLM
+    from pipelines.models import Claim
+    from pipelines.protocols.base import RunContext, Toolbox
+
+    events: list[object] = []
+    chat = services.chat_override or FakeChatModel()
+    llms = {role: LLM(chat, role=role, model_name="fake", on_call=events.append) for role in ("debater", "judge", "scorer")}
+    tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder, memory=services.memory)
+    services.ensure_corpus(config.corpus)
+    ctx = RunContext(
+        run_id="test",
+        claim=Claim(text=claim),
+        config=config,
+        llms=llms,
+        tools=tools,
+        emit=events.append,
+        reviewer=reviewer,  # type: ignore[arg-type]
+    )
+    return ctx, events

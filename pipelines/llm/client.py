@@ -69,6 +69,27 @@ def response_format_for(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the alternatives the model weighed."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A non-streamed answer; ``tokens`` holds per-token log-probabilities when the backend gave them."""
+
+    text: str
+    tokens: tuple[TokenLogprob, ...] = ()
+
+    @property
+    def has_logprobs(self) -> bool:
+        return bool(self.tokens)
+
+
 class LLM:
     """A chat model bound to a role, with a concurrency bound and per-call accounting."""
 
@@ -138,6 +159,30 @@ class LLM:
             f"{self.model_name} gave no valid {schema.__name__} after {self.max_retries + 1} tries ({'; '.join(errors)})"
         )
 
+    async def reply(self, messages: Sequence[BaseMessage], **params: Any) -> Reply:
+        """A free-text answer with call parameters (``logprobs=True, top_logprobs=k``, ``temperature``, ``seed``, ``max_tokens``).
+
+        Token log-probabilities come back in ``Reply.tokens`` when asked for and the
+        backend gives them (OpenAI's ``logprobs.content`` format); otherwise it is empty.
+        """
+        key = call_key(self.model_name, messages, {**self._params, **params, "mode": "reply"})
+        cached = self._cached(key, messages)
+        if cached is not None:
+            return _reply_from_json(cached)
+        async with self._slot():
+            started = time.perf_counter()
+            try:
+                message = await self.chat.ainvoke(list(messages), **params)
+            except Exception as exc:  # endpoint errors get a message that says how to fix them
+                raise _as_backend_error(exc, self.model_name) from exc
+            assert isinstance(message, AIMessage)
+            usage = dict(message.usage_metadata) if message.usage_metadata else None
+            reply = Reply(text=_chunk_text(message), tokens=_token_logprobs(message.response_metadata.get("logprobs")))
+            self._record(messages, reply.text, usage, time.perf_counter() - started)
+            if self._cache is not None:
+                self._cache.put(key, _reply_to_json(reply))
+            return reply
+
     async def _invoke(self, messages: Sequence[BaseMessage], **kwargs: Any) -> str:
         key = call_key(self.model_name, messages, {**self._params, **kwargs})
         cached = self._cached(key, messages)
@@ -199,6 +244,28 @@ def _chunk_text(message: BaseMessage) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def _token_logprobs(raw: Any) -> tuple[TokenLogprob, ...]:
+    """OpenAI's ``{"content": [{"token", "logprob", "top_logprobs": [...]}, ...]}`` as TokenLogprobs."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not content:
+        return ()
+    tokens = []
+    for entry in content:
+        top = tuple((str(alt.get("token", "")), float(alt.get("logprob", float("-inf")))) for alt in entry.get("top_logprobs") or [])
+        tokens.append(TokenLogprob(token=str(entry.get("token", "")), logprob=float(entry.get("logprob", float("-inf"))), top=top))
+    return tuple(tokens)
+
+
+def _reply_to_json(reply: Reply) -> str:
+    return json.dumps({"text": reply.text, "tokens": [[t.token, t.logprob, [list(a) for a in t.top]] for t in reply.tokens]})
+
+
+def _reply_from_json(raw: str) -> Reply:
+    data = json.loads(raw)
+    tokens = tuple(TokenLogprob(token=t, logprob=lp, top=tuple((a, b) for a, b in top)) for t, lp, top in data.get("tokens", []))
+    return Reply(text=data.get("text", ""), tokens=tokens)
 
 
 def _strip_fences(raw: str) -> str:

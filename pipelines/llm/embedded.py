@@ -497,10 +497,18 @@ class LlamaCppChatOpenAI(ChatOpenAI):
     - ``max_completion_tokens`` (what ChatOpenAI sends for ``max_tokens``) is unknown to
       the server, which would then generate until the context is full; it goes back to
       ``max_tokens``.
+    - ``logprobs``/``top_logprobs`` are dropped unless ``token_probabilities`` is set (the
+      server was started with ``logits_all``): a server without it answers them with an
+      HTTP 500, and callers fall back to sampling when no probabilities come back.
     """
+
+    token_probabilities: bool = False
 
     def _get_request_payload(self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if not self.token_probabilities:
+            payload.pop("logprobs", None)
+            payload.pop("top_logprobs", None)
         if "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
         if (response_format := payload.pop("response_format", None)) is not None:
@@ -529,8 +537,12 @@ def llama_cpp_response_format(response_format: Any) -> dict[str, Any] | None:
 def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
     """A chat model on the local llama.cpp server, starting the server if needed."""
     model_path = _model_path(spec, settings)
-    base_url = ensure_server(model_path, settings.model_cache)
-    return chat_model_for_endpoint(spec, base_url=base_url, api_key="embedded", model=model_path.stem, chat_class=LlamaCppChatOpenAI)
+    # spec.logprobs opts in to a server with logits_all (memory cost: see ensure_server).
+    base_url = ensure_server(model_path, settings.model_cache, logprobs=spec.logprobs)
+    chat = chat_model_for_endpoint(spec, base_url=base_url, api_key="embedded", model=model_path.stem, chat_class=LlamaCppChatOpenAI)
+    assert isinstance(chat, LlamaCppChatOpenAI)
+    chat.token_probabilities = spec.logprobs
+    return chat
 
 
 def _model_path(spec: ModelSpec, settings: AppSettings) -> Path:

@@ -6,6 +6,14 @@ answers by word overlap: enough overlap means the evidence bears on the claim; a
 on one side but not the other means it refutes it. Structured requests are answered by a
 responder registered for the schema's name, else by filling the JSON schema generically.
 
+Two more prompt conventions: a prompt with an ``Options: A | B | C`` line asks for one of
+those answers; the fake picks one from a distribution (a choice responder registered for
+that option set, else a generic one), draws it at random when called with a temperature
+above 0 (seeded by ``seed``, so sampling is repeatable), and returns the distribution as
+OpenAI-style ``logprobs`` when asked (``logprobs=True``) unless built with
+``logprobs=False``, which is how the no-probabilities path is tested. A free-text prompt
+containing a marker registered with ``text_responder`` is answered by that responder.
+
 Knobs for tests: ``latency_s`` (sleep per call), ``fail_after`` (raise after N calls, to
 simulate a crash), ``fail_when`` (raise when the prompt contains a text), ``script``
 (replies served in order before the heuristics), ``malformed`` (the first N structured
@@ -15,7 +23,10 @@ replies are broken JSON).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import math
+import random
 import re
 import threading
 import time
@@ -151,6 +162,32 @@ def responder(schema_name: str) -> Callable[[Responder], Responder]:
     return register
 
 
+ChoiceResponder = Callable[["PromptView", tuple[str, ...]], dict[str, float]]
+CHOICE_RESPONDERS: dict[frozenset[str], ChoiceResponder] = {}
+TextResponder = Callable[["PromptView"], str]
+TEXT_RESPONDERS: dict[str, TextResponder] = {}
+
+
+def choice_responder(*options: str) -> Callable[[ChoiceResponder], ChoiceResponder]:
+    """Register the fake's probabilities for a prompt whose ``Options:`` line offers exactly ``options``."""
+
+    def register(fn: ChoiceResponder) -> ChoiceResponder:
+        CHOICE_RESPONDERS[frozenset(o.upper() for o in options)] = fn
+        return fn
+
+    return register
+
+
+def text_responder(marker: str) -> Callable[[TextResponder], TextResponder]:
+    """Register how the fake writes free text for prompts that contain ``marker``."""
+
+    def register(fn: TextResponder) -> TextResponder:
+        TEXT_RESPONDERS[marker] = fn
+        return fn
+
+    return register
+
+
 def content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if len(w) > 2 and w not in STOPWORDS}
 
@@ -172,13 +209,25 @@ class PromptView:
     text: str
     claim: str = ""
     evidence: dict[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, messages: list[BaseMessage]) -> PromptView:
         text = "\n".join(str(m.content) for m in messages)
         claim_match = re.search(r"^Claim:\s*(.+)$", text, flags=re.MULTILINE)
         evidence = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\[(E\d+)\]\s*(.+)$", text, flags=re.MULTILINE)}
-        return cls(text=text, claim=claim_match.group(1).strip() if claim_match else "", evidence=evidence)
+        option_lines = re.findall(r"^Options:\s*(.+)$", text, flags=re.MULTILINE)
+        options = tuple(o.strip() for o in option_lines[-1].split("|") if o.strip()) if option_lines else ()
+        return cls(text=text, claim=claim_match.group(1).strip() if claim_match else "", evidence=evidence, options=options)
+
+    def field(self, name: str) -> str:
+        """The value of the last ``Name: value`` line in the prompt ('' if none)."""
+        found = re.findall(rf"^{re.escape(name)}:\s*(.+)$", self.text, flags=re.MULTILINE)
+        return found[-1].strip() if found else ""
+
+    def best_overlap(self) -> float:
+        ranked = self.ranked_evidence()
+        return ranked[0][1] if ranked else 0.0
 
     def ranked_evidence(self) -> list[tuple[str, float]]:
         scored = [(eid, overlap(self.claim, text)) for eid, text in self.evidence.items()]
@@ -208,6 +257,54 @@ def argue(view: PromptView) -> str:
     verb = {"SUPPORTS": "supports", "REFUTES": "contradicts", "NOT ENOUGH INFO": "does not settle"}[label]
     lines.append(f"Taken together, the evidence {verb} the claim that {view.claim.rstrip('.') or 'was made'}.")
     return " ".join(lines) + f"\nLabel: {label}"
+
+
+def choice_distribution(view: PromptView) -> dict[str, float]:
+    """The fake's probabilities over the prompt's options: a registered responder's, else generic."""
+    options = view.options
+    fn = CHOICE_RESPONDERS.get(frozenset(o.upper() for o in options))
+    raw = fn(view, options) if fn is not None else _generic_choice(view, options)
+    total = sum(max(0.0, raw.get(o, 0.0)) for o in options) or 1.0
+    return {o: max(0.0, raw.get(o, 0.0)) / total for o in options}
+
+
+def _generic_choice(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
+    # The option naming the fake's own label gets most of the mass; the rest share what is left.
+    label = view.label()
+    favoured = next((o for o in options if o.upper() == label), options[0])
+    rest = (0.4 / (len(options) - 1)) if len(options) > 1 else 0.0
+    return {o: 0.6 if o == favoured else rest for o in options}
+
+
+def option_tokens(option: str) -> list[str]:
+    """How a tokenizer might split an option: words and hyphens apart ("HALF-TRUE" -> HALF, -, TRUE)."""
+    return re.findall(r"\s?[A-Za-z0-9]+|[^A-Za-z0-9\s]", option)
+
+
+# Mass the fake puts on a token that is no option at all, as real models do.
+OFF_OPTION_MASS = 0.02
+
+
+def choice_logprobs(distribution: dict[str, float], answer: str) -> dict[str, Any]:
+    """OpenAI-style ``logprobs`` for ``answer``: its first token's alternatives carry ``distribution``."""
+    first: dict[str, float] = {}
+    for option, p in distribution.items():
+        token = option_tokens(option)[0]
+        first[token] = first.get(token, 0.0) + p * (1 - OFF_OPTION_MASS)
+    first["The"] = OFF_OPTION_MASS
+    top = sorted(first.items(), key=lambda kv: -kv[1])
+    content = []
+    for index, token in enumerate(option_tokens(answer)):
+        p = first.get(token, 1e-6) if index == 0 else 0.999
+        alternatives = top if index == 0 else [(token, p)]
+        content.append(
+            {
+                "token": token,
+                "logprob": math.log(max(p, 1e-9)),
+                "top_logprobs": [{"token": t, "logprob": math.log(max(q, 1e-9))} for t, q in alternatives],
+            }
+        )
+    return {"content": content}
 
 
 def first_sentence(text: str) -> str:
@@ -258,6 +355,7 @@ class FakeChatModel(BaseChatModel):
     script: list[str] = Field(default_factory=list)
     malformed: int = 0
     words_per_chunk: int = 3
+    logprobs: bool = True
 
     _calls: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -272,6 +370,11 @@ class FakeChatModel(BaseChatModel):
 
     def reply(self, messages: list[BaseMessage], response_format: dict[str, Any] | None = None) -> str:
         """The reply to one call: scripted, or derived from the prompt."""
+        return self._respond(messages, {"response_format": response_format} if response_format else {})[0]
+
+    def _respond(self, messages: list[BaseMessage], params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The reply text and its response metadata (``logprobs`` for an options prompt when asked)."""
+        response_format = params.get("response_format")
         with self._lock:
             self._calls += 1
             number = self._calls
@@ -285,15 +388,31 @@ class FakeChatModel(BaseChatModel):
         if self.fail_when and self.fail_when in view.text:
             raise BackendUnavailableError(f"fake backend told to fail on {self.fail_when!r}")
         if scripted is not None:
-            return scripted
+            return scripted, {}
         if broken:
-            return '{"this is": not json'
+            return '{"this is": not json', {}
         if response_format is None:
-            return argue(view)
+            if view.options:
+                return self._choose(view, params, number)
+            marker = next((m for m in TEXT_RESPONDERS if m in view.text), None)
+            return (TEXT_RESPONDERS[marker](view) if marker else argue(view)), {}
         spec = response_format.get("json_schema", {})
         schema = spec.get("schema", {})
         answer = RESPONDERS[spec["name"]](view, schema) if spec.get("name") in RESPONDERS else fill_schema(schema, view)
-        return json.dumps(answer)
+        return json.dumps(answer), {}
+
+    def _choose(self, view: PromptView, params: dict[str, Any], number: int) -> tuple[str, dict[str, Any]]:
+        distribution = choice_distribution(view)
+        if float(params.get("temperature") or 0.0) > 0:
+            # Sampling: a draw from the distribution, repeatable for a given prompt and seed.
+            seed = params.get("seed", number)
+            digest = hashlib.sha256(f"{view.text}|{seed}".encode()).hexdigest()
+            rng = random.Random(int(digest[:16], 16))
+            answer = rng.choices(list(distribution), weights=list(distribution.values()))[0]
+        else:
+            answer = max(distribution, key=lambda o: distribution[o])
+        metadata = {"logprobs": choice_logprobs(distribution, answer)} if params.get("logprobs") and self.logprobs else {}
+        return answer, metadata
 
     def _usage(self, messages: list[BaseMessage], text: str) -> UsageMetadata:
         # Token counts that look like a real tokenizer's (~1.3 tokens a word), for cost benchmarks.
@@ -310,8 +429,8 @@ class FakeChatModel(BaseChatModel):
     ) -> ChatResult:
         if self.latency_s:
             time.sleep(self.latency_s)
-        text = self.reply(messages, kwargs.get("response_format"))
-        message = AIMessage(content=text, usage_metadata=self._usage(messages, text))
+        text, metadata = self._respond(messages, kwargs)
+        message = AIMessage(content=text, usage_metadata=self._usage(messages, text), response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
@@ -323,8 +442,8 @@ class FakeChatModel(BaseChatModel):
     ) -> ChatResult:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        text = self.reply(messages, kwargs.get("response_format"))
-        message = AIMessage(content=text, usage_metadata=self._usage(messages, text))
+        text, metadata = self._respond(messages, kwargs)
+        message = AIMessage(content=text, usage_metadata=self._usage(messages, text), response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _chunks(self, text: str) -> Iterator[str]:

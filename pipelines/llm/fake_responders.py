@@ -9,7 +9,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.llm.fake import SUPPORT_AT, PromptView, content_words, overlap, responder
+from pipelines.llm.fake import (
+    SUPPORT_AT,
+    PromptView,
+    argue,
+    choice_responder,
+    content_words,
+    first_sentence,
+    overlap,
+    responder,
+    text_responder,
+)
 
 
 @responder("SearchQueries")
@@ -113,6 +123,195 @@ def generated_questions(view: PromptView, schema: dict[str, Any]) -> dict[str, A
     topic = " ".join(sorted(words, key=lambda w: -everywhere.count(w))[:6])
     templates = [f"Is it true that {main}?", f"What evidence shows that {main}?", f"What is known about {topic}?"]
     return {"questions": [templates[i % len(templates)] for i in range(n)]}
+
+
+# --- radar: label probabilities, the Politician and the Scientist, the judge's explanation ---
+
+RADAR_STAGES = ("opening", "rebuttal", "closing")
+RADAR_FROM_FEVER = {"SUPPORTS": "TRUE", "REFUTES": "FALSE", "NOT ENOUGH INFO": "HALF-TRUE"}
+
+
+def _stage_index(view: PromptView) -> int:
+    stage = view.field("Stage").lower()
+    return RADAR_STAGES.index(stage) if stage in RADAR_STAGES else 0
+
+
+@choice_responder("STOP", "CONTINUE")
+def radar_stop(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
+    # Clearer evidence and a longer debate both make stopping likelier.
+    p_stop = min(0.95, 0.3 + 0.45 * view.best_overlap() + 0.15 * _stage_index(view))
+    return {"STOP": p_stop, "CONTINUE": 1 - p_stop}
+
+
+@choice_responder("TRUE", "HALF-TRUE", "FALSE")
+def radar_judge(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
+    # The label the evidence points to, held more firmly with clearer evidence and as the debate goes on.
+    top_label = RADAR_FROM_FEVER[view.label()]
+    top = min(0.92, 0.4 + 0.25 * view.best_overlap() + 0.1 * _stage_index(view))
+    rest = 1 - top
+    if top_label == "HALF-TRUE":
+        return {"TRUE": rest / 2, "HALF-TRUE": top, "FALSE": rest / 2}
+    other = "FALSE" if top_label == "TRUE" else "TRUE"
+    return {top_label: top, "HALF-TRUE": rest * 2 / 3, other: rest / 3}
+
+
+@text_responder("RADAR fact-checking debate")
+def radar_debater(view: PromptView) -> str:
+    argument = argue(view).rsplit("\nLabel:", 1)[0]
+    if "'Omitted:'" not in view.text:  # the Politician: the case for the claim
+        return argument
+    # The Scientist: evidence that touches the claim without settling it is the context it leaves out.
+    partial = [eid for eid, score in view.ranked_evidence() if 0.2 <= score < SUPPORT_AT][:2]
+    lines = [argument] + [f"Omitted: {first_sentence(view.evidence[eid])} [{eid}]" for eid in partial]
+    return "\n".join(lines)
+
+
+@text_responder("Explain the verdict")
+def radar_explanation(view: PromptView) -> str:
+    label = view.text.rstrip().rsplit("Explain the verdict", 1)[1].strip(" .")
+    reasons = [f"{first_sentence(view.evidence[eid])} [{eid}]" for eid in view.cited()]
+    return f"The verdict is {label}. " + (" ".join(reasons) or "The shared evidence does not address the claim directly.")
+
+
+# --- madke: evidence picks and the agreement check ---
+
+
+@responder("EvidenceSelection")
+def evidence_selection(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
+    allowed = int(view.field("Picks allowed") or 3)
+    useful = [eid for eid, score in view.ranked_evidence() if score >= 0.3][:allowed]
+    if not useful:
+        return {"items": [], "none_found": True, "reason": "No item in the pool shares enough of the claim's terms."}
+    return {
+        "items": [int(eid[1:]) for eid in useful],
+        "none_found": False,
+        "reason": f"{', '.join(useful)} share the most terms with the claim.",
+    }
+
+
+@responder("AgreementCheck")
+def agreement_check(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
+    labels = re.findall(r"^Label:\s*(.+?)\s*$", view.text, flags=re.MULTILINE)
+    agree = len(labels) >= 2 and len(set(labels)) == 1
+    reason = f"Both answers conclude {labels[0]}." if agree else f"The answers conclude differently ({', '.join(labels) or 'no labels'})."
+    return {"agree": agree, "consistent": agree, "reason": reason}
+
+
+# --- mermaid: triplets, ReAct steps, the forced answer ---
+
+RELATION_WORDS = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "can",
+        "cannot",
+        "could",
+        "does",
+        "do",
+        "did",
+        "causes",
+        "cause",
+        "caused",
+        "reduce",
+        "reduces",
+        "reduced",
+        "increase",
+        "increases",
+        "increased",
+        "prevent",
+        "prevents",
+        "prevented",
+        "protect",
+        "protects",
+        "protected",
+        "help",
+        "helps",
+        "helped",
+        "lead",
+        "leads",
+        "led",
+        "contain",
+        "contains",
+        "kill",
+        "kills",
+        "spread",
+        "spreads",
+        "work",
+        "works",
+        "affect",
+        "affects",
+        "affected",
+        "improve",
+        "improves",
+        "improved",
+        "detect",
+        "detects",
+        "emitted",
+        "transmitted",
+        "linked",
+        "associated",
+        "shows",
+        "show",
+        "showed",
+    ]
+)
+
+
+@responder("ClaimDecomposition")
+def claim_decomposition(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
+    # One triplet split at the first verb-like word; the topic is the subject's last content word.
+    words = view.claim.rstrip(".").split()
+    cut = next((i for i, w in enumerate(words) if i > 0 and w.lower().strip(",'") in RELATION_WORDS), max(1, len(words) // 2))
+    subject, relation, obj = " ".join(words[:cut]), words[cut] if cut < len(words) else "is", " ".join(words[cut + 1 :])
+    topic_words = [w for w in re.findall(r"[A-Za-z0-9'\-]+", subject) if w.lower() in content_words(subject)]
+    return {"topic": topic_words[-1] if topic_words else subject, "triplets": [{"subject": subject, "relation": relation, "object": obj}]}
+
+
+def _steps_taken(view: PromptView) -> set[str]:
+    return set(re.findall(r"^Step \d+: (\w+)\(", view.text, flags=re.MULTILINE))
+
+
+def _answer(view: PromptView, thought: str) -> dict[str, Any]:
+    cited = view.cited()
+    return {
+        "thought": thought,
+        "label": view.label(),
+        "answer": argue(view).rsplit("\nLabel:", 1)[0],
+        "cited": cited,
+    }
+
+
+@responder("ReactStep")
+def react_step(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
+    # Answer as soon as the evidence settles the claim; otherwise try each offered tool once, corpus first.
+    if view.best_overlap() >= SUPPORT_AT:
+        return {"action": "answer", "query": "", "reason": "", **_answer(view, "The evidence so far settles the claim.")}
+    offered = [t.strip() for t in view.field("Tools").split(",") if t.strip()]
+    taken = _steps_taken(view)
+    query = " ".join(w.strip(".,?!") for w in view.claim.split() if w.lower().strip(".,?!") in content_words(view.claim))
+    for tool in ("corpus_search", "web_search", "memory_lookup"):
+        if tool in offered and tool not in taken:
+            reason = "No evidence so far addresses the claim." if not view.evidence else "The evidence so far does not settle the claim."
+            return {
+                "thought": reason,
+                "action": tool,
+                "query": query or view.claim,
+                "reason": f"{tool} has not been tried yet.",
+                "label": None,
+                "answer": "",
+                "cited": [],
+            }
+    return {"action": "answer", "query": "", "reason": "", **_answer(view, "Every tool has been tried; answering with what is known.")}
+
+
+@responder("ForcedAnswer")
+def forced_answer(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
+    return _answer(view, "The steps are used up; answering with what is known.")
 
 
 # The courtroom roles of `proclaim` live in their own module (one protocol's fakes, one place).

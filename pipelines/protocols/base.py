@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pipelines.config import ModelSpec, RunConfig
 from pipelines.errors import UnknownProtocolError
@@ -15,6 +16,9 @@ from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebSearch
 
+if TYPE_CHECKING:
+    from pipelines.memory import EvidenceMemory
+
 
 @dataclass
 class Toolbox:
@@ -23,6 +27,7 @@ class Toolbox:
     index: CorpusIndex
     web: WebSearch
     embedder: Embedder
+    memory: EvidenceMemory | None = None  # evidence kept across claims (mermaid); None without a run store
 
 
 @dataclass

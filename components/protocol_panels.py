@@ -1,0 +1,229 @@
+"""What the radar, madke and mermaid protocols add to a run's view: confidence plot, omitted context,
+evidence picks, triplets, ReAct steps and the evidence memory.
+
+``ProtocolPanels`` sits inside a RunView and receives every event after the RunView has
+handled it; its panels appear only when their events arrive, so other protocols look as before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import streamlit as st
+
+from components.charts import ConfidencePoint, build_confidence_figure
+from components.safe_text import escape_markdown
+from pipelines.events import (
+    AgreementChecked,
+    ClaimDecomposed,
+    Event,
+    EvidenceSelected,
+    LabelProbabilitiesEstimated,
+    MemoryRecalled,
+    MemoryUpdated,
+    OmittedContextFound,
+    ReasoningStepTaken,
+    RunStarted,
+    StopRuleChecked,
+    TurnCompleted,
+    VerdictReached,
+)
+
+if TYPE_CHECKING:
+    from components.transcript import RunView
+
+FINAL_JUDGES = ("Judge",)
+ACTION_ICONS = {"corpus_search": "📚", "web_search": "🌐", "memory_lookup": "🧠", "answer": "✅"}
+
+
+class ProtocolPanels:
+    """Protocol-specific panels of one RunView, created lazily in ``area``."""
+
+    def __init__(self, area: Any, key: str) -> None:
+        self.area = area
+        self.key = key
+        self.slots: dict[str, Any] = {}
+        self.config: dict[str, Any] = {}
+        self.points: dict[int, ConfidencePoint] = {}
+        self.sampling_noted = False
+        self.last_method = "logprobs"
+        self.omissions: list[OmittedContextFound] = []
+        self.picks: dict[tuple[str, int], EvidenceSelected] = {}
+        self.recalled: dict[str, MemoryRecalled] = {}
+        self.used: set[str] = set()
+        self.memory_note = ""
+
+    def feed(self, evt: Event, view: RunView) -> None:
+        match evt:
+            case RunStarted(config=config):
+                self.config = config
+            case LabelProbabilitiesEstimated():
+                self._probabilities(evt)
+            case StopRuleChecked():
+                view.transcript.caption(_stop_text(evt, self.last_method))
+                self.points[evt.round] = ConfidencePoint(
+                    round=evt.round,
+                    phase=evt.phase,
+                    verdict_confidence=evt.verdict_confidence,
+                    stop_margin=evt.stop_margin,
+                    label=evt.label,
+                    stopped=evt.stop,
+                )
+                self._render_confidence()
+            case OmittedContextFound():
+                self.omissions.append(evt)
+                self._render_omissions()
+            case EvidenceSelected():
+                self.picks[(evt.agent, evt.round)] = evt
+                self._render_picks()
+            case TurnCompleted(turn=turn):
+                pick = self.picks.get((turn.agent, turn.round))
+                box = view.turn_boxes.get(turn.id)
+                if pick is not None and box is not None:
+                    box.caption("📌 " + _pick_text(pick))
+            case AgreementChecked(round=number, agree=agree, consistent=consistent, reason=reason):
+                view.transcript.caption(
+                    f"⚖️ Judge after round {number}: agree {'✅' if agree else '❌'} · consistent {'✅' if consistent else '❌'}"
+                    + (" → the debate stops" if agree and consistent else " → the debate goes on")
+                    + (f" — {escape_markdown(reason)}" if reason else "")
+                )
+            case ClaimDecomposed():
+                self._render_triplets(evt)
+            case ReasoningStepTaken():
+                view.transcript.markdown(_step_text(evt))
+            case MemoryRecalled():
+                self.recalled[evt.evidence.id] = evt
+                self._render_memory()
+            case MemoryUpdated(added=added, refreshed=refreshed):
+                self.memory_note = f"🧠 Kept for later claims: {added} new item{'s' if added != 1 else ''}, {refreshed} already known."
+                self._render_memory()
+            case VerdictReached(verdict=verdict):
+                self.used = {c for c in verdict.cited if c in self.recalled}
+                if self.recalled:
+                    self._render_memory()
+            case _:
+                pass
+
+    # --- radar ---------------------------------------------------------------------------
+
+    def _probabilities(self, evt: LabelProbabilitiesEstimated) -> None:
+        self.last_method = evt.method
+        if evt.method == "sampling" and not self.sampling_noted:
+            self.sampling_noted = True
+            self._slot("probability-note").info(f"🎲 Label probabilities: {evt.note}.")
+        if evt.agent in FINAL_JUDGES:
+            label = max(evt.probabilities, key=lambda k: evt.probabilities[k])
+            self.points[evt.round] = ConfidencePoint(
+                round=evt.round, phase="final judge", verdict_confidence=evt.probabilities[label], label=label
+            )
+            self._render_confidence()
+
+    def _render_confidence(self) -> None:
+        radar = self.config.get("radar", {})
+        figure = build_confidence_figure(list(self.points.values()), tau_s=radar.get("tau_s"), tau_v=radar.get("tau_v"))
+        slot = self._slot("confidence")
+        # Rendered here rather than by the page: the plot grows round by round while the run streams.
+        slot.plotly_chart(figure, key=f"{self.key}-confidence-{len(self.points)}-{id(figure)}", width="stretch")
+
+    def _render_omissions(self) -> None:
+        # The Scientist often repeats a point in later rounds: each point once, with the rounds that raised it.
+        points: dict[str, list[OmittedContextFound]] = {}
+        for item in self.omissions:
+            points.setdefault(" ".join(item.point.split()).lower(), []).append(item)
+        with self._slot("omissions").container(border=True):
+            st.markdown(f"**🔬 Omitted context the Scientist found** ({len(points)})")
+            lines = []
+            for items in points.values():
+                cited = sorted({c for i in items for c in i.cited}, key=lambda c: int(c[1:]) if c[1:].isdigit() else 0)
+                rounds = ", ".join(str(i.round) for i in items)
+                note = f"round{'s' if len(items) > 1 else ''} {rounds}" + (f" · cites {', '.join(cited)}" if cited else "")
+                lines.append(f"- {escape_markdown(items[0].point)}  \n  _{note}_")
+            st.markdown("\n".join(lines))
+
+    # --- madke ---------------------------------------------------------------------------
+
+    def _render_picks(self) -> None:
+        rows: dict[str, dict[str, str]] = {}
+        for (agent, number), pick in sorted(self.picks.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            rows.setdefault(agent, {"debater": agent})[f"round {number}"] = _pick_text(pick)
+        with self._slot("picks").container(border=True):
+            st.markdown("**📌 Evidence each debater picked, per turn**")
+            st.dataframe(pd.DataFrame(list(rows.values())), hide_index=True, width="stretch", key=f"{self.key}-picks-{len(self.picks)}")
+
+    # --- mermaid -------------------------------------------------------------------------
+
+    def _render_triplets(self, evt: ClaimDecomposed) -> None:
+        source = {
+            "model": "written by the model",
+            "checker": "written by you (Settings: mermaid → Triplets)",
+            "fallback": "the model gave none: the whole claim is one fact",
+        }[evt.source]
+        with self._slot("triplets").container(border=True):
+            st.markdown(f"**🧩 Claim as triplets** · topic: {escape_markdown(evt.topic)} · _{source}_")
+            frame = pd.DataFrame([{"subject": t.subject, "relation": t.relation, "object": t.object} for t in evt.triplets])
+            st.dataframe(frame, hide_index=True, width="stretch", key=f"{self.key}-triplets")
+            if evt.source != "checker":
+                st.caption(
+                    "To check different facts, write your own under **Settings: mermaid → Triplets (override)** in the sidebar and run again."
+                )
+
+    def _render_memory(self) -> None:
+        rows = [
+            {
+                "id": eid,
+                "used in answer": "✅" if eid in self.used else "",
+                "matched by": r.match,
+                "kept for claim": r.for_claim,
+                "kept on": dt.datetime.fromtimestamp(r.remembered_at).strftime("%Y-%m-%d %H:%M"),
+                "found with query": r.evidence.query,
+                "source": r.evidence.source_label,
+                "text": r.evidence.text,
+            }
+            for eid, r in self.recalled.items()
+        ]
+        with self._slot("memory").container(border=True):
+            st.markdown(
+                f"**🧠 Recalled from memory** ({len(rows)} item{'s' if len(rows) != 1 else ''}, {len(self.used)} used in the answer)"
+            )
+            if rows:
+                st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key=f"{self.key}-memory-{len(rows)}-{len(self.used)}")
+            else:
+                st.caption("Nothing recalled: no kept evidence matches this claim's entities or meaning.")
+            if self.memory_note:
+                st.caption(self.memory_note)
+
+    def _slot(self, name: str) -> Any:
+        if name not in self.slots:
+            self.slots[name] = self.area.empty()
+        return self.slots[name]
+
+
+def _stop_text(evt: StopRuleChecked, method: str) -> str:
+    s_ok, c_ok = evt.stop_margin >= evt.tau_s, evt.verdict_confidence >= evt.tau_v
+    how = "token probabilities" if method == "logprobs" else "sampled answers"
+    return (
+        f"🛑 Stop check after the {evt.phase} ({how}): stop margin s = {evt.stop_margin:+.2f} {'≥' if s_ok else '<'} τs {evt.tau_s:+.2f} "
+        f"{'✅' if s_ok else '❌'} · round judge {evt.label} with c = {evt.verdict_confidence:.2f} {'≥' if c_ok else '<'} τv {evt.tau_v:.2f} "
+        f"{'✅' if c_ok else '❌'} → {'stop: the round judge decides' if evt.stop else 'the debate goes on'}"
+    )
+
+
+def _pick_text(pick: EvidenceSelected) -> str:
+    if pick.none_found or not pick.evidence_ids:
+        return "none found"
+    return ", ".join(pick.evidence_ids)
+
+
+def _step_text(evt: ReasoningStepTaken) -> str:
+    icon = ACTION_ICONS.get(evt.action, "•")
+    head = f"{icon} **Step {evt.step}** · `{evt.action}`" + (" (forced: step cap reached)" if evt.forced else "")
+    if evt.query:
+        head += f" “{escape_markdown(evt.query)}”"
+    parts = [head]
+    if evt.reason:
+        parts.append(f"  \n_why:_ {escape_markdown(evt.reason)}")
+    if evt.thought:
+        parts.append(f"  \n_thought:_ {escape_markdown(evt.thought)}")
+    return "".join(parts)

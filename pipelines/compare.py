@@ -1,0 +1,92 @@
+"""Two protocols on the same claim, side by side: their events interleaved as they happen, and what each cost.
+
+``stream_side_by_side`` runs each configuration with ``stream_run`` on its own thread and
+yields ``(slot, event)`` pairs in arrival order, so a page can feed two views at once.
+``summarize_run`` reduces a run's events to its verdict, confidence and cost.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from pipelines.config import RunConfig
+from pipelines.events import Event, ModelCallCompleted, RunFailed, RunStarted, VerdictReached
+from pipelines.runner import Services, preflight, stream_run
+
+_DONE = object()
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run's verdict, confidence and cost, as the comparison table shows them."""
+
+    protocol: str
+    verdict: str | None
+    confidence: float | None
+    decided_by: str
+    model_calls: int
+    tokens_in: int
+    tokens_out: int
+    model_seconds: float
+    wall_seconds: float
+    failed: str | None = None
+
+
+def stream_side_by_side(claim: str, configs: Sequence[RunConfig], services: Services) -> Iterator[tuple[int, Event]]:
+    """Yield ``(index of the config, event)`` while every config runs on ``claim`` at once.
+
+    Bad input (an empty claim, an unknown protocol) raises before anything starts; a run
+    that fails later ends in its own RunFailed event and the others go on.
+    """
+    for config in configs:
+        preflight(claim, config, services)
+    arrivals: queue.Queue[object] = queue.Queue()
+
+    def drive(index: int, config: RunConfig) -> None:
+        try:
+            for evt in stream_run(claim, config, services):
+                arrivals.put((index, evt))
+        except Exception as exc:  # a bug inside one run: handed to the caller to raise
+            arrivals.put(exc)
+        finally:
+            arrivals.put(_DONE)
+
+    threads = [threading.Thread(target=drive, args=(i, c), name=f"compare-{i}", daemon=True) for i, c in enumerate(configs)]
+    for thread in threads:
+        thread.start()
+    running = len(threads)
+    while running:
+        item = arrivals.get()
+        if item is _DONE:
+            running -= 1
+            continue
+        if isinstance(item, Exception):
+            raise item
+        assert isinstance(item, tuple)
+        yield item
+    for thread in threads:
+        thread.join()
+
+
+def summarize_run(events: Sequence[Event]) -> RunOutcome:
+    """A run's verdict, confidence and cost (model calls, tokens, model time, wall time) from its events."""
+    started = next((e for e in events if isinstance(e, RunStarted)), None)
+    verdict = next((e.verdict for e in events if isinstance(e, VerdictReached)), None)
+    failed = next((e.reason for e in events if isinstance(e, RunFailed)), None)
+    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
+    wall = (events[-1].at - events[0].at) if events else 0.0
+    return RunOutcome(
+        protocol=started.protocol if started else "?",
+        verdict=verdict.label if verdict else None,
+        confidence=verdict.confidence if verdict else None,
+        decided_by=verdict.decided_by if verdict else "",
+        model_calls=len(calls),
+        tokens_in=sum(c.tokens_in for c in calls),
+        tokens_out=sum(c.tokens_out for c in calls),
+        model_seconds=round(sum(c.seconds for c in calls), 3),
+        wall_seconds=round(wall, 3),
+        failed=failed,
+    )

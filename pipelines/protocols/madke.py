@@ -1,0 +1,116 @@
+"""`madke`: multi-agent debate over one shared knowledge pool (MADKE).
+
+1. One evidence pool before the debate: ``madke.corpus_k`` corpus passages (10) and
+   ``madke.web_k`` web results (5) for the claim; offline, the debate goes on without the web.
+2. Each turn, each debater first picks at most ``madke.max_picks`` (3) pool items by number,
+   or says none helps (adaptive knowledge selection), then answers; from round 2 it sees its
+   own and the other debater's previous answers.
+3. After each round a judge answers whether the debaters agree and are consistent; if so the
+   debate stops.
+4. A summarizer writes the final answer and label.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from pipelines.events import RoundStarted, StageCompleted, StageStarted
+from pipelines.models import Evidence, Turn, Verdict
+from pipelines.prompts import load_prompt
+from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.roles import MADKE_DEBATERS, AgentRole
+from pipelines.stages.agreement import check_agreement
+from pipelines.stages.argument import stream_turn
+from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
+from pipelines.stages.evidence_selection import select_evidence
+from pipelines.stages.judge import verdict_from_ruling
+from pipelines.stages.retrieval import format_evidence, retrieve
+from pipelines.stages.summarizer import summarize_debate
+
+POOL = "Knowledge pool"
+NONE_PICKED = "(you picked no evidence this turn: argue from what you know, and say so)"
+
+
+async def run_madke(ctx: RunContext) -> Verdict:
+    cfg = ctx.config.madke
+    pool = await _build_pool(ctx)
+    history: list[Turn] = []
+    used: dict[str, Evidence] = {}
+    stop_reason = f"no agreement after {cfg.max_rounds} round{'s' if cfg.max_rounds != 1 else ''}; the summarizer ruled"
+    for number in range(1, cfg.max_rounds + 1):
+        ctx.emit(RoundStarted(round=number))
+        ctx.emit(StageStarted(stage="debate", detail=f"round {number}: each debater picks evidence, then answers"))
+        latest = latest_by_agent(history)
+        results = await asyncio.gather(*(_turn(ctx, role, number, pool, latest) for role in MADKE_DEBATERS))
+        turns = [turn for turn, _ in results]
+        for _, picks in results:
+            used.update((e.id, e) for e in picks)
+        history.extend(turns)
+        ctx.emit(StageCompleted(stage="debate", detail=" · ".join(f"{t.agent}: {t.label or 'no label'}" for t in turns)))
+        ctx.emit(StageStarted(stage="agreement check", detail=f"after round {number}"))
+        check = await check_agreement(ctx, round=number, latest=turns)
+        ctx.emit(StageCompleted(stage="agreement check", detail="settled" if check and check.settled else "not settled"))
+        if check is not None and check.settled:
+            stop_reason = f"the judge found the debaters in agreement and consistent after round {number}; the summarizer wrote the answer"
+            break
+        if number < cfg.max_rounds:
+            review = await ctx.review(number, {})
+            if review.stop:
+                stop_reason = f"the checker stopped the debate after round {number}; the summarizer wrote the answer"
+                break
+    ctx.emit(StageStarted(stage="summary", detail="the summarizer writes the final answer"))
+    summary = await summarize_debate(ctx, turns=history, evidence=list(used.values()), round=max(t.round for t in history))
+    ctx.emit(StageCompleted(stage="summary", detail=summary.label or "no label"))
+    return verdict_from_ruling(summary, decided_by="summarizer", stop_reason=stop_reason)
+
+
+async def _build_pool(ctx: RunContext) -> list[Evidence]:
+    cfg = ctx.config
+    use_web = cfg.retrieval.web_search and cfg.madke.web_k > 0
+    ctx.emit(
+        StageStarted(
+            stage="knowledge pool",
+            detail=f"{cfg.madke.corpus_k} corpus passages" + (f" and {cfg.madke.web_k} web results" if use_web else "") + " for the claim",
+        )
+    )
+    pool: list[Evidence] = []
+    if cfg.madke.corpus_k:
+        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="corpus", k=cfg.madke.corpus_k)
+    if use_web:
+        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="web", k=cfg.madke.web_k)
+    ctx.emit(StageCompleted(stage="knowledge pool", detail=f"{len(pool)} items shared by both debaters"))
+    return pool
+
+
+async def _turn(
+    ctx: RunContext, role: AgentRole, number: int, pool: Sequence[Evidence], latest: dict[str, Turn]
+) -> tuple[Turn, list[Evidence]]:
+    own = latest.get(role.name)
+    other = next((t for agent, t in latest.items() if agent != role.name), None)
+    picks = await select_evidence(
+        ctx, role=role, round=number, pool=pool, max_picks=ctx.config.madke.max_picks, previous=own.text if own else None
+    )
+    messages = load_prompt("madke_turn").render(
+        agent=role.name,
+        brief=role.brief,
+        claim=ctx.claim.text,
+        evidence=format_evidence(picks) if picks else NONE_PICKED,
+        own=own.text if own else NO_HISTORY,
+        other=other.text if other else NO_HISTORY,
+        round=number,
+    )
+    return await stream_turn(ctx, agent=role.name, round=number, messages=messages), picks
+
+
+PROTOCOL = register_protocol(
+    Protocol(
+        name="madke",
+        run=run_madke,
+        title="MADKE: shared knowledge pool",
+        description=(
+            "One evidence pool (10 corpus passages + 5 web results) before the debate; each turn each debater picks up to 3 "
+            "items or none; a judge stops the debate when the debaters agree; a summarizer writes the answer."
+        ),
+    )
+)

@@ -1,0 +1,272 @@
+"""`mermaid`: claim triplets, a ReAct loop over tools, and an evidence memory that outlives the run.
+
+1. The claim is decomposed into (subject, relation, object) triplets and a topic (or the
+   checker writes them: ``mermaid.triplets`` / ``mermaid.topic``).
+2. Evidence kept for earlier claims is recalled by entity match and embedding similarity.
+3. A ReAct loop of at most ``mermaid.max_steps`` (5) steps: each step calls one tool (corpus
+   search, web search, memory lookup) with a reason, or answers; the step at the cap is a
+   forced answer.
+4. The evidence the tools found is kept in the memory, with its query, source and time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Literal
+
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel, Field
+
+from pipelines.errors import ModelOutputError
+from pipelines.events import (
+    EvidenceRetrieved,
+    MemoryRecalled,
+    MemoryUpdated,
+    QueryIssued,
+    ReasoningStepTaken,
+    StageCompleted,
+    StageFailed,
+    StageStarted,
+    TurnCompleted,
+)
+from pipelines.memory import EvidenceMemory, Recall, evidence_key
+from pipelines.models import Evidence, Label, Turn, Verdict
+from pipelines.prompts import load_prompt
+from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.stages.argument import citations
+from pipelines.stages.decomposition import Decomposition, decompose_claim
+from pipelines.stages.retrieval import format_evidence, retrieve
+
+AGENT = "Researcher"
+MEMORY_AGENT = "Memory"
+Action = Literal["corpus_search", "web_search", "memory_lookup", "answer"]
+NO_STEPS = "(none yet)"
+
+
+class ReactStep(BaseModel):
+    """One ReAct step: a tool call with its query and reason, or the answer."""
+
+    thought: str = Field(default="", description="What you know so far and what is missing.")
+    action: Action
+    query: str = Field(default="", description="The tool's query (tool calls only).")
+    reason: str = Field(default="", description="Why this tool, now (tool calls only).")
+    label: Label | None = Field(default=None, description="The label (answer only).")
+    answer: str = Field(default="", description="The answer, citing evidence ids (answer only).")
+    cited: list[str] = Field(default_factory=list, description="Evidence ids the answer rests on.")
+
+
+class ForcedAnswer(BaseModel):
+    """The answer when the steps are used up."""
+
+    thought: str = ""
+    label: Label
+    answer: str = ""
+    cited: list[str] = Field(default_factory=list)
+
+
+async def run_mermaid(ctx: RunContext) -> Verdict:
+    cfg = ctx.config.mermaid
+    decomposition = await decompose_claim(ctx, triplets_text=cfg.triplets, topic=cfg.topic)
+    memory = _memory(ctx)
+    seen: dict[str, Evidence] = {}
+    if memory is not None:
+        ctx.emit(StageStarted(stage="memory", detail="recalling evidence kept from earlier claims"))
+        recalled = await _recall(ctx, memory, text=ctx.claim.text, entities=decomposition.entities(), step=0)
+        seen.update((e.id, e) for e in recalled)
+        ctx.emit(StageCompleted(stage="memory", detail=f"{len(recalled)} item{'s' if len(recalled) != 1 else ''} recalled"))
+    tools = _available_tools(ctx, memory)
+    steps: list[str] = []
+    final: ReactStep | ForcedAnswer | None = None
+    ctx.emit(StageStarted(stage="reasoning", detail=f"ReAct loop, at most {cfg.max_steps} steps"))
+    for step in range(1, cfg.max_steps + 1):
+        if step == cfg.max_steps:
+            final = await _forced_answer(ctx, decomposition, seen, steps, step)
+            break
+        try:
+            decision = await ctx.llm("debater").structured(_step_prompt(ctx, decomposition, seen, steps, tools, step), ReactStep)
+        except ModelOutputError as exc:
+            ctx.emit(StageFailed(stage="reasoning", reason=f"step {step}: {exc}; answering with what is known"))
+            final = await _forced_answer(ctx, decomposition, seen, steps, step)
+            break
+        ctx.emit(
+            ReasoningStepTaken(
+                agent=AGENT, step=step, thought=decision.thought, action=decision.action, query=decision.query, reason=decision.reason
+            )
+        )
+        if decision.action == "answer":
+            final = decision
+            break
+        found = await _use_tool(ctx, memory, decision, tools, step, decomposition)
+        seen.update((e.id, e) for e in found)
+        new = ", ".join(e.id for e in found) or "nothing"
+        steps.append(f"Step {step}: {decision.action}({decision.query!r}) -> found {new}")
+    ctx.emit(StageCompleted(stage="reasoning", detail=f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}"))
+    assert final is not None
+    turn = _answer_turn(ctx, final, seen, len(steps) + 1)
+    ctx.emit(TurnCompleted(turn=turn))
+    await _keep(ctx, decomposition, seen, turn)
+    forced = isinstance(final, ForcedAnswer)
+    return Verdict(
+        label=turn.label or "NOT ENOUGH INFO",
+        rationale=turn.text,
+        cited=turn.cited,
+        decided_by="agent",
+        stop_reason=(
+            f"forced answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''} (the {cfg.max_steps}-step cap)"
+            if forced
+            else f"the researcher answered after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
+        ),
+    )
+
+
+def _memory(ctx: RunContext) -> EvidenceMemory | None:
+    if not ctx.config.mermaid.use_memory:
+        return None
+    if ctx.tools.memory is None:
+        ctx.emit(StageFailed(stage="memory", reason="no run store, so no evidence memory: this claim starts from nothing"))
+    return ctx.tools.memory
+
+
+def _available_tools(ctx: RunContext, memory: EvidenceMemory | None) -> list[str]:
+    tools = ["corpus_search"]
+    if ctx.config.retrieval.web_search:
+        tools.append("web_search")
+    if memory is not None and ctx.config.mermaid.memory_tool:
+        tools.append("memory_lookup")
+    return tools
+
+
+def _step_prompt(
+    ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], tools: Sequence[str], step: int
+) -> list[BaseMessage]:
+    return load_prompt("mermaid_step").render(
+        claim=ctx.claim.text,
+        topic=decomposition.topic,
+        triplets=_triplet_lines(decomposition),
+        tools=", ".join(tools),
+        evidence=format_evidence(ctx.usable(list(seen.values()))),
+        steps="\n".join(steps) or NO_STEPS,
+        step=step,
+        max_steps=ctx.config.mermaid.max_steps,
+    )
+
+
+async def _forced_answer(
+    ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], step: int
+) -> ForcedAnswer:
+    messages = load_prompt("mermaid_answer").render(
+        claim=ctx.claim.text,
+        topic=decomposition.topic,
+        triplets=_triplet_lines(decomposition),
+        evidence=format_evidence(ctx.usable(list(seen.values()))),
+        steps="\n".join(steps) or NO_STEPS,
+    )
+    try:
+        answer = await ctx.llm("debater").structured(messages, ForcedAnswer)
+    except ModelOutputError as exc:
+        ctx.emit(StageFailed(stage="reasoning", reason=f"forced answer: {exc}; recorded as NOT ENOUGH INFO"))
+        answer = ForcedAnswer(thought="", label="NOT ENOUGH INFO", answer="The researcher gave no valid answer.")
+    ctx.emit(ReasoningStepTaken(agent=AGENT, step=step, thought=answer.thought, action="answer", forced=True))
+    return answer
+
+
+async def _use_tool(
+    ctx: RunContext, memory: EvidenceMemory | None, decision: ReactStep, tools: Sequence[str], step: int, decomposition: Decomposition
+) -> list[Evidence]:
+    query = decision.query.strip() or ctx.claim.text
+    if decision.action not in tools:
+        ctx.emit(
+            StageFailed(stage="reasoning", reason=f"step {step}: {decision.action} is not available in this run; nothing was searched")
+        )
+        return []
+    if decision.action == "memory_lookup":
+        assert memory is not None
+        ctx.emit(QueryIssued(agent=AGENT, round=step, query=query, tool="memory"))
+        return await _recall(ctx, memory, text=query, entities=[query], step=step)
+    tool: Literal["corpus", "web"] = "web" if decision.action == "web_search" else "corpus"
+    k = ctx.config.retrieval.web_top_k if tool == "web" else ctx.config.retrieval.top_k
+    return await retrieve(ctx, agent=AGENT, round=step, query=query, tool=tool, k=k, fallback_to_corpus=True)
+
+
+async def _recall(ctx: RunContext, memory: EvidenceMemory, *, text: str, entities: Sequence[str], step: int) -> list[Evidence]:
+    cfg = ctx.config.mermaid
+    recalls = await asyncio.to_thread(memory.recall, text=text, entities=entities, k=cfg.memory_k, min_similarity=cfg.memory_similarity)
+    found = []
+    for recall in recalls:
+        evidence = _into_pool(ctx, recall, step)
+        found.append(evidence)
+        ctx.emit(
+            MemoryRecalled(
+                agent=AGENT,
+                step=step,
+                evidence=evidence,
+                match=recall.match,
+                score=recall.similarity,
+                remembered_at=recall.item.created_at,
+                for_claim=recall.item.claim,
+            )
+        )
+    return found
+
+
+def _into_pool(ctx: RunContext, recall: Recall, step: int) -> Evidence:
+    item = recall.item
+    for existing in ctx.pool.values():  # already in this run's pool: keep its id
+        if evidence_key(existing) == item.key:
+            return existing
+    evidence = Evidence(
+        id=ctx.next_evidence_id(),
+        source="memory",
+        text=item.text,
+        title=item.title,
+        url=item.url,
+        corpus=item.corpus,
+        doc_id=item.doc_id,
+        passage_index=item.passage_index,
+        retrieval_score=recall.similarity,
+        scores={"similarity": recall.similarity},
+        query=item.query,
+        round=step,
+        found_by=MEMORY_AGENT,
+    )
+    ctx.pool[evidence.id] = evidence
+    ctx.emit(EvidenceRetrieved(agent=MEMORY_AGENT, round=step, evidence=evidence))
+    return evidence
+
+
+def _answer_turn(ctx: RunContext, final: ReactStep | ForcedAnswer, seen: dict[str, Evidence], round: int) -> Turn:
+    label = final.label or "NOT ENOUGH INFO"
+    text = (final.answer.strip() or final.thought.strip() or "No answer text.") + f"\nLabel: {label}"
+    cited = tuple(c for c in dict.fromkeys([*final.cited, *citations(final.answer)]) if c in seen)
+    return Turn(id=f"{AGENT}-answer", agent=AGENT, round=round, text=text, label=label, cited=cited)
+
+
+async def _keep(ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], turn: Turn) -> None:
+    memory = ctx.tools.memory
+    if memory is None or not ctx.config.mermaid.remember:
+        return
+    found = [e for e in seen.values() if e.source in ("corpus", "web") and e.id not in ctx.struck]
+    added, refreshed = await asyncio.to_thread(
+        memory.remember, found, claim=ctx.claim.text, topic=decomposition.topic, entities=decomposition.entities(), run_id=ctx.run_id
+    )
+    used = [evidence_key(seen[c]) for c in turn.cited if seen[c].source == "memory"]
+    await asyncio.to_thread(memory.mark_used, used)
+    ctx.emit(MemoryUpdated(added=added, refreshed=refreshed))
+
+
+def _triplet_lines(decomposition: Decomposition) -> str:
+    return "\n".join(f"- {t}" for t in decomposition.triplets)
+
+
+PROTOCOL = register_protocol(
+    Protocol(
+        name="mermaid",
+        run=run_mermaid,
+        title="MERMAID: triplets, ReAct, memory",
+        description=(
+            "The claim becomes (subject, relation, object) triplets; a researcher calls tools step by step (corpus, web, "
+            "memory; at most 5 steps); evidence is kept in a memory that later claims recall."
+        ),
+    )
+)

@@ -1,0 +1,41 @@
+"""An agreement check after a round: do the debaters agree, and is each consistent? (stop if both)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from pipelines.errors import ModelOutputError
+from pipelines.events import AgreementChecked, StageFailed
+from pipelines.models import Turn
+from pipelines.prompts import load_prompt
+from pipelines.stages.debate_history import format_history
+
+if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
+    from pipelines.protocols.base import RunContext
+
+
+class AgreementCheck(BaseModel):
+    """A judge's answer after a round."""
+
+    agree: bool = Field(description="The debaters reach the same conclusion about the claim.")
+    consistent: bool = Field(description="Each debater's latest answer is consistent with its reasoning and evidence.")
+    reason: str = Field(default="", description="One sentence: why.")
+
+    @property
+    def settled(self) -> bool:
+        return self.agree and self.consistent
+
+
+async def check_agreement(ctx: RunContext, *, round: int, latest: Sequence[Turn]) -> AgreementCheck | None:
+    """The judge's check on the debaters' latest turns, emitted as AgreementChecked; None (and a StageFailed) if it gave no valid answer."""
+    messages = load_prompt("agreement_check").render(claim=ctx.claim.text, history=format_history(latest))
+    try:
+        check = await ctx.llm("judge").structured(messages, AgreementCheck)
+    except ModelOutputError as exc:
+        ctx.emit(StageFailed(stage="agreement check", reason=f"{exc}; the debate goes on"))
+        return None
+    ctx.emit(AgreementChecked(round=round, agree=check.agree, consistent=check.consistent, reason=check.reason))
+    return check

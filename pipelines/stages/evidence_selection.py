@@ -1,0 +1,60 @@
+"""Adaptive knowledge selection: a debater picks the pool items it will use this turn, or none."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from pipelines.errors import ModelOutputError
+from pipelines.events import EvidenceSelected, StageFailed
+from pipelines.models import Evidence
+from pipelines.prompts import load_prompt
+from pipelines.roles import AgentRole
+from pipelines.stages.debate_history import NO_HISTORY
+from pipelines.stages.retrieval import format_evidence
+
+if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
+    from pipelines.protocols.base import RunContext
+
+
+class EvidenceSelection(BaseModel):
+    """A debater's picks from the shared pool, by number (E3 is 3)."""
+
+    items: list[int] = Field(default_factory=list, max_length=10, description="Numbers of the picked items, most useful first.")
+    none_found: bool = Field(default=False, description="True when no item in the pool helps.")
+    reason: str = Field(default="", description="One sentence: why these items.")
+
+
+async def select_evidence(
+    ctx: RunContext, *, role: AgentRole, round: int, pool: Sequence[Evidence], max_picks: int, previous: str | None
+) -> list[Evidence]:
+    """The items ``role`` picks (at most ``max_picks``), emitted as EvidenceSelected; unknown numbers are dropped."""
+    usable = ctx.usable(list(pool))
+    messages = load_prompt("evidence_selection").render(
+        agent=role.name,
+        claim=ctx.claim.text,
+        pool=format_evidence(usable),
+        previous=previous or NO_HISTORY,
+        max_picks=max_picks,
+    )
+    try:
+        selection = await ctx.llm("debater").structured(messages, EvidenceSelection)
+    except ModelOutputError as exc:
+        ctx.emit(StageFailed(stage="evidence selection", reason=f"{role.name}: {exc}; it argues without picked evidence"))
+        ctx.emit(EvidenceSelected(agent=role.name, round=round, none_found=True, reason="no valid selection"))
+        return []
+    by_id = {e.id: e for e in usable}
+    picked = list(dict.fromkeys(f"E{n}" for n in selection.items if f"E{n}" in by_id))[:max_picks]
+    none_found = selection.none_found or not picked
+    ctx.emit(
+        EvidenceSelected(
+            agent=role.name,
+            round=round,
+            evidence_ids=tuple(picked) if not selection.none_found else (),
+            none_found=none_found,
+            reason=selection.reason,
+        )
+    )
+    return [] if selection.none_found else [by_id[i] for i in picked]

@@ -1,0 +1,99 @@
+"""AppTest on the fake backend: each new protocol's panels, and two protocols side by side."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.charts import ConfidencePoint, build_confidence_figure
+from components.compare import comparison_frame
+from pipelines.runner import Services, stream_run
+from tests.fakes import fake_config
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIM = "Masks reduce transmission of respiratory viruses"
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
+    for role in ("DEBATER", "JUDGE", "SCORER"):
+        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
+    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
+    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    return at
+
+
+def run_claim(app: AppTest, protocol: str, compare: str = "") -> AppTest:
+    app.sidebar.selectbox(key="cfg.protocol").select(protocol).run()
+    if compare:
+        app.sidebar.selectbox(key="compare_with").select(compare).run()
+    app.text_area(key="claim_text").input(CLAIM)
+    app.button[0].click().run()
+    assert not app.exception
+    return app
+
+
+def text_of(app: AppTest) -> str:
+    return " ".join([m.value for m in app.markdown] + [c.value for c in app.caption])
+
+
+def test_radar_shows_omitted_context_stop_checks_and_the_confidence_plot(app: AppTest) -> None:
+    run_claim(app, "radar")
+
+    page = text_of(app)
+    assert "Omitted context the Scientist found" in page and "Stop check after the opening" in page
+    assert app.get("plotly_chart"), "s and c per round are plotted"
+    assert "TRUE" in page and "confidence 0.75" in page
+
+
+def test_madke_shows_each_debaters_picks(app: AppTest) -> None:
+    run_claim(app, "madke")
+
+    assert "Evidence each debater picked, per turn" in text_of(app)
+    picks = next(d.value for d in app.dataframe if "debater" in d.value.columns)
+    assert set(picks["debater"]) == {"Debater A", "Debater B"} and "round 1" in picks.columns
+
+
+def test_mermaid_shows_triplets_and_steps(app: AppTest) -> None:
+    run_claim(app, "mermaid")
+
+    page = text_of(app)
+    assert "Claim as triplets" in page and "Step 1" in page
+    triplets = next(d.value for d in app.dataframe if "relation" in d.value.columns)
+    assert list(triplets["relation"]) == ["reduce"]
+
+
+def test_two_protocols_side_by_side_and_still_there_after_a_rerun(app: AppTest) -> None:
+    run_claim(app, "radar", compare="mad")
+
+    summary = next(d.value for d in app.dataframe if "model calls" in d.value.columns)
+    assert list(summary["protocol"]) == ["radar", "mad"]
+    assert list(summary["verdict"]) == ["TRUE", "NOT ENOUGH INFO"]
+    assert (summary["model calls"] > 0).all() and (summary["tokens in"] > 0).all()
+    app.run()
+    assert any("model calls" in d.value.columns for d in app.dataframe), "the comparison is replayed"
+    assert "Omitted context the Scientist found" in text_of(app)
+
+
+def test_comparison_frame_reads_verdict_confidence_and_cost(services: Services) -> None:
+    runs = [list(stream_run(CLAIM, fake_config(protocol=name), services)) for name in ("radar", "single")]
+
+    frame = comparison_frame(runs)
+
+    assert list(frame["protocol"]) == ["radar", "single"]
+    assert frame.loc[0, "confidence"] == pytest.approx(0.75) and frame.loc[1, "verdict"] == "SUPPORTS"
+    assert frame.loc[1, "model calls"] == 2 and frame.loc[0, "model calls"] > frame.loc[1, "model calls"]
+
+
+def test_confidence_figure_has_both_series_the_stop_and_both_thresholds() -> None:
+    figure = build_confidence_figure(
+        [ConfidencePoint(1, "opening", 0.65, 0.5, "TRUE"), ConfidencePoint(2, "rebuttal", 0.75, 0.8, "TRUE", stopped=True)],
+        tau_s=-0.15,
+        tau_v=0.7,
+    )
+
+    assert [trace.name for trace in figure.data] == ["verdict confidence c", "stop margin s", "stopped here"]
+    assert {round(shape.y0, 2) for shape in figure.layout.shapes} == {-0.15, 0.7}

@@ -1,0 +1,41 @@
+"""The new protocols in Chromium: pick one (and a second to compare), run a claim, look at what the checker sees."""
+
+import pytest
+
+from tests.e2e.conftest import screenshot
+
+pytestmark = pytest.mark.e2e
+CLAIM = "Masks reduce transmission of respiratory viruses"
+
+
+def pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    page.get_by_role("option").filter(has_text=option + " —").first.click()
+    page.wait_for_timeout(1000)
+
+
+def verify(page) -> None:  # type: ignore[no-untyped-def]
+    page.locator("textarea").first.fill(CLAIM)
+    page.get_by_role("button", name="Verify").click()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "marker"),
+    [("madke", "Evidence each debater picked"), ("mermaid", "Claim as triplets"), ("mad", "the judge ruled after 3 rounds")],
+)
+def test_each_protocol_shows_its_own_panel(page, protocol: str, marker: str) -> None:  # type: ignore[no-untyped-def]
+    pick(page, "Protocol", protocol)
+    verify(page)
+    page.get_by_text("Verdict").first.wait_for(timeout=90_000)
+    assert page.get_by_text(marker).first.is_visible()
+    screenshot(page, f"verify-{protocol}")
+
+
+def test_radar_beside_mad(page) -> None:  # type: ignore[no-untyped-def]
+    pick(page, "Protocol", "radar")
+    pick(page, "Compare with", "mad")
+    verify(page)
+    page.get_by_text("Side by side").first.wait_for(timeout=120_000)
+    page.get_by_text("Omitted context the Scientist found").first.wait_for(timeout=30_000)
+    page.locator('[data-testid="stPlotlyChart"]').last.wait_for(timeout=30_000)
+    screenshot(page, "verify-radar-beside-mad")
