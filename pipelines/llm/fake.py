@@ -372,6 +372,13 @@ class FakeChatModel(BaseChatModel):
         """The reply to one call: scripted, or derived from the prompt."""
         return self._respond(messages, {"response_format": response_format} if response_format else {})[0]
 
+    def _answer(self, messages: list[BaseMessage], params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Calls asking for token probabilities or sampling need the metadata; the rest go through ``reply``,
+        which tests override or spy on."""
+        if params.get("logprobs") or float(params.get("temperature") or 0.0) > 0:
+            return self._respond(messages, params)
+        return self.reply(messages, params.get("response_format")), {}
+
     def _respond(self, messages: list[BaseMessage], params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """The reply text and its response metadata (``logprobs`` for an options prompt when asked)."""
         response_format = params.get("response_format")
@@ -429,7 +436,7 @@ class FakeChatModel(BaseChatModel):
     ) -> ChatResult:
         if self.latency_s:
             time.sleep(self.latency_s)
-        text, metadata = self._respond(messages, kwargs)
+        text, metadata = self._answer(messages, kwargs)
         message = AIMessage(content=text, usage_metadata=self._usage(messages, text), response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -442,7 +449,7 @@ class FakeChatModel(BaseChatModel):
     ) -> ChatResult:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        text, metadata = self._respond(messages, kwargs)
+        text, metadata = self._answer(messages, kwargs)
         message = AIMessage(content=text, usage_metadata=self._usage(messages, text), response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -461,7 +468,7 @@ class FakeChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         if self.latency_s:
             time.sleep(self.latency_s)
-        text = self.reply(messages, kwargs.get("response_format"))
+        text, _ = self._answer(messages, kwargs)
         for piece in self._chunks(text):
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
         yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=self._usage(messages, text)))
@@ -475,7 +482,7 @@ class FakeChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        text = self.reply(messages, kwargs.get("response_format"))
+        text, _ = self._answer(messages, kwargs)
         for piece in self._chunks(text):
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
             await asyncio.sleep(0)
