@@ -4,6 +4,8 @@ python -m pipelines verify "CLAIM" --protocol single --backend fake --corpus dem
 python -m pipelines ingest PATH [PATH ...] --corpus NAME
 python -m pipelines corpora
 python -m pipelines model prepare
+python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
+python -m pipelines batch claims.csv --protocol single --concurrency 2
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     model = sub.add_parser("model", help="manage the embedded model")
     model.add_argument("action", choices=["prepare", "stop"])
     model.set_defaults(handler=_model)
+
+    from pipelines.batch_cli import add_batch_command
+    from pipelines.eval.cli import add_eval_command
+
+    add_eval_command(sub)
+    add_batch_command(sub)
     return parser
 
 

@@ -48,6 +48,11 @@ class ModelSpec(BaseModel):
     timeout_s: float = Field(default=300.0, gt=0, title="Timeout (s)", description="How long one call may take before it fails.")
     max_retries: int = Field(default=2, ge=0, le=5, title="Retries", description="Extra attempts when structured output is malformed.")
     concurrency: int = Field(default=4, ge=1, le=64, title="Parallel calls", description="How many calls to this backend may run at once.")
+    cache: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        title="Response cache",
+        description="Reuse the stored answer to an identical call (same model, prompt and parameters). auto: on for fake and embedded, off for paid APIs.",
+    )
 
 
 class RetrievalConfig(BaseModel):

@@ -23,12 +23,15 @@ from corpora.loaders import CheckCovidLoader, DemoLoader
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, AppSettings, ModelSpec, RunConfig
 from pipelines.errors import DebateDeskError, InvalidClaimError, UnknownCorpusError
 from pipelines.events import Event, ModelCallCompleted, RunFailed, RunStarted, StageCompleted, StageStarted, VerdictReached
-from pipelines.llm.client import LLM, CallTally
+from pipelines.llm.cache import DiskResponseCache, caches
+from pipelines.llm.client import LLM, CallTally, ResponseCache
+from pipelines.llm.limits import Limiters
 from pipelines.llm.registry import build_chat_model, get_backend
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import RunContext, Toolbox, get_protocol
 from pipelines.store import RunStore
 from pipelines.tools.corpus_index import CorpusIndex
+from pipelines.tools.embedding_cache import CachedEmbedder
 from pipelines.tools.embeddings import Embedder, default_embedder
 from pipelines.tools.web import DdgsSearch, OfflineSearch, WebSearch
 
@@ -61,6 +64,9 @@ class Services:
     chat_models: dict[str, BaseChatModel] = field(default_factory=dict)
     chat_override: BaseChatModel | None = None  # tests and benchmarks: one given model for every role
     builtin_corpora: dict[str, Callable[[], CorpusLoader]] = field(default_factory=dict)
+    # Shared by every run of the process: one concurrency bound per endpoint, one response cache.
+    limiters: Limiters = field(default_factory=Limiters)
+    response_cache: ResponseCache | None = None
 
     @classmethod
     def create(cls, settings: AppSettings | None = None, *, embedder: Embedder | None = None, with_store: bool = True) -> Services:
@@ -70,8 +76,10 @@ class Services:
         services = cls(
             settings=settings,
             index=CorpusIndex(settings, embedder),
-            embedder=embedder,
+            # Tools embed evidence through a cache; the index stores its passages' vectors itself.
+            embedder=CachedEmbedder(embedder, settings.data_dir / "cache" / "embeddings"),
             store=RunStore(settings.sqlite_url) if with_store else None,
+            response_cache=DiskResponseCache(settings.data_dir / "cache" / "responses"),
         )
         services.builtin_corpora = {
             "demo": DemoLoader,
@@ -129,7 +137,6 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
         tally.add(evt)
         emit(evt)
 
-    limiters: dict[str, asyncio.Semaphore] = {}
     llms: dict[str, LLM] = {}
     for role in ROLES:
         spec = config.role(role)
@@ -139,14 +146,15 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
         chat = await asyncio.to_thread(services.chat_model, spec)
         if backend.name == "embedded":
             emit(StageCompleted(stage="model"))
-        limiter = limiters.setdefault(f"{spec.backend}|{spec.base_url}", asyncio.Semaphore(spec.concurrency))
         llms[role] = LLM(
             chat,
             role=role,
             model_name=spec.model or backend.default_model or backend.name,
             max_retries=spec.max_retries,
-            limiter=limiter,
+            limiter=services.limiters.get(f"{spec.backend}|{spec.base_url}", spec.concurrency),
             on_call=on_call,
+            cache=services.response_cache if caches(spec) else None,
+            params={"temperature": spec.temperature, "max_tokens": spec.max_tokens, "base_url": spec.base_url},
         )
     tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit)
