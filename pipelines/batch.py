@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
-from pipelines.events import EvidenceRetrieved, Event, ModelCallCompleted, QueryIssued, RunFailed, RunStarted, VerdictReached
+from pipelines.events import Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, RunFailed, RunStarted, VerdictReached
 from pipelines.runner import Services, check_names, stream_run
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,9 @@ def _from_csv(text: str, filename: str) -> list[BatchItem]:
         given = str(row.get(id_column) or "").strip() if id_column else ""
         items.append(BatchItem(index=len(items), id=given or str(len(items) + 1), claim=claim))
     if empty:
-        raise BatchInputError(f"{filename}: empty claim on line{'s' if len(empty) > 1 else ''} {_lines(empty)}; fill them in or delete the rows")
+        raise BatchInputError(
+            f"{filename}: empty claim on line{'s' if len(empty) > 1 else ''} {_lines(empty)}; fill them in or delete the rows"
+        )
     if not items:
         raise BatchInputError(f"{filename}: no claims; the file has a header but no rows with a claim")
     return _checked(items, filename)
@@ -176,7 +178,9 @@ def _checked(items: list[BatchItem], where: str) -> list[BatchItem]:
     seen: dict[str, int] = {}
     for item in items:
         if item.id in seen:
-            raise BatchInputError(f"{where}: id {item.id!r} is used twice (claims {seen[item.id] + 1} and {item.index + 1}); ids must be unique")
+            raise BatchInputError(
+                f"{where}: id {item.id!r} is used twice (claims {seen[item.id] + 1} and {item.index + 1}); ids must be unique"
+            )
         seen[item.id] = item.index
     return items
 

@@ -27,7 +27,9 @@ def add_eval_command(sub: Any) -> None:
     parser.add_argument("--corpus", default=None, help="corpus to search (default: the dataset's, else from config)")
     parser.add_argument("--concurrency", type=int, default=1, help="claims run at once (model calls stay bounded per backend)")
     parser.add_argument("--web", action="store_true", help="let agents search the web (off by default, so results repeat)")
-    parser.add_argument("--label-map", action="append", default=[], metavar="THEIRS=OURS", help="map a dataset label, e.g. 'Pants on fire=REFUTES'")
+    parser.add_argument(
+        "--label-map", action="append", default=[], metavar="THEIRS=OURS", help="map a dataset label, e.g. 'Pants on fire=REFUTES'"
+    )
     parser.add_argument("--json", action="store_true", help="print the whole report as JSON instead of text")
     parser.set_defaults(handler=run_eval_command)
 

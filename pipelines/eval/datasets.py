@@ -99,7 +99,9 @@ def load_check_covid(folder: Path, split: str) -> Dataset:
     for number, row in _jsonl_rows(path):
         where = f"{path.name} line {number}"
         gold = tuple(
-            GoldSentence(doc_id=str(row["cord_id"]), sentence=int(e["sent_index"])) for e in row.get("evidence_set") or [] if "sent_index" in e
+            GoldSentence(doc_id=str(row["cord_id"]), sentence=int(e["sent_index"]))
+            for e in row.get("evidence_set") or []
+            if "sent_index" in e
         )
         items.append(
             EvalItem(

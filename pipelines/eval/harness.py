@@ -227,7 +227,9 @@ def build_report(
         macro_f1=metrics.macro_f1(gold, predicted, scored),
         per_class=metrics.per_class_scores(gold, predicted, scored),
         confusion=metrics.confusion_matrix(gold, predicted, scored),
-        calibration=metrics.calibration([r.confidence if r.status == "completed" else None for r in rows], [r.correct for r in rows], ECE_BINS),
+        calibration=metrics.calibration(
+            [r.confidence if r.status == "completed" else None for r in rows], [r.correct for r in rows], ECE_BINS
+        ),
         evidence_recall=metrics.mean(recalls),
         evidence_recall_claims=len(recalls),
         document_recall=sum(found) / len(found) if found else None,
@@ -295,7 +297,7 @@ def format_claims(report: EvalReport) -> str:
         conf = f"{r.confidence:.2f}" if r.confidence is not None else "  - "
         rec = f"{r.evidence_recall:.2f}" if r.evidence_recall is not None else "  - "
         lines.append(
-            f"  {r.id[:27]:<27} {r.gold:<16} {str(r.predicted or r.status):<16} {conf:>5} {rec:>6} {r.model_calls:>5} "
+            f"  {r.id[:27]:<27} {r.gold:<16} {r.predicted or r.status!s:<16} {conf:>5} {rec:>6} {r.model_calls:>5} "
             f"{r.tokens_in:>7} {r.tokens_out:>7} {r.retrieval_calls:>4} {r.seconds:>6.1f}  {r.run_id or r.error[:60]}"
         )
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 import csv
 import io
+import itertools
 import json
 
 import pytest
@@ -68,7 +69,7 @@ def test_batch_runs_share_one_bound_per_backend(services: Services) -> None:
                 intervals.append((evt.at - evt.seconds, evt.at))  # type: ignore[attr-defined]
     intervals.sort()
     assert len(intervals) == 8
-    overlaps = sum(1 for (s1, e1), (s2, _) in zip(intervals, intervals[1:], strict=False) if s2 < e1 - 0.01)
+    overlaps = sum(1 for (_, e1), (s2, _) in itertools.pairwise(intervals) if s2 < e1 - 0.01)
     assert overlaps == 0, intervals
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from pipelines.eval.datasets import DatasetError, GoldSentence, load_dataset, sample_items
 from pipelines.eval.labels import parse_label_map
-from tests.pipelines.eval.conftest import find_check_covid
+from tests.conftest import find_check_covid
 
 CHECK_COVID = find_check_covid()
 

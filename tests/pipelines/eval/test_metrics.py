@@ -47,7 +47,9 @@ def test_accuracy_and_macro_f1_agree_with_scikit_learn(seed: int) -> None:
     gold = [rng.choice(CLASSES) for _ in range(50)]
     pred = [rng.choice(CLASSES) for _ in range(50)]
     assert metrics.accuracy(gold, pred) == pytest.approx(accuracy_score(gold, pred))
-    assert metrics.macro_f1(gold, pred, CLASSES) == pytest.approx(f1_score(gold, pred, labels=list(CLASSES), average="macro", zero_division=0))
+    assert metrics.macro_f1(gold, pred, CLASSES) == pytest.approx(
+        f1_score(gold, pred, labels=list(CLASSES), average="macro", zero_division=0)
+    )
 
 
 def test_confusion_matrix_rows_are_gold_and_columns_predicted() -> None:
