@@ -56,7 +56,10 @@ def main() -> None:
         claim = CLAIMS[i % len(CLAIMS)]
         messages = [
             {"role": "system", "content": "You check claims against evidence. Reason briefly, cite evidence as [E1], end with 'Label: X'."},
-            {"role": "user", "content": f"Claim: {claim}\nEvidence:\n{EVIDENCE}\nIs the claim supported, refuted, or is there not enough information?"},
+            {
+                "role": "user",
+                "content": f"Claim: {claim}\nEvidence:\n{EVIDENCE}\nIs the claim supported, refuted, or is there not enough information?",
+            },
         ]
         t0 = time.perf_counter()
         first = None

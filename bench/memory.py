@@ -99,7 +99,9 @@ def main() -> None:
     print(f"{args.protocol} on the embedded backend: {done.get('verdict', 'did not finish')} in {time.perf_counter() - started:.0f} s")
     if loaded:
         print(f"app process after loading (MiniLM, Chroma, store): {loaded / 1024:.0f} MiB")
-    print(f"app process peak during the debate: {max(peak_app, done.get('hwm_kib') or 0) / 1024:.0f} MiB (VmHWM {(done.get('hwm_kib') or 0) / 1024:.0f} MiB)")
+    print(
+        f"app process peak during the debate: {max(peak_app, done.get('hwm_kib') or 0) / 1024:.0f} MiB (VmHWM {(done.get('hwm_kib') or 0) / 1024:.0f} MiB)"
+    )
     print(f"llama.cpp server peak while sampled: {peak_server / 1024:.0f} MiB (a separate process, shared by every run)")
 
 

@@ -106,7 +106,9 @@ def main() -> None:
     services.ensure_corpus("demo")
     protocols = [p for p in args.protocols.split(",") if p] or protocol_names()
     print(f"fake model latency {args.latency:.2f} s per call; {args.claims} claims per protocol; run store on; web search off")
-    print(f"{'protocol':<10} {'claim':>5} {'calls':>5} {'peak':>4} {'serial s':>9} {'critical s':>10} {'wall s':>7} {'wall/crit':>9} {'busy/crit':>9}")
+    print(
+        f"{'protocol':<10} {'claim':>5} {'calls':>5} {'peak':>4} {'serial s':>9} {'critical s':>10} {'wall s':>7} {'wall/crit':>9} {'busy/crit':>9}"
+    )
     verdicts = []
     for protocol in protocols:
         ratios = []
@@ -118,7 +120,9 @@ def main() -> None:
                 f"{m['wall']:>7.2f} {m['ratio']:>9.3f} {m['busy'] / m['critical']:>9.3f}"
             )
         mean = statistics.mean(ratios)
-        verdicts.append(f"{protocol}: mean wall/critical {mean:.3f} (max {max(ratios):.3f}) {'meets' if mean <= GOAL else 'MISSES'} the goal <= {GOAL}")
+        verdicts.append(
+            f"{protocol}: mean wall/critical {mean:.3f} (max {max(ratios):.3f}) {'meets' if mean <= GOAL else 'MISSES'} the goal <= {GOAL}"
+        )
     print("\n".join(verdicts))
 
 

@@ -71,7 +71,9 @@ def main() -> None:
     embedder = default_embedder()
     embedder.embed(["warm up the model"])
     print("synthetic passages (3 sentences of 12-30 made-up words); MiniLM on the CPU; Chroma embedded (HNSW, cosine)")
-    print(f"{'passages':>9} {'ingest s':>9} {'passages/s':>10} {'search p50 ms':>13} {'p95 ms':>7} {'embed p50 ms':>12} {'index-only p50 ms':>17}")
+    print(
+        f"{'passages':>9} {'ingest s':>9} {'passages/s':>10} {'search p50 ms':>13} {'p95 ms':>7} {'embed p50 ms':>12} {'index-only p50 ms':>17}"
+    )
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
         folder = args.data_dir / f"n{size}"

@@ -9,8 +9,14 @@ from pipelines.models import Evidence
 from pipelines.tools.web import is_web_url
 
 
-def evidence_frame(items: list[Evidence], cited_by: dict[str, list[str]] | None = None) -> pd.DataFrame:
-    """One row per evidence item, ready for st.dataframe (pure: no Streamlit calls)."""
+def evidence_frame(
+    items: list[Evidence], cited_by: dict[str, list[str]] | None = None, statements: dict[str, list[str]] | None = None
+) -> pd.DataFrame:
+    """One row per evidence item, ready for st.dataframe (pure: no Streamlit calls).
+
+    ``statements`` maps an evidence id to the checked statements that rest on it (from
+    faithfulness scoring); the column appears only when some protocol scored statements.
+    """
     cited_by = cited_by or {}
     rows = []
     for e in items:
@@ -26,24 +32,31 @@ def evidence_frame(items: list[Evidence], cited_by: dict[str, list[str]] | None 
                 "score": e.retrieval_score,
                 "sentences": ", ".join(str(i) for i in e.sentence_indices),
                 "cited by": ", ".join(cited_by.get(e.id, [])),
+                **({"statements": " · ".join(statements.get(e.id, []))} if statements is not None else {}),
                 "text": e.text,
             }
         )
     return pd.DataFrame(rows)
 
 
-def render_evidence_table(items: list[Evidence], cited_by: dict[str, list[str]] | None = None, key: str = "evidence") -> None:
+def render_evidence_table(
+    items: list[Evidence],
+    cited_by: dict[str, list[str]] | None = None,
+    key: str = "evidence",
+    statements: dict[str, list[str]] | None = None,
+) -> None:
     if not items:
         st.caption("No evidence retrieved yet.")
         return
     st.dataframe(
-        evidence_frame(items, cited_by),
+        evidence_frame(items, cited_by, statements),
         hide_index=True,
         width="stretch",
         key=key,
         column_config={
             "link": st.column_config.LinkColumn("link", display_text="open ↗"),
             "score": st.column_config.NumberColumn("score", format="%.3f"),
+            "statements": st.column_config.TextColumn("statements resting on it", width="large"),
             "text": st.column_config.TextColumn("text", width="large"),
         },
     )

@@ -42,8 +42,7 @@ def chat_model_for_endpoint(
         temperature=spec.temperature,
         max_tokens=spec.max_tokens,  # type: ignore[call-arg]
         timeout=spec.timeout_s,
-        # langchain-openai's own default (120 s to the first chunk) cut off the embedded model on a
-        # busy 2-core machine while it was still reading a long prompt; the role's timeout governs.
+        # A local server queues concurrent calls: a call may wait minutes for its first chunk.
         stream_chunk_timeout=spec.timeout_s,
         max_retries=1,
         stream_usage=True,

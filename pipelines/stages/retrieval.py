@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pipelines.errors import ToolUnavailableError
 from pipelines.events import EvidenceRetrieved, QueryIssued, WebSearchUnavailable
 from pipelines.models import Evidence
-from pipelines.protocols.base import RunContext
+
+if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
+    from pipelines.protocols.base import RunContext
 
 Tool = Literal["corpus", "web"]
 
@@ -34,7 +36,9 @@ async def retrieve(
         try:
             return await _search_web(ctx, agent=agent, round=round, query=query, k=k)
         except ToolUnavailableError as exc:
-            ctx.emit(WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else ""))
+            ctx.emit(
+                WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else "", agent=agent, round=round)
+            )
             if not fallback_to_corpus:
                 return []
     return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k)

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,6 +17,7 @@ def _app(monkeypatch: pytest.MonkeyPatch, data_dir: Path, page: str, checkcovid_
     if checkcovid_dir is not None:
         monkeypatch.setenv("DEBATEDESK_CHECKCOVID_DIR", str(checkcovid_dir))
     monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()  # Services is cached per process: each test gets the data folder it asked for
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
     at.switch_page(page).run()

@@ -58,7 +58,7 @@ def test_reliability_diagram_plots_bins_with_claims_and_names_protocols_without_
     assert fig.data[0].name == "perfectly calibrated"
     curve = fig.data[1]
     assert list(curve.x) == pytest.approx([0.55, 0.95]) and list(curve.y) == [0.0, 1.0]
-    assert "ECE 0.300" in curve.name  # (1 claim x 0.55 + 2 claims x 0.05) / 3
+    assert "ECE 0.217" in curve.name  # (1 claim x gap 0.55 + 2 claims x gap 0.05) / 3 = 0.2167
     assert len(fig.data) == 2 and "no confidence stated by: single" in fig.layout.title.text
 
 

@@ -26,7 +26,7 @@ def test_a_batch_with_two_failing_claims_stores_the_rest_and_exports_every_row(s
     claims[13] += " EXPLODE"
     items = parse_claims_text("\n".join(claims))
     seen: list[str] = []
-    outcomes = run_batch(items, fake_config(), services, concurrency=4, on_outcome=lambda o: seen.append(o.id))
+    outcomes = run_batch(items, fake_config(protocol="single"), services, concurrency=4, on_outcome=lambda o: seen.append(o.id))
 
     assert len(outcomes) == 20 and sorted(seen, key=int) == [str(i) for i in range(1, 21)]
     failed = [o for o in outcomes if o.status == "failed"]
@@ -48,7 +48,7 @@ def test_a_batch_with_two_failing_claims_stores_the_rest_and_exports_every_row(s
 
 def test_a_claim_refused_before_it_starts_is_reported_and_the_rest_go_on(services: Services) -> None:
     items = parse_claims_text(f"{CLAIMS[0]}\n{'x' * 3000}\n{CLAIMS[1]}")
-    outcomes = run_batch(items, fake_config(), services, concurrency=2)
+    outcomes = run_batch(items, fake_config(protocol="single"), services, concurrency=2)
     assert [o.status for o in outcomes] == ["completed", "failed", "completed"]
     assert "the limit is 2,000" in outcomes[1].error and outcomes[1].run_id is None
 
@@ -56,7 +56,7 @@ def test_a_claim_refused_before_it_starts_is_reported_and_the_rest_go_on(service
 def test_batch_runs_share_one_bound_per_backend(services: Services) -> None:
     """Four claims at once, each run limited to 1 call at a time: never two calls in flight together."""
     services.chat_override = FakeChatModel(latency_s=0.05)
-    config = fake_config()
+    config = fake_config(protocol="single")
     config = config.with_backend("fake").model_copy(
         update={r: getattr(config, r).model_copy(update={"concurrency": 1}) for r in ("debater", "judge", "scorer")}
     )
@@ -115,4 +115,4 @@ def test_pasted_lists_are_checked_too() -> None:
 
 def test_concurrency_out_of_range_is_refused(services: Services) -> None:
     with pytest.raises(BatchInputError, match="between 1 and 16"):
-        run_batch(parse_claims_text("a claim"), fake_config(), services, concurrency=0)
+        run_batch(parse_claims_text("a claim"), fake_config(protocol="single"), services, concurrency=0)
