@@ -17,10 +17,10 @@ def outcomes_frame(outcomes: Sequence[ClaimOutcome]) -> pd.DataFrame:
         {
             "#": o.index + 1,
             "id": o.id,
-            "claim": o.claim,
             "status": "✅ completed" if o.status == "completed" else "❌ failed",
             "verdict": o.verdict,
             "confidence": o.confidence,
+            "claim": o.claim,
             "sources": "; ".join(o.sources),
             "model calls": o.model_calls,
             "cached": o.cached_calls,
@@ -38,7 +38,12 @@ def outcomes_frame(outcomes: Sequence[ClaimOutcome]) -> pd.DataFrame:
 def render_outcomes_table(outcomes: Sequence[ClaimOutcome], slot: object | None = None) -> None:
     """The table, into ``slot`` (an st.empty, for live updates) or the page."""
     target = slot if slot is not None else st
-    target.dataframe(outcomes_frame(outcomes), hide_index=True, width="stretch")  # type: ignore[attr-defined]
+    target.dataframe(  # type: ignore[attr-defined]
+        outcomes_frame(outcomes),
+        hide_index=True,
+        width="stretch",
+        column_config={"claim": st.column_config.TextColumn(width="large"), "error": st.column_config.TextColumn(width="large")},
+    )
 
 
 def render_batch_results(outcomes: Sequence[ClaimOutcome], file_stem: str = "batch-results") -> None:

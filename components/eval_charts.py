@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from pipelines.eval.harness import EvalReport
 
+SHORT_LABELS = {"NOT ENOUGH INFO": "NEI"}  # fits a heatmap's axis without turning sideways
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
@@ -57,9 +58,14 @@ def claims_frame(report: EvalReport) -> pd.DataFrame:
     return pd.DataFrame([row.model_dump() for row in report.rows])
 
 
+def axis_label(report: EvalReport) -> str:
+    """Two short lines for a category axis: the protocol, then backend, size and id tail."""
+    return f"{report.protocol}<br>{report.backend} · {report.claims} · {report.id[-6:]}"
+
+
 def build_accuracy_cost_figure(reports: Sequence[EvalReport]) -> go.Figure:
     """Three panels side by side: accuracy and macro-F1, model calls and tokens per claim, seconds per claim."""
-    names = [report_label(r) for r in reports]
+    names = [axis_label(r) for r in reports]
     fig = make_subplots(rows=1, cols=3, subplot_titles=("Accuracy and macro-F1", "Model calls and tokens per claim", "Seconds per claim"))
     fig.add_trace(go.Bar(name="accuracy", x=names, y=[r.accuracy for r in reports], marker_color=PALETTE[0]), row=1, col=1)
     fig.add_trace(go.Bar(name="macro-F1", x=names, y=[r.macro_f1 for r in reports], marker_color=PALETTE[1]), row=1, col=1)
@@ -78,7 +84,8 @@ def build_accuracy_cost_figure(reports: Sequence[EvalReport]) -> go.Figure:
     )
     fig.add_trace(go.Bar(name="seconds", x=names, y=[r.per_claim("seconds") for r in reports], marker_color=PALETTE[3]), row=1, col=3)
     fig.update_yaxes(range=[0, 1], row=1, col=1)
-    fig.update_layout(barmode="group", height=380, margin={"t": 40, "b": 10}, legend={"orientation": "h", "y": -0.25})
+    fig.update_xaxes(tickangle=0)
+    fig.update_layout(barmode="group", height=420, margin={"t": 80, "b": 10}, legend={"orientation": "h", "y": 1.18, "x": 0})
     return fig
 
 
@@ -126,8 +133,8 @@ def build_confusion_figure(report: EvalReport) -> go.Figure:
     fig = go.Figure(
         go.Heatmap(
             z=[list(row) for row in cm.counts],
-            x=list(cm.columns),
-            y=list(cm.rows),
+            x=[SHORT_LABELS.get(c, c) for c in cm.columns],
+            y=[SHORT_LABELS.get(r, r) for r in cm.rows],
             text=[[str(n) for n in row] for row in cm.counts],
             texttemplate="%{text}",
             colorscale="Blues",

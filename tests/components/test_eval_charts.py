@@ -3,11 +3,11 @@
 import pytest
 
 from components.eval_charts import (
+    axis_label,
     build_accuracy_cost_figure,
     build_confusion_figure,
     build_reliability_figure,
     claims_frame,
-    report_label,
     results_frame,
 )
 from pipelines.config import RunConfig
@@ -50,7 +50,7 @@ def test_accuracy_and_cost_panels_carry_each_evaluations_figures(reports: list[E
     assert list(by_name["model calls"].y) == [12.0, 4.0]
     assert list(by_name["seconds"].y) == [6.0, 2.0]
     assert list(by_name["tokens (thousands)"].y) == [1.2, 1.2]
-    assert list(by_name["accuracy"].x) == [report_label(r) for r in reports]
+    assert list(by_name["accuracy"].x) == [axis_label(r) for r in reports]
 
 
 def test_reliability_diagram_plots_bins_with_claims_and_names_protocols_without_confidence(reports: list[EvalReport]) -> None:
@@ -64,8 +64,8 @@ def test_reliability_diagram_plots_bins_with_claims_and_names_protocols_without_
 
 def test_confusion_matrix_heatmap_has_gold_rows_and_predicted_columns(reports: list[EvalReport]) -> None:
     heat = build_confusion_figure(reports[0]).data[0]
-    assert list(heat.y) == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
-    assert list(heat.x) == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "(no verdict)"]
+    assert list(heat.y) == ["SUPPORTS", "REFUTES", "NEI"]
+    assert list(heat.x) == ["SUPPORTS", "REFUTES", "NEI", "(no verdict)"]
     assert [list(r) for r in heat.z] == [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 1]]
 
 
