@@ -11,6 +11,8 @@ navigation = st.navigation(
         st.Page("pages/verify.py", title="Verify a claim", icon="⚖️", default=True),
         st.Page("pages/history.py", title="History", icon="🗂️"),
         st.Page("pages/corpora.py", title="Corpora", icon="📚"),
+        st.Page("pages/batch.py", title="Batch", icon="📋"),
+        st.Page("pages/benchmark.py", title="Benchmark", icon="📊"),
     ]
 )
 navigation.run()

@@ -184,3 +184,49 @@ def take_message(key: str) -> tuple[str, str] | None:
     value = st.session_state.get(key)
     st.session_state[key] = None
     return value if isinstance(value, tuple) else None
+
+
+# --- Batch and Benchmark pages (read with defaults, so init_state needs no entries for them) ---
+
+BATCH_OUTCOMES = "batch_outcomes"
+BATCH_ERROR = "batch_error"
+BATCH_PASTE = "batch_paste"
+BENCH_COMPARE = "bench_compare"
+BENCH_ERROR = "bench_error"
+
+
+def set_batch_outcomes(outcomes: list[Any]) -> None:
+    """The finished batch's outcomes (pipelines.batch.ClaimOutcome), kept so downloads survive reruns."""
+    st.session_state[BATCH_OUTCOMES] = list(outcomes)
+
+
+def batch_outcomes() -> list[Any]:
+    return list(st.session_state.get(BATCH_OUTCOMES, []))
+
+
+def set_batch_error(message: str | None) -> None:
+    st.session_state[BATCH_ERROR] = message
+
+
+def batch_error() -> str | None:
+    value = st.session_state.get(BATCH_ERROR)
+    return str(value) if value else None
+
+
+def set_compared(evaluation_ids: list[str]) -> None:
+    """Which past evaluations the Benchmark page compares (the multiselect's state)."""
+    st.session_state[BENCH_COMPARE] = list(evaluation_ids)
+
+
+def compared() -> list[str] | None:
+    value = st.session_state.get(BENCH_COMPARE)
+    return list(value) if value is not None else None
+
+
+def set_bench_error(message: str | None) -> None:
+    st.session_state[BENCH_ERROR] = message
+
+
+def bench_error() -> str | None:
+    value = st.session_state.get(BENCH_ERROR)
+    return str(value) if value else None

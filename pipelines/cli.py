@@ -9,6 +9,8 @@ python -m pipelines export RUN_ID --format json|md|claimreview [-o FILE]
 python -m pipelines import FILE
 python -m pipelines resume RUN_ID [--json]
 python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
+python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
+python -m pipelines batch claims.csv --protocol single --concurrency 2
 """
 
 from __future__ import annotations
@@ -123,6 +125,12 @@ def _parser() -> argparse.ArgumentParser:
     model = sub.add_parser("model", help="manage the embedded model")
     model.add_argument("action", choices=["prepare", "stop"])
     model.set_defaults(handler=_model)
+
+    from pipelines.batch_cli import add_batch_command
+    from pipelines.eval.cli import add_eval_command
+
+    add_eval_command(sub)
+    add_batch_command(sub)
     return parser
 
 

@@ -53,6 +53,11 @@ class ModelSpec(BaseModel):
         title="Token probabilities (embedded)",
         description="Start the embedded llama.cpp server with logits_all so it returns token probabilities (radar's label probabilities); costs about 0.6 MB of memory per prompt token. Other backends are always asked; without probabilities they are estimated by sampling.",
     )
+    cache: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        title="Response cache",
+        description="Reuse the stored answer to an identical call (same model, prompt and parameters). auto: on for fake and embedded, off for paid APIs.",
+    )
 
 
 class RetrievalConfig(BaseModel):

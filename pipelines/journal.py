@@ -40,6 +40,7 @@ from pipelines.events import (
     StepResumed,
     dump_event,
 )
+from pipelines.llm.client import ResponseCache
 from pipelines.models import Evidence
 from pipelines.protocols.base import Review
 from pipelines.stages.retrieval import evidence_key
@@ -99,6 +100,41 @@ class JournalCache:
 
     def put(self, key: str, text: str) -> None:
         self._journal.record("llm", key, text)
+
+    def delete(self, key: str) -> None:
+        """Nothing to forget: the journal keeps every answer in order, malformed ones too, so a resume replays the retries."""
+
+
+class JournalFirstCache:
+    """A run's response cache: its journal first (a resumed run is told what it was told before), then the shared cache.
+
+    Every answer, fresh or from the shared cache, goes into the journal, so a resume replays it.
+    """
+
+    def __init__(self, journal: JournalCache, shared: ResponseCache) -> None:
+        self._journal = journal
+        self._shared = shared
+
+    @staticmethod
+    def over(journal: JournalCache | None, shared: ResponseCache | None) -> ResponseCache | None:
+        if journal is None or shared is None:
+            return journal if journal is not None else shared
+        return JournalFirstCache(journal, shared)
+
+    def get(self, key: str) -> str | None:
+        text = self._journal.get(key)
+        if text is None:
+            text = self._shared.get(key)
+            if text is not None:
+                self._journal.put(key, text)
+        return text
+
+    def put(self, key: str, text: str) -> None:
+        self._journal.put(key, text)
+        self._shared.put(key, text)
+
+    def delete(self, key: str) -> None:
+        self._shared.delete(key)
 
 
 def _key(*parts: Any) -> str:

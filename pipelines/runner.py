@@ -37,14 +37,26 @@ from pipelines.events import (
     dump_event,
     parse_event,
 )
-from pipelines.journal import EventDeduper, Journal, JournalCache, JournaledIndex, JournaledWeb, recorded_reviews, reserved_evidence_ids
-from pipelines.llm.client import LLM, CallTally
+from pipelines.journal import (
+    EventDeduper,
+    Journal,
+    JournalCache,
+    JournaledIndex,
+    JournaledWeb,
+    JournalFirstCache,
+    recorded_reviews,
+    reserved_evidence_ids,
+)
+from pipelines.llm.cache import DiskResponseCache, caches
+from pipelines.llm.client import LLM, CallTally, ResponseCache
+from pipelines.llm.limits import Limiters
 from pipelines.llm.registry import build_chat_model, get_backend
 from pipelines.memory import EvidenceMemory
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import Review, RunContext, Toolbox, get_protocol
 from pipelines.store import RunStore
 from pipelines.tools.corpus_index import CorpusIndex
+from pipelines.tools.embedding_cache import CachedEmbedder
 from pipelines.tools.embeddings import Embedder, default_embedder
 from pipelines.tools.web import DdgsSearch, OfflineSearch, WebSearch
 
@@ -77,6 +89,9 @@ class Services:
     chat_override: BaseChatModel | None = None  # tests and benchmarks: one given model for every role
     memory: EvidenceMemory | None = None  # evidence kept across claims, in the run store's database
     builtin_corpora: dict[str, Callable[[], CorpusLoader]] = field(default_factory=dict)
+    # Shared by every run of the process: one concurrency bound per endpoint, one response cache.
+    limiters: Limiters = field(default_factory=Limiters)
+    response_cache: ResponseCache | None = None
 
     @classmethod
     def create(cls, settings: AppSettings | None = None, *, embedder: Embedder | None = None, with_store: bool = True) -> Services:
@@ -86,8 +101,10 @@ class Services:
         services = cls(
             settings=settings,
             index=CorpusIndex(settings, embedder),
-            embedder=embedder,
+            # Tools embed evidence through a cache; the index stores its passages' vectors itself.
+            embedder=CachedEmbedder(embedder, settings.data_dir / "cache" / "embeddings"),
             store=RunStore(settings.sqlite_url) if with_store else None,
+            response_cache=DiskResponseCache(settings.data_dir / "cache" / "responses"),
         )
         if services.store is not None:
             services.memory = EvidenceMemory(services.store.engine, embedder)
@@ -161,8 +178,7 @@ async def execute(
         tally.add(evt)
         emit(evt)
 
-    limiters: dict[str, asyncio.Semaphore] = {}
-    cache = JournalCache(journal) if journal is not None else None
+    journal_cache = JournalCache(journal) if journal is not None else None
     announced: set[str] = set()
 
     async def make_llm(role: str, spec: ModelSpec) -> LLM:
@@ -174,15 +190,15 @@ async def execute(
         if announce:
             emit(StageCompleted(stage="model"))
             announced.add(backend.name)
-        limiter = limiters.setdefault(f"{spec.backend}|{spec.base_url}", asyncio.Semaphore(spec.concurrency))
         return LLM(
             chat,
             role=role,
             model_name=spec.model or backend.default_model or backend.name,
             max_retries=spec.max_retries,
-            limiter=limiter,
+            limiter=services.limiters.get(f"{spec.backend}|{spec.base_url}", spec.concurrency),
             on_call=on_call,
-            cache=cache,
+            cache=JournalFirstCache.over(journal_cache, services.response_cache if caches(spec) else None),
+            params={"temperature": spec.temperature, "max_tokens": spec.max_tokens, "base_url": spec.base_url},
         )
 
     # Roles that want token probabilities first: the embedded server they start (with

@@ -33,3 +33,40 @@ def demo_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: MiniLMEmbe
 def services(demo_data_dir: Path, embedder: MiniLMEmbedder) -> Services:
     """Services over the indexed demo corpus, with a dead web and the fake backend from config."""
     return make_services(demo_data_dir, embedder)
+
+
+# --- evaluation: where Check-COVID is, and a small check-covid corpus indexed once ---
+
+EVAL_SAMPLE = 10
+
+
+def find_check_covid() -> Path:
+    """The dataset beside the project (../shared), or where DEBATEDESK_CHECKCOVID_DIR says (a git worktree elsewhere)."""
+    if CHECK_COVID.is_dir():
+        return CHECK_COVID
+    return Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR", str(CHECK_COVID)))
+
+
+@pytest.fixture(scope="session")
+def checkcovid_dir() -> Path:
+    return find_check_covid()
+
+
+@pytest.fixture(scope="session")
+def checkcovid_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: MiniLMEmbedder, checkcovid_dir: Path) -> Path:
+    """A data folder whose `check-covid` corpus holds the abstracts of the 10-claim dev sample and 40 others.
+
+    Indexing all 347 abstracts takes minutes on 2 busy cores; these 50-odd keep the claims'
+    deciding papers among distractors, which is what evaluation tests need.
+    """
+    from corpora.chunking import chunk_documents
+    from corpora.loaders import CheckCovidLoader
+    from pipelines.eval.datasets import load_dataset
+
+    data_dir = tmp_path_factory.mktemp("checkcovid-data")
+    sample = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir).sample(EVAL_SAMPLE, seed=0)
+    wanted = {g.doc_id for item in sample.items for g in item.gold_evidence}
+    documents = list(CheckCovidLoader(checkcovid_dir).load_documents())
+    chosen = [d for d in documents if d.id in wanted] + [d for d in documents if d.id not in wanted][:40]
+    make_services(data_dir, embedder).index.ingest("check-covid", chunk_documents(chosen))
+    return data_dir

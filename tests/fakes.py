@@ -62,11 +62,16 @@ def fake_config(**updates: object) -> RunConfig:
     return config.model_copy(update={"corpus": "demo", **updates})
 
 
-def make_services(data_dir: Path, embedder: Embedder, web: object | None = None, chat: FakeChatModel | None = None) -> Services:
+def make_services(
+    data_dir: Path, embedder: Embedder, web: object | None = None, chat: FakeChatModel | None = None, *, cache: bool = False
+) -> Services:
+    """Services for a test; the response cache is off unless asked for, so one test's answers never leak into another's."""
     settings = AppSettings(data_dir=data_dir, checkcovid_dir=Path(__file__).resolve().parents[2] / "shared" / "data" / "check-covid")
     services = Services.create(settings, embedder=embedder)
     services.web = web or DeadWeb()  # type: ignore[assignment]
     services.chat_override = chat
+    if not cache:
+        services.response_cache = None
     return services
 
 

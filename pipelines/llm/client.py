@@ -13,6 +13,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -33,6 +34,8 @@ class ResponseCache(Protocol):
     def get(self, key: str) -> str | None: ...
 
     def put(self, key: str, text: str) -> None: ...
+
+    def delete(self, key: str) -> None: ...
 
 
 def call_key(model: str, messages: Sequence[BaseMessage], params: dict[str, Any]) -> str:
@@ -100,7 +103,7 @@ class LLM:
         role: str,
         model_name: str,
         max_retries: int = 2,
-        limiter: asyncio.Semaphore | None = None,
+        limiter: AbstractAsyncContextManager[Any] | None = None,
         on_call: CallListener | None = None,
         cache: ResponseCache | None = None,
         params: dict[str, Any] | None = None,
@@ -212,10 +215,10 @@ class LLM:
 
     def _forget(self, key: str) -> None:
         # A malformed answer must not be served again from the cache on the retry.
-        if self._cache is not None and hasattr(self._cache, "delete"):
+        if self._cache is not None:
             self._cache.delete(key)
 
-    def _slot(self) -> asyncio.Semaphore | _NoLimit:
+    def _slot(self) -> AbstractAsyncContextManager[Any]:
         return self._limiter if self._limiter is not None else _NoLimit()
 
     def _record(self, messages: Sequence[BaseMessage], text: str, usage: dict[str, Any] | None, seconds: float) -> None:

@@ -563,4 +563,5 @@ BACKEND = Backend(
     description="Qwen2.5-Coder-1.5B on a local llama.cpp server: private and offline, but a weak judge.",
     is_real_model=True,
     default_model=MODEL_FILE,
+    cache_by_default=True,
 )

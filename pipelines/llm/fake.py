@@ -499,6 +499,7 @@ BACKEND = Backend(
     description="Not a real model: instant, deterministic answers from word overlap, for tests and demos.",
     is_real_model=False,
     default_model="fake",
+    cache_by_default=True,
 )
 
 

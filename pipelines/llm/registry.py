@@ -22,6 +22,7 @@ class Backend:
     description: str
     is_real_model: bool = True
     default_model: str = ""
+    cache_by_default: bool = False  # free, local backends: reuse identical calls' answers unless told not to
 
 
 BACKENDS: dict[str, Backend] = {}

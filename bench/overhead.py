@@ -1,0 +1,130 @@
+"""Orchestration overhead of every registered protocol: wall time over the critical path of its model calls.
+
+    .venv/bin/python bench/overhead.py [--latency 0.5] [--claims 3] [--protocols single,toolmad] [--data-dir DIR]
+
+Each protocol runs on the fake model with a fixed latency per call (the model's time is
+then known exactly), with the run store on and web search off, as a desk would run it.
+
+Method. Every ModelCallCompleted event gives a call's interval: it ended at ``at`` and took
+``seconds`` (measured after the call got its concurrency slot). The critical path is the
+longest chain of calls in which each starts after the previous one ended (a weighted
+longest path over the intervals, sorted by end time): the time the run would take if
+everything but the model calls were free and the calls kept the order and overlap they
+had. ``wall / critical path`` is then what orchestration adds: retrieval, embedding,
+persisting events, thread hand-offs, and waiting for a slot. It does not catch two
+independent calls run one after the other (they look dependent); ``busy / critical`` and
+``peak`` (the most calls in flight at once) show how much the calls overlapped.
+Goal: wall / critical path <= 1.15.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipelines.config import AppSettings, RunConfig
+from pipelines.events import ModelCallCompleted, RunFailed
+from pipelines.llm.fake import FakeChatModel
+from pipelines.protocols.base import protocol_names
+from pipelines.runner import Services, stream_run
+
+CLAIMS = (
+    "Masks reduce transmission of respiratory viruses",
+    "Vaccines cause autism",
+    "The Moon landings were staged in a film studio",
+    "Human activity is the main driver of recent climate change",
+)
+GOAL = 1.15
+
+
+def critical_path(intervals: list[tuple[float, float]], slack: float = 0.005) -> float:
+    """Longest total duration of a chain of intervals, each starting after the previous one ended (within ``slack``)."""
+    ordered = sorted(intervals, key=lambda iv: iv[1])
+    best: list[float] = []
+    for i, (start, end) in enumerate(ordered):
+        before = [best[j] for j in range(i) if ordered[j][1] <= start + slack]
+        best.append((end - start) + max(before, default=0.0))
+    return max(best, default=0.0)
+
+
+def union_length(intervals: list[tuple[float, float]]) -> float:
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(intervals):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
+def peak_in_flight(intervals: list[tuple[float, float]]) -> int:
+    edges = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda p: (p[0], p[1]))
+    peak = current = 0
+    for _, step in edges:
+        current += step
+        peak = max(peak, current)
+    return peak
+
+
+def measure(protocol: str, claim: str, services: Services, latency: float) -> dict[str, float]:
+    config = RunConfig(protocol=protocol, corpus="demo").with_backend("fake")
+    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
+    services.chat_override = FakeChatModel(latency_s=latency)
+    started = time.perf_counter()
+    events = list(stream_run(claim, config, services))
+    wall = time.perf_counter() - started
+    if isinstance(events[-1], RunFailed):
+        raise SystemExit(f"{protocol} failed: {events[-1].reason}")
+    calls = [(e.at - e.seconds, e.at) for e in events if isinstance(e, ModelCallCompleted)]
+    critical = critical_path(calls)
+    return {
+        "calls": len(calls),
+        "wall": wall,
+        "critical": critical,
+        "busy": union_length(calls),
+        "serial": sum(end - start for start, end in calls),
+        "peak": peak_in_flight(calls),
+        "ratio": wall / critical if critical else float("nan"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds the fake model takes per call")
+    parser.add_argument("--claims", type=int, default=3, help="claims per protocol")
+    parser.add_argument("--protocols", default="", help="comma-separated; default every registered protocol")
+    parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "debatedesk-bench")
+    args = parser.parse_args()
+
+    services = Services.create(AppSettings(data_dir=args.data_dir))
+    services.response_cache = None  # every call must reach the (fake) model
+    services.ensure_corpus("demo")
+    protocols = [p for p in args.protocols.split(",") if p] or protocol_names()
+    print(f"fake model latency {args.latency:.2f} s per call; {args.claims} claims per protocol; run store on; web search off")
+    print(
+        f"{'protocol':<10} {'claim':>5} {'calls':>5} {'peak':>4} {'serial s':>9} {'critical s':>10} {'wall s':>7} {'wall/crit':>9} {'busy/crit':>9}"
+    )
+    verdicts = []
+    for protocol in protocols:
+        ratios = []
+        for i in range(args.claims):
+            m = measure(protocol, CLAIMS[i % len(CLAIMS)], services, args.latency)
+            ratios.append(m["ratio"])
+            print(
+                f"{protocol:<10} {i + 1:>5} {m['calls']:>5.0f} {m['peak']:>4.0f} {m['serial']:>9.2f} {m['critical']:>10.2f} "
+                f"{m['wall']:>7.2f} {m['ratio']:>9.3f} {m['busy'] / m['critical']:>9.3f}"
+            )
+        mean = statistics.mean(ratios)
+        verdicts.append(
+            f"{protocol}: mean wall/critical {mean:.3f} (max {max(ratios):.3f}) {'meets' if mean <= GOAL else 'MISSES'} the goal <= {GOAL}"
+        )
+    print("\n".join(verdicts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Corpus index at scale: ingest rate and query latency of CorpusIndex as it is, at 10,000 and 100,000 passages.
+
+    .venv/bin/python bench/retrieval.py [--sizes 10000,100000] [--queries 200] [--data-dir DIR]
+
+The passages are synthetic, and say so: sentences of 12-30 words drawn (seeded) from a
+vocabulary of 5,000 made-up words with a Zipf-like frequency, 3 sentences a passage, so
+embedding cost is like real abstracts' passages. Ingest goes through ``CorpusIndex.ingest``
+(MiniLM embeddings on the CPU, then Chroma's HNSW), so passages/s is the whole cost of
+adding a corpus. Queries are 6-word phrases from the same vocabulary, timed through
+``CorpusIndex.search`` (query embedding + HNSW search + reading the hits); the embedding
+alone is timed too, to show where the time goes. Every size gets a fresh Chroma folder.
+Rerun it unchanged on a branch with another search (e.g. hybrid BM25) to compare.
+Goal: p95 query latency under 50 ms at 100,000 passages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from corpora.base import Passage
+from pipelines.config import AppSettings
+from pipelines.eval.metrics import percentile
+from pipelines.tools.corpus_index import CorpusIndex
+from pipelines.tools.embeddings import default_embedder
+
+GOAL_MS = 50.0
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "shi", "pe", "dra", "gu", "zen", "fo", "bi", "lu", "tor", "can", "vir", "mas", "sel"]
+
+
+def vocabulary(size: int, rng: random.Random) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def zipf_words(vocab: list[str], rng: random.Random, count: int) -> list[str]:
+    weights = [1 / (rank + 1) for rank in range(len(vocab))]
+    return rng.choices(vocab, weights=weights, k=count)
+
+
+def passages(n: int, vocab: list[str], seed: int) -> Iterator[Passage]:
+    rng = random.Random(seed)
+    for i in range(n):
+        sentences = [" ".join(zipf_words(vocab, rng, rng.randint(12, 30))).capitalize() + "." for _ in range(3)]
+        yield Passage(
+            id=f"syn-{i // 4}#p{i % 4}", doc_id=f"syn-{i // 4}", title=f"Synthetic document {i // 4}",
+            text=" ".join(sentences), index=i % 4, sentence_indices=(0, 1, 2), source="synthetic",
+        )  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "debatedesk-bench-retrieval")
+    args = parser.parse_args()
+
+    rng = random.Random(7)
+    vocab = vocabulary(5000, rng)
+    queries = [" ".join(zipf_words(vocab, rng, 6)) for _ in range(args.queries)]
+    embedder = default_embedder()
+    embedder.embed(["warm up the model"])
+    print("synthetic passages (3 sentences of 12-30 made-up words); MiniLM on the CPU; Chroma embedded (HNSW, cosine)")
+    print(
+        f"{'passages':>9} {'ingest s':>9} {'passages/s':>10} {'search p50 ms':>13} {'p95 ms':>7} {'embed p50 ms':>12} {'index-only p50 ms':>17}"
+    )
+    results = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        folder = args.data_dir / f"n{size}"
+        shutil.rmtree(folder, ignore_errors=True)
+        index = CorpusIndex(AppSettings(data_dir=folder), embedder)
+        started = time.perf_counter()
+        report = index.ingest("synthetic", passages(size, vocab, seed=size))
+        ingest = time.perf_counter() - started
+        assert report.added == size, report
+        for q in queries[:5]:
+            index.search("synthetic", q, 3)  # warm the collection
+        search_ms, embed_ms = [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            hits = index.search("synthetic", q, 3)
+            search_ms.append((time.perf_counter() - t0) * 1000)
+            t1 = time.perf_counter()
+            embedder.embed([q])
+            embed_ms.append((time.perf_counter() - t1) * 1000)
+            assert len(hits) == 3
+        p50, p95 = percentile(search_ms, 50), percentile(search_ms, 95)
+        e50 = percentile(embed_ms, 50)
+        results.append((size, p95))
+        print(f"{size:>9,} {ingest:>9.1f} {size / ingest:>10.0f} {p50:>13.1f} {p95:>7.1f} {e50:>12.1f} {p50 - e50:>17.1f}")
+    for size, p95 in results:
+        if size >= 100_000:
+            print(f"p95 at {size:,} passages: {p95:.1f} ms; goal < {GOAL_MS:.0f} ms: {'met' if p95 < GOAL_MS else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

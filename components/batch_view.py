@@ -1,0 +1,72 @@
+"""The Batch page's results: a table of every claim, the failures spelled out, CSV and JSONL downloads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from components.safe_text import escape_markdown
+from pipelines.batch import ClaimOutcome, to_csv, to_jsonl
+
+
+def outcomes_frame(outcomes: Sequence[ClaimOutcome]) -> pd.DataFrame:
+    """One row per claim, in input order (pure: no Streamlit calls)."""
+    rows = [
+        {
+            "#": o.index + 1,
+            "id": o.id,
+            "status": "✅ completed" if o.status == "completed" else "❌ failed",
+            "verdict": o.verdict,
+            "confidence": o.confidence,
+            "claim": o.claim,
+            "sources": "; ".join(o.sources),
+            "model calls": o.model_calls,
+            "cached": o.cached_calls,
+            "tokens in": o.tokens_in,
+            "tokens out": o.tokens_out,
+            "s": round(o.seconds, 1),
+            "run": o.run_id,
+            "error": o.error,
+        }
+        for o in sorted(outcomes, key=lambda o: o.index)
+    ]
+    return pd.DataFrame(rows)
+
+
+def render_outcomes_table(outcomes: Sequence[ClaimOutcome], slot: object | None = None) -> None:
+    """The table, into ``slot`` (an st.empty, for live updates) or the page."""
+    target = slot if slot is not None else st
+    target.dataframe(  # type: ignore[attr-defined]
+        outcomes_frame(outcomes),
+        hide_index=True,
+        width="stretch",
+        column_config={"claim": st.column_config.TextColumn(width="large"), "error": st.column_config.TextColumn(width="large")},
+    )
+
+
+def render_batch_results(outcomes: Sequence[ClaimOutcome], file_stem: str = "batch-results") -> None:
+    """Summary line, failures with their reasons, the table, and the two downloads."""
+    failed = [o for o in outcomes if o.status != "completed"]
+    done = len(outcomes) - len(failed)
+    if failed:
+        st.warning(f"⚠️ {done} of {len(outcomes)} claims checked; {len(failed)} failed (the rest went on):")
+        for o in sorted(failed, key=lambda o: o.index):
+            st.markdown(f"- **{escape_markdown(o.id)}**: {escape_markdown(o.error)}")
+    else:
+        st.success(f"✅ All {len(outcomes)} claims checked; each is a stored run.")
+    render_outcomes_table(outcomes)
+    left, right = st.columns(2)
+    left.download_button(
+        "Download CSV", to_csv(outcomes), file_name=f"{file_stem}.csv", mime="text/csv", icon="⬇️", width="stretch", on_click="ignore"
+    )
+    right.download_button(
+        "Download JSONL",
+        to_jsonl(outcomes),
+        file_name=f"{file_stem}.jsonl",
+        mime="application/jsonl",
+        icon="⬇️",
+        width="stretch",
+        on_click="ignore",
+    )

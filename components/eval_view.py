@@ -1,0 +1,46 @@
+"""The Benchmark page's pieces: past evaluations kept in the run database, the comparison table and plots."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from components.eval_charts import (
+    build_accuracy_cost_figure,
+    build_confusion_figure,
+    build_reliability_figure,
+    claims_frame,
+    report_label,
+    results_frame,
+)
+from components.services import get_services
+from pipelines.eval.harness import EvalReport
+from pipelines.eval.records import EvalStore
+
+
+@st.cache_resource
+def get_eval_store() -> EvalStore | None:
+    """Evaluations live in the run database; none without one."""
+    store = get_services().store
+    return EvalStore(store.engine) if store is not None else None
+
+
+def render_comparison(reports: Sequence[EvalReport]) -> None:
+    """The results table, accuracy and cost per protocol, the reliability diagram, and a confusion matrix each."""
+    st.dataframe(results_frame(reports).drop(columns=["id"]), hide_index=True, width="stretch")
+    st.caption(
+        "ECE: expected calibration error of the confidence each verdict states for its own label (10 bins); "
+        "claims whose verdict states none (e.g. `single`) are left out, and 'ECE claims' says how many were used. "
+        "Evidence recall: share of the gold rationale's sentences among those retrieved. A failed run counts as wrong."
+    )
+    st.plotly_chart(build_accuracy_cost_figure(reports))
+    st.plotly_chart(build_reliability_figure(reports))
+    columns = st.columns(min(len(reports), 3))
+    for i, report in enumerate(reports):
+        with columns[i % len(columns)]:
+            st.plotly_chart(build_confusion_figure(report), key=f"confusion-{report.id}")
+    for report in reports:
+        with st.expander(f"Claims of {report_label(report)}"):
+            st.caption(f"Evaluation {report.id} · {report.dataset}/{report.split} · seed {report.seed} · labels {report.labels}")
+            st.dataframe(claims_frame(report), hide_index=True, width="stretch")

@@ -1,0 +1,74 @@
+"""Batch page: a file or a pasted list of claims checked as a queue; results to read and download."""
+
+import streamlit as st
+
+from components import state
+from components.batch_view import render_batch_results, render_outcomes_table
+from components.config_form import render_config_form
+from components.services import get_services
+from pipelines.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
+from pipelines.errors import DebateDeskError
+
+services = get_services()
+st.title("📋 Batch")
+st.caption(
+    f"Check up to {MAX_BATCH_CLAIMS:,} claims in one go with the run settings in the sidebar. Each claim becomes a normal stored run; "
+    "a claim that fails is reported and the rest go on."
+)
+st.sidebar.header("Run settings")
+config = render_config_form(services.corpus_names())
+
+upload_tab, paste_tab = st.tabs(["📄 Upload a file", "✍️ Paste a list"])
+with upload_tab:
+    upload = st.file_uploader(
+        "Claims file",
+        type=["csv", "jsonl", "txt"],
+        help="CSV with a 'claim' column (an 'id' column is optional), JSON lines with a \"claim\" field, or text with one claim per line. UTF-8.",
+    )
+with paste_tab:
+    st.text_area(
+        "Claims, one per line", key=state.BATCH_PASTE, height=160, placeholder="Masks reduce transmission of respiratory viruses\n…"
+    )
+concurrency = st.slider(
+    "Claims at once",
+    min_value=1,
+    max_value=MAX_CONCURRENCY,
+    value=2,
+    help="How many claims run side by side. Model calls to one backend stay within its 'Parallel calls' setting across all of them.",
+)
+start = st.button("Check all", type="primary", icon="▶️")
+
+if start:
+    state.set_batch_error(None)
+    try:
+        pasted = st.session_state.get(state.BATCH_PASTE, "")
+        if upload is not None:
+            items = parse_claims_file(upload.getvalue(), upload.name)
+        elif pasted.strip():
+            items = parse_claims_text(pasted)
+        else:
+            raise BatchInputError("upload a file or paste some claims first")
+        progress = st.progress(0.0, text=f"0 of {len(items)} claims checked")
+        table = st.empty()
+        outcomes = []
+        for outcome in iter_batch(items, config, services, concurrency=concurrency):
+            outcomes.append(outcome)
+            failed = sum(o.status != "completed" for o in outcomes)
+            progress.progress(
+                len(outcomes) / len(items),
+                text=f"{len(outcomes)} of {len(items)} claims checked" + (f" ({failed} failed)" if failed else ""),
+            )
+            render_outcomes_table(outcomes, slot=table)
+        table.empty()
+        progress.empty()
+        state.set_batch_outcomes(outcomes)
+    except DebateDeskError as exc:
+        state.set_batch_error(str(exc))
+
+if state.batch_error():
+    st.error(f"⚠️ {state.batch_error()}")
+outcomes = state.batch_outcomes()
+if outcomes:
+    render_batch_results(outcomes)
+elif not state.batch_error():
+    st.info("Upload a file or paste a list, then press **Check all**. Results appear here as each claim finishes.")

@@ -1,0 +1,117 @@
+"""Past evaluations, kept twice: a JSON report (and a per-claim CSV) in the data folder, and a row in the run database.
+
+The database row holds the headline figures for listing and comparing; the full report
+(every claim's row, pointing at its stored run) is kept beside them as JSON, so an
+evaluation made on one machine can be compared on another that shares the database.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from sqlalchemy import Engine, Float, Integer, String, Text, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from pipelines.eval.harness import EvalReport
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class EvaluationRow(_Base):
+    __tablename__ = "evaluations"
+
+    id: Mapped[str] = mapped_column(String(96), primary_key=True)
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+    dataset: Mapped[str] = mapped_column(String(200))
+    split: Mapped[str] = mapped_column(String(32))
+    protocol: Mapped[str] = mapped_column(String(64), index=True)
+    backend: Mapped[str] = mapped_column(String(64))
+    labels: Mapped[str] = mapped_column(String(16))
+    claims: Mapped[int] = mapped_column(Integer)
+    failed: Mapped[int] = mapped_column(Integer)
+    accuracy: Mapped[float] = mapped_column(Float)
+    macro_f1: Mapped[float] = mapped_column(Float)
+    ece: Mapped[float | None] = mapped_column(Float, nullable=True)
+    evidence_recall: Mapped[float | None] = mapped_column(Float, nullable=True)
+    model_calls: Mapped[int] = mapped_column(Integer)
+    tokens_in: Mapped[int] = mapped_column(Integer)
+    tokens_out: Mapped[int] = mapped_column(Integer)
+    seconds: Mapped[float] = mapped_column(Float)
+    report: Mapped[str] = mapped_column(Text)
+
+
+class EvalStore:
+    """Evaluations in the run database (the same SQLite file or PostgreSQL server as the runs)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        _Base.metadata.create_all(engine)
+
+    def save(self, report: EvalReport) -> None:
+        with Session(self.engine) as s, s.begin():
+            s.merge(
+                EvaluationRow(
+                    id=report.id,
+                    created_at=report.created_at,
+                    dataset=report.dataset,
+                    split=report.split,
+                    protocol=report.protocol,
+                    backend=report.backend,
+                    labels=report.labels,
+                    claims=report.claims,
+                    failed=report.failed,
+                    accuracy=report.accuracy,
+                    macro_f1=report.macro_f1,
+                    ece=report.calibration.ece,
+                    evidence_recall=report.evidence_recall,
+                    model_calls=report.model_calls,
+                    tokens_in=report.tokens_in,
+                    tokens_out=report.tokens_out,
+                    seconds=report.seconds,
+                    report=report.model_dump_json(),
+                )
+            )
+
+    def get(self, evaluation_id: str) -> EvalReport | None:
+        with Session(self.engine) as s:
+            row = s.get(EvaluationRow, evaluation_id)
+            return EvalReport.model_validate_json(row.report) if row else None
+
+    def recent(self, limit: int = 100) -> list[EvalReport]:
+        """The most recent evaluations first."""
+        with Session(self.engine) as s:
+            rows = s.scalars(select(EvaluationRow).order_by(EvaluationRow.created_at.desc()).limit(limit)).all()
+            return [EvalReport.model_validate_json(r.report) for r in rows]
+
+    def delete(self, evaluation_id: str) -> bool:
+        with Session(self.engine) as s, s.begin():
+            row = s.get(EvaluationRow, evaluation_id)
+            if row is None:
+                return False
+            s.delete(row)
+            return True
+
+
+def write_report_files(report: EvalReport, folder: Path) -> tuple[Path, Path]:
+    """``<id>.json`` (the whole report) and ``<id>.claims.csv`` (one row per claim) in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / f"{report.id}.json"
+    json_path.write_text(json.dumps(report.model_dump(mode="json"), indent=1), encoding="utf-8")
+    csv_path = folder / f"{report.id}.claims.csv"
+    csv_path.write_text(claims_csv(report), encoding="utf-8")
+    return json_path, csv_path
+
+
+def claims_csv(report: EvalReport) -> str:
+    buffer = io.StringIO()
+    fields = list(type(report.rows[0]).model_fields) if report.rows else ["id"]
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in report.rows:
+        writer.writerow(row.model_dump(mode="json"))
+    return buffer.getvalue()
