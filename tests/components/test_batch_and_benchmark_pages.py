@@ -3,23 +3,16 @@
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
+
+from tests.components.conftest import fake_app
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _app(monkeypatch: pytest.MonkeyPatch, data_dir: Path, page: str, checkcovid_dir: Path | None = None) -> AppTest:
-    for role in ("DEBATER", "JUDGE", "SCORER"):
-        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
-    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
-    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(data_dir))
-    if checkcovid_dir is not None:
-        monkeypatch.setenv("DEBATEDESK_CHECKCOVID_DIR", str(checkcovid_dir))
-    monkeypatch.chdir(ROOT)
-    st.cache_resource.clear()  # Services is cached per process: each test gets the data folder it asked for
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.run()
+    env = {"checkcovid_dir": str(checkcovid_dir)} if checkcovid_dir is not None else {}
+    at = fake_app(monkeypatch, data_dir, timeout=300, **env)
     at.switch_page(page).run()
     assert not at.exception
     return at

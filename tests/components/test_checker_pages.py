@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from pipelines.config import AppSettings
 from pipelines.export import to_json
 from pipelines.store import RunStore
+from tests.components.conftest import fake_app
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIM = "Masks reduce transmission of respiratory viruses on buses"
@@ -18,13 +19,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses on buses"
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
-    for role in ("DEBATER", "JUDGE", "SCORER"):
-        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
-    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
-    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
-    monkeypatch.chdir(ROOT)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
+    at = fake_app(monkeypatch, demo_data_dir, timeout=120)
     at.sidebar.selectbox(key="cfg.protocol").select("single").run()  # two pauses, before the search and before the answer
     return at
 

@@ -7,20 +7,14 @@ from streamlit.testing.v1 import AppTest
 
 from pipelines.events import dump_event
 from pipelines.runner import Services, stream_run
+from tests.components.conftest import fake_app
 from tests.fakes import fake_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def verify_page(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, protocol: str) -> AppTest:
-    for role in ("DEBATER", "JUDGE", "SCORER"):
-        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
-    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
-    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
-    monkeypatch.setenv("DEBATEDESK_PROTOCOL", protocol)
-    monkeypatch.chdir(ROOT)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.run()
+    at = fake_app(monkeypatch, demo_data_dir, timeout=180, protocol=protocol)
     at.text_area(key="claim_text").input("Masks reduce transmission of respiratory viruses")
     at.button[0].click().run()
     assert not at.exception

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from components.charts import ConfidencePoint, build_confidence_figure
 from components.compare import comparison_frame
 from pipelines.runner import Services, stream_run
+from tests.components.conftest import fake_app
 from tests.fakes import fake_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,13 +17,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses"
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
-    for role in ("DEBATER", "JUDGE", "SCORER"):
-        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
-    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
-    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
-    monkeypatch.chdir(ROOT)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.run()
+    at = fake_app(monkeypatch, demo_data_dir, timeout=180)
     return at
 
 

@@ -5,18 +5,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.components.conftest import fake_app
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
-    for role in ("DEBATER", "JUDGE", "SCORER"):
-        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
-    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
-    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
-    monkeypatch.chdir(ROOT)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
-    at.run()
+    at = fake_app(monkeypatch, demo_data_dir, timeout=180)
     return at
 
 
