@@ -25,6 +25,7 @@ from pipelines.events import (
     StatementChecked,
     TurnCompleted,
     VerdictReached,
+    WebResultsFiltered,
     WebSearchUnavailable,
 )
 from pipelines.llm.client import CallTally
@@ -72,6 +73,10 @@ class RunView:
                 note = f"🌐 Web search unavailable ({reason})" + (f" — using {fallback} instead." if fallback else ".")
                 self._log(escape_markdown(note))
                 self.transcript.info(note)
+            case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy, reasons=reasons):
+                note = f"🛡️ Source policy ({policy}) kept {filtered} web result{'s' if filtered != 1 else ''} away from the agents; {kept} used."
+                self._log(escape_markdown(note))
+                self.transcript.caption(escape_markdown(note + " " + "; ".join(reasons[:5])))
             case RoundStarted(round=number):
                 self._round(number)
             case QueryIssued():

@@ -25,6 +25,7 @@ from pipelines.events import (
     StageStarted,
     TurnCompleted,
     VerdictReached,
+    WebResultsFiltered,
     WebSearchUnavailable,
     dump_event,
 )
@@ -109,6 +110,8 @@ def _print_human(evt: Event) -> None:
             print(f"  [{e.id}] {e.source_label}: {e.text[:100]}", flush=True)
         case WebSearchUnavailable(reason=reason):
             print(f"  ! {reason}", flush=True)
+        case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy):
+            print(f"  source policy ({policy}) refused {filtered} web result(s); {kept} kept", flush=True)
         case ArgumentDelta(text=text):
             print(text, end="", flush=True)
         case TurnCompleted():

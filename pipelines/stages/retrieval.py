@@ -6,9 +6,10 @@ import asyncio
 from typing import Literal
 
 from pipelines.errors import ToolUnavailableError
-from pipelines.events import EvidenceRetrieved, QueryIssued, WebSearchUnavailable
+from pipelines.events import EvidenceRetrieved, QueryIssued, WebResultsFiltered, WebSearchUnavailable
 from pipelines.models import Evidence
 from pipelines.protocols.base import RunContext
+from pipelines.tools.web import filtered, source_policy
 
 Tool = Literal["corpus", "web"]
 
@@ -73,7 +74,15 @@ async def _search_corpus(ctx: RunContext, *, agent: str, round: int, query: str,
 
 
 async def _search_web(ctx: RunContext, *, agent: str, round: int, query: str, k: int) -> list[Evidence]:
-    results = await asyncio.to_thread(ctx.tools.web.search, query, k)
+    # The run's source policy applies here whatever web tool the context holds: a refused result never becomes evidence.
+    policy = source_policy(ctx.config.retrieval)
+    results, refused = await asyncio.to_thread(filtered(ctx.tools.web, policy).search_reporting, query, k)
+    if refused:
+        ctx.emit(
+            WebResultsFiltered(
+                agent=agent, round=round, query=query, kept=len(results), filtered=len(refused), policy=policy.describe(), reasons=tuple(refused)
+            )
+        )
     found = []
     for rank, r in enumerate(results):
         found.append(
