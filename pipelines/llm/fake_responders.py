@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.llm.fake import PromptView, content_words, responder
+from pipelines.llm.fake import PromptView, content_words, overlap, responder
 
 
 @responder("SearchQueries")
@@ -16,3 +16,9 @@ def search_queries(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
     words = [w for w in view.claim.lower().replace(",", " ").split() if w.strip(".?!") in content_words(view.claim)]
     query = " ".join(w.strip(".?!") for w in words) or view.claim
     return {"queries": [query]}
+
+
+@responder("RerankScores")
+def rerank_scores(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
+    # Relevance = share of the claim's content words a passage contains (word overlap, not judgement).
+    return {"scores": [{"id": eid, "relevance": round(overlap(view.claim, text), 3)} for eid, text in view.evidence.items()]}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Literal
 
-from pipelines.errors import ToolUnavailableError
-from pipelines.events import EvidenceRetrieved, QueryIssued, WebResultsFiltered, WebSearchUnavailable
+from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
+from pipelines.events import EvidenceRetrieved, QueryIssued, StageFailed, WebResultsFiltered, WebSearchUnavailable
 from pipelines.models import Evidence
 from pipelines.protocols.base import RunContext
+from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
+from pipelines.tools.corpus_index import Hit
 from pipelines.tools.web import filtered, source_policy
 
 Tool = Literal["corpus", "web"]
@@ -24,9 +27,12 @@ async def retrieve(
     k: int,
     rewritten: bool = False,
     fallback_to_corpus: bool = False,
+    extra_queries: Sequence[str] = (),
 ) -> list[Evidence]:
     """Search with ``tool`` and return the items found, each added to the run's pool once.
 
+    Corpus search uses the run's search mode (hybrid by default) and rerank;
+    ``extra_queries`` (rewrites, premises) are searched together with ``query`` and fused.
     When the web is unavailable a WebSearchUnavailable event says so; with
     ``fallback_to_corpus`` the same query then goes to the corpus instead.
     """
@@ -38,11 +44,27 @@ async def retrieve(
             ctx.emit(WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else ""))
             if not fallback_to_corpus:
                 return []
-    return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k)
+    return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k, extra_queries=extra_queries)
 
 
-async def _search_corpus(ctx: RunContext, *, agent: str, round: int, query: str, k: int) -> list[Evidence]:
-    hits = await asyncio.to_thread(ctx.tools.index.search, ctx.config.corpus, query, k)
+async def search_corpus_hits(ctx: RunContext, query: str, k: int, extra_queries: Sequence[str] = ()) -> list[Hit]:
+    """The run's corpus search: its mode, then its rerank of the fused top 20 (falling back to the fused order)."""
+    cfg = ctx.config.retrieval
+    queries = [query, *extra_queries] if extra_queries else query
+    depth = max(k, RERANK_DEPTH) if cfg.rerank != "none" else k
+    hits = await asyncio.to_thread(ctx.tools.index.search, ctx.config.corpus, queries, depth, cfg.mode)
+    if cfg.rerank == "sentences":
+        hits = await asyncio.to_thread(rerank_by_sentences, ctx.tools.embedder, query, hits)
+    elif cfg.rerank == "judge":
+        try:
+            hits = await rerank_by_model(ctx.llm("judge"), ctx.claim.text, hits)
+        except (ModelOutputError, BackendUnavailableError) as exc:  # a rerank is an improvement, never a reason to stop
+            ctx.emit(StageFailed(stage="rerank", reason=f"{exc}; keeping the fused order"))
+    return hits[:k]
+
+
+async def _search_corpus(ctx: RunContext, *, agent: str, round: int, query: str, k: int, extra_queries: Sequence[str] = ()) -> list[Evidence]:
+    hits = await search_corpus_hits(ctx, query, k, extra_queries)
     found = []
     for hit in hits:
         p = hit.passage
