@@ -229,7 +229,7 @@ class CorpusIndex:
             if doc not in best_passage or (value, pid) > (passage_scores[best_passage[doc]], best_passage[doc]):
                 best_passage[doc] = pid
         chosen = [best_passage[doc] for doc in ranked(doc_scores)[:k]]
-        self._fill_missing(col, chosen, found, vectors if vectors is not None and len(queries) == 1 else None)
+        self._fill_missing(col, chosen, found, vectors[0] if vectors is not None and len(queries) == 1 else None)
         hits = []
         for pid in chosen:
             meta, text = found.rows[pid]

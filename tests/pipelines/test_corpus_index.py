@@ -111,3 +111,19 @@ def test_deleting_a_corpus_removes_both_indexes(index: CorpusIndex, tmp_path: Pa
 def test_corpus_names_are_validated(bad: str) -> None:
     with pytest.raises(ValueError, match="corpus name"):
         validate_corpus_name(bad)
+
+
+def test_a_document_only_one_signal_proposed_still_gets_its_text_and_both_scores(
+    index: CorpusIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.tools import corpus_index
+
+    monkeypatch.setattr(corpus_index, "CANDIDATES", 1)  # each signal proposes one passage: the fused list mixes them
+    index.ingest("lib", library(tmp_path))
+    codes = tmp_path / "codes.txt"
+    codes.write_text("The door code is quokka7. Nobody else knows it.")
+    index.ingest("lib", chunk_documents(FileLoader([codes]).load_documents()))
+    # Only BM25 knows "quokka7"; only meaning links "shots against infectious disease" to vaccines.
+    hits = index.search("lib", "quokka7 shots against infectious disease", k=3)
+    assert {h.passage.doc_id for h in hits} == {"codes", "vaccines"}
+    assert all(h.passage.text and "dense" in h.scores and "lexical" in h.scores for h in hits)
