@@ -9,8 +9,14 @@ from pipelines.models import Evidence
 from pipelines.tools.web import is_web_url
 
 
-def evidence_frame(items: list[Evidence], cited_by: dict[str, list[str]] | None = None) -> pd.DataFrame:
-    """One row per evidence item, ready for st.dataframe (pure: no Streamlit calls)."""
+def evidence_frame(
+    items: list[Evidence], cited_by: dict[str, list[str]] | None = None, statements: dict[str, list[str]] | None = None
+) -> pd.DataFrame:
+    """One row per evidence item, ready for st.dataframe (pure: no Streamlit calls).
+
+    ``statements`` maps an evidence id to the checked statements that rest on it (from
+    faithfulness scoring); the column appears only when some protocol scored statements.
+    """
     cited_by = cited_by or {}
     rows = []
     for e in items:
@@ -29,6 +35,7 @@ def evidence_frame(items: list[Evidence], cited_by: dict[str, list[str]] | None 
                 "fused": e.scores.get("fused"),
                 "position": position_label(e),
                 "cited by": ", ".join(cited_by.get(e.id, [])),
+                **({"statements": " · ".join(statements.get(e.id, []))} if statements is not None else {}),
                 "text": e.text,
             }
         )
@@ -46,12 +53,17 @@ def position_label(e: Evidence) -> str:
     return label
 
 
-def render_evidence_table(items: list[Evidence], cited_by: dict[str, list[str]] | None = None, key: str = "evidence") -> None:
+def render_evidence_table(
+    items: list[Evidence],
+    cited_by: dict[str, list[str]] | None = None,
+    key: str = "evidence",
+    statements: dict[str, list[str]] | None = None,
+) -> None:
     if not items:
         st.caption("No evidence retrieved yet.")
         return
     st.dataframe(
-        evidence_frame(items, cited_by),
+        evidence_frame(items, cited_by, statements),
         hide_index=True,
         width="stretch",
         key=key,
@@ -62,6 +74,7 @@ def render_evidence_table(items: list[Evidence], cited_by: dict[str, list[str]] 
             "lexical": st.column_config.NumberColumn("lexical", format="%.2f", help="BM25 word-match score for the query (0: no query word)."),
             "fused": st.column_config.NumberColumn("fused", format="%.3f", help="The two fused (weighted, 0-1): what hybrid search ranks by."),
             "position": st.column_config.TextColumn("position", help="Which passage of the document, and which of its sentences."),
+            "statements": st.column_config.TextColumn("statements resting on it", width="large"),
             "text": st.column_config.TextColumn("text", width="large"),
         },
     )

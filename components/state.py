@@ -14,6 +14,7 @@ LAST_RUN_ID = "last_run_id"
 LAST_EVENTS = "last_events"
 LAST_ERROR = "last_error"
 CONFIG_PREFIX = "cfg."
+AUDIT_PREFIX = "audit."  # widgets of the audit screens (evidence filters, charts), then a view key
 
 
 def init_state() -> None:

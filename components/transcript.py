@@ -30,6 +30,9 @@ from pipelines.events import (
 )
 from pipelines.llm.client import CallTally
 from pipelines.models import Evidence, Verdict
+from pipelines.stages.argument import strip_label_line
+
+METRIC_ORDER = {"F": 0, "AR": 1}
 
 
 class RunView:
@@ -48,10 +51,17 @@ class RunView:
         self.turn_text: dict[str, str] = {}
         self.turn_slots: dict[str, Any] = {}
         self.turn_boxes: dict[str, Any] = {}
-        self.queries: dict[str, QueryIssued] = {}
+        self.label_slots: dict[str, Any] = {}
+        self.score_slots: dict[str, Any] = {}
+        self.scores: dict[str, dict[str, ScoreComputed]] = {}
+        self.queries: dict[tuple[str, int], QueryIssued] = {}
+        self.fallbacks: dict[tuple[str, int], str] = {}
         self.rounds: set[int] = set()
+        self.round_boxes: dict[int, Any] = {}
+        self.current_round = 0
         self.evidence: dict[str, Evidence] = {}
         self.cited_by: dict[str, list[str]] = {}
+        self.statements: dict[str, list[str]] | None = None  # evidence id -> statements resting on it, once any is checked
         self.tally = CallTally()
         self.failed = False
         self.verdict: Verdict | None = None
@@ -67,21 +77,25 @@ class RunView:
             case StageCompleted(stage=stage, detail=detail):
                 self._log(f"✅ {stage} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
             case StageFailed(stage=stage, reason=reason):
-                self._log(f"⚠️ **{stage} failed**: {escape_markdown(reason)}")
-                self.transcript.warning(f"⚠️ {stage} failed: {reason}")
-            case WebSearchUnavailable(reason=reason, fallback=fallback):
+                self._log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
+                self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")
+            case WebSearchUnavailable(reason=reason, fallback=fallback, agent=agent, round=number):
                 note = f"🌐 Web search unavailable ({reason})" + (f" — using {fallback} instead." if fallback else ".")
                 self._log(escape_markdown(note))
-                self.transcript.info(note)
-            case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy, reasons=reasons):
+                if agent:  # shown in that agent's message header
+                    self.fallbacks[(agent, number)] = fallback or "no web results"
+                else:
+                    self.transcript.info(escape_markdown(note))
+            case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy, reasons=reasons, round=number):
                 note = f"🛡️ Source policy ({policy}) kept {filtered} web result{'s' if filtered != 1 else ''} away from the agents; {kept} used."
                 self._log(escape_markdown(note))
-                self.transcript.caption(escape_markdown(note + " " + "; ".join(reasons[:5])))
+                self._section(number).caption(escape_markdown(note + " " + "; ".join(reasons[:5])))
             case RoundStarted(round=number):
                 self._round(number)
             case QueryIssued():
-                self.queries[evt.agent] = evt
-                self._log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}: {escape_markdown(evt.query)}")
+                self.queries.setdefault((evt.agent, evt.round), evt)  # the agent's own query, not the checker's extras
+                mark = " (rewritten)" if evt.rewritten else ""
+                self._log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
             case EvidenceRetrieved(evidence=e):
                 self.evidence[e.id] = e
             case ArgumentDelta(turn_id=turn_id, agent=agent, round=number, text=text):
@@ -91,21 +105,25 @@ class RunView:
             case TurnCompleted(turn=turn):
                 self._turn_box(turn.id, turn.agent, turn.round)
                 self.turn_text[turn.id] = turn.text
-                body = escape_markdown(turn.text)
-                self.turn_slots[turn.id].markdown(body)
-                self.turn_boxes[turn.id].markdown(label_badge(turn.label))
+                body = strip_label_line(turn.text) if turn.label else turn.text  # the label shows as a badge below
+                self.turn_slots[turn.id].markdown(escape_markdown(body))
+                self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)
                 self._render_evidence()
             case StatementChecked(turn_id=turn_id, statement=statement, supported=supported, evidence_id=eid):
                 box = self.turn_boxes.get(turn_id)
                 if box is not None:
-                    mark = f"✅ supported by {eid}" if supported and eid else "❌ unsupported"
+                    mark = f"✅ supported by {escape_markdown(eid)}" if supported and eid else "❌ unsupported"
                     box.caption(f"{mark}: {escape_markdown(statement)}")
-            case ScoreComputed(target=target, metric=metric, value=value, threshold=threshold):
-                box = self.turn_boxes.get(target)
-                if box is not None:
-                    box.markdown(score_badge(metric, value, threshold))
+                self.statements = self.statements if self.statements is not None else {}
+                if supported and eid:
+                    self.statements.setdefault(eid, []).append(f"{turn_id}: {statement[:120]}")
+            case ScoreComputed(target=target):
+                self.scores.setdefault(target, {})[evt.metric] = evt
+                self._render_scores(target)
+                if evt.metric == "F" and self.statements is not None:
+                    self._render_evidence()  # the statements column just changed
             case ModelCallCompleted():
                 self.tally.add(evt)
             case VerdictReached(verdict=verdict):
@@ -138,33 +156,74 @@ class RunView:
             self.status.markdown(line)
 
     def _round(self, number: int) -> None:
+        """Each round is a section of the transcript: its heading, then its agents' messages."""
+        self.current_round = max(self.current_round, number)
         if number not in self.rounds:
             self.rounds.add(number)
-            self.transcript.subheader(f"Round {number}")
+            self.round_boxes[number] = self.transcript.container()
+            self.round_boxes[number].subheader(f"Round {number}")
+
+    def _section(self, number: int) -> Any:
+        if number in self.round_boxes:
+            return self.round_boxes[number]
+        if number == 0 and self.rounds:  # a turn after the rounds (a judge's ruling) gets its own section
+            self.round_boxes[0] = self.transcript.container()
+            self.round_boxes[0].subheader("Ruling")
+            return self.round_boxes[0]
+        return self.transcript
 
     def _turn_box(self, turn_id: str, agent: str, number: int) -> None:
         if turn_id in self.turn_slots:
             return
-        with self.transcript.chat_message(agent, avatar=avatar_for(agent)):
-            query = self.queries.get(agent)
-            header = f"**{escape_markdown(agent)}** · round {number}"
-            if query is not None:
-                header += f" · {query.tool} query{' (rewritten)' if query.rewritten else ''}: “{escape_markdown(query.query)}”"
-            st.markdown(header)
+        with self._section(number).chat_message(agent, avatar=avatar_for(agent)):
+            st.markdown(self._turn_header(agent, number))
             self.turn_slots[turn_id] = st.empty()
+            self.label_slots[turn_id] = st.empty()
+            self.score_slots[turn_id] = st.empty()
             self.turn_boxes[turn_id] = st.container()
+
+    def _turn_header(self, agent: str, number: int) -> str:
+        """Who speaks, in which round, with which tool and query (marked when rewritten or when the web fell back)."""
+        header = f"**{escape_markdown(agent)}**" + (f" · round {number}" if number else "")
+        query = self.queries.get((agent, number))
+        if query is not None:
+            tool = "🌐 web search" if query.tool == "web" else "📚 corpus search"
+            fallback = self.fallbacks.get((agent, number))
+            if fallback:
+                tool += f" (web unavailable: {escape_markdown(fallback)} instead)"
+            mark = " **(rewritten)**" if query.rewritten else ""
+            header += f" · {tool} · query{mark}: “{escape_markdown(query.query)}”"
+        return header
+
+    def _render_scores(self, turn_id: str) -> None:
+        """The answer's metrics as badges against their thresholds (F first), with how each was computed."""
+        slot = self.score_slots.get(turn_id)
+        if slot is None:
+            return
+        found = self.scores.get(turn_id, {})
+        metrics = sorted(found.values(), key=lambda m: (METRIC_ORDER.get(m.metric, len(METRIC_ORDER)), m.metric))
+        with slot.container():
+            st.markdown(" ".join(score_badge(m.metric, m.value, m.threshold) for m in metrics))
+            details = [m for m in metrics if m.detail]
+            if details:
+                with st.expander("How these scores were computed"):
+                    for m in details:
+                        st.caption(f"{escape_markdown(m.metric)}: {escape_markdown(m.detail)}")
 
     def _render_evidence(self) -> None:
         with self.evidence_slot.container():
             render_evidence_table(
-                list(self.evidence.values()), self.cited_by, key=f"{self.key}-evidence-{len(self.evidence)}-{len(self.cited_by)}"
+                list(self.evidence.values()),
+                self.cited_by,
+                key=f"{self.key}-evidence-{len(self.evidence)}-{len(self.cited_by)}-{sum(map(len, (self.statements or {}).values()))}",
+                statements=self.statements,
             )
 
     def _render_verdict(self, verdict: Verdict) -> None:
         with self.verdict_slot.container(border=True):
             conf = f" · confidence {verdict.confidence:.2f}" if verdict.confidence is not None else ""
             st.markdown(f"### Verdict {label_badge(verdict.label)}{conf}")
-            st.caption(f"Decided by {escape_markdown(verdict.decided_by)}: {escape_markdown(verdict.stop_reason)}")
+            st.markdown(f"**Decided by {escape_markdown(verdict.decided_by)}.** Why: {escape_markdown(verdict.stop_reason)}")
             if verdict.cited:
                 cited = [self.evidence[c] for c in verdict.cited if c in self.evidence]
                 st.markdown("**Rests on:** " + "; ".join(f"{c.id} ({escape_markdown(c.source_label)})" for c in cited))

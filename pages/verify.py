@@ -4,6 +4,7 @@ import streamlit as st
 
 from components import state
 from components.config_form import render_config_form
+from components.courtroom import render_courtroom_audit
 from components.services import get_services
 from components.transcript import RunView, replay
 from pipelines.errors import DebateDeskError
@@ -40,6 +41,7 @@ if pending is not None:
             view.finish()
         if events:
             state.set_last_run(getattr(events[0], "run_id", ""), events)
+    render_courtroom_audit(events, key="verify")
     if state.last_error():
         st.error(f"⚠️ {state.last_error()}")
 else:
@@ -48,5 +50,6 @@ else:
     events = state.last_events()
     if events:
         replay(events, key="last")
+        render_courtroom_audit(events, key="verify")
     else:
         st.info("Enter a claim and press **Verify**. The agents' evidence and arguments stream in below.")

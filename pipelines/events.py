@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipelines.models import Evidence, Turn, Verdict, Vote
+from pipelines.models import Admissibility, Evidence, Turn, Verdict, Vote
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -86,6 +86,8 @@ class WebSearchUnavailable(Event):
     type: Literal["WebSearchUnavailable"] = "WebSearchUnavailable"
     reason: str
     fallback: str = ""
+    agent: str = ""
+    round: int = 0
 
 
 class WebResultsFiltered(Event):
@@ -162,6 +164,123 @@ class RunFailed(Event):
 
     type: Literal["RunFailed"] = "RunFailed"
     reason: str
+
+
+# --- Courtroom protocols (proclaim): every term of every score, so the audit screens can show it.
+
+
+class PremisesDecomposed(Event):
+    type: Literal["PremisesDecomposed"] = "PremisesDecomposed"
+    premises: tuple[str, ...]
+
+
+class NoveltyAssessed(Event):
+    """novelty = 1 - max cosine to the pool; the item joins the pool only at or above the threshold."""
+
+    type: Literal["NoveltyAssessed"] = "NoveltyAssessed"
+    evidence_id: str
+    round: int
+    novelty: float
+    threshold: float
+    joined: bool
+
+
+class AdmissibilityAssessed(Event):
+    type: Literal["AdmissibilityAssessed"] = "AdmissibilityAssessed"
+    evidence_id: str
+    round: int
+    admissibility: Admissibility
+
+
+class RetrievalSummarized(Event):
+    """One round's retrieval: candidates, how many joined, their mean novelty, the pool size after."""
+
+    type: Literal["RetrievalSummarized"] = "RetrievalSummarized"
+    round: int
+    candidates: int
+    joined: int
+    mean_novelty: float | None
+    pool_size: int
+
+
+class ReflectionScored(Event):
+    """A counsel's self-reflection: s_ref = w_l logic + w_n novelty + w_r rebuttal, and what to look for next."""
+
+    type: Literal["ReflectionScored"] = "ReflectionScored"
+    agent: str
+    round: int
+    logic: float
+    novelty: float
+    rebuttal: float
+    s_ref: float
+    discovery_need: str = ""
+
+
+class CriticRuled(Event):
+    type: Literal["CriticRuled"] = "CriticRuled"
+    round: int
+    scores: dict[str, float]
+    resolved: bool
+    leaning: str = ""
+    reason: str = ""
+
+
+class ExpertWitnessRuled(Event):
+    type: Literal["ExpertWitnessRuled"] = "ExpertWitnessRuled"
+    round: int
+    requested_by: str
+    field: str
+    granted: bool
+    persona: str = ""
+    reason: str = ""
+
+
+class DebateStopped(Event):
+    """Why the rounds ended: the stop rule that fired (or max rounds, or the checker)."""
+
+    type: Literal["DebateStopped"] = "DebateStopped"
+    round: int
+    rule: str
+    detail: str = ""
+
+
+class RoleSwitchScored(Event):
+    type: Literal["RoleSwitchScored"] = "RoleSwitchScored"
+    gamma: float
+    delta_rs: float
+    reason: str = ""
+
+
+class PremiseChecked(Event):
+    """Whether the arguments addressed a premise, and which turns did."""
+
+    type: Literal["PremiseChecked"] = "PremiseChecked"
+    index: int
+    premise: str
+    addressed: bool
+    similarity: float
+    turns: tuple[str, ...] = ()
+
+
+class ConfidenceComputed(Event):
+    """The panel's decision and every term of its confidence."""
+
+    type: Literal["ConfidenceComputed"] = "ConfidenceComputed"
+    label: str
+    votes: dict[str, int]
+    winning_votes: int
+    total_votes: int
+    tie_break: str = ""
+    vote_share_term: float
+    quality_sum: float
+    quality_term: float
+    c_base: float
+    delta_rs: float
+    s_ref: float | None
+    delta_ref: float
+    unclamped: float
+    floor_applied: bool
+    c_final: float
 
 
 def parse_event(data: dict[str, Any] | str) -> Event:

@@ -131,17 +131,19 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
         emit(evt)
 
     limiters: dict[str, asyncio.Semaphore] = {}
-    llms: dict[str, LLM] = {}
-    for role in ROLES:
-        spec = config.role(role)
+    announced: set[str] = set()
+
+    async def make_llm(role: str, spec: ModelSpec) -> LLM:
         backend = get_backend(spec.backend)
-        if backend.name == "embedded":
-            emit(StageStarted(stage="model", detail=f"starting the embedded model for the {role} (first start takes a while)"))
+        announce = backend.name == "embedded" and not announced
+        if announce:
+            emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
         chat = await asyncio.to_thread(services.chat_model, spec)
-        if backend.name == "embedded":
+        if announce:
             emit(StageCompleted(stage="model"))
+            announced.add(backend.name)
         limiter = limiters.setdefault(f"{spec.backend}|{spec.base_url}", asyncio.Semaphore(spec.concurrency))
-        llms[role] = LLM(
+        return LLM(
             chat,
             role=role,
             model_name=spec.model or backend.default_model or backend.name,
@@ -149,8 +151,10 @@ async def execute(claim: Claim, config: RunConfig, services: Services, emit: Cal
             limiter=limiter,
             on_call=on_call,
         )
+
+    llms: dict[str, LLM] = {role: await make_llm(role, config.role(role)) for role in ROLES}
     tools = Toolbox(index=services.index, web=services.web_search(config), embedder=services.embedder)
-    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit)
+    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
     verdict = await protocol.run(ctx)
     emit(VerdictReached(verdict=verdict))
     return verdict

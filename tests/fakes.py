@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from pydantic import Field
 
 from pipelines.config import AppSettings, RunConfig
 from pipelines.errors import ToolUnavailableError
@@ -60,3 +68,60 @@ def make_services(data_dir: Path, embedder: Embedder, web: object | None = None,
     services.web = web or DeadWeb()  # type: ignore[assignment]
     services.chat_override = chat
     return services
+
+
+class ScriptedFake(FakeChatModel):
+    """The fake backend with answers scripted per schema, malformed answers on cue, and a log of every prompt.
+
+    ``answers`` maps a schema name to a dict, or to a function of the prompt text returning a
+    dict (or None to fall back to the fake's own answer). ``malformed_when`` makes every
+    structured answer to a prompt containing that text broken JSON. ``max_in_flight`` is the
+    most calls that were running at once (set ``latency_s`` so calls overlap).
+    """
+
+    answers: dict[str, Any] = Field(default_factory=dict)
+    malformed_when: str | None = None
+    prompts: list[tuple[str, str]] = Field(default_factory=list)  # (schema name or "text", prompt)
+    in_flight_at: list[int] = Field(default_factory=list)  # calls running when each prompt was answered
+    max_in_flight: int = 0
+    in_flight: int = 0
+
+    def reply(self, messages: list[BaseMessage], response_format: dict[str, Any] | None = None) -> str:
+        text = "\n".join(str(m.content) for m in messages)
+        name = response_format["json_schema"]["name"] if response_format else "text"
+        self.prompts.append((name, text))
+        self.in_flight_at.append(self.in_flight)
+        if response_format is not None and self.malformed_when and self.malformed_when in text:
+            return '{"vote": "SUPPORTED", '
+        scripted: Callable[[str], dict[str, Any] | None] | dict[str, Any] | None = self.answers.get(name)
+        answer = scripted(text) if callable(scripted) else scripted
+        if answer is not None:
+            return json.dumps(answer)
+        return super().reply(messages, response_format)
+
+    def prompts_for(self, schema: str, containing: str = "") -> list[str]:
+        return [text for name, text in self.prompts if name == schema and containing in text]
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        self._enter()
+        try:
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+        finally:
+            self.in_flight -= 1
+
+    async def _astream(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        self._enter()
+        try:
+            async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+                yield chunk
+                await asyncio.sleep(0)
+        finally:
+            self.in_flight -= 1
+
+    def _enter(self) -> None:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)

@@ -42,6 +42,8 @@ def chat_model_for_endpoint(
         temperature=spec.temperature,
         max_tokens=spec.max_tokens,  # type: ignore[call-arg]
         timeout=spec.timeout_s,
+        # A local server queues concurrent calls: a call may wait minutes for its first chunk.
+        stream_chunk_timeout=spec.timeout_s,
         max_retries=1,
         stream_usage=True,
     )

@@ -1,3 +1,3 @@
 """The debate protocols, each registered by name (see base.get_protocol)."""
 
-from pipelines.protocols import single  # noqa: F401
+from pipelines.protocols import proclaim, single, toolmad  # noqa: F401

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from pipelines.config import RunConfig
+from pipelines.config import ModelSpec, RunConfig
 from pipelines.errors import UnknownProtocolError
 from pipelines.events import Event
 from pipelines.llm.client import LLM
@@ -38,10 +38,20 @@ class RunContext:
     pool: dict[str, Evidence] = field(default_factory=dict)
     struck: dict[str, str] = field(default_factory=dict)
     reviewer: Reviewer | None = None
+    llm_factory: LLMFactory | None = None
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def llm(self, role: str) -> LLM:
         return self.llms[role]
+
+    async def seat_llm(self, role: str, overrides: Mapping[str, str]) -> LLM:
+        """The model for an extra seat (e.g. one judge of a panel): ``role``'s spec with ``overrides``.
+
+        Without overrides (or without a factory, as in hand-built test contexts) it is the role's own model.
+        """
+        if not overrides or self.llm_factory is None:
+            return self.llm(role)
+        return await self.llm_factory(role, self.config.role(role).model_copy(update=dict(overrides)))
 
     async def review(self, round: int, next_queries: dict[str, str]) -> Review:
         """Step mode's pause point: protocols call it after each round with the queries they plan next.
@@ -66,6 +76,7 @@ class RunContext:
 
 
 ProtocolFn = Callable[[RunContext], Awaitable[Verdict]]
+LLMFactory = Callable[[str, ModelSpec], Awaitable[LLM]]
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage
 
 from pipelines.events import ArgumentDelta, TurnCompleted
 from pipelines.models import LABELS, Label, Turn
-from pipelines.protocols.base import RunContext
+
+if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
+    from pipelines.protocols.base import RunContext
 
 _LABEL_LINE = re.compile(r"^\W*(?:final\s+)?(?:label|verdict|answer)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE)
 _CITATION = re.compile(r"\[(E\d+)\]")
@@ -28,19 +31,28 @@ _LABEL_WORDS: dict[str, Label] = {
 
 
 def parse_label(text: str) -> Label | None:
-    """The label on the answer's ``Label:`` line (the last one wins), or a bare label on the last line."""
+    """The label of an answer: its ``Label:`` line (the last one wins), else a bare label on the
+    last line, else the one label named in the closing paragraph (small models often write
+    'The label for this claim is "SUPPORTS".'); None when that is missing or ambiguous."""
     matches = _LABEL_LINE.findall(text)
-    candidates = [m for m in reversed(matches)]
+    candidates = list(reversed(matches))
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if lines:
         candidates.append(lines[-1])
     for candidate in candidates:
-        cleaned = re.sub(r"[^A-Z ]", " ", candidate.upper())
-        cleaned = " ".join(cleaned.split())
+        cleaned = _normalise(candidate)
         for word in sorted(_LABEL_WORDS, key=len, reverse=True):
             if cleaned.startswith(word):
                 return _LABEL_WORDS[word]
-    return None
+    closing = _normalise(text.strip().split("\n\n")[-1])
+    named = {label for word, label in _LABEL_WORDS.items() if re.search(rf"\b{word}\b", closing)}
+    if "NOT ENOUGH INFO" in named and len(named) > 1 and "NOT" in closing:
+        named.discard("SUPPORTS")  # "not enough information to support" names one label, not two
+    return named.pop() if len(named) == 1 else None
+
+
+def _normalise(text: str) -> str:
+    return " ".join(re.sub(r"[^A-Z ]", " ", text.upper()).split())
 
 
 def citations(text: str) -> tuple[str, ...]:

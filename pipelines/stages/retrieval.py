@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
 from pipelines.events import EvidenceRetrieved, QueryIssued, StageFailed, WebResultsFiltered, WebSearchUnavailable
 from pipelines.models import Evidence
-from pipelines.protocols.base import RunContext
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
 from pipelines.tools.corpus_index import Hit
 from pipelines.tools.web import filtered, source_policy
+
+if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
+    from pipelines.protocols.base import RunContext
 
 Tool = Literal["corpus", "web"]
 
@@ -41,7 +43,9 @@ async def retrieve(
         try:
             return await _search_web(ctx, agent=agent, round=round, query=query, k=k)
         except ToolUnavailableError as exc:
-            ctx.emit(WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else ""))
+            ctx.emit(
+                WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else "", agent=agent, round=round)
+            )
             if not fallback_to_corpus:
                 return []
     return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k, extra_queries=extra_queries)

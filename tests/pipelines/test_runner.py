@@ -47,7 +47,7 @@ def test_unreachable_openai_endpoint_fails_the_run_with_a_clear_message(services
 
 
 def test_store_keeps_the_run_with_config_and_verdict(services: Services) -> None:
-    events = list(stream_run("Masks reduce transmission of respiratory viruses", fake_config(), services))
+    events = list(stream_run("Masks reduce transmission of respiratory viruses", fake_config(protocol="single"), services))
     assert isinstance(events[-1], VerdictReached)
     assert services.store is not None
     run = services.store.get_run(events[0].run_id)  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses"
 
 
 def test_single_event_sequence_ends_in_a_cited_verdict(services: Services) -> None:
-    events = list(stream_run(CLAIM, fake_config(), services))
+    events = list(stream_run(CLAIM, fake_config(protocol="single"), services))
     kinds = [type(e) for e in events]
     assert kinds[0] is RunStarted and kinds[-1] is VerdictReached
     assert kinds.index(QueryIssued) < kinds.index(EvidenceRetrieved) < kinds.index(ArgumentDelta) < kinds.index(TurnCompleted)
@@ -31,18 +31,28 @@ def test_single_event_sequence_ends_in_a_cited_verdict(services: Services) -> No
 
 
 def test_dead_web_is_reported_and_the_run_goes_on(services: Services) -> None:
-    events = list(stream_run(CLAIM, fake_config(), services))
+    events = list(stream_run(CLAIM, fake_config(protocol="single"), services))
     assert any(isinstance(e, WebSearchUnavailable) for e in events)
     assert isinstance(events[-1], VerdictReached)
 
 
 def test_web_results_join_the_evidence_with_links(services: Services) -> None:
     services.web = CannedWeb()
-    events = list(stream_run(CLAIM, fake_config(), services))
+    events = list(stream_run(CLAIM, fake_config(protocol="single"), services))
     web = [e.evidence for e in events if isinstance(e, EvidenceRetrieved) and e.evidence.source == "web"]
     assert web and web[0].url == "https://example.org/masks"
 
 
 def test_unrelated_claim_gets_not_enough_info(services: Services) -> None:
-    events = list(stream_run("Quantum chromodynamics explains stock prices", fake_config(), services))
+    events = list(stream_run("Quantum chromodynamics explains stock prices", fake_config(protocol="single"), services))
     assert events[-1].verdict.label == "NOT ENOUGH INFO"  # type: ignore[attr-defined]
+
+
+def test_parse_label_reads_the_forms_small_models_write() -> None:
+    from pipelines.stages.argument import parse_label
+
+    assert parse_label("Reasoning.\nLabel: REFUTES") == "REFUTES"
+    assert parse_label("Reasoning.\n**Final label:** NOT ENOUGH INFO") == "NOT ENOUGH INFO"
+    assert parse_label('Masks filter particles [E1]. The label line for this claim is "SUPPORTS".') == "SUPPORTS"
+    assert parse_label("The evidence refutes nothing and supports nothing.") is None
+    assert parse_label("Reasoning.\nSUPPORTS") == "SUPPORTS"

@@ -1,0 +1,113 @@
+"""Admissibility stage: a judge model rates each exhibit's relevance r and credibility c; w = r x c decides.
+
+admitted if w > admit_above (0.5), discarded if w <= discard_at_or_below (0.1), disputed in
+between. The formulas are pure functions; ``assess_admissibility`` asks the judge about
+several items at once (one call per item, run concurrently) and emits one
+AdmissibilityAssessed event per item. A judge that gives no valid rating for an item is a
+StageFailed event; that item stays unassessed and out of the arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel, Field
+
+from pipelines.errors import ModelOutputError
+from pipelines.events import AdmissibilityAssessed, StageFailed
+from pipelines.models import Admissibility, AdmissibilityStatus, Evidence
+from pipelines.prompts import load_prompt
+from pipelines.protocols.base import RunContext
+from pipelines.stages.retrieval import format_evidence
+
+ADMIT_ABOVE = 0.5
+DISCARD_AT_OR_BELOW = 0.1
+
+
+class AdmissibilityRating(BaseModel):
+    """What the judge must return for one exhibit."""
+
+    relevance: float = Field(ge=0, le=1, description="How directly the exhibit bears on the claim (0-1).")
+    credibility: float = Field(ge=0, le=1, description="How trustworthy its source and content are (0-1).")
+    reason: str = Field(description="One line: why.")
+
+
+def admissibility_weight(relevance: float, credibility: float) -> float:
+    """w = r x c."""
+    return relevance * credibility
+
+
+def admissibility_status(
+    weight: float, admit_above: float = ADMIT_ABOVE, discard_at_or_below: float = DISCARD_AT_OR_BELOW
+) -> AdmissibilityStatus:
+    """admitted if w > admit_above, discarded if w <= discard_at_or_below, else disputed (w rounded to 9 places first)."""
+    weight = round(weight, 9)
+    if weight > admit_above:
+        return "admitted"
+    if weight <= discard_at_or_below:
+        return "discarded"
+    return "disputed"
+
+
+def rule_admissibility(
+    relevance: float, credibility: float, reason: str, admit_above: float = ADMIT_ABOVE, discard_at_or_below: float = DISCARD_AT_OR_BELOW
+) -> Admissibility:
+    """The full ruling for one rating: weight, status and the judge's reason."""
+    weight = admissibility_weight(relevance, credibility)
+    return Admissibility(
+        relevance=relevance,
+        credibility=credibility,
+        weight=round(weight, 6),
+        status=admissibility_status(weight, admit_above, discard_at_or_below),
+        reason=" ".join(reason.split())[:300],
+    )
+
+
+def ranked_record(items: list[Evidence]) -> list[Evidence]:
+    """Admitted exhibits by w (highest first), then disputed ones by w; discarded and unassessed are left out."""
+    order = {"admitted": 0, "disputed": 1}
+    kept = [e for e in items if e.admissibility is not None and e.admissibility.status in order]
+    return sorted(kept, key=lambda e: (order[e.admissibility.status], -e.admissibility.weight, _id_number(e.id)))  # type: ignore[union-attr]
+
+
+async def assess_admissibility(
+    ctx: RunContext,
+    items: list[Evidence],
+    *,
+    round: int,
+    admit_above: float = ADMIT_ABOVE,
+    discard_at_or_below: float = DISCARD_AT_OR_BELOW,
+    role: str = "judge",
+) -> list[Evidence]:
+    """Rate every item concurrently; returns the items that got a ruling, with it attached (and updated in ctx.pool)."""
+
+    async def one(item: Evidence) -> Evidence | None:
+        messages = load_prompt("admissibility").render(
+            claim=ctx.claim.text, source=_describe_source(item), evidence=format_evidence([item], max_chars=1200)
+        )
+        try:
+            rating = await ctx.llm(role).structured(messages, AdmissibilityRating)
+        except ModelOutputError as exc:
+            ctx.emit(StageFailed(stage=f"admissibility of {item.id}", reason=f"{exc}; the exhibit is left out"))
+            return None
+        ruling = rule_admissibility(rating.relevance, rating.credibility, rating.reason, admit_above, discard_at_or_below)
+        ruled = item.model_copy(update={"admissibility": ruling})
+        ctx.pool[item.id] = ruled
+        ctx.emit(AdmissibilityAssessed(evidence_id=item.id, round=round, admissibility=ruling))
+        return ruled
+
+    results = await asyncio.gather(*(one(item) for item in items))
+    return [r for r in results if r is not None]
+
+
+def _describe_source(item: Evidence) -> str:
+    if item.source == "web":
+        return f"web page {item.url or item.title}"
+    if item.source == "corpus":
+        return f"local corpus {item.corpus or ''} document {item.doc_id or ''}".strip()
+    return item.source
+
+
+def _id_number(evidence_id: str) -> int:
+    digits = "".join(ch for ch in evidence_id if ch.isdigit())
+    return int(digits) if digits else 0

@@ -1,0 +1,138 @@
+"""Faithfulness (F), built like a ragas metric: how much of an answer rests on the evidence it was given.
+
+F = supported statements / all statements. Step 1 splits the answer into atomic
+statements; step 2 asks for a verdict on each, naming the evidence item that supports it;
+step 3 counts. A statement counts as supported only when its verdict names an item of the
+evidence given (a model that says "supported" but points at nothing, or at an item the
+answer's author never saw, does not get the credit).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from pipelines.llm.client import LLM
+from pipelines.models import Evidence
+from pipelines.prompts import load_prompt
+from pipelines.stages.argument import strip_label_line
+from pipelines.stages.retrieval import format_evidence
+
+
+class AnswerStatements(BaseModel):
+    """Step 1's answer: the atomic statements an answer makes."""
+
+    statements: list[str] = Field(max_length=30)
+
+
+class StatementVerdict(BaseModel):
+    """Step 2's answer for one statement (numbered from 1 as the prompt shows them)."""
+
+    statement: int
+    evidence_id: str | None = None
+    supported: bool
+
+
+class StatementVerdicts(BaseModel):
+    verdicts: list[StatementVerdict] = Field(max_length=30)
+
+
+@dataclass(frozen=True)
+class CheckedStatement:
+    """One statement with its verdict and, when supported, the evidence it rests on."""
+
+    text: str
+    supported: bool
+    evidence_id: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class FaithfulnessResult:
+    """F with the statements behind it and a one-line reason."""
+
+    value: float
+    statements: tuple[CheckedStatement, ...]
+    reason: str
+
+
+_ID = re.compile(r"^\[?\s*(?:E)?\s*(\d+)\s*\]?$", re.IGNORECASE)
+
+
+def normalize_evidence_id(raw: str | None) -> str | None:
+    """'E3', '[E3]', 'e3' and '3' all mean E3; anything else is no id."""
+    if raw is None:
+        return None
+    match = _ID.match(raw.strip())
+    return f"E{match.group(1)}" if match else None
+
+
+class Faithfulness:
+    """F of one answer against the evidence its author was given. One public method: ``score``."""
+
+    name = "F"
+
+    def __init__(self, llm: LLM, *, max_statements: int = 8, evidence_chars: int = 700) -> None:
+        self.llm = llm
+        self.max_statements = max_statements
+        self.evidence_chars = evidence_chars
+
+    async def score(self, claim: str, answer: str, evidence: list[Evidence]) -> FaithfulnessResult:
+        """Split, verify, count. Raises ModelOutputError or BackendUnavailableError when the scorer fails."""
+        statements = await self._split(claim, answer)
+        if not statements:
+            return FaithfulnessResult(0.0, (), "the answer makes no checkable statement")
+        if not evidence:
+            checked = tuple(CheckedStatement(s, False, None, "no evidence to check against") for s in statements)
+            return FaithfulnessResult(0.0, checked, f"0 of {len(statements)} statements supported: no evidence was retrieved")
+        verdicts = await self._verify(statements, evidence)
+        return self._count(statements, verdicts, evidence)
+
+    async def _split(self, claim: str, answer: str) -> list[str]:
+        """Step 1: the answer's atomic statements (the label line is not a statement)."""
+        body = strip_label_line(answer)
+        if not body.strip():
+            return []
+        messages = load_prompt("faithfulness_statements").render(claim=claim, answer=body, max_statements=self.max_statements)
+        result = await self.llm.structured(messages, AnswerStatements)
+        cleaned = [" ".join(s.split()) for s in result.statements]
+        return list(dict.fromkeys(s for s in cleaned if s))[: self.max_statements]
+
+    async def _verify(self, statements: list[str], evidence: list[Evidence]) -> dict[int, StatementVerdict]:
+        """Step 2: a verdict per statement, keyed by its 1-based number (the first verdict for a number wins)."""
+        numbered = "\n".join(f"S{i}: {s}" for i, s in enumerate(statements, start=1))
+        messages = load_prompt("faithfulness_verdicts").render(
+            evidence=format_evidence(evidence, max_chars=self.evidence_chars), statements=numbered
+        )
+        result = await self.llm.structured(messages, StatementVerdicts)
+        by_number: dict[int, StatementVerdict] = {}
+        for position, verdict in enumerate(result.verdicts, start=1):
+            # Small models number from 0 or not at all; fall back to the verdict's position.
+            number = verdict.statement if 1 <= verdict.statement <= len(statements) else position
+            by_number.setdefault(number, verdict)
+        return by_number
+
+    def _count(self, statements: list[str], verdicts: dict[int, StatementVerdict], evidence: list[Evidence]) -> FaithfulnessResult:
+        """Step 3: F = supported / all, where supported means a verdict naming an item of this evidence."""
+        known = {e.id for e in evidence}
+        checked = []
+        for number, text in enumerate(statements, start=1):
+            verdict = verdicts.get(number)
+            if verdict is None:
+                checked.append(CheckedStatement(text, False, None, "the scorer gave no verdict"))
+                continue
+            eid = normalize_evidence_id(verdict.evidence_id)
+            if verdict.supported and eid in known:
+                checked.append(CheckedStatement(text, True, eid))
+            elif verdict.supported:
+                note = (
+                    f"cited {verdict.evidence_id!r}, which is not in this answer's evidence" if verdict.evidence_id else "no evidence named"
+                )
+                checked.append(CheckedStatement(text, False, None, note))
+            else:
+                checked.append(CheckedStatement(text, False, None))
+        supported = sum(c.supported for c in checked)
+        value = supported / len(checked)
+        return FaithfulnessResult(round(value, 4), tuple(checked), f"{supported} of {len(checked)} statements supported by the evidence")

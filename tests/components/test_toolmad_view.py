@@ -1,0 +1,97 @@
+"""The Verify page on a `toolmad` debate (AppTest, fake backend, web off), and hostile text rendered as text."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
+    for role in ("DEBATER", "JUDGE", "SCORER"):
+        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
+    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
+    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    return at
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+
+
+def test_toolmad_is_the_default_and_a_judged_debate_shows_rounds_scores_statements_and_why(app: AppTest) -> None:
+    assert app.sidebar.selectbox[0].value == "toolmad"
+    app.text_area(key="claim_text").input("Quantum chromodynamics explains stock prices")
+    app.button[0].click().run()
+    assert not app.exception
+    assert [h.value for h in app.subheader] == ["Round 1", "Round 2", "Round 3", "Ruling"]
+    shown = texts(app)
+    assert shown.count(":red-badge[F 0.00 < 0.70]") == 6, "an F badge under each of the six answers"
+    assert shown.count("-badge[AR ") == 6
+    assert "❌ unsupported" in shown
+    assert "web unavailable: corpus search instead" in shown
+    assert "Decided by judge" in shown and "no consensus after 3 round\\(s\\)" in shown
+    assert app.dataframe, "the evidence panel"
+
+
+def test_an_agreed_debate_stops_after_round_one_with_passing_badges(app: AppTest) -> None:
+    app.text_area(key="claim_text").input("Masks reduce transmission of respiratory viruses")
+    app.button[0].click().run()
+    assert [h.value for h in app.subheader] == ["Round 1"]
+    shown = texts(app)
+    assert ":green-badge[F 1.00 ≥ 0.70]" in shown and ":green-badge[AR 0." in shown
+    assert "✅ supported by E" in shown
+    assert "Decided by consensus" in shown and "consensus in round 1" in shown
+    frame = app.dataframe[0].value
+    assert "statements" in frame.columns and frame["statements"].str.len().max() > 0, "the panel lists which statements cite each item"
+
+
+def render_hostile_run() -> None:
+    """Replays a run whose web page, model answer and scorer output all carry markup."""
+    from components.transcript import replay
+    from pipelines.events import (
+        EvidenceRetrieved,
+        QueryIssued,
+        RoundStarted,
+        RunStarted,
+        ScoreComputed,
+        StageFailed,
+        StatementChecked,
+        TurnCompleted,
+        VerdictReached,
+        WebSearchUnavailable,
+    )
+    from pipelines.models import Evidence, Turn, Verdict
+
+    bad = "<script>alert(1)</script> ![px](http://evil.test/p.png) [click](http://evil.test) :red[FAKE]"
+    events = [
+        RunStarted(run_id="x", claim="c", protocol="toolmad"),
+        RoundStarted(round=1),
+        QueryIssued(agent="Search", round=1, query=bad, tool="web"),
+        WebSearchUnavailable(reason=bad, fallback="corpus search", agent="Search", round=1),
+        EvidenceRetrieved(
+            agent="Search", round=1, evidence=Evidence(id="E1", source="web", text=bad, title=bad, url="javascript:alert(1)")
+        ),
+        TurnCompleted(turn=Turn(id="Search-r1", agent="Search", round=1, text=bad + "\nLabel: SUPPORTS", label="SUPPORTS", cited=("E1",))),
+        StatementChecked(turn_id="Search-r1", statement=bad, supported=True, evidence_id="E1"),
+        ScoreComputed(target="Search-r1", metric="F", value=1.0, threshold=0.7, detail=bad),
+        StageFailed(stage="RAG round 1 answer", reason=bad),
+        VerdictReached(verdict=Verdict(label="SUPPORTS", rationale=bad, decided_by="judge", stop_reason=bad)),
+    ]
+    replay(events)
+
+
+def test_text_from_pages_models_and_scorers_is_shown_as_text() -> None:
+    at = AppTest.from_function(render_hostile_run, default_timeout=60)
+    at.run()
+    assert not at.exception
+    rendered = [m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning]
+    joined = "\n".join(rendered)
+    assert "evil" in joined, "the hostile text is there, as text"
+    for element in rendered:
+        assert "<script>" not in element and "](http" not in element and "![" not in element and ":red[" not in element

@@ -1,0 +1,87 @@
+"""Faithfulness on hand-made answers and evidence, with the fake's responders and with scripted replies."""
+
+import json
+
+import pytest
+
+from pipelines.errors import ModelOutputError
+from pipelines.llm.client import LLM
+from pipelines.llm.fake import FakeChatModel
+from pipelines.models import Evidence
+from pipelines.stages.faithfulness import Faithfulness, normalize_evidence_id
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+EVIDENCE = [
+    Evidence(id="E1", source="corpus", text="Randomized trials found that masks reduce transmission of respiratory viruses in households."),
+    Evidence(id="E2", source="corpus", text="Surgical masks filter a large share of exhaled particles in laboratory tests."),
+]
+
+
+def scorer(**knobs: object) -> LLM:
+    return LLM(FakeChatModel(**knobs), role="scorer", model_name="fake")
+
+
+async def test_supported_and_unsupported_statements_give_their_share() -> None:
+    answer = (
+        "Randomized trials found that masks reduce transmission of respiratory viruses in households [E1]. "
+        "The Moon landings were staged in a film studio in Nevada [E2].\nLabel: SUPPORTS"
+    )
+    result = await Faithfulness(scorer()).score(CLAIM, answer, EVIDENCE)
+    assert result.value == 0.5
+    assert [(s.supported, s.evidence_id) for s in result.statements] == [(True, "E1"), (False, None)]
+    assert "Label" not in " ".join(s.text for s in result.statements), "the label line is not a statement"
+    assert result.reason == "1 of 2 statements supported by the evidence"
+
+
+async def test_an_answer_that_copies_its_evidence_is_fully_faithful() -> None:
+    answer = "Surgical masks filter a large share of exhaled particles in laboratory tests [E2].\nLabel: SUPPORTS"
+    result = await Faithfulness(scorer()).score(CLAIM, answer, EVIDENCE)
+    assert result.value == 1.0 and result.statements[0].evidence_id == "E2"
+
+
+async def test_scripted_verdicts_count_only_support_from_the_given_evidence() -> None:
+    statements = {"statements": ["a is b", "c is d", "e is f", "g is h", "i is j"]}
+    verdicts = {
+        "verdicts": [
+            {"statement": 1, "evidence_id": "E1", "supported": True},
+            {"statement": 2, "evidence_id": "[e2]", "supported": True},
+            {"statement": 3, "evidence_id": "E9", "supported": True},
+            {"statement": 4, "evidence_id": None, "supported": False},
+        ]
+    }
+    llm = scorer(script=[json.dumps(statements), json.dumps(verdicts)])
+    result = await Faithfulness(llm).score(CLAIM, "Some answer.", EVIDENCE)
+    assert result.value == pytest.approx(2 / 5)
+    notes = [s.note for s in result.statements]
+    assert "not in this answer's evidence" in notes[2]
+    assert notes[4] == "the scorer gave no verdict"
+    assert result.statements[1].evidence_id == "E2"
+
+
+async def test_statements_are_capped_and_deduplicated() -> None:
+    llm = scorer(script=[json.dumps({"statements": ["x one", "x one", "y two", "z three"]}), json.dumps({"verdicts": []})])
+    result = await Faithfulness(llm, max_statements=2).score(CLAIM, "An answer.", EVIDENCE)
+    assert [s.text for s in result.statements] == ["x one", "y two"]
+
+
+async def test_no_evidence_means_nothing_is_supported_without_asking_for_verdicts() -> None:
+    chat = FakeChatModel()
+    result = await Faithfulness(LLM(chat, role="scorer", model_name="fake")).score(CLAIM, "Masks work.\nLabel: SUPPORTS", [])
+    assert result.value == 0.0 and chat.calls == 1
+    assert "no evidence" in result.reason
+
+
+async def test_an_answer_with_only_a_label_has_no_statements() -> None:
+    chat = FakeChatModel()
+    result = await Faithfulness(LLM(chat, role="scorer", model_name="fake")).score(CLAIM, "Label: SUPPORTS", EVIDENCE)
+    assert result.value == 0.0 and result.statements == () and chat.calls == 0
+
+
+async def test_malformed_scorer_output_raises_for_the_stage_to_report() -> None:
+    with pytest.raises(ModelOutputError, match="AnswerStatements"):
+        await Faithfulness(scorer(malformed=5)).score(CLAIM, "Masks work.", EVIDENCE)
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("E3", "E3"), ("[E3]", "E3"), ("e3", "E3"), ("3", "E3"), ("evidence", None), (None, None)])
+def test_evidence_ids_are_normalized(raw: str | None, expected: str | None) -> None:
+    assert normalize_evidence_id(raw) == expected
