@@ -71,8 +71,12 @@ def render_evidence_table(
             "link": st.column_config.LinkColumn("link", display_text="open ↗"),
             "score": st.column_config.NumberColumn("score", format="%.3f", help="What ranked this item: the fused score in hybrid search."),
             "dense": st.column_config.NumberColumn("dense", format="%.3f", help="Cosine similarity of meaning (MiniLM) to the query."),
-            "lexical": st.column_config.NumberColumn("lexical", format="%.2f", help="BM25 word-match score for the query (0: no query word)."),
-            "fused": st.column_config.NumberColumn("fused", format="%.3f", help="The two fused (weighted, 0-1): what hybrid search ranks by."),
+            "lexical": st.column_config.NumberColumn(
+                "lexical", format="%.2f", help="BM25 word-match score for the query (0: no query word)."
+            ),
+            "fused": st.column_config.NumberColumn(
+                "fused", format="%.3f", help="The two fused (weighted, 0-1): what hybrid search ranks by."
+            ),
             "position": st.column_config.TextColumn("position", help="Which passage of the document, and which of its sentences."),
             "statements": st.column_config.TextColumn("statements resting on it", width="large"),
             "text": st.column_config.TextColumn("text", width="large"),

@@ -153,6 +153,7 @@ class ToolMadConfig(BaseModel):
         description="Characters of each evidence item shown to the judge (it sees every round's).",
     )
 
+
 class ProClaimConfig(BaseModel):
     """The `proclaim` courtroom: every threshold and weight of the published method, each adjustable."""
 

@@ -53,7 +53,9 @@ async def rerank_by_model(llm: LLM, claim: str, hits: Sequence[Hit]) -> list[Hit
     if len(hits) < 2:
         return list(hits)
     labels = {f"E{i}": h for i, h in enumerate(hits, start=1)}
-    passages = "\n".join(f"[{label}] {' '.join(h.passage.title.split())}: {' '.join(h.passage.text.split())[:600]}" for label, h in labels.items())
+    passages = "\n".join(
+        f"[{label}] {' '.join(h.passage.title.split())}: {' '.join(h.passage.text.split())[:600]}" for label, h in labels.items()
+    )
     answer = await llm.structured(load_prompt("rerank_passages").render(claim=claim, passages=passages), RerankScores)
     rated = {labels[s.id].passage.id: s.relevance for s in answer.scores if s.id in labels}
     if not rated:

@@ -67,7 +67,9 @@ async def search_corpus_hits(ctx: RunContext, query: str, k: int, extra_queries:
     return hits[:k]
 
 
-async def _search_corpus(ctx: RunContext, *, agent: str, round: int, query: str, k: int, extra_queries: Sequence[str] = ()) -> list[Evidence]:
+async def _search_corpus(
+    ctx: RunContext, *, agent: str, round: int, query: str, k: int, extra_queries: Sequence[str] = ()
+) -> list[Evidence]:
     hits = await search_corpus_hits(ctx, query, k, extra_queries)
     found = []
     for hit in hits:
@@ -106,7 +108,13 @@ async def _search_web(ctx: RunContext, *, agent: str, round: int, query: str, k:
     if refused:
         ctx.emit(
             WebResultsFiltered(
-                agent=agent, round=round, query=query, kept=len(results), filtered=len(refused), policy=policy.describe(), reasons=tuple(refused)
+                agent=agent,
+                round=round,
+                query=query,
+                kept=len(results),
+                filtered=len(refused),
+                policy=policy.describe(),
+                reasons=tuple(refused),
             )
         )
     found = []

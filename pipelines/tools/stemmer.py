@@ -48,13 +48,7 @@ def _ends_double_consonant(word: str) -> bool:
 def _cvc(word: str) -> bool:
     """Ends consonant-vowel-consonant, the last not w, x or y (e.g. hop, not snow)."""
     n = len(word)
-    return (
-        n >= 3
-        and _is_consonant(word, n - 1)
-        and not _is_consonant(word, n - 2)
-        and _is_consonant(word, n - 3)
-        and word[-1] not in "wxy"
-    )
+    return n >= 3 and _is_consonant(word, n - 1) and not _is_consonant(word, n - 2) and _is_consonant(word, n - 3) and word[-1] not in "wxy"
 
 
 def _replace(word: str, rules: tuple[tuple[str, str], ...], min_measure: int) -> str:
@@ -126,9 +120,7 @@ def stem(word: str) -> str:
     if len(word) <= 2 or not word.isalpha():
         return word
     # Step 1a: plurals.
-    if word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("ies"):
+    if word.endswith("sses") or word.endswith("ies"):
         word = word[:-2]
     elif word.endswith("ss"):
         pass

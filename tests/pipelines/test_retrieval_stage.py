@@ -94,6 +94,10 @@ def test_formulated_queries_are_searched_together_with_the_claim(services: Servi
     from pipelines.llm.client import LLM
     from pipelines.stages.query_formulation import formulate_queries
 
-    queries = asyncio.run(formulate_queries(LLM(FakeChatModel(), role="debater", model_name="fake"), "Do masks cut flu spread?", n=2, premises=["Masks filter droplets"]))
+    queries = asyncio.run(
+        formulate_queries(
+            LLM(FakeChatModel(), role="debater", model_name="fake"), "Do masks cut flu spread?", n=2, premises=["Masks filter droplets"]
+        )
+    )
     assert queries[0] == "Do masks cut flu spread?" and queries[-1] == "Masks filter droplets" and len(queries) == 3
     assert [e for e in run(services, with_retrieval(web_search=False)) if isinstance(e, QueryIssued)]
