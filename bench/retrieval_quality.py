@@ -124,12 +124,13 @@ def select_documents(documents: list[Document], claims: list[Claim], corpus_docs
     return chosen
 
 
-def build_index(documents: list[Document], data_dir: Path, embedder: Embedder) -> tuple[CorpusIndex, float]:
+def build_index(documents: list[Document], data_dir: Path, embedder: Embedder, corpus: str = CORPUS) -> tuple[CorpusIndex, float]:
+    """A fresh index of ``documents`` (an old one of that name is deleted first, so the build is timed whole)."""
     index = CorpusIndex(AppSettings(data_dir=data_dir), embedder)
-    if index.has(CORPUS):
-        index.delete(CORPUS)
+    if index.has(corpus):
+        index.delete(corpus)
     started = time.perf_counter()
-    index.ingest(CORPUS, chunk_documents(documents))
+    index.ingest(corpus, chunk_documents(documents))
     return index, time.perf_counter() - started
 
 
@@ -142,24 +143,24 @@ def make_llm(backend: str, settings: AppSettings) -> LLM:
     return LLM(build_chat_model(spec, settings), role="judge", model_name=info.default_model or backend, max_retries=spec.max_retries)
 
 
-def search_fn(variant: str, index: CorpusIndex, embedder: Embedder, llm: LLM | None) -> Callable[[str], list[Hit]]:
+def search_fn(variant: str, index: CorpusIndex, embedder: Embedder, llm: LLM | None, corpus: str = CORPUS) -> Callable[[str], list[Hit]]:
     """One claim in, ten documents out, for a variant."""
     depth = max(RERANK_DEPTH, max(DOC_KS))
 
     def plain(claim: str) -> list[Hit]:
-        return index.search(CORPUS, claim, max(DOC_KS), mode=variant)  # type: ignore[arg-type]
+        return index.search(corpus, claim, max(DOC_KS), mode=variant)  # type: ignore[arg-type]
 
     def sentences(claim: str) -> list[Hit]:
-        return rerank_by_sentences(embedder, claim, index.search(CORPUS, claim, depth))[: max(DOC_KS)]
+        return rerank_by_sentences(embedder, claim, index.search(corpus, claim, depth))[: max(DOC_KS)]
 
     def queries(claim: str) -> list[Hit]:
         assert llm is not None
         written = asyncio.run(formulate_queries(llm, claim, n=2))
-        return index.search(CORPUS, written, max(DOC_KS))
+        return index.search(corpus, written, max(DOC_KS))
 
     def judge(claim: str) -> list[Hit]:
         assert llm is not None
-        return asyncio.run(rerank_by_model(llm, claim, index.search(CORPUS, claim, depth)))[: max(DOC_KS)]
+        return asyncio.run(rerank_by_model(llm, claim, index.search(corpus, claim, depth)))[: max(DOC_KS)]
 
     table: dict[str, Callable[[str], list[Hit]]] = {
         "dense": plain,
@@ -183,15 +184,16 @@ def run_benchmark(
     variants: Sequence[str] = VARIANTS,
     backend: str = "fake",
     progress: Callable[[str], None] | None = None,
+    corpus: str = CORPUS,
 ) -> list[Row]:
-    """Build the index once, then run every variant over the same claims."""
-    index, build_s = build_index(documents, data_dir, embedder)
+    """Build the index once (as ``corpus`` in ``data_dir``), then run every variant over the same claims."""
+    index, build_s = build_index(documents, data_dir, embedder, corpus)
     needs_model = any(v in ("hybrid+queries", "hybrid+judge") for v in variants)
     llm = make_llm(backend, AppSettings(data_dir=data_dir)) if needs_model else None
-    index.search(CORPUS, "warm-up query", 1)  # first-call costs (loading BM25, torch kernels) are not a query's
+    index.search(corpus, "warm-up query", 1)  # first-call costs (loading BM25, torch kernels) are not a query's
     rows = []
     for variant in variants:
-        search = search_fn(variant, index, embedder, llm)
+        search = search_fn(variant, index, embedder, llm, corpus)
         row = Row(variant=variant, build_s=build_s)
         for claim in claims:
             started = time.perf_counter()
