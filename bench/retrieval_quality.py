@@ -200,8 +200,8 @@ def run_benchmark(
             hits = search(claim.text)
             row.add(claim, hits, time.perf_counter() - started)
         rows.append(row)
-        if progress is not None:
-            progress(f"{variant}: done ({row.claims} claims)")
+        if progress is not None:  # each row as soon as it is done: a long run shows its figures as it goes
+            progress(" | ".join(f"{c} {v}" for c, v in row.values().items()))
     return rows
 
 

@@ -55,7 +55,13 @@ class ModelSpec(BaseModel):
 class RetrievalConfig(BaseModel):
     """How evidence is found."""
 
-    top_k: int = Field(default=3, ge=1, le=50, title="Passages per query", description="How many corpus passages one query returns.")
+    top_k: int = Field(
+        default=3,
+        ge=1,
+        le=50,
+        title="Passages per query",
+        description="How many documents one corpus query returns, each as its best passage.",
+    )
     web_search: bool = Field(
         default=True, title="Web search", description="Let agents search the web (ddgs); offline the run carries on without it."
     )
@@ -69,7 +75,7 @@ class RetrievalConfig(BaseModel):
     rerank: Literal["none", "sentences", "judge"] = Field(
         default="none",
         title="Rerank",
-        description="Re-order the fused top 20 before keeping the best: sentences (each document's best sentence by meaning, offline, fast), judge (the judge model scores them in one call) or none.",
+        description="Re-order the fused top 20 before keeping the best: sentences (each passage's best sentence by meaning: offline, but it embeds 60 sentences per query), judge (the judge model scores them in one call) or none.",
     )
     source_policy: Literal["open", "health"] = Field(
         default="open",
