@@ -6,7 +6,7 @@ import typing
 from typing import Any
 
 import streamlit as st
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from components.state import CONFIG_PREFIX
@@ -84,7 +84,16 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
             with st.sidebar.expander(f"Settings: {field.title or name}"):
                 shown_above = {"retrieval": {"web_search"}, "checker": {"step_mode"}}.get(name, set())
                 data[name] = _render_section(annotation, data[name], name, skip=shown_above)
-    return RunConfig.model_validate(data)
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:  # e.g. a malformed domain: say which setting and how to fix it, and start nothing
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}" for err in exc.errors()
+        )
+        st.sidebar.error(f"⚠️ {problems}")
+        st.error(f"⚠️ Fix the run settings in the sidebar before verifying: {problems}")
+        st.stop()
+        raise  # st.stop() does not return; this line keeps type checkers sure of it
 
 
 def _render_model(spec: BaseModel, values: dict[str, Any], role: str) -> dict[str, Any]:
@@ -130,6 +139,9 @@ def _render_field(field: FieldInfo, value: Any, key: str) -> Any:
     if annotation is SecretStr:
         raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value or "")
         return SecretStr(st.text_input(label, value=raw, type="password", key=key, help=help_text))
+    if typing.get_origin(annotation) is list:  # domain lists: one comma-separated text box
+        text = ", ".join(str(v) for v in value or [])
+        return st.text_input(label, value=text, key=key, help=help_text, placeholder="e.g. nih.gov, .edu")
     if typing.get_origin(annotation) is typing.Literal:
         options = list(typing.get_args(annotation))
         return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key, help=help_text)

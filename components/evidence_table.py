@@ -35,7 +35,10 @@ def evidence_frame(
                 "query": e.query,
                 "round": e.round,
                 "score": e.retrieval_score,
-                "sentences": ", ".join(str(i) for i in e.sentence_indices),
+                "dense": e.scores.get("dense"),
+                "lexical": e.scores.get("lexical"),
+                "fused": e.scores.get("fused"),
+                "position": position_label(e),
                 "cited by": ", ".join(cited_by.get(e.id, [])),
                 **({"statements": " · ".join(statements.get(e.id, []))} if statements is not None else {}),
                 **({"checker": f"struck: {struck[e.id]}" if e.id in struck else ""} if struck else {}),
@@ -49,6 +52,17 @@ def evidence_frame(
         order.insert(order.index("score") + 1, "statements")
         frame = frame[order]
     return frame
+
+
+def position_label(e: Evidence) -> str:
+    """Where a passage sits in its document: "passage 2 · sentences 3-5" (sentences counted from 1)."""
+    if e.passage_index is None:
+        return ""
+    label = f"passage {e.passage_index + 1}"
+    if e.sentence_indices:
+        first, last = e.sentence_indices[0] + 1, e.sentence_indices[-1] + 1
+        label += f" · sentence {first}" if first == last else f" · sentences {first}-{last}"
+    return label
 
 
 def render_evidence_table(
@@ -68,7 +82,15 @@ def render_evidence_table(
         key=key,
         column_config={
             "link": st.column_config.LinkColumn("link", display_text="open ↗"),
-            "score": st.column_config.NumberColumn("score", format="%.3f"),
+            "score": st.column_config.NumberColumn("score", format="%.3f", help="What ranked this item: the fused score in hybrid search."),
+            "dense": st.column_config.NumberColumn("dense", format="%.3f", help="Cosine similarity of meaning (MiniLM) to the query."),
+            "lexical": st.column_config.NumberColumn(
+                "lexical", format="%.2f", help="BM25 word-match score for the query (0: no query word)."
+            ),
+            "fused": st.column_config.NumberColumn(
+                "fused", format="%.3f", help="The two fused (weighted, 0-1): what hybrid search ranks by."
+            ),
+            "position": st.column_config.TextColumn("position", help="Which passage of the document, and which of its sentences."),
             "statements": st.column_config.TextColumn("statements resting on it", width="large"),
             "text": st.column_config.TextColumn("text", width="large"),
         },

@@ -29,6 +29,7 @@ from pipelines.events import (
     TurnCompleted,
     VerdictOverridden,
     VerdictReached,
+    WebResultsFiltered,
     WebSearchUnavailable,
 )
 from pipelines.llm.client import CallTally
@@ -95,6 +96,10 @@ class RunView:
                     self.fallbacks[(agent, number)] = fallback or "no web results"
                 else:
                     self.transcript.info(escape_markdown(note))
+            case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy, reasons=reasons, round=number):
+                note = f"🛡️ Source policy ({policy}) kept {filtered} web result{'s' if filtered != 1 else ''} away from the agents; {kept} used."
+                self._log(escape_markdown(note))
+                self._section(number).caption(escape_markdown(note + " " + "; ".join(reasons[:5])))
             case RoundStarted(round=number):
                 self._round(number)
             case QueryIssued():

@@ -46,6 +46,7 @@ from pipelines.events import (
     StopRuleChecked,
     TurnCompleted,
     VerdictReached,
+    WebResultsFiltered,
     WebSearchUnavailable,
     dump_event,
 )
@@ -282,6 +283,8 @@ def _print_human(evt: Event) -> None:
             print(f"  [{e.id}] {e.source_label}: {e.text[:100]}", flush=True)
         case WebSearchUnavailable(reason=reason):
             print(f"  ! {reason}", flush=True)
+        case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy):
+            print(f"  source policy ({policy}) refused {filtered} web result(s); {kept} kept", flush=True)
         case StageFailed(stage=stage, reason=reason):
             print(f"  ! {stage} failed: {reason}", flush=True)
         case VerdictReached(verdict=v):

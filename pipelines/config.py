@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from pipelines.tools.source_policy import parse_domains
 
 ENV_PREFIX = "DEBATEDESK_"
 MAX_CLAIM_CHARS = 2000
@@ -63,12 +65,48 @@ class ModelSpec(BaseModel):
 class RetrievalConfig(BaseModel):
     """How evidence is found."""
 
-    top_k: int = Field(default=3, ge=1, le=50, title="Passages per query", description="How many corpus passages one query returns.")
+    top_k: int = Field(
+        default=3,
+        ge=1,
+        le=50,
+        title="Passages per query",
+        description="How many documents one corpus query returns, each as its best passage.",
+    )
     web_search: bool = Field(
         default=True, title="Web search", description="Let agents search the web (ddgs); offline the run carries on without it."
     )
     web_top_k: int = Field(default=3, ge=1, le=20, title="Web results per query", description="How many web results one search returns.")
     web_timeout_s: float = Field(default=8.0, gt=0, title="Web timeout (s)", description="How long one web search may take.")
+    mode: Literal["hybrid", "dense", "lexical"] = Field(
+        default="hybrid",
+        title="Search mode",
+        description="hybrid (meaning and words, fused: the best on Check-COVID), dense (meaning only, MiniLM) or lexical (words only, BM25).",
+    )
+    rerank: Literal["none", "sentences", "judge"] = Field(
+        default="none",
+        title="Rerank",
+        description="Re-order the fused top 20 before keeping the best: sentences (each passage's best sentence by meaning: offline, but it embeds 60 sentences per query), judge (the judge model scores them in one call) or none.",
+    )
+    source_policy: Literal["open", "health"] = Field(
+        default="open",
+        title="Web source policy",
+        description="open (any site) or health (only .gov, .edu, who.int and medical journals); the domain lists below add to it.",
+    )
+    allow_domains: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        title="Allowed web domains",
+        description="Comma-separated; when set, web results from other domains never reach an agent. Subdomains match: nih.gov allows www.ncbi.nlm.nih.gov; .edu allows every .edu site.",
+    )
+    deny_domains: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        title="Denied web domains",
+        description="Comma-separated; web results from these domains (and their subdomains) never reach an agent. Wins over the allowed list.",
+    )
+
+    @field_validator("allow_domains", "deny_domains", mode="before")
+    @classmethod
+    def _domains(cls, value: Any) -> list[str]:
+        return parse_domains(value if isinstance(value, str | list | tuple) else str(value))
 
 
 class SingleConfig(BaseModel):

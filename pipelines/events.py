@@ -90,6 +90,19 @@ class WebSearchUnavailable(Event):
     round: int = 0
 
 
+class WebResultsFiltered(Event):
+    """Web results the run's source policy kept away from the agents, and why."""
+
+    type: Literal["WebResultsFiltered"] = "WebResultsFiltered"
+    agent: str
+    round: int
+    query: str
+    kept: int
+    filtered: int
+    policy: str
+    reasons: tuple[str, ...] = ()
+
+
 class ArgumentDelta(Event):
     """A chunk of an agent's argument as the model streams it."""
 

@@ -17,8 +17,9 @@ import hashlib
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from corpora.base import Passage
@@ -45,7 +46,7 @@ from pipelines.models import Evidence
 from pipelines.protocols.base import Review
 from pipelines.stages.retrieval import evidence_key
 from pipelines.store import RunStore
-from pipelines.tools.corpus_index import CorpusIndex, Hit, IngestReport
+from pipelines.tools.corpus_index import CorpusIndex, Hit, IngestReport, SearchMode
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebResult, WebSearch
 
@@ -167,12 +168,15 @@ class JournaledIndex(CorpusIndex):
     def delete(self, corpus: str) -> None:
         self._inner.delete(corpus)
 
-    def search(self, corpus: str, query: str, k: int = 3) -> list[Hit]:
-        key = _key("corpus", corpus, query, k)
+    def lexical_path(self, corpus: str) -> Path:
+        return self._inner.lexical_path(corpus)
+
+    def search(self, corpus: str, query: str | Sequence[str], k: int = 3, mode: SearchMode = "hybrid") -> list[Hit]:
+        key = _key("corpus", corpus, query if isinstance(query, str) else list(query), k, mode)
         recorded = self._journal.take("corpus", key)
         if recorded is not None:
             return [_hit_from(d) for d in json.loads(recorded)]
-        hits = self._inner.search(corpus, query, k)
+        hits = self._inner.search(corpus, query, k, mode)
         self._journal.record(
             "corpus", key, json.dumps([{"passage": asdict(h.passage), "score": h.score, "scores": h.scores} for h in hits])
         )

@@ -58,7 +58,7 @@ from pipelines.store import RunStore
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embedding_cache import CachedEmbedder
 from pipelines.tools.embeddings import Embedder, default_embedder
-from pipelines.tools.web import DdgsSearch, OfflineSearch, WebSearch
+from pipelines.tools.web import DdgsSearch, OfflineSearch, WebSearch, filtered, source_policy
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +135,10 @@ class Services:
         return self.chat_models[key]
 
     def web_search(self, config: RunConfig) -> WebSearch:
+        """The run's web search, behind its source policy (so even a direct call never returns a refused site)."""
         if not config.retrieval.web_search:
             return OfflineSearch()
-        return self.web or DdgsSearch(timeout_s=config.retrieval.web_timeout_s)
+        return filtered(self.web or DdgsSearch(timeout_s=config.retrieval.web_timeout_s), source_policy(config.retrieval))
 
 
 def preflight(claim_text: str, config: RunConfig, services: Services) -> Claim:

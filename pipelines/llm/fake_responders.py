@@ -314,5 +314,11 @@ def forced_answer(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
     return _answer(view, "The steps are used up; answering with what is known.")
 
 
+@responder("RerankScores")
+def rerank_scores(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
+    # Relevance = share of the claim's content words a passage contains (word overlap, not judgement).
+    return {"scores": [{"id": eid, "relevance": round(overlap(view.claim, text), 3)} for eid, text in view.evidence.items()]}
+
+
 # The courtroom roles of `proclaim` live in their own module (one protocol's fakes, one place).
 from pipelines.llm import fake_courtroom as _fake_courtroom  # noqa: E402,F401

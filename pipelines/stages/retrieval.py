@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from pipelines.errors import ToolUnavailableError
-from pipelines.events import EvidenceRetrieved, QueryIssued, WebSearchUnavailable
+from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
+from pipelines.events import EvidenceRetrieved, QueryIssued, StageFailed, WebResultsFiltered, WebSearchUnavailable
 from pipelines.models import Evidence
+from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
+from pipelines.tools.corpus_index import Hit
+from pipelines.tools.web import filtered, source_policy
 
 if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
     from pipelines.protocols.base import RunContext
@@ -25,9 +29,12 @@ async def retrieve(
     k: int,
     rewritten: bool = False,
     fallback_to_corpus: bool = False,
+    extra_queries: Sequence[str] = (),
 ) -> list[Evidence]:
     """Search with ``tool`` and return the items found, each added to the run's pool once.
 
+    Corpus search uses the run's search mode (hybrid by default) and rerank;
+    ``extra_queries`` (rewrites, premises) are searched together with ``query`` and fused.
     When the web is unavailable a WebSearchUnavailable event says so; with
     ``fallback_to_corpus`` the same query then goes to the corpus instead.
     """
@@ -41,11 +48,29 @@ async def retrieve(
             )
             if not fallback_to_corpus:
                 return []
-    return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k)
+    return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k, extra_queries=extra_queries)
 
 
-async def _search_corpus(ctx: RunContext, *, agent: str, round: int, query: str, k: int) -> list[Evidence]:
-    hits = await asyncio.to_thread(ctx.tools.index.search, ctx.config.corpus, query, k)
+async def search_corpus_hits(ctx: RunContext, query: str, k: int, extra_queries: Sequence[str] = ()) -> list[Hit]:
+    """The run's corpus search: its mode, then its rerank of the fused top 20 (falling back to the fused order)."""
+    cfg = ctx.config.retrieval
+    queries = [query, *extra_queries] if extra_queries else query
+    depth = max(k, RERANK_DEPTH) if cfg.rerank != "none" else k
+    hits = await asyncio.to_thread(ctx.tools.index.search, ctx.config.corpus, queries, depth, cfg.mode)
+    if cfg.rerank == "sentences":
+        hits = await asyncio.to_thread(rerank_by_sentences, ctx.tools.embedder, query, hits)
+    elif cfg.rerank == "judge":
+        try:
+            hits = await rerank_by_model(ctx.llm("judge"), ctx.claim.text, hits)
+        except (ModelOutputError, BackendUnavailableError) as exc:  # a rerank is an improvement, never a reason to stop
+            ctx.emit(StageFailed(stage="rerank", reason=f"{exc}; keeping the fused order"))
+    return hits[:k]
+
+
+async def _search_corpus(
+    ctx: RunContext, *, agent: str, round: int, query: str, k: int, extra_queries: Sequence[str] = ()
+) -> list[Evidence]:
+    hits = await search_corpus_hits(ctx, query, k, extra_queries)
     found = []
     for hit in hits:
         p = hit.passage
@@ -77,7 +102,21 @@ async def _search_corpus(ctx: RunContext, *, agent: str, round: int, query: str,
 
 
 async def _search_web(ctx: RunContext, *, agent: str, round: int, query: str, k: int) -> list[Evidence]:
-    results = await asyncio.to_thread(ctx.tools.web.search, query, k)
+    # The run's source policy applies here whatever web tool the context holds: a refused result never becomes evidence.
+    policy = source_policy(ctx.config.retrieval)
+    results, refused = await asyncio.to_thread(filtered(ctx.tools.web, policy).search_reporting, query, k)
+    if refused:
+        ctx.emit(
+            WebResultsFiltered(
+                agent=agent,
+                round=round,
+                query=query,
+                kept=len(results),
+                filtered=len(refused),
+                policy=policy.describe(),
+                reasons=tuple(refused),
+            )
+        )
     found = []
     for rank, r in enumerate(results):
         found.append(

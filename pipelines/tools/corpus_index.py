@@ -1,35 +1,69 @@
-"""The local evidence store: passages in Chroma, one collection per corpus, searched by meaning.
+"""The local evidence store: passages in Chroma (by meaning) and in BM25 (by words), fused.
 
 Chroma runs embedded (a PersistentClient in the data folder) or against a Chroma server
 when ``AppSettings.chroma_url`` is set. Embeddings are always ours (MiniLM, offline):
-Chroma's own default embedder would try to download a model.
+Chroma's own default embedder would try to download a model. The BM25 index of each corpus
+lives in the data folder (``bm25/<corpus>``), is rebuilt from the collection after every
+ingestion, and is rebuilt on first use when missing or stale.
+
+Search is by document: each signal scores passages, a document takes its best passage's
+score (max aggregation), and hybrid search adds the two signals' min-max-normalized scores
+with weights tuned on Check-COVID's train claims (see bench/retrieval_quality.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
 
 from corpora.base import Passage
 from pipelines.config import AppSettings
 from pipelines.errors import UnknownCorpusError
 from pipelines.tools.embeddings import Embedder
+from pipelines.tools.fusion import min_max, ranked
+from pipelines.tools.lexical import LexicalIndex, passage_tokens
 
 COLLECTION_PREFIX = "dd_"
 _NAME_OK = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
+SearchMode = Literal["hybrid", "dense", "lexical"]
+SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "dense", "lexical")
+CANDIDATES = 100  # passages each signal proposes before fusion (about 50 documents)
+# Weights of the normalized signals in hybrid search. Tuned on Check-COVID train claims:
+# equal weights beat every other pair on the grid, and weighted sums beat reciprocal rank fusion.
+HYBRID_WEIGHTS = {"dense": 1.0, "lexical": 1.0}
+
 
 @dataclass(frozen=True)
 class Hit:
-    """A passage found for a query, with how it scored."""
+    """A document found for a query: its best passage, the ranking score, and every signal's score.
+
+    ``scores`` holds ``dense`` (cosine, -1..1), ``lexical`` (BM25, 0 = no query word) and,
+    in hybrid search, ``fused`` (0..1), each for this passage where the signal saw it.
+    """
 
     passage: Passage
     score: float
     scores: dict[str, float]
+
+
+@dataclass
+class _Candidates:
+    """What one or more queries found: per-passage signal scores and the passages themselves."""
+
+    dense: dict[str, float] = field(default_factory=dict)
+    lexical: dict[str, float] = field(default_factory=dict)
+    rows: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    doc_of: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,7 +136,9 @@ class CorpusIndex:
             self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
         self._embedder = embedder
         self._ef = _ChromaEmbeddingFunction(embedder)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._data_dir = settings.data_dir
+        self._lexical: dict[str, LexicalIndex] = {}
 
     @property
     def embedder(self) -> Embedder:
@@ -148,34 +184,161 @@ class CorpusIndex:
             meta = dict(col.metadata or {})
             known_docs = int(meta.get("documents", 0))
             meta["documents"] = known_docs + len(docs) if added else known_docs
+            if added or "revision" not in meta:
+                meta["revision"] = uuid.uuid4().hex[:12]  # tells every process its BM25 index is stale
             col.modify(metadata=_writable_metadata(meta))
+            self._lexical_index(corpus, self._collection(corpus))  # rebuilt now, so the first search is fast
         return IngestReport(corpus=corpus, documents=len(docs), passages=total, added=added, already_present=present)
 
-    def search(self, corpus: str, query: str, k: int = 3) -> list[Hit]:
-        """The ``k`` passages closest in meaning to ``query``, best first (score = cosine)."""
-        if not self.has(corpus):
-            raise UnknownCorpusError(corpus, list(self.corpora()))
-        col = self._collection(corpus)
-        vector = self._embedder.embed([query])
-        result = col.query(
-            query_embeddings=[vector[0].tolist()],
-            n_results=max(1, min(k, col.count() or 1)),
-            include=["documents", "metadatas", "distances"],
-        )
-        hits: list[Hit] = []
-        ids = result["ids"][0]
-        metadatas = (result.get("metadatas") or [[]])[0]
-        documents = (result.get("documents") or [[]])[0]
-        distances = (result.get("distances") or [[]])[0]
-        for pid, meta, text, distance in zip(ids, metadatas, documents, distances, strict=True):
-            score = round(1.0 - float(distance), 4)
-            hits.append(Hit(passage=_passage_from(pid, meta or {}, text or ""), score=score, scores={"dense": score}))
+    def search(self, corpus: str, query: str | Sequence[str], k: int = 3, mode: SearchMode = "hybrid") -> list[Hit]:
+        """The ``k`` best documents for ``query``, best first, each as its best passage.
+
+        ``mode``: hybrid (meaning and words fused), dense (meaning) or lexical (words).
+        Several queries (a claim and its rewrites, say) are searched at once: a document's
+        score is the sum of its scores over the queries.
+        """
+        if mode not in SEARCH_MODES:
+            raise ValueError(f"unknown search mode {mode!r}; choose one of: {', '.join(SEARCH_MODES)}")
+        queries = [query] if isinstance(query, str) else [q for q in query if q.strip()]
+        col = self._existing(corpus)
+        if not queries or col.count() == 0:
+            return []
+        doc_scores: dict[str, float] = {}
+        passage_scores: dict[str, float] = {}
+        found = _Candidates()
+        vectors = self._embedder.embed(queries) if mode != "lexical" else None
+        for number, text in enumerate(queries):
+            one = _Candidates()
+            if vectors is not None:
+                self._dense_candidates(col, vectors[number], one)
+            if mode != "dense":
+                self._lexical_candidates(corpus, col, text, one)
+            docs, passages = _score(one, mode)
+            for doc, value in docs.items():
+                doc_scores[doc] = doc_scores.get(doc, 0.0) + value
+            for pid, value in passages.items():
+                if value > passage_scores.get(pid, float("-inf")):
+                    passage_scores[pid] = value
+                    found.dense[pid] = one.dense.get(pid, found.dense.get(pid, float("nan")))
+                    found.lexical[pid] = one.lexical.get(pid, found.lexical.get(pid, 0.0))
+            found.rows.update(one.rows)
+            found.doc_of.update(one.doc_of)
+        best_passage: dict[str, str] = {}
+        for pid, value in passage_scores.items():
+            doc = found.doc_of[pid]
+            if doc not in best_passage or (value, pid) > (passage_scores[best_passage[doc]], best_passage[doc]):
+                best_passage[doc] = pid
+        chosen = [best_passage[doc] for doc in ranked(doc_scores)[:k]]
+        self._fill_missing(col, chosen, found, vectors[0] if vectors is not None and len(queries) == 1 else None)
+        hits = []
+        for pid in chosen:
+            meta, text = found.rows[pid]
+            scores: dict[str, float] = {}
+            if mode != "lexical" and not np.isnan(found.dense.get(pid, float("nan"))):
+                scores["dense"] = round(float(found.dense[pid]), 4)
+            if mode != "dense":
+                scores["lexical"] = round(float(found.lexical.get(pid, 0.0)), 4)
+            score = round(doc_scores[found.doc_of[pid]] / len(queries), 4)
+            if mode == "hybrid":
+                scores["fused"] = score
+            hits.append(Hit(passage=_passage_from(pid, meta, text), score=score if mode == "hybrid" else scores[mode], scores=scores))
         return hits
 
     def delete(self, corpus: str) -> None:
+        """Remove a corpus: its Chroma collection and its BM25 index."""
         if not self.has(corpus):
             raise UnknownCorpusError(corpus, list(self.corpora()))
-        self._client.delete_collection(COLLECTION_PREFIX + corpus)
+        with self._lock:
+            self._client.delete_collection(COLLECTION_PREFIX + corpus)
+            self._lexical.pop(corpus, None)
+            shutil.rmtree(self._lexical_dir(corpus), ignore_errors=True)
+
+    def lexical_path(self, corpus: str) -> Path:
+        """Where the corpus's BM25 index is kept (beside the Chroma store, in the data folder)."""
+        return self._lexical_dir(corpus)
+
+    def _existing(self, corpus: str) -> Any:
+        if not self.has(corpus):
+            raise UnknownCorpusError(corpus, list(self.corpora()))
+        return self._collection(corpus)
+
+    def _dense_candidates(self, col: Any, vector: np.ndarray, into: _Candidates) -> None:
+        result = col.query(
+            query_embeddings=[vector.tolist()],
+            n_results=max(1, min(CANDIDATES, col.count())),
+            include=["documents", "metadatas", "distances"],
+        )
+        metadatas = (result.get("metadatas") or [[]])[0]
+        documents = (result.get("documents") or [[]])[0]
+        distances = (result.get("distances") or [[]])[0]
+        for pid, meta, text, distance in zip(result["ids"][0], metadatas, documents, distances, strict=True):
+            into.dense[pid] = 1.0 - float(distance)
+            into.rows[pid] = (meta or {}, text or "")
+            into.doc_of[pid] = str((meta or {}).get("doc_id", pid))
+
+    def _lexical_candidates(self, corpus: str, col: Any, query: str, into: _Candidates) -> None:
+        index = self._lexical_index(corpus, col)
+        scores = index.scores(query)
+        if not len(scores):
+            return
+        top = np.argsort(-scores, kind="stable")[:CANDIDATES]
+        for i in top:
+            if scores[i] <= 0:
+                break
+            pid = index.ids[i]
+            into.lexical[pid] = float(scores[i])
+            into.doc_of[pid] = index.doc_ids[i]
+        # A passage the dense side proposed still gets its BM25 score (0 when no query word occurs).
+        position = index.position
+        for pid in into.dense:
+            if pid not in into.lexical and pid in position:
+                into.lexical[pid] = float(scores[position[pid]])
+
+    def _fill_missing(self, col: Any, chosen: list[str], found: _Candidates, vector: np.ndarray | None) -> None:
+        """Fetch the text of chosen passages only BM25 proposed, and their cosine to a single query."""
+        missing = [pid for pid in chosen if pid not in found.rows or (vector is not None and np.isnan(found.dense.get(pid, np.nan)))]
+        if not missing:
+            return
+        got = col.get(ids=missing, include=["documents", "metadatas", "embeddings"])
+        embeddings = got.get("embeddings")
+        for i, pid in enumerate(got["ids"]):
+            found.rows[pid] = ((got.get("metadatas") or [{}])[i] or {}, (got.get("documents") or [""])[i] or "")
+            if vector is not None and embeddings is not None and len(embeddings) > i:
+                found.dense[pid] = float(np.dot(np.asarray(embeddings[i], dtype=np.float32), vector))
+
+    def _lexical_dir(self, corpus: str) -> Path:
+        return self._data_dir / "bm25" / corpus
+
+    def _lexical_index(self, corpus: str, col: Any) -> LexicalIndex:
+        """The corpus's BM25 index: cached, loaded from disk, or rebuilt when missing or stale."""
+        revision = str((col.metadata or {}).get("revision", ""))
+        count = col.count()
+        index = self._lexical.get(corpus)
+        if index is not None and index.revision == revision and len(index.ids) == count:
+            return index
+        with self._lock:
+            index = LexicalIndex.load(self._lexical_dir(corpus))
+            if index is None or index.revision != revision or len(index.ids) != count:
+                index = self._rebuild_lexical(corpus, col, revision)
+            self._lexical[corpus] = index
+        return index
+
+    def _rebuild_lexical(self, corpus: str, col: Any, revision: str) -> LexicalIndex:
+        """BM25 over every passage in the collection (the collection is the source of truth)."""
+        ids: list[str] = []
+        doc_ids: list[str] = []
+        tokens: list[list[str]] = []
+        page = 2000
+        for offset in range(0, col.count(), page):
+            got = col.get(include=["documents", "metadatas"], limit=page, offset=offset)
+            for pid, meta, text in zip(got["ids"], got.get("metadatas") or [], got.get("documents") or [], strict=False):
+                meta = meta or {}
+                ids.append(pid)
+                doc_ids.append(str(meta.get("doc_id", pid)))
+                tokens.append(passage_tokens(str(meta.get("title", "")), text or ""))
+        index = LexicalIndex.build(ids, doc_ids, tokens, revision)
+        index.save(self._lexical_dir(corpus))
+        return index
 
     def _collection(self, corpus: str, create: bool = False) -> Any:
         name = COLLECTION_PREFIX + corpus
@@ -202,6 +365,38 @@ class CorpusIndex:
                 metadatas=[_metadata_of(p) for p in fresh],
             )
         return len(fresh), len(unique) - len(fresh)
+
+
+def _score(found: _Candidates, mode: SearchMode) -> tuple[dict[str, float], dict[str, float]]:
+    """Ranking scores for one query: per document (its best passage, max aggregation) and per passage.
+
+    Hybrid scores are the weighted sum of each signal's min-max-normalized score, divided by
+    the weights' total so they run 0..1; a document a signal did not propose gets 0 from it.
+    """
+    if mode == "dense":
+        passages = dict(found.dense)
+    elif mode == "lexical":
+        passages = {pid: value for pid, value in found.lexical.items() if value > 0}
+    else:
+        total = sum(HYBRID_WEIGHTS.values())
+        docs: dict[str, float] = {}
+        for name, per_passage in (("dense", found.dense), ("lexical", {p: v for p, v in found.lexical.items() if v > 0})):
+            best: dict[str, float] = {}
+            for pid, value in per_passage.items():
+                doc = found.doc_of[pid]
+                best[doc] = max(value, best.get(doc, float("-inf")))
+            for doc, value in min_max(best).items():
+                docs[doc] = docs.get(doc, 0.0) + HYBRID_WEIGHTS[name] * value / total
+        passages = {}
+        for name, per_passage in (("dense", found.dense), ("lexical", found.lexical)):
+            for pid, value in min_max(per_passage).items():
+                passages[pid] = passages.get(pid, 0.0) + HYBRID_WEIGHTS[name] * value / total
+        return docs, passages
+    docs = {}
+    for pid, value in passages.items():
+        doc = found.doc_of[pid]
+        docs[doc] = max(value, docs.get(doc, float("-inf")))
+    return docs, passages
 
 
 def _text_hash(p: Passage) -> str:

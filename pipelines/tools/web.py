@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlparse
 
+from pipelines.config import RetrievalConfig
 from pipelines.errors import ToolUnavailableError
+from pipelines.tools.source_policy import SourcePolicy
 
 
 @dataclass(frozen=True)
@@ -62,3 +64,43 @@ class OfflineSearch:
 
     def search(self, query: str, k: int) -> list[WebResult]:
         raise ToolUnavailableError("web search is switched off for this run")
+
+
+def source_policy(config: RetrievalConfig) -> SourcePolicy:
+    """The run's web source policy: its preset plus the run's own allow and deny lists."""
+    return SourcePolicy.build(config.source_policy, config.allow_domains, config.deny_domains)
+
+
+class PolicyFilteredSearch:
+    """A web search whose results pass a source policy first: a refused result never leaves it.
+
+    With a restrictive policy it asks the engine for more results than wanted, so filtering
+    still leaves ``k`` when it can.
+    """
+
+    def __init__(self, inner: WebSearch, policy: SourcePolicy) -> None:
+        self.inner = inner
+        self.policy = policy
+        self.name = inner.name
+
+    def search(self, query: str, k: int) -> list[WebResult]:
+        return self.search_reporting(query, k)[0]
+
+    def search_reporting(self, query: str, k: int) -> tuple[list[WebResult], list[str]]:
+        """The allowed results (at most ``k``) and, for each refused one, why."""
+        fetch = min(max(3 * k, k + 5), 30) if self.policy.restricts else k
+        kept: list[WebResult] = []
+        refused: list[str] = []
+        for result in self.inner.search(query, fetch):
+            reason = self.policy.verdict(result.url)
+            if reason:
+                refused.append(reason)
+            elif len(kept) < k:
+                kept.append(result)
+        return kept, refused
+
+
+def filtered(web: WebSearch, policy: SourcePolicy) -> PolicyFilteredSearch:
+    """``web`` behind ``policy`` (unwrapped first, so a policy is never applied twice)."""
+    inner = web.inner if isinstance(web, PolicyFilteredSearch) else web
+    return PolicyFilteredSearch(inner, policy)

@@ -1,3 +1,5 @@
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -6,7 +8,7 @@ from corpora.chunking import chunk_documents
 from corpora.loaders import FileLoader
 from pipelines.config import AppSettings
 from pipelines.errors import UnknownCorpusError
-from pipelines.tools.corpus_index import CorpusIndex, validate_corpus_name
+from pipelines.tools.corpus_index import CorpusIndex, SearchMode, validate_corpus_name
 
 
 @pytest.fixture
@@ -20,23 +22,87 @@ def notes(tmp_path: Path) -> list:  # type: ignore[type-arg]
     return list(chunk_documents(FileLoader([path]).load_documents()))
 
 
-def test_ingesting_the_same_file_twice_does_not_duplicate(index: CorpusIndex, tmp_path: Path) -> None:
+def library(tmp_path: Path) -> list:  # type: ignore[type-arg]
+    """Three short documents: one on bridges, one on vaccines, one on bread."""
+    rows = [
+        ("bridges", "Suspension bridges", "The Golden Gate Bridge opened in 1937. Its main span is 1,280 metres long."),
+        ("vaccines", "Vaccination", "Vaccines train the immune system. Vaccinated people fall ill less often with measles."),
+        ("bread", "Baking", "Sourdough bread rises with wild yeast. Bakers keep a starter alive for years."),
+    ]
+    path = tmp_path / "library.jsonl"
+    path.write_text("\n".join(json.dumps({"id": i, "title": t, "text": x}) for i, t, x in rows))
+    return list(chunk_documents(FileLoader([path]).load_documents()))
+
+
+def lexical_ids(index: CorpusIndex, corpus: str) -> list[str]:
+    return json.loads((index.lexical_path(corpus) / "passages.json").read_text())["ids"]
+
+
+def test_ingesting_the_same_file_twice_duplicates_nothing_in_either_index(index: CorpusIndex, tmp_path: Path) -> None:
     first = index.ingest("notes", notes(tmp_path))
     second = index.ingest("notes", notes(tmp_path))
     assert first.added == 2 and second.added == 0 and second.already_present == 2
     assert index.corpora()["notes"] == {"passages": 2, "documents": 1}
+    assert sorted(lexical_ids(index, "notes")) == ["notes#p0", "notes#p1"]
+    assert len(index.search("notes", "Eiffel Tower", k=5, mode="lexical")) == 1  # one document, found once
 
 
 def test_search_finds_by_meaning_and_keeps_sentence_indices(index: CorpusIndex, tmp_path: Path) -> None:
     index.ingest("notes", notes(tmp_path))
-    hit = index.search("notes", "How tall is the Eiffel Tower?", k=1)[0]
-    assert hit.passage.sentence_indices == (0, 1, 2)
-    assert hit.passage.doc_id == "notes" and 0 < hit.score <= 1 and hit.scores["dense"] == hit.score
+    hit = index.search("notes", "How tall is the Eiffel Tower?", k=1, mode="dense")[0]
+    assert hit.passage.sentence_indices == (0, 1, 2) and hit.passage.index == 0
+    assert hit.passage.doc_id == "notes" and 0 < hit.score <= 1 and hit.scores == {"dense": hit.score}
 
 
-def test_delete_and_unknown_corpus(index: CorpusIndex, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_every_mode_ranks_the_matching_document_first_with_its_scores(index: CorpusIndex, tmp_path: Path, mode: SearchMode) -> None:
+    index.ingest("lib", library(tmp_path))
+    hits = index.search("lib", "Are vaccinated people less often ill?", k=3, mode=mode)
+    assert hits[0].passage.doc_id == "vaccines"
+    expected = {"hybrid": {"dense", "lexical", "fused"}, "dense": {"dense"}, "lexical": {"lexical"}}[mode]
+    assert set(hits[0].scores) == expected
+    assert hits[0].score == hits[0].scores["fused" if mode == "hybrid" else mode]
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert len({h.passage.doc_id for h in hits}) == len(hits)  # one hit per document
+
+
+def test_hybrid_finds_a_word_match_that_meaning_alone_ranks_low(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("lib", library(tmp_path))
+    hit = index.search("lib", "1,280 metres 1937", k=1)[0]
+    assert hit.passage.doc_id == "bridges" and hit.scores["lexical"] > 0 and 0 <= hit.scores["fused"] <= 1
+
+
+def test_several_queries_are_searched_together(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("lib", library(tmp_path))
+    hits = index.search("lib", ["sourdough starter", "wild yeast bread"], k=1)
+    assert hits[0].passage.doc_id == "bread"
+    assert index.search("lib", ["", "  "], k=1) == []
+
+
+def test_a_missing_or_stale_lexical_index_is_rebuilt_from_the_collection(index: CorpusIndex, tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    index.ingest("lib", library(tmp_path))
+    shutil.rmtree(index.lexical_path("lib"))  # e.g. a data folder from before lexical search existed
+    fresh = CorpusIndex(AppSettings(data_dir=tmp_path), embedder)
+    assert fresh.search("lib", "sourdough", k=1, mode="lexical")[0].passage.doc_id == "bread"
+    assert index.lexical_path("lib").is_dir()
+    more = tmp_path / "more.txt"
+    more.write_text("Rye bread is dense. Pumpernickel bakes for a whole day.")
+    fresh.ingest("lib", chunk_documents(FileLoader([more]).load_documents()))  # another process adds a document
+    assert index.search("lib", "pumpernickel", k=1, mode="lexical")[0].passage.doc_id == "more"
+
+
+def test_unknown_search_mode_is_refused(index: CorpusIndex, tmp_path: Path) -> None:
     index.ingest("notes", notes(tmp_path))
+    with pytest.raises(ValueError, match="choose one of: hybrid, dense, lexical"):
+        index.search("notes", "x", mode="fuzzy")  # type: ignore[arg-type]
+
+
+def test_deleting_a_corpus_removes_both_indexes(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("notes", notes(tmp_path))
+    assert index.lexical_path("notes").is_dir()
     index.delete("notes")
+    assert not index.lexical_path("notes").exists()
+    assert "notes" not in index.corpora()
     with pytest.raises(UnknownCorpusError, match="unknown corpus 'notes'"):
         index.search("notes", "anything")
 
@@ -45,3 +111,19 @@ def test_delete_and_unknown_corpus(index: CorpusIndex, tmp_path: Path) -> None:
 def test_corpus_names_are_validated(bad: str) -> None:
     with pytest.raises(ValueError, match="corpus name"):
         validate_corpus_name(bad)
+
+
+def test_a_document_only_one_signal_proposed_still_gets_its_text_and_both_scores(
+    index: CorpusIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.tools import corpus_index
+
+    monkeypatch.setattr(corpus_index, "CANDIDATES", 1)  # each signal proposes one passage: the fused list mixes them
+    index.ingest("lib", library(tmp_path))
+    codes = tmp_path / "codes.txt"
+    codes.write_text("The door code is quokka7. Nobody else knows it.")
+    index.ingest("lib", chunk_documents(FileLoader([codes]).load_documents()))
+    # Only BM25 knows "quokka7"; only meaning links "shots against infectious disease" to vaccines.
+    hits = index.search("lib", "quokka7 shots against infectious disease", k=3)
+    assert {h.passage.doc_id for h in hits} == {"codes", "vaccines"}
+    assert all(h.passage.text and "dense" in h.scores and "lexical" in h.scores for h in hits)

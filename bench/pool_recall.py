@@ -1,0 +1,114 @@
+"""Pool recall: is a claim's deciding abstract anywhere in a protocol's evidence pool when the run ends?
+
+    .venv/bin/python bench/pool_recall.py --protocol single [--limit N] [--split dev] [--mode hybrid]
+        [--backend fake] [--data-dir /tmp/debatedesk-bench]
+
+Runs the protocol on each Check-COVID claim (web search off, every role on ``--backend``,
+the fake one by default: instant, word overlap, not a model) against the check-covid corpus,
+and prints, from one run: pool recall (share of claims whose ``cord_id`` is among the
+documents of the evidence the run retrieved), the mean number of documents and passages in
+the pool, and seconds per claim. The index is built in ``--data-dir`` on first use and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.retrieval_quality import Claim, load_claims
+from pipelines.config import AppSettings, RunConfig
+from pipelines.events import EvidenceRetrieved, RunFailed
+from pipelines.runner import Services, stream_run
+
+
+@dataclass(frozen=True)
+class PoolRecall:
+    protocol: str
+    claims: int
+    found: int
+    documents: float
+    passages: float
+    seconds: float
+    failed: int
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.claims if self.claims else 0.0
+
+    def line(self) -> str:
+        return (
+            f"| {self.protocol} | {self.claims} | {self.recall:.3f} | {self.documents:.1f} | {self.passages:.1f} | "
+            f"{self.seconds:.2f} | {self.failed} |"
+        )
+
+
+HEADER = (
+    "| protocol | claims | pool recall | documents in pool | passages in pool | s per claim | failed runs |\n|---|---|---|---|---|---|---|"
+)
+
+
+def pool_recall(protocol: str, claims: list[Claim], services: Services, config: RunConfig) -> PoolRecall:
+    """Run ``protocol`` on every claim and count the runs whose pool holds the deciding document."""
+    config = config.model_copy(update={"protocol": protocol, "corpus": "check-covid"})
+    found = failed = 0
+    documents = passages = 0
+    started = time.perf_counter()
+    for claim in claims:
+        pool_docs: set[str] = set()
+        pool_passages: set[str] = set()
+        for evt in stream_run(claim.text, config, services):
+            if isinstance(evt, EvidenceRetrieved) and evt.evidence.source == "corpus" and evt.evidence.doc_id:
+                pool_docs.add(evt.evidence.doc_id)
+                pool_passages.add(f"{evt.evidence.doc_id}#{evt.evidence.passage_index}")
+            failed += isinstance(evt, RunFailed)
+        found += claim.doc_id in pool_docs
+        documents += len(pool_docs)
+        passages += len(pool_passages)
+    n = max(len(claims), 1)
+    return PoolRecall(protocol, len(claims), found, documents / n, passages / n, (time.perf_counter() - started) / n, failed)
+
+
+def fake_services(data_dir: Path, checkcovid_dir: Path) -> Services:
+    from pipelines.llm.fake import FakeChatModel
+
+    services = Services.create(AppSettings(data_dir=data_dir, checkcovid_dir=checkcovid_dir), with_store=False)
+    services.chat_override = FakeChatModel()
+    return services
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--protocol", action="append", help="protocol to run (repeatable); default single")
+    parser.add_argument("--split", default="dev", choices=["dev", "train"])
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "lexical"])
+    parser.add_argument("--backend", default="fake", help="every role's backend (fake unless you mean to wait for a real model)")
+    parser.add_argument("--checkcovid-dir", type=Path, default=AppSettings().checkcovid_dir)
+    parser.add_argument("--data-dir", type=Path, default=Path("/tmp/debatedesk-bench"))
+    args = parser.parse_args(argv)
+
+    claims = load_claims(args.checkcovid_dir, args.split, args.limit)
+    if args.backend == "fake":
+        services = fake_services(args.data_dir, args.checkcovid_dir)
+    else:
+        services = Services.create(AppSettings(data_dir=args.data_dir, checkcovid_dir=args.checkcovid_dir), with_store=False)
+    started = time.perf_counter()
+    services.ensure_corpus("check-covid")
+    print(
+        f"check-covid index ready in {time.perf_counter() - started:.1f} s; {len(claims)} {args.split} claims; search {args.mode}",
+        flush=True,
+    )
+    config = RunConfig().with_backend(args.backend)
+    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False, "mode": args.mode})})
+    print(HEADER)
+    for protocol in args.protocol or ["single"]:
+        print(pool_recall(protocol, claims, services, config).line(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""Lexical search: BM25 (bm25s) over stemmed words, one index per corpus, kept in the data folder.
+
+The index is derived from the passages in the Chroma collection, so it can always be rebuilt
+from them: after an ingestion, when its files are missing (a data folder from before lexical
+search existed) or stale (another process ingested). It is small: a sparse matrix and a vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from pipelines.tools.stemmer import stem
+
+FORMAT_VERSION = 1  # bump when tokenization changes: older indexes are rebuilt on first use
+TITLE_WEIGHT = 1  # the title is indexed with every passage of its document (tuned on Check-COVID train: 2 and 3 were worse)
+_TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "may",
+        "me",
+        "might",
+        "more",
+        "most",
+        "must",
+        "my",
+        "no",
+        "nor",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase words without stopwords, Porter-stemmed; hyphenated terms are kept whole and in parts."""
+    tokens: list[str] = []
+    for word in _TOKEN.findall(text.lower().replace("’", "'")):
+        word = word.removesuffix("'s")
+        if "-" in word:
+            parts = word.split("-")
+            tokens.extend(stem(p) for p in parts if p not in STOPWORDS)
+            tokens.append(stem("".join(parts)))  # "pre-symptomatic" also matches "presymptomatic", "SARS-CoV-2" "SARSCoV2"
+        elif word not in STOPWORDS:
+            tokens.append(stem(word))
+    return tokens
+
+
+def passage_tokens(title: str, text: str) -> list[str]:
+    """What BM25 indexes for a passage: the title (weighted) and the passage text."""
+    return tokenize(title) * TITLE_WEIGHT + tokenize(text)
+
+
+@dataclass
+class LexicalIndex:
+    """BM25 over one corpus's passages; ``scores`` lines up with ``ids``."""
+
+    ids: list[str]
+    doc_ids: list[str]
+    revision: str
+    _bm25: object
+
+    K1 = 1.2
+    B = 0.75
+
+    @classmethod
+    def build(cls, ids: Sequence[str], doc_ids: Sequence[str], tokens: Sequence[list[str]], revision: str) -> LexicalIndex:
+        import bm25s
+
+        bm25 = bm25s.BM25(k1=cls.K1, b=cls.B)
+        if ids:
+            bm25.index([t or ["\u2205"] for t in tokens], show_progress=False)
+        return cls(ids=list(ids), doc_ids=list(doc_ids), revision=revision, _bm25=bm25)
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Passage id -> its row in ``scores``."""
+        return {pid: i for i, pid in enumerate(self.ids)}
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every passage for ``query`` (zeros when no query word is in the corpus)."""
+        if not self.ids:
+            return np.zeros(0, dtype=np.float32)
+        vocab = self._bm25.vocab_dict  # type: ignore[attr-defined]
+        words = [w for w in tokenize(query) if w in vocab]
+        if not words:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(words), dtype=np.float32)  # type: ignore[attr-defined]
+
+    def save(self, folder: Path) -> None:
+        """Write to a fresh folder, then swap it in, so a reader never sees half an index."""
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        if self.ids:
+            self._bm25.save(str(tmp), show_progress=False)  # type: ignore[attr-defined]
+        meta = {"version": FORMAT_VERSION, "revision": self.revision, "ids": self.ids, "doc_ids": self.doc_ids}
+        (tmp / "passages.json").write_text(json.dumps(meta), encoding="utf-8")
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+
+    @classmethod
+    def load(cls, folder: Path) -> LexicalIndex | None:
+        """The saved index, or None when there is none or it was written by an older version."""
+        import bm25s
+
+        try:
+            meta = json.loads((folder / "passages.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if meta.get("version") != FORMAT_VERSION:
+            return None
+        bm25 = bm25s.BM25.load(str(folder), show_progress=False) if meta["ids"] else bm25s.BM25()
+        return cls(ids=meta["ids"], doc_ids=meta["doc_ids"], revision=str(meta.get("revision", "")), _bm25=bm25)

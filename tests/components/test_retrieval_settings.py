@@ -1,0 +1,49 @@
+"""The sidebar's retrieval settings: search mode, rerank and the web source policy, on the real page."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.evidence_table import evidence_frame, position_label
+from pipelines.models import Evidence
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
+    for role in ("DEBATER", "JUDGE", "SCORER"):
+        monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
+    monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
+    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    return at
+
+
+def test_a_malformed_domain_stops_the_page_with_a_message_that_says_how_to_fix_it(app: AppTest) -> None:
+    app.text_input(key="cfg.retrieval.deny_domains").input("https://www.dailymail.co.uk/health").run()
+    assert not app.exception
+    messages = " ".join(e.value for e in app.error) + " ".join(e.value for e in app.sidebar.error)
+    assert "write only the domain, e.g. www.dailymail.co.uk" in messages
+    app.text_input(key="cfg.retrieval.deny_domains").input("dailymail.co.uk").run()
+    assert not app.error and not app.sidebar.error
+
+
+def test_the_evidence_table_shows_every_score_and_the_passage_position(app: AppTest) -> None:
+    app.text_area(key="claim_text").input("Masks reduce transmission of respiratory viruses")
+    app.button[0].click().run()
+    assert not app.exception
+    frame = app.dataframe[0].value
+    assert {"dense", "lexical", "fused", "position"} <= set(frame.columns)
+    assert frame["fused"].notna().all() and frame["position"].str.startswith("passage ").all()
+
+
+def test_position_labels_count_from_one() -> None:
+    e = Evidence(id="E1", source="corpus", text="t", passage_index=1, sentence_indices=(2, 3, 4))
+    assert position_label(e) == "passage 2 · sentences 3-5"
+    assert position_label(e.model_copy(update={"sentence_indices": (0,)})) == "passage 2 · sentence 1"
+    assert position_label(Evidence(id="E2", source="web", text="t")) == ""
+    assert evidence_frame([e])["position"].tolist() == ["passage 2 · sentences 3-5"]
