@@ -58,7 +58,7 @@ from pipelines.store import RunStore
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embedding_cache import CachedEmbedder
 from pipelines.tools.embeddings import Embedder, default_embedder
-from pipelines.tools.web import DdgsSearch, OfflineSearch, WebSearch, filtered, source_policy
+from pipelines.tools.web import DdgsSearch, OfflineSearch, PolicyFilteredSearch, WebSearch, filtered, source_policy
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,11 @@ async def execute(
     index: CorpusIndex = services.index
     web: WebSearch = services.web_search(config)
     if journal is not None:
-        index, web = JournaledIndex(index, journal), JournaledWeb(web, journal)
+        # The journal keeps what the search engine returned; the run's source policy stays the outer layer,
+        # so the retrieval stage still reports what it refused.
+        policy = source_policy(config.retrieval)
+        raw_web = web.inner if isinstance(web, PolicyFilteredSearch) else web
+        index, web = JournaledIndex(index, journal), filtered(JournaledWeb(raw_web, journal), policy)
     tools = Toolbox(index=index, web=web, embedder=services.embedder, memory=services.memory)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
     ctx.reserved_ids = reserved_evidence_ids(recorded)

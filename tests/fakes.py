@@ -47,7 +47,7 @@ class CannedWeb:
                 snippet="Randomized trials found masks reduce transmission of respiratory viruses when worn consistently.",
             ),
             WebResult(
-                title="A page with markup", url="javascript:alert(1)", snippet="<img src=x onerror=alert(1)> [click](http://evil.test)"
+                title="A page with markup", url="https://evil.test/markup", snippet="<img src=x onerror=alert(1)> [click](http://evil.test)"
             ),
         ]
 
