@@ -11,6 +11,7 @@ export and a resumed run all see the same interventions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -77,7 +78,29 @@ class StepGate:
             self._pending = PendingReview(round=round, next_queries=dict(next_queries))
             self._answer = None
             self._cond.notify_all()
-        return await asyncio.to_thread(self._block)
+        # A daemon thread, not asyncio.to_thread: the executor's threads are joined at interpreter exit,
+        # so a pause nobody answers would keep the process (a stopped app, a test run) alive for the timeout.
+        loop = asyncio.get_running_loop()
+        decided: asyncio.Future[tuple[Review, str, str]] = loop.create_future()
+
+        def settle(result: tuple[Review, str, str] | None, error: BaseException | None) -> None:
+            if decided.done():
+                return
+            if error is not None:
+                decided.set_exception(error)
+            else:
+                decided.set_result(result)  # type: ignore[arg-type]
+
+        def block() -> None:
+            try:
+                result, error = self._block(), None
+            except BaseException as exc:  # handed to the waiting coroutine
+                result, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the run's loop is gone: nobody waits for this answer any more
+                loop.call_soon_threadsafe(settle, result, error)
+
+        threading.Thread(target=block, name="step-gate", daemon=True).start()
+        return await decided
 
     def submit(self, review: Review, by: str, note: str = "") -> None:
         """The checker's decision for the round the run is paused on."""
