@@ -46,6 +46,7 @@ def comparison_frame(runs: Sequence[Sequence[Event]]) -> pd.DataFrame:
                 "confidence": outcome.confidence,
                 "decided by": outcome.decided_by,
                 "model calls": outcome.model_calls,
+                "from cache": outcome.cached_calls,  # a repeated call costs nothing: say so, or the run looks free
                 "tokens in": outcome.tokens_in,
                 "tokens out": outcome.tokens_out,
                 "model time (s)": outcome.model_seconds,

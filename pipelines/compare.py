@@ -33,6 +33,7 @@ class RunOutcome:
     model_seconds: float
     wall_seconds: float
     failed: str | None = None
+    cached_calls: int = 0  # answered from the response cache: no tokens, no model time
 
 
 def stream_side_by_side(claim: str, configs: Sequence[RunConfig], services: Services) -> Iterator[tuple[int, Event]]:
@@ -89,4 +90,5 @@ def summarize_run(events: Sequence[Event]) -> RunOutcome:
         model_seconds=round(sum(c.seconds for c in calls), 3),
         wall_seconds=round(wall, 3),
         failed=failed,
+        cached_calls=sum(1 for c in calls if c.cached),
     )

@@ -7,9 +7,11 @@ from streamlit.testing.v1 import AppTest
 
 from components.charts import ConfidencePoint, build_confidence_figure
 from components.compare import comparison_frame
+from pipelines.llm.cache import DiskResponseCache
 from pipelines.runner import Services, stream_run
+from pipelines.tools.embeddings import MiniLMEmbedder
 from tests.components.conftest import fake_app
-from tests.fakes import fake_config
+from tests.fakes import fake_config, make_services
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -81,6 +83,18 @@ def test_comparison_frame_reads_verdict_confidence_and_cost(services: Services) 
     assert list(frame["protocol"]) == ["radar", "single"]
     assert frame.loc[0, "confidence"] == pytest.approx(0.75) and frame.loc[1, "verdict"] == "SUPPORTS"
     assert frame.loc[1, "model calls"] == 2 and frame.loc[0, "model calls"] > frame.loc[1, "model calls"]
+    assert list(frame["from cache"]) == [0, 0]
+
+
+def test_comparison_says_when_answers_came_from_the_response_cache(tmp_path: Path, demo_data_dir: Path, embedder: MiniLMEmbedder) -> None:
+    services = make_services(demo_data_dir, embedder, cache=True)
+    services.response_cache = DiskResponseCache(tmp_path / "responses")  # empty: the first run pays, the second does not
+    runs = [list(stream_run(CLAIM, fake_config(protocol="single"), services)) for _ in range(2)]
+
+    frame = comparison_frame(runs)
+
+    assert list(frame["from cache"]) == [0, 2] and list(frame["model calls"]) == [2, 2]
+    assert frame.loc[1, "tokens in"] == 0 < frame.loc[0, "tokens in"]
 
 
 def test_confidence_figure_has_both_series_the_stop_and_both_thresholds() -> None:
