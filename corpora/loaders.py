@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora.base import Document, split_sentences
+from corpora.jsonl import jsonl_objects
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl")
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -103,13 +103,4 @@ def _markdown_title(text: str) -> str:
 
 def _jsonl_rows(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; a bad line names its number."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusFileError(f"{where} line {number}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise CorpusFileError(f"{where} line {number}: expected a JSON object")
-        yield number, row
+    return jsonl_objects(text, where, CorpusFileError)

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from corpora.jsonl import jsonl_objects
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, RunFailed, RunStarted, VerdictReached
@@ -152,15 +153,9 @@ def _from_csv(text: str, filename: str) -> list[BatchItem]:
 
 def _from_jsonl(text: str, filename: str) -> list[BatchItem]:
     items: list[BatchItem] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BatchInputError(f"{filename} line {number}: not valid JSON ({exc.msg}); write one JSON object per line") from exc
-        if not isinstance(row, dict):
-            raise BatchInputError(f'{filename} line {number}: expected an object like {{"claim": "..."}}')
+    for number, row in jsonl_objects(
+        text, filename, BatchInputError, expected='an object like {"claim": "..."}', hint="write one JSON object per line"
+    ):
         value = next((row[c] for c in CLAIM_COLUMNS if c in row), None)
         if not isinstance(value, str) or not value.strip():
             found = ", ".join(sorted(row)) or "none"

@@ -13,13 +13,13 @@ needed for evidence recall.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corpora.jsonl import jsonl_objects
 from pipelines.eval.labels import LabelMappingError, require_canonical
 from pipelines.models import Label
 
@@ -195,18 +195,7 @@ def _jsonl_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path.name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path.name} line {number}: not valid JSON ({exc.msg}); one JSON object per line") from exc
-        if not isinstance(row, dict):
-            raise DatasetError(f"{path.name} line {number}: expected a JSON object")
-        rows.append((number, row))
-    return rows
+    return list(jsonl_objects(text, path.name, DatasetError))
 
 
 def _counts(items: tuple[EvalItem, ...] | list[EvalItem]) -> dict[str, int]:
