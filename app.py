@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from components.state import init_state
+from components import state
 
 st.set_page_config(page_title="DebateDesk", page_icon="⚖️", layout="wide")
-init_state()
+state.init_state()
 navigation = st.navigation(
     [
         st.Page("pages/verify.py", title="Verify a claim", icon="⚖️", default=True),
@@ -15,4 +15,6 @@ navigation = st.navigation(
         st.Page("pages/benchmark.py", title="Benchmark", icon="📊"),
     ]
 )
+if (page := state.take_return_to()) is not None:
+    st.switch_page(page)
 navigation.run()

@@ -33,7 +33,12 @@ COMPARE_WITH = "compare_with"
 LAST_COMPARISON = "last_comparison"
 
 
+FRAMED = "framed"  # set by app.py: the page runs inside the app's navigation
+RETURN_TO = "return_to"  # a page opened by its URL before the navigation existed, to show once it does
+
+
 def init_state() -> None:
+    st.session_state[FRAMED] = True
     st.session_state.setdefault(CLAIM, "")
     st.session_state.setdefault(PENDING_CLAIM, None)
     st.session_state.setdefault(LAST_RUN_ID, None)
@@ -230,3 +235,17 @@ def set_bench_error(message: str | None) -> None:
 def bench_error() -> str | None:
     value = st.session_state.get(BENCH_ERROR)
     return str(value) if value else None
+
+
+def ensure_framed(page_file: str) -> None:
+    """Top of every page: a page opened straight from its URL on a fresh server runs without app.py
+    (Streamlit's legacy pages/ mode, until a session has called st.navigation). Go through app.py,
+    which sets up state and navigation, and come back to this page."""
+    if not st.session_state.get(FRAMED):
+        st.session_state[RETURN_TO] = page_file
+        st.switch_page("app.py")
+
+
+def take_return_to() -> str | None:
+    page = st.session_state.pop(RETURN_TO, None)
+    return str(page) if page else None

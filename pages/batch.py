@@ -9,6 +9,8 @@ from components.services import get_services
 from pipelines.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
 from pipelines.errors import DebateDeskError
 
+state.ensure_framed("pages/batch.py")
+
 services = get_services()
 st.title("📋 Batch")
 st.caption(

@@ -20,6 +20,8 @@ from pipelines.eval.records import write_report_files
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
 
+state.ensure_framed("pages/benchmark.py")
+
 DATASETS = {
     "check-covid/dev": "Check-COVID dev (160 claims)",
     "check-covid/train": "Check-COVID train (842 claims)",

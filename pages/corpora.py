@@ -6,10 +6,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from components import state
 from components.services import get_services
 from corpora.chunking import chunk_documents
 from corpora.loaders import SUPPORTED_SUFFIXES, CorpusFileError, FileLoader
 from pipelines.tools.corpus_index import validate_corpus_name
+
+state.ensure_framed("pages/corpora.py")
 
 services = get_services()
 st.title("📚 Corpora")

@@ -17,6 +17,8 @@ from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.replay import steps
 from pipelines.store import RUN_STATUSES, RunFilter, RunSummary
 
+state.ensure_framed("pages/history.py")
+
 STATUS_ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳"}
 FORMAT_LABELS = {"json": "JSON record", "md": "Markdown report", "claimreview": "ClaimReview JSON-LD"}
 

@@ -13,6 +13,8 @@ from components.transcript import replay
 from pipelines.errors import DebateDeskError
 from pipelines.runner import resume_run, start_run
 
+state.ensure_framed("pages/verify.py")
+
 services = get_services()
 st.title("⚖️ Verify a claim")
 st.sidebar.header("Run settings")
