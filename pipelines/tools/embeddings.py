@@ -19,6 +19,7 @@ from pipelines.errors import DebateDeskError
 # one thread cut it from p50 547 ms to 104 ms. Big batches (ingestion) keep every thread.
 SINGLE_THREAD_UP_TO = 8
 
+
 class Embedder(Protocol):
     """Turns texts into unit-length vectors, so a dot product is a cosine similarity."""
 
