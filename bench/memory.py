@@ -6,6 +6,7 @@ kept); memory with recall only (the claim's recall at the start, no lookup tool)
 with recall and the memory lookup tool. Each memory condition starts empty and each claim
 keeps what it found for the next. Prints tool calls, model calls and verdicts, and the
 ratios against no memory, overall and on the claims whose abstract an earlier claim used.
+The response cache is off, so every condition's model calls reach the model.
 
     .venv/bin/python -m bench.memory                       # all 160 dev claims, fake backend (about 4 minutes)
     .venv/bin/python -m bench.memory --backend embedded --claims 6
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = AppSettings(data_dir=args.data_dir)
     services = Services.create(settings)
+    # Every condition must reach the model: a cached answer from an earlier condition (or an
+    # earlier run in the same folder) would make its calls free and its time meaningless.
+    services.response_cache = None
     print(f"Indexing check-covid in {args.data_dir} (first time only)…", flush=True)
     services.ensure_corpus("check-covid")
     claims = load_claims(settings.checkcovid_dir, args.claims)

@@ -14,6 +14,7 @@ had. ``wall / critical path`` is then what orchestration adds: retrieval, embedd
 persisting events, thread hand-offs, and waiting for a slot. It does not catch two
 independent calls run one after the other (they look dependent); ``busy / critical`` and
 ``peak`` (the most calls in flight at once) show how much the calls overlapped.
+Each protocol gets one untimed warm-up run first, so loading costs are not counted.
 Goal: wall / critical path <= 1.15.
 """
 
@@ -111,6 +112,9 @@ def main() -> None:
     )
     verdicts = []
     for protocol in protocols:
+        # One untimed run at zero latency first: what a protocol loads on first use (prompts,
+        # the BM25 index, the memory table) is a start-up cost, not orchestration overhead.
+        measure(protocol, CLAIMS[-1], services, 0.0)
         ratios = []
         for i in range(args.claims):
             m = measure(protocol, CLAIMS[i % len(CLAIMS)], services, args.latency)

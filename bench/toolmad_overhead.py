@@ -47,6 +47,7 @@ def main() -> None:
 
     services = Services.create(AppSettings(data_dir=args.data_dir))
     services.chat_override = FakeChatModel(latency_s=args.latency)
+    services.response_cache = None  # every call must reach the (fake) model, even in a folder an earlier run filled
     services.ensure_corpus("demo")
     config = RunConfig(protocol="toolmad", corpus="demo").with_backend("fake")
     config = config.model_copy(

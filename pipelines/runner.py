@@ -98,11 +98,12 @@ class Services:
         settings = settings or AppSettings()
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         embedder = embedder or default_embedder()
+        # Tools and search queries embed through a cache; the index stores its passages' vectors itself.
+        cached = CachedEmbedder(embedder, settings.data_dir / "cache" / "embeddings")
         services = cls(
             settings=settings,
-            index=CorpusIndex(settings, embedder),
-            # Tools embed evidence through a cache; the index stores its passages' vectors itself.
-            embedder=CachedEmbedder(embedder, settings.data_dir / "cache" / "embeddings"),
+            index=CorpusIndex(settings, embedder, query_embedder=cached),
+            embedder=cached,
             store=RunStore(settings.sqlite_url) if with_store else None,
             response_cache=DiskResponseCache(settings.data_dir / "cache" / "responses"),
         )

@@ -122,7 +122,13 @@ class _ChromaEmbeddingFunction:
 class CorpusIndex:
     """Named corpora of passages, with ingestion that never duplicates and search by meaning."""
 
-    def __init__(self, settings: AppSettings, embedder: Embedder) -> None:
+    def __init__(self, settings: AppSettings, embedder: Embedder, query_embedder: Embedder | None = None) -> None:
+        """``embedder`` embeds passages as they are ingested; ``query_embedder`` (default: the same) embeds queries.
+
+        The app gives queries the cached embedder, so a repeated query (a re-run claim, a
+        repeated evaluation) costs no model pass, while passage vectors, which Chroma keeps
+        anyway, stay out of the cache.
+        """
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -135,6 +141,7 @@ class CorpusIndex:
             path.mkdir(parents=True, exist_ok=True)
             self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
         self._embedder = embedder
+        self._query_embedder = query_embedder or embedder
         self._ef = _ChromaEmbeddingFunction(embedder)
         self._lock = threading.RLock()
         self._data_dir = settings.data_dir
@@ -206,7 +213,7 @@ class CorpusIndex:
         doc_scores: dict[str, float] = {}
         passage_scores: dict[str, float] = {}
         found = _Candidates()
-        vectors = self._embedder.embed(queries) if mode != "lexical" else None
+        vectors = self._query_embedder.embed(queries) if mode != "lexical" else None
         for number, text in enumerate(queries):
             one = _Candidates()
             if vectors is not None:

@@ -83,3 +83,21 @@ def test_an_error_reaches_every_caller_of_the_failed_batch() -> None:
     for t in threads:
         t.join()
     assert errors == ["model crashed"] * 4
+
+
+def test_a_repeated_search_query_is_embedded_once_and_passages_stay_out_of_the_cache(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    from corpora.base import Document
+    from corpora.chunking import chunk_documents
+    from pipelines.config import AppSettings
+    from pipelines.runner import Services
+
+    services = Services.create(AppSettings(data_dir=tmp_path), embedder=embedder, with_store=False)
+    docs = [Document(id="masks", title="Masks", sentences=("Masks reduce the spread of respiratory droplets.", "Cloth masks filter less."))]
+    services.index.ingest("notes", chunk_documents(docs))
+    cache = services.embedder
+    assert isinstance(cache, CachedEmbedder) and cache.misses == 0  # ingestion embeds passages outside the cache
+
+    first = services.index.search("notes", "do masks reduce spread", 1)
+    again = services.index.search("notes", "do masks reduce spread", 1)
+    assert (cache.misses, cache.hits) == (1, 1)  # a repeated query (a repeated evaluation) costs no model pass
+    assert [h.passage.id for h in again] == [h.passage.id for h in first] and again[0].score == first[0].score

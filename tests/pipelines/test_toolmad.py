@@ -169,7 +169,9 @@ def test_with_the_web_the_search_debater_argues_from_web_pages(services: Service
 def test_every_number_comes_from_the_config(services: Services) -> None:
     events = run(UNRELATED, services, rounds=2, rag_top_k=1, relevance_questions=2, faithfulness_threshold=0.5)
     assert [e.round for e in of(events, RoundStarted)] == [1, 2]
-    assert len([e for e in of(events, EvidenceRetrieved) if e.agent == "RAG" and e.round == 1]) == 1
+    # A passage both debaters find is reported once, for whichever search lands first (the web is
+    # down, so Search searches the corpus too): RAG adds its top 1 or nothing new, never the default 3.
+    assert len([e for e in of(events, EvidenceRetrieved) if e.agent == "RAG" and e.round == 1]) <= 1
     ar = next(s for s in of(events, ScoreComputed) if s.metric == "AR")
     assert "with 2 generated question(s)" in ar.detail
     assert {s.threshold for s in of(events, ScoreComputed) if s.metric == "F"} == {0.5}
