@@ -241,11 +241,10 @@ def test_both_debaters_and_all_scores_of_a_round_run_concurrently(services: Serv
     done = {e.turn.agent: e.at for e in of(events, TurnCompleted)}
     # The two answers overlap: each starts before the other has finished ...
     assert starts["RAG"] < done["Search"] and starts["Search"] < done["RAG"]
-    # ... so both take about one call's time: well under the two calls' own durations added up (serial would be >= 1).
+    # ... and both calls were in flight at once (how much wall time that saves is measured in bench/toolmad_overhead.py,
+    # not asserted here: a loaded machine stretches any timing).
     answer_calls = [e.seconds for e in of(events, ModelCallCompleted) if e.role == "debater" and e.at > min(starts.values())]
     assert len(answer_calls) == 2 and min(answer_calls) >= latency
-    span = max(done.values()) - min(starts.values())
-    assert span < 0.75 * sum(answer_calls), f"answers took {span:.2f} s together, {answer_calls} s each"
     assert most_at_once(intervals(events, "debater")) == 2
     # Each answer's statements and questions are asked for at once, and both answers' scores overlap.
     assert most_at_once(intervals(events, "scorer")) >= 3, "F and AR of both answers are computed at once"
