@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -80,7 +81,10 @@ def main() -> None:
     server_state = AppSettings().model_cache / "server.json"
     lines: list[str] = []
     assert proc.stdout is not None
-    os.set_blocking(proc.stdout.fileno(), False)
+    # A thread drains the child's output: a non-blocking read of a text pipe raises
+    # TypeError in CPython when no data is waiting (and the child then dies of a broken pipe).
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+    reader.start()
     while proc.poll() is None:
         peak_app = max(peak_app, rss_kib(proc.pid) or 0)
         try:
@@ -88,11 +92,8 @@ def main() -> None:
             peak_server = max(peak_server, rss_kib(server_pid) or 0)
         except (OSError, ValueError, KeyError):
             pass
-        chunk = proc.stdout.read()
-        if chunk:
-            lines.extend(chunk.splitlines())
         time.sleep(args.interval)
-    lines.extend((proc.stdout.read() or "").splitlines())
+    reader.join()
     reports = [json.loads(line) for line in lines if line.startswith("{")]
     loaded = next((r["rss_kib"] for r in reports if r.get("phase") == "loaded"), None)
     done = next((r for r in reports if r.get("phase") == "done"), {})

@@ -43,7 +43,7 @@ from pipelines.runner import Services, stream_run
 DEMO_CLAIMS = [("demo", "demo-masks", "Masks reduce transmission of respiratory viruses", "SUPPORTS")]
 GOLD = {"SUPPORT": "SUPPORTS", "REFUTE": "REFUTES", "NOTENOUGHINFO": "NOT ENOUGH INFO"}
 HEADER = (
-    "| corpus | claim | gold | verdict | decided by | rounds | wall (s) | model calls (debater/scorer/judge) | tokens in | tokens out | "
+    "| corpus | claim | gold | verdict | decided by | rounds | wall (s) | model calls (debater/scorer/judge; cached) | tokens in | tokens out | "
     "F per round (RAG/Search) | AR per round (RAG/Search) | failed stages |\n"
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 )
@@ -79,7 +79,7 @@ def summarize(corpus: str, claim_id: str, claim: str, gold: str, events: list[Ev
     short = claim if len(claim) <= 80 else claim[:77] + "..."
     return (
         f"| {corpus} | {short} | {gold} | {label} | {decided} | {rounds} | {wall:.0f} | {len(calls)} "
-        f"({by_role['debater']}/{by_role['scorer']}/{by_role['judge']}) | {sum(c.tokens_in for c in calls):,} | "
+        f"({by_role['debater']}/{by_role['scorer']}/{by_role['judge']}; {sum(c.cached for c in calls)} cached) | {sum(c.tokens_in for c in calls):,} | "
         f"{sum(c.tokens_out for c in calls):,} | {per_round('F')} | {per_round('AR')} | {len(stage_failures)} |"
     )
 

@@ -65,11 +65,33 @@ class CallTally:
 
 
 def response_format_for(schema: type[BaseModel]) -> dict[str, Any]:
-    """The OpenAI-style ``response_format`` that asks the server to enforce ``schema``."""
+    """The OpenAI-style ``response_format`` that asks the server to enforce ``schema``, every field required.
+
+    A field with a default is optional in pydantic's schema, and a grammar built from it
+    (llama.cpp) lets the model leave the field out, which small models do: Qwen2.5-1.5B
+    answered faithfulness verdicts as ``{"statement": 1, "supported": true}`` with no
+    evidence id, so no statement could count as supported. The schema sent therefore
+    requires every field (as OpenAI's strict mode does); parsing still accepts the defaults.
+    """
     return {
         "type": "json_schema",
-        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+        "json_schema": {"name": schema.__name__, "schema": _require_every_field(schema.model_json_schema()), "strict": False},
     }
+
+
+def _require_every_field(node: Any) -> Any:
+    """A copy of a JSON schema where every object lists all its properties as required."""
+    if isinstance(node, list):
+        return [_require_every_field(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    copied = {key: _require_every_field(value) for key, value in node.items() if key not in ("properties", "$defs")}
+    for mapping in ("properties", "$defs"):  # maps of name -> schema: recurse into each schema, not the map
+        if isinstance(node.get(mapping), dict):
+            copied[mapping] = {name: _require_every_field(value) for name, value in node[mapping].items()}
+    if isinstance(node.get("properties"), dict):
+        copied["required"] = list(node["properties"])
+    return copied
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from pipelines.errors import BackendUnavailableError
 from pipelines.llm import embedded
+from pipelines.llm.client import response_format_for
 
 PARTS = [b"alpha-" * 50, b"beta-" * 70, b"gamma"]
 WHOLE = b"".join(PARTS)
@@ -146,3 +147,17 @@ def test_a_name_that_is_not_a_gguf_file_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(BackendUnavailableError, match=r"\.gguf"):
         embedded.build_embedded(spec, AppSettings(model_cache=tmp_path))
+
+
+class Verdict(BaseModel):
+    statement: int
+    evidence_id: str = ""
+    supported: bool
+
+
+def test_the_schema_sent_to_the_grammar_requires_fields_that_have_defaults() -> None:
+    payload = _payload(response_format=response_format_for(Verdict))
+
+    schema = payload["extra_body"]["response_format"]["schema"]
+    assert schema["required"] == ["statement", "evidence_id", "supported"]
+    assert Verdict.model_validate_json('{"statement": 1, "supported": false}').evidence_id == "", "parsing still takes the default"

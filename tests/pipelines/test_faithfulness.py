@@ -1,8 +1,11 @@
 """Faithfulness on hand-made answers and evidence, with the fake's responders and with scripted replies."""
 
 import json
+from typing import Any
 
 import pytest
+from langchain_core.messages import BaseMessage
+from pydantic import Field
 
 from pipelines.errors import ModelOutputError
 from pipelines.llm.client import LLM
@@ -89,3 +92,27 @@ async def test_malformed_scorer_output_raises_for_the_stage_to_report() -> None:
 @pytest.mark.parametrize(("raw", "expected"), [("E3", "E3"), ("[E3]", "E3"), ("e3", "E3"), ("3", "E3"), ("evidence", None), (None, None)])
 def test_evidence_ids_are_normalized(raw: str | None, expected: str | None) -> None:
     assert normalize_evidence_id(raw) == expected
+
+
+class RecordingFake(FakeChatModel):
+    """The fake scorer, keeping each structured request's JSON schema."""
+
+    schemas: list[dict[str, Any]] = Field(default_factory=list)
+
+    def _answer(self, messages: list[BaseMessage], params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        if "response_format" in params:
+            self.schemas.append(params["response_format"]["json_schema"]["schema"])
+        return super()._answer(messages, params)
+
+
+async def test_the_verdict_request_requires_an_evidence_id_so_a_grammar_cannot_drop_it() -> None:
+    # Qwen2.5-1.5B under llama.cpp's grammar answered {"statement": 1, "supported": true} while
+    # evidence_id was optional: every statement then counted as unsupported (F = 0 on every answer).
+    chat = RecordingFake()
+    answer = "Surgical masks filter a large share of exhaled particles in laboratory tests [E2].\nLabel: SUPPORTS"
+
+    result = await Faithfulness(LLM(chat, role="scorer", model_name="fake")).score(CLAIM, answer, EVIDENCE)
+
+    verdict_schema = chat.schemas[1]["$defs"]["StatementVerdict"]
+    assert verdict_schema["required"] == ["statement", "evidence_id", "supported"]
+    assert result.value == 1.0
