@@ -119,12 +119,18 @@ class Services:
         return sorted(set(self.index.corpora()) | set(self.builtin_corpora))
 
     def ensure_corpus(self, name: str) -> None:
-        """A built-in corpus is indexed on first use; any other must have been ingested."""
-        if self.index.count(name) > 0:
-            return
+        """A built-in corpus is indexed on first use (and finished if a first indexing was cut short); any other must have been ingested."""
         if name not in self.builtin_corpora:
+            if self.index.count(name) > 0:
+                return
             raise UnknownCorpusError(name, self.corpus_names())
+        marker = self.settings.data_dir / "indexed" / f"{name}.count"
+        if marker.is_file() and self.index.count(name) >= int(marker.read_text() or 0) > 0:
+            return
+        # Ingestion is idempotent: passages already indexed are skipped, the missing ones added.
         self.index.ingest(name, chunk_documents(self.builtin_corpora[name]().load_documents()))
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(str(self.index.count(name)))
 
     def chat_model(self, spec: ModelSpec) -> BaseChatModel:
         """One chat model per distinct spec (the embedded server is started once, then reused)."""

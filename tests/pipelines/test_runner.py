@@ -54,3 +54,19 @@ def test_store_keeps_the_run_with_config_and_verdict(services: Services) -> None
     assert run is not None and run.status == "completed" and run.verdict == events[-1].verdict.label
     assert run.config["protocol"] == "single" and run.model_calls == 2 and run.tokens_in > 0
     assert services.store.events(run.id) == events
+
+
+def test_a_builtin_corpus_cut_short_on_first_indexing_is_finished_on_next_use(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
+    from corpora.chunking import chunk_documents
+    from corpora.loaders import DemoLoader
+    from tests.fakes import make_services
+
+    services = make_services(tmp_path, embedder)
+    passages = list(chunk_documents(DemoLoader().load_documents()))
+    services.index.ingest("demo", passages[:5])  # the app was stopped while it indexed the demo corpus
+
+    services.ensure_corpus("demo")
+
+    assert services.index.count("demo") == len(passages)
+    services.ensure_corpus("demo")  # complete now: nothing more to do
+    assert services.index.count("demo") == len(passages)
