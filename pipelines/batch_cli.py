@@ -33,15 +33,9 @@ def run_batch_command(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise BatchInputError(f"{args.file}: no such file")
     items = parse_claims_file(args.file.read_bytes(), args.file.name)
-    config = RunConfig()
-    if args.protocol:
-        config = config.model_copy(update={"protocol": args.protocol})
-    if args.corpus:
-        config = config.model_copy(update={"corpus": args.corpus})
-    if args.backend:
-        config = config.with_backend(args.backend, args.model)
-    if args.no_web:
-        config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
+    config = RunConfig().with_overrides(
+        protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
+    )
     check_names(config)
     settings = AppSettings()
     services = Services.create(settings)

@@ -138,15 +138,9 @@ def _parser() -> argparse.ArgumentParser:
 def _verify(args: argparse.Namespace) -> int:
     from pipelines.runner import Services, check_names, stream_run, validate_claim
 
-    config = RunConfig()
-    if args.protocol:
-        config = config.model_copy(update={"protocol": args.protocol})
-    if args.corpus:
-        config = config.model_copy(update={"corpus": args.corpus})
-    if args.backend:
-        config = config.with_backend(args.backend, args.model)
-    if args.no_web:
-        config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
+    config = RunConfig().with_overrides(
+        protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
+    )
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
     check_names(config)
     services = Services.create()

@@ -553,6 +553,21 @@ class RunConfig(BaseSettings):
             update["model"] = model
         return self.model_copy(update={role: getattr(self, role).model_copy(update=update) for role in ROLES})
 
+    def with_overrides(
+        self, *, protocol: str | None = None, corpus: str | None = None, backend: str | None = None, model: str = "", no_web: bool = False
+    ) -> RunConfig:
+        """The same config with the command line's choices applied (unset ones keep the config's)."""
+        config = self
+        if protocol:
+            config = config.model_copy(update={"protocol": protocol})
+        if corpus:
+            config = config.model_copy(update={"corpus": corpus})
+        if backend:
+            config = config.with_backend(backend, model)
+        if no_web:
+            config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
+        return config
+
     def role(self, name: str) -> ModelSpec:
         spec = getattr(self, name)
         assert isinstance(spec, ModelSpec)
