@@ -1,6 +1,7 @@
 """Corpus index at scale: ingest rate and query latency of CorpusIndex as it is, at 10,000 and 100,000 passages.
 
     .venv/bin/python bench/retrieval.py [--sizes 10000,100000] [--queries 200] [--data-dir DIR]
+        [--vectors minilm|hashed] [--baseline REF] [--reuse]
 
 The passages are synthetic, and say so: sentences of 12-30 words drawn (seeded) from a
 vocabulary of 5,000 made-up words with a Zipf-like frequency, 3 sentences a passage, so
@@ -21,12 +22,19 @@ query still embeds the query with MiniLM first, then searches: the latency is Mi
 query embedding plus the whole index side (HNSW over the same number of 384-d vectors,
 BM25 over every passage, fusion, reading the hits), as in the app; only which passages
 come back differs.
+``--baseline REF`` times the search at that git commit (``bench/baseline.py``) beside this
+tree's on the same index, query by query in alternating order, and counts the queries whose
+hits differ (0 expected). ``--reuse`` keeps an index already built in ``--data-dir`` for a
+size (same passages: they are seeded) instead of ingesting again; its ingest columns are then
+blank. Each row also gives the index side alone (the search without MiniLM's query
+embedding) and MiniLM's query embedding alone, each timed, not subtracted.
 Goal: p95 query latency under 50 ms at 100,000 passages.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import sys
@@ -40,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
+from bench.baseline import baseline_module, same_hits
 from corpora.base import Passage
 from pipelines.config import AppSettings
 from pipelines.eval.metrics import percentile
@@ -103,6 +112,8 @@ def main() -> None:
     parser.add_argument(
         "--vectors", choices=("minilm", "hashed"), default="minilm", help="passage vectors: MiniLM (default) or a fast stand-in (see above)"
     )
+    parser.add_argument("--baseline", default=None, help="also time the search at this git commit or branch, on the same index")
+    parser.add_argument("--reuse", action="store_true", help="keep an index already built in --data-dir for a size")
     args = parser.parse_args()
 
     rng = random.Random(7)
@@ -114,39 +125,65 @@ def main() -> None:
     vectors = (
         "MiniLM on the CPU" if args.vectors == "minilm" else "stand-in hashed-word vectors (each query still embedded by MiniLM, timed)"
     )
+    old = baseline_module(args.baseline).CorpusIndex if args.baseline else None
     print(f"synthetic passages (3 sentences of 12-30 made-up words); {vectors}; Chroma embedded (HNSW, cosine) + BM25; hybrid search")
     print(
-        f"{'passages':>9} {'ingest s':>9} {'passages/s':>10} {'search p50 ms':>13} {'p95 ms':>7} {'embed p50 ms':>12} {'index-only p50 ms':>17}"
+        f"{'passages':>9} {'search':<18} {'ingest s':>9} {'passages/s':>10} {'search p50 ms':>13} {'p95 ms':>7}"
+        f" {'index side p50 ms':>17} {'p95 ms':>7} {'embed p50 ms':>12} {'p95 ms':>7}"
     )
     results = []
+    load_start = os.getloadavg()
     for size in (int(s) for s in args.sizes.split(",")):
         folder = args.data_dir / f"n{size}"
-        shutil.rmtree(folder, ignore_errors=True)
-        index = CorpusIndex(AppSettings(data_dir=folder), embedder)
-        started = time.perf_counter()
-        report = index.ingest("synthetic", passages(size, vocab, seed=size))
-        ingest = time.perf_counter() - started
-        assert report.added == size, report
-        for q in queries[:5]:
-            index.search("synthetic", q, 3)  # warm the collection
-        search_ms, embed_ms = [], []
-        for q in queries:
-            t0 = time.perf_counter()
-            if embedder is not minilm:
-                minilm.embed([q])  # the query embedding the app would pay, before the index's own (stand-in) one
-            hits = index.search("synthetic", q, 3)
-            search_ms.append((time.perf_counter() - t0) * 1000)
-            t1 = time.perf_counter()
+        settings = AppSettings(data_dir=folder)
+        ingest: float | None = None
+        if not (args.reuse and CorpusIndex(settings, embedder).count("synthetic") == size):
+            shutil.rmtree(folder, ignore_errors=True)
+            index = CorpusIndex(settings, embedder)
+            started = time.perf_counter()
+            report = index.ingest("synthetic", passages(size, vocab, seed=size))
+            ingest = time.perf_counter() - started
+            assert report.added == size, report
+        searches = {"this tree": CorpusIndex(settings, embedder)}
+        if old is not None:
+            searches = {f"before ({args.baseline})": old(settings, embedder), "after (this tree)": searches["this tree"]}
+        for index in searches.values():
+            for q in queries[:5]:
+                index.search("synthetic", q, 3)  # warm the collection
+        search_ms: dict[str, list[float]] = {name: [] for name in searches}
+        index_ms: dict[str, list[float]] = {name: [] for name in searches}
+        hits: dict[str, list[object]] = {name: [] for name in searches}
+        embed_ms = []
+        names = list(searches)
+        for number, q in enumerate(queries):
+            for name in names[number % len(names) :] + names[: number % len(names)]:
+                t0 = time.perf_counter()
+                if embedder is not minilm:
+                    minilm.embed([q])  # the query embedding the app would pay, before the index's own (stand-in) one
+                t1 = time.perf_counter()
+                found = searches[name].search("synthetic", q, 3)
+                t2 = time.perf_counter()
+                search_ms[name].append((t2 - t0) * 1000)
+                index_ms[name].append((t2 - t1) * 1000)
+                hits[name].append(found)
+                assert len(found) == 3
+            t3 = time.perf_counter()
             minilm.embed([q])
-            embed_ms.append((time.perf_counter() - t1) * 1000)
-            assert len(hits) == 3
-        p50, p95 = percentile(search_ms, 50), percentile(search_ms, 95)
-        e50 = percentile(embed_ms, 50)
-        results.append((size, p95))
-        print(f"{size:>9,} {ingest:>9.1f} {size / ingest:>10.0f} {p50:>13.1f} {p95:>7.1f} {e50:>12.1f} {p50 - e50:>17.1f}")
-    for size, p95 in results:
+            embed_ms.append((time.perf_counter() - t3) * 1000)
+        e50, e95 = percentile(embed_ms, 50), percentile(embed_ms, 95)
+        for name in names:
+            p50, p95 = percentile(search_ms[name], 50), percentile(search_ms[name], 95)
+            i50, i95 = percentile(index_ms[name], 50), percentile(index_ms[name], 95)
+            results.append((size, name, p95))
+            ingest_cells = f"{ingest:>9.1f} {size / ingest:>10.0f}" if ingest is not None else f"{'reused':>9} {'':>10}"
+            print(f"{size:>9,} {name:<18} {ingest_cells} {p50:>13.1f} {p95:>7.1f} {i50:>17.1f} {i95:>7.1f} {e50:>12.1f} {e95:>7.1f}")
+        if old is not None:
+            different = sum(not same_hits(a, b) for a, b in zip(hits[names[0]], hits[names[1]], strict=True))  # type: ignore[arg-type]
+            print(f"{size:>9,} queries whose hits differ between the two searches: {different} of {len(queries)}")
+    for size, name, p95 in results:
         if size >= 100_000:
-            print(f"p95 at {size:,} passages: {p95:.1f} ms; goal < {GOAL_MS:.0f} ms: {'met' if p95 < GOAL_MS else 'NOT met'}")
+            print(f"p95 at {size:,} passages ({name}): {p95:.1f} ms; goal < {GOAL_MS:.0f} ms: {'met' if p95 < GOAL_MS else 'NOT met'}")
+    print("load average (1, 5, 15 min): start {:.2f} {:.2f} {:.2f}; end {:.2f} {:.2f} {:.2f}".format(*load_start, *os.getloadavg()))
 
 
 if __name__ == "__main__":

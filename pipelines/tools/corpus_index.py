@@ -9,6 +9,11 @@ ingestion, and is rebuilt on first use when missing or stale.
 Search is by document: each signal scores passages, a document takes its best passage's
 score (max aggregation), and hybrid search adds the two signals' min-max-normalized scores
 with weights tuned on Check-COVID's train claims (see bench/retrieval_quality.py).
+
+A search reads the collection's revision and passage count once (another process may have
+ingested into it or deleted it), asks Chroma for the nearest passages' distances only, takes
+each passage's document from the BM25 index (built from the same passages), and fetches text
+and metadata for the k passages it returns: see bench/query_latency.py for what each costs.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from chromadb.errors import NotFoundError
 
 from corpora.base import Passage
 from pipelines.config import AppSettings
@@ -164,10 +170,11 @@ class CorpusIndex:
         return found
 
     def has(self, corpus: str) -> bool:
-        return corpus in self.corpora()
+        return self._find(corpus) is not None
 
     def count(self, corpus: str) -> int:
-        return self._collection(corpus).count() if self.has(corpus) else 0
+        col = self._find(corpus)
+        return col.count() if col is not None else 0
 
     def ingest(self, corpus: str, passages: Iterable[Passage], batch_size: int = 256) -> IngestReport:
         """Add passages; ones already present (same id and text) are skipped, so re-ingesting is safe."""
@@ -194,7 +201,8 @@ class CorpusIndex:
             if added or "revision" not in meta:
                 meta["revision"] = uuid.uuid4().hex[:12]  # tells every process its BM25 index is stale
             col.modify(metadata=_writable_metadata(meta))
-            self._lexical_index(corpus, self._collection(corpus))  # rebuilt now, so the first search is fast
+            col = self._collection(corpus)
+            self._lexical_index(corpus, col, _revision_of(col), col.count())  # rebuilt now, so the first search is fast
         return IngestReport(corpus=corpus, documents=len(docs), passages=total, added=added, already_present=present)
 
     def search(self, corpus: str, query: str | Sequence[str], k: int = 3, mode: SearchMode = "hybrid") -> list[Hit]:
@@ -207,9 +215,18 @@ class CorpusIndex:
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; choose one of: {', '.join(SEARCH_MODES)}")
         queries = [query] if isinstance(query, str) else [q for q in query if q.strip()]
+        try:
+            return self._search(corpus, queries, k, mode)
+        except NotFoundError:  # another process deleted the corpus while we searched it
+            raise UnknownCorpusError(corpus, list(self.corpora())) from None
+
+    def _search(self, corpus: str, queries: list[str], k: int, mode: SearchMode) -> list[Hit]:
         col = self._existing(corpus)
-        if not queries or col.count() == 0:
+        # Read once per search, never cached across searches: another process may ingest at any time.
+        revision, count = _revision_of(col), col.count()
+        if not queries or count == 0:
             return []
+        index = self._lexical_index(corpus, col, revision, count)
         doc_scores: dict[str, float] = {}
         passage_scores: dict[str, float] = {}
         found = _Candidates()
@@ -217,9 +234,9 @@ class CorpusIndex:
         for number, text in enumerate(queries):
             one = _Candidates()
             if vectors is not None:
-                self._dense_candidates(col, vectors[number], one)
+                self._dense_candidates(col, count, index, vectors[number], one)
             if mode != "dense":
-                self._lexical_candidates(corpus, col, text, one)
+                self._lexical_candidates(index, text, one)
             docs, passages = _score(one, mode)
             for doc, value in docs.items():
                 doc_scores[doc] = doc_scores.get(doc, 0.0) + value
@@ -228,7 +245,6 @@ class CorpusIndex:
                     passage_scores[pid] = value
                     found.dense[pid] = one.dense.get(pid, found.dense.get(pid, float("nan")))
                     found.lexical[pid] = one.lexical.get(pid, found.lexical.get(pid, 0.0))
-            found.rows.update(one.rows)
             found.doc_of.update(one.doc_of)
         best_passage: dict[str, str] = {}
         for pid, value in passage_scores.items():
@@ -236,7 +252,7 @@ class CorpusIndex:
             if doc not in best_passage or (value, pid) > (passage_scores[best_passage[doc]], best_passage[doc]):
                 best_passage[doc] = pid
         chosen = [best_passage[doc] for doc in ranked(doc_scores)[:k]]
-        self._fill_missing(col, chosen, found, vectors[0] if vectors is not None and len(queries) == 1 else None)
+        self._fetch_rows(col, chosen, found, vectors[0] if vectors is not None and len(queries) == 1 else None)
         hits = []
         for pid in chosen:
             meta, text = found.rows[pid]
@@ -264,34 +280,44 @@ class CorpusIndex:
         """Where the corpus's BM25 index is kept (beside the Chroma store, in the data folder)."""
         return self._lexical_dir(corpus)
 
+    def _find(self, corpus: str) -> Any | None:
+        """The corpus's collection as it is now, or None: one lookup, not a listing of every corpus."""
+        if not _NAME_OK.match(corpus):
+            return None  # no collection can have this name (and Chroma would refuse it)
+        try:
+            return self._collection(corpus)
+        except NotFoundError:
+            return None
+
     def _existing(self, corpus: str) -> Any:
-        if not self.has(corpus):
+        col = self._find(corpus)
+        if col is None:
             raise UnknownCorpusError(corpus, list(self.corpora()))
-        return self._collection(corpus)
+        return col
 
-    def _dense_candidates(self, col: Any, vector: np.ndarray, into: _Candidates) -> None:
-        result = col.query(
-            query_embeddings=[vector.tolist()],
-            n_results=max(1, min(CANDIDATES, col.count())),
-            include=["documents", "metadatas", "distances"],
-        )
-        metadatas = (result.get("metadatas") or [[]])[0]
-        documents = (result.get("documents") or [[]])[0]
+    def _dense_candidates(self, col: Any, count: int, index: LexicalIndex, vector: np.ndarray, into: _Candidates) -> None:
+        """The nearest passages' cosines; their documents come from the BM25 index, their text later (only the k kept)."""
+        result = col.query(query_embeddings=[vector.tolist()], n_results=max(1, min(CANDIDATES, count)), include=["distances"])
         distances = (result.get("distances") or [[]])[0]
-        for pid, meta, text, distance in zip(result["ids"][0], metadatas, documents, distances, strict=True):
+        position = index.position
+        unknown = []
+        for pid, distance in zip(result["ids"][0], distances, strict=True):
             into.dense[pid] = 1.0 - float(distance)
-            into.rows[pid] = (meta or {}, text or "")
-            into.doc_of[pid] = str((meta or {}).get("doc_id", pid))
+            row = position.get(pid)
+            if row is None:
+                unknown.append(pid)
+            else:
+                into.doc_of[pid] = index.doc_ids[row]
+        if unknown:  # only if the collection changed between our count and this query (another process ingesting)
+            got = col.get(ids=unknown, include=["metadatas"])
+            for pid, meta in zip(got["ids"], got.get("metadatas") or [], strict=False):
+                into.doc_of[pid] = str((meta or {}).get("doc_id", pid))
 
-    def _lexical_candidates(self, corpus: str, col: Any, query: str, into: _Candidates) -> None:
-        index = self._lexical_index(corpus, col)
+    def _lexical_candidates(self, index: LexicalIndex, query: str, into: _Candidates) -> None:
         scores = index.scores(query)
         if not len(scores):
             return
-        top = np.argsort(-scores, kind="stable")[:CANDIDATES]
-        for i in top:
-            if scores[i] <= 0:
-                break
+        for i in index.top(scores, CANDIDATES):
             pid = index.ids[i]
             into.lexical[pid] = float(scores[i])
             into.doc_of[pid] = index.doc_ids[i]
@@ -301,25 +327,29 @@ class CorpusIndex:
             if pid not in into.lexical and pid in position:
                 into.lexical[pid] = float(scores[position[pid]])
 
-    def _fill_missing(self, col: Any, chosen: list[str], found: _Candidates, vector: np.ndarray | None) -> None:
-        """Fetch the text of chosen passages only BM25 proposed, and their cosine to a single query."""
-        missing = [pid for pid in chosen if pid not in found.rows or (vector is not None and np.isnan(found.dense.get(pid, np.nan)))]
-        if not missing:
+    def _fetch_rows(self, col: Any, chosen: list[str], found: _Candidates, vector: np.ndarray | None) -> None:
+        """Fetch the chosen passages' text and metadata, and the cosine to a single query of those only BM25 proposed."""
+        if not chosen:
             return
-        got = col.get(ids=missing, include=["documents", "metadatas", "embeddings"])
-        embeddings = got.get("embeddings")
+        need_vectors = vector is not None and any(np.isnan(found.dense.get(pid, np.nan)) for pid in chosen)
+        got = col.get(ids=chosen, include=["documents", "metadatas", "embeddings"] if need_vectors else ["documents", "metadatas"])
+        embeddings = got.get("embeddings") if need_vectors else None
         for i, pid in enumerate(got["ids"]):
             found.rows[pid] = ((got.get("metadatas") or [{}])[i] or {}, (got.get("documents") or [""])[i] or "")
-            if vector is not None and embeddings is not None and len(embeddings) > i:
+            if vector is not None and embeddings is not None and len(embeddings) > i and np.isnan(found.dense.get(pid, np.nan)):
                 found.dense[pid] = float(np.dot(np.asarray(embeddings[i], dtype=np.float32), vector))
+        if any(pid not in found.rows for pid in chosen):
+            raise NotFoundError(f"passages of {col.name} vanished during the search")  # the corpus was deleted meanwhile
 
     def _lexical_dir(self, corpus: str) -> Path:
         return self._data_dir / "bm25" / corpus
 
-    def _lexical_index(self, corpus: str, col: Any) -> LexicalIndex:
-        """The corpus's BM25 index: cached, loaded from disk, or rebuilt when missing or stale."""
-        revision = str((col.metadata or {}).get("revision", ""))
-        count = col.count()
+    def _lexical_index(self, corpus: str, col: Any, revision: str, count: int) -> LexicalIndex:
+        """The corpus's BM25 index: cached, loaded from disk, or rebuilt when missing or stale.
+
+        ``revision`` and ``count`` are the collection's, read by the caller in this search:
+        an index built from other passages (another process ingested) is never used.
+        """
         index = self._lexical.get(corpus)
         if index is not None and index.revision == revision and len(index.ids) == count:
             return index
@@ -404,6 +434,11 @@ def _score(found: _Candidates, mode: SearchMode) -> tuple[dict[str, float], dict
         doc = found.doc_of[pid]
         docs[doc] = max(value, docs.get(doc, float("-inf")))
     return docs, passages
+
+
+def _revision_of(col: Any) -> str:
+    """The collection's revision marker (changed by every ingestion that adds or changes passages)."""
+    return str((col.metadata or {}).get("revision", ""))
 
 
 def _text_hash(p: Passage) -> str:

@@ -1,5 +1,7 @@
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,72 @@ def test_a_document_only_one_signal_proposed_still_gets_its_text_and_both_scores
     hits = index.search("lib", "quokka7 shots against infectious disease", k=3)
     assert {h.passage.doc_id for h in hits} == {"codes", "vaccines"}
     assert all(h.passage.text and "dense" in h.scores and "lexical" in h.scores for h in hits)
+
+
+# Another process changes the corpus: a script run with a stand-in embedder (no model to load).
+OTHER_PROCESS = """
+import sys, zlib
+from pathlib import Path
+import numpy as np
+from corpora.chunking import chunk_documents
+from corpora.loaders import FileLoader
+from pipelines.config import AppSettings
+from pipelines.tools.corpus_index import CorpusIndex
+
+class Hashed:
+    name, dimension = "hashed", 384
+    def embed(self, texts):
+        rows = [np.random.default_rng(zlib.crc32(t.encode())).standard_normal(384) for t in texts]
+        return np.asarray([r / np.linalg.norm(r) for r in rows], dtype=np.float32)
+
+data_dir, action, corpus = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+index = CorpusIndex(AppSettings(data_dir=data_dir), Hashed())
+if action == "delete":
+    index.delete(corpus)
+else:
+    index.ingest(corpus, chunk_documents(FileLoader([Path(action)]).load_documents()))
+"""
+
+
+def in_another_process(data_dir: Path, action: str, corpus: str) -> None:
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", OTHER_PROCESS, str(data_dir), action, corpus], cwd=root, check=True, timeout=300)
+
+
+def test_a_corpus_deleted_by_another_process_is_unknown_at_the_next_search(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("notes", notes(tmp_path))
+    assert index.search("notes", "Eiffel Tower", k=1)
+    in_another_process(tmp_path, "delete", "notes")
+    assert not index.has("notes") and index.count("notes") == 0
+    for mode in ("hybrid", "dense", "lexical"):
+        with pytest.raises(UnknownCorpusError, match="unknown corpus 'notes'"):
+            index.search("notes", "Eiffel Tower", mode=mode)  # type: ignore[arg-type]
+
+
+def test_passages_rewritten_by_another_process_are_searched_as_they_are_now(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("notes", notes(tmp_path))
+    assert "330 metres" in index.search("notes", "Eiffel Tower height", k=1, mode="lexical")[0].passage.text
+    # The same file with other words: same passage ids, same count; only the revision tells.
+    (tmp_path / "notes.txt").write_text(
+        "The Eiffel Tower is painted bronze. Painters climb it every seven years. Paint protects iron. It needs sixty tonnes."
+    )
+    in_another_process(tmp_path, str(tmp_path / "notes.txt"), "notes")
+    assert index.count("notes") == 2
+    hit = index.search("notes", "bronze", k=1, mode="lexical")[0]
+    assert "bronze" in hit.passage.text and hit.scores["lexical"] > 0
+    for mode in ("hybrid", "dense"):
+        assert "330 metres" not in index.search("notes", "Eiffel Tower", k=1, mode=mode)[0].passage.text  # type: ignore[arg-type]
+
+
+def test_a_search_lists_no_corpora_and_counts_once(index: CorpusIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index.ingest("lib", library(tmp_path))
+    index.ingest("notes", notes(tmp_path))
+    calls = {"list": 0, "count": 0}
+    client = index._client
+    listing, counting = client.list_collections, type(index._collection("lib")).count
+    monkeypatch.setattr(client, "list_collections", lambda *a, **kw: calls.__setitem__("list", calls["list"] + 1) or listing(*a, **kw))
+    monkeypatch.setattr(
+        type(index._collection("lib")), "count", lambda self: calls.__setitem__("count", calls["count"] + 1) or counting(self)
+    )
+    index.search("lib", "sourdough starter", k=2)
+    assert calls == {"list": 0, "count": 1}
