@@ -10,10 +10,16 @@ Search is by document: each signal scores passages, a document takes its best pa
 score (max aggregation), and hybrid search adds the two signals' min-max-normalized scores
 with weights tuned on Check-COVID's train claims (see bench/retrieval_quality.py).
 
-A search reads the collection's revision and passage count once (another process may have
-ingested into it or deleted it), asks Chroma for the nearest passages' distances only, takes
-each passage's document from the BM25 index (built from the same passages), and fetches text
-and metadata for the k passages it returns: see bench/query_latency.py for what each costs.
+A search looks the collection up once (another process may have deleted it) and reads its
+revision, asks Chroma for the nearest passages' distances only, takes each passage's document
+from the BM25 index (built from the same passages), and fetches text and metadata for the k
+passages it returns: see bench/query_latency.py for what each costs.
+
+Revisions: an ingestion marks the collection ``pending-…`` before it writes its first passage
+and gives it a new revision when done, so a BM25 index whose revision is the collection's
+(and was checked against the passage count when loaded) holds exactly its passages. While a
+revision is pending (an ingestion running in another process, or one that was cut short)
+every search also compares the passage count, which costs a scan of the collection.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ from pipelines.tools.lexical import LexicalIndex, passage_tokens
 
 COLLECTION_PREFIX = "dd_"
 _NAME_OK = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+
+PENDING = "pending-"  # revision prefix while an ingestion is writing (or was cut short)
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "dense", "lexical")
@@ -190,19 +198,20 @@ class CorpusIndex:
                 docs.add(passage.doc_id)
                 total += 1
                 if len(batch) >= batch_size:
-                    a, p = self._add_batch(col, batch)
+                    a, p = self._add_batch(corpus, col, batch, marked=added > 0)
                     added, present, batch = added + a, present + p, []
             if batch:
-                a, p = self._add_batch(col, batch)
+                a, p = self._add_batch(corpus, col, batch, marked=added > 0)
                 added, present = added + a, present + p
-            meta = dict(col.metadata or {})
+            meta = dict(self._collection(corpus).metadata or {})
             known_docs = int(meta.get("documents", 0))
             meta["documents"] = known_docs + len(docs) if added else known_docs
-            if added or "revision" not in meta:
-                meta["revision"] = uuid.uuid4().hex[:12]  # tells every process its BM25 index is stale
+            if added or not str(meta.get("revision", "")) or str(meta["revision"]).startswith(PENDING):
+                # Tells every process its BM25 index is stale; also finishes an ingestion cut short whose passages are all in now.
+                meta["revision"] = uuid.uuid4().hex[:12]
             col.modify(metadata=_writable_metadata(meta))
             col = self._collection(corpus)
-            self._lexical_index(corpus, col, _revision_of(col), col.count())  # rebuilt now, so the first search is fast
+            self._lexical_index(corpus, col, _revision_of(col))  # rebuilt now, so the first search is fast
         return IngestReport(corpus=corpus, documents=len(docs), passages=total, added=added, already_present=present)
 
     def search(self, corpus: str, query: str | Sequence[str], k: int = 3, mode: SearchMode = "hybrid") -> list[Hit]:
@@ -221,12 +230,13 @@ class CorpusIndex:
             raise UnknownCorpusError(corpus, list(self.corpora())) from None
 
     def _search(self, corpus: str, queries: list[str], k: int, mode: SearchMode) -> list[Hit]:
-        col = self._existing(corpus)
-        # Read once per search, never cached across searches: another process may ingest at any time.
-        revision, count = _revision_of(col), col.count()
-        if not queries or count == 0:
+        col = self._existing(corpus)  # looked up in every search: another process may ingest or delete at any time
+        if not queries:
             return []
-        index = self._lexical_index(corpus, col, revision, count)
+        index = self._lexical_index(corpus, col, _revision_of(col))
+        count = len(index.ids)  # the collection's passages: checked against its count when the index was loaded
+        if count == 0:
+            return []
         doc_scores: dict[str, float] = {}
         passage_scores: dict[str, float] = {}
         found = _Candidates()
@@ -344,16 +354,19 @@ class CorpusIndex:
     def _lexical_dir(self, corpus: str) -> Path:
         return self._data_dir / "bm25" / corpus
 
-    def _lexical_index(self, corpus: str, col: Any, revision: str, count: int) -> LexicalIndex:
+    def _lexical_index(self, corpus: str, col: Any, revision: str) -> LexicalIndex:
         """The corpus's BM25 index: cached, loaded from disk, or rebuilt when missing or stale.
 
-        ``revision`` and ``count`` are the collection's, read by the caller in this search:
-        an index built from other passages (another process ingested) is never used.
+        ``revision`` is the collection's, read by the caller in this search. An index of that
+        revision is used as it is, except while the revision is pending (an ingestion is
+        writing, or was cut short): then its passage count is compared every time, as it is
+        whenever an index is loaded, so an index of other passages is never used.
         """
         index = self._lexical.get(corpus)
-        if index is not None and index.revision == revision and len(index.ids) == count:
+        if index is not None and index.revision == revision and not (revision.startswith(PENDING) and len(index.ids) != col.count()):
             return index
         with self._lock:
+            count = col.count()
             index = LexicalIndex.load(self._lexical_dir(corpus))
             if index is None or index.revision != revision or len(index.ids) != count:
                 index = self._rebuild_lexical(corpus, col, revision)
@@ -387,13 +400,18 @@ class CorpusIndex:
             )
         return self._client.get_collection(name=name, embedding_function=self._ef)  # type: ignore[arg-type]
 
-    def _add_batch(self, col: Any, batch: list[Passage]) -> tuple[int, int]:
+    def _add_batch(self, corpus: str, col: Any, batch: list[Passage], marked: bool) -> tuple[int, int]:
+        """Write the batch's new or changed passages; before the ingestion's first write (not ``marked`` yet), mark the revision pending."""
         unique = {p.id: p for p in batch}
         ids = list(unique)
         existing = col.get(ids=ids, include=["metadatas"])
         known = {pid: (meta or {}).get("text_hash") for pid, meta in zip(existing["ids"], existing["metadatas"] or [], strict=False)}
         fresh = [p for p in unique.values() if known.get(p.id) != _text_hash(p)]
         if fresh:
+            if not marked:
+                meta = dict(self._collection(corpus).metadata or {})
+                meta["revision"] = PENDING + uuid.uuid4().hex[:12]  # readers stop trusting their BM25 index before it goes stale
+                col.modify(metadata=_writable_metadata(meta))
             vectors = self._embedder.embed([p.indexed_text for p in fresh])
             col.upsert(
                 ids=[p.id for p in fresh],

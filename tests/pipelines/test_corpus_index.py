@@ -186,15 +186,43 @@ def test_passages_rewritten_by_another_process_are_searched_as_they_are_now(inde
         assert "330 metres" not in index.search("notes", "Eiffel Tower", k=1, mode=mode)[0].passage.text  # type: ignore[arg-type]
 
 
-def test_a_search_lists_no_corpora_and_counts_once(index: CorpusIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_search_neither_lists_corpora_nor_counts_passages(index: CorpusIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Listing every collection and counting one (a scan of its passages) cost more than the rest of a search at 10,000 passages.
     index.ingest("lib", library(tmp_path))
     index.ingest("notes", notes(tmp_path))
     calls = {"list": 0, "count": 0}
-    client = index._client
-    listing, counting = client.list_collections, type(index._collection("lib")).count
+    client, collection_type = index._client, type(index._collection("lib"))
+    listing, counting = client.list_collections, collection_type.count
     monkeypatch.setattr(client, "list_collections", lambda *a, **kw: calls.__setitem__("list", calls["list"] + 1) or listing(*a, **kw))
-    monkeypatch.setattr(
-        type(index._collection("lib")), "count", lambda self: calls.__setitem__("count", calls["count"] + 1) or counting(self)
-    )
-    index.search("lib", "sourdough starter", k=2)
-    assert calls == {"list": 0, "count": 1}
+    monkeypatch.setattr(collection_type, "count", lambda self: calls.__setitem__("count", calls["count"] + 1) or counting(self))
+    for mode in ("hybrid", "dense", "lexical"):
+        assert index.search("lib", "sourdough starter", k=2, mode=mode)  # type: ignore[arg-type]
+    assert calls == {"list": 0, "count": 0}
+
+
+def test_passages_of_an_ingestion_cut_short_are_searched_until_it_is_finished(
+    index: CorpusIndex, tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from pipelines.tools import corpus_index
+
+    index.ingest("lib", library(tmp_path))
+    assert index.search("lib", "sourdough", k=1, mode="lexical")[0].passage.doc_id == "bread"  # its BM25 index is now cached
+    codes = tmp_path / "codes.txt"
+    codes.write_text("The door code is quokka7. Nobody else knows it.")
+    other = CorpusIndex(AppSettings(data_dir=tmp_path), embedder)  # as another process would
+    write_batch = corpus_index.CorpusIndex._add_batch
+
+    def write_then_die(self: CorpusIndex, *args: object, **kwargs: object) -> tuple[int, int]:
+        write_batch(self, *args, **kwargs)  # type: ignore[arg-type]
+        raise KeyboardInterrupt  # cut short after its first batch, before the final revision
+
+    monkeypatch.setattr(corpus_index.CorpusIndex, "_add_batch", write_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        other.ingest("lib", chunk_documents(FileLoader([codes]).load_documents()))
+    monkeypatch.undo()
+    assert index._collection("lib").metadata["revision"].startswith(corpus_index.PENDING)
+    for mode in ("lexical", "hybrid"):
+        assert index.search("lib", "quokka7", k=1, mode=mode)[0].passage.doc_id == "codes"  # type: ignore[arg-type]
+    other.ingest("lib", chunk_documents(FileLoader([codes]).load_documents()))  # adds nothing, but finishes the revision
+    assert not index._collection("lib").metadata["revision"].startswith(corpus_index.PENDING)
+    assert index.search("lib", "quokka7", k=1, mode="lexical")[0].passage.doc_id == "codes"
