@@ -11,7 +11,10 @@ sees the same load, and prints p50 and p95 per condition:
   cache: a repeated query costs no embedding in the app);
 - ``before, index side``/``after, index side``: the same searches given the claim's vector
   computed beforehand: the index alone (Chroma, BM25, fusion, reading the hits);
-- ``MiniLM query embedding``: the claim embedded alone (one thread, as in a search).
+- ``MiniLM query embedding``: the claim embedded alone (one thread, as in a search), and
+  ``..., torch's default threads``: the same with ``SINGLE_THREAD_UP_TO`` off, to check that
+  choice (an earlier version of this benchmark timed it with the second condition's query
+  vector already in the embedding cache, so its figures did not show it).
 
 Both searches must return the same hits (passages, order and scores): every claim is
 compared in the timed mode, and also in every mode at k=3 and k=10; the count that differ
@@ -34,6 +37,7 @@ from bench.baseline import baseline_module, same_hits
 from bench.retrieval_quality import load_claims, percentile
 from pipelines.config import AppSettings
 from pipelines.runner import Services
+from pipelines.tools import embeddings
 from pipelines.tools.corpus_index import SEARCH_MODES, CorpusIndex, SearchMode
 from pipelines.tools.embeddings import Embedder
 
@@ -91,7 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     for index in searches.values():
         index.search(CORPUS, "warm-up query", 3, mode=mode)
-    conditions = [*searches, "MiniLM query embedding"]
+    one_thread, default_threads = "MiniLM query embedding", "MiniLM query embedding, torch's default threads"
+    conditions = [*searches, one_thread, default_threads]
     ms: dict[str, list[float]] = {name: [] for name in conditions}
     hits: dict[str, list[object]] = {name: [] for name in searches}
     load_start = os.getloadavg()
@@ -100,8 +105,15 @@ def main(argv: list[str] | None = None) -> None:
             started = time.perf_counter()
             if name in searches:
                 hits[name].append(searches[name].search(CORPUS, claim, 3, mode=mode))
-            else:
+            elif name == one_thread:
                 minilm.embed([claim])
+            else:
+                single, embeddings.SINGLE_THREAD_UP_TO = embeddings.SINGLE_THREAD_UP_TO, 0
+                started = time.perf_counter()
+                try:
+                    minilm.embed([claim])
+                finally:
+                    embeddings.SINGLE_THREAD_UP_TO = single
             ms[name].append((time.perf_counter() - started) * 1000)
     load_end = os.getloadavg()
     names = list(searches)
