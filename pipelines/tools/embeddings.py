@@ -15,8 +15,9 @@ from pipelines.errors import DebateDeskError
 
 # A call with at most this many texts (a search query, a claim) runs torch on one thread.
 # On a busy machine (2 cores shared with other jobs) a one-query embedding on torch's default
-# threads waits for a core it cannot get: measured side by side on the Check-COVID dev claims,
-# one thread cut it from p50 547 ms to 104 ms. Big batches (ingestion) keep every thread.
+# threads waits for a core it cannot get: measured side by side on the 160 Check-COVID dev
+# claims (bench/query_latency.py), one thread took p50 26.6 ms where the default threads took
+# 131.4 ms. Big batches (ingestion) keep every thread.
 SINGLE_THREAD_UP_TO = 8
 
 
