@@ -318,7 +318,7 @@ class CorpusIndex:
                 unknown.append(pid)
             else:
                 into.doc_of[pid] = index.doc_ids[row]
-        if unknown:  # only if the collection changed between our count and this query (another process ingesting)
+        if unknown:  # passages written after our BM25 index was built: another process is ingesting (the revision is pending)
             got = col.get(ids=unknown, include=["metadatas"])
             for pid, meta in zip(got["ids"], got.get("metadatas") or [], strict=False):
                 into.doc_of[pid] = str((meta or {}).get("doc_id", pid))
