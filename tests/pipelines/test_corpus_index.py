@@ -226,3 +226,16 @@ def test_passages_of_an_ingestion_cut_short_are_searched_until_it_is_finished(
     other.ingest("lib", chunk_documents(FileLoader([codes]).load_documents()))  # adds nothing, but finishes the revision
     assert not index._collection("lib").metadata["revision"].startswith(corpus_index.PENDING)
     assert index.search("lib", "quokka7", k=1, mode="lexical")[0].passage.doc_id == "codes"
+
+
+def test_a_dense_candidate_the_bm25_index_lacks_still_gets_its_document(index: CorpusIndex, tmp_path: Path) -> None:
+    from pipelines.tools.lexical import LexicalIndex
+
+    index.ingest("lib", library(tmp_path))
+    full = index._lexical_index("lib", index._collection("lib"), index._collection("lib").metadata["revision"])
+    keep = [i for i, doc in enumerate(full.doc_ids) if doc != "vaccines"]  # as if written after the index was built
+    index._lexical["lib"] = LexicalIndex.build(
+        [full.ids[i] for i in keep], [full.doc_ids[i] for i in keep], [["bridg"], ["bread"]][: len(keep)], full.revision
+    )
+    hit = index.search("lib", "Are vaccinated people less often ill?", k=1, mode="dense")[0]
+    assert hit.passage.doc_id == "vaccines" and "measles" in hit.passage.text
