@@ -128,7 +128,9 @@ async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
     )
     found = await retrieve(ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="corpus", k=cfg.radar.top_k, with_rewrites=True)
     if use_web:
-        found += await retrieve(ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="web", k=cfg.radar.web_results, with_rewrites=True)
+        found += await retrieve(
+            ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="web", k=cfg.radar.web_results, with_rewrites=True
+        )
     ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(found)} shared evidence items"))
     return found
 
