@@ -67,4 +67,4 @@ def test_pool_recall_runs_a_protocol_over_claims(slice_: tuple[list[Claim], list
     config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
     result = pool_recall("single", claims[:3], services, config)
     assert result.claims == 3 and result.failed == 0 and 0 <= result.recall <= 1 and result.documents >= 1
-    assert result.line().startswith("| single | 3 |")
+    assert result.line().startswith("| single | 0 | 3 |")
