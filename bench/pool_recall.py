@@ -1,13 +1,13 @@
 """Pool recall: is a claim's deciding abstract anywhere in a protocol's evidence pool when the run ends?
 
     .venv/bin/python bench/pool_recall.py --protocol single [--limit N] [--split dev] [--mode hybrid]
-        [--backend fake] [--data-dir /tmp/debatedesk-bench]
+        [--rewrites 0 --rewrites 2] [--backend fake] [--data-dir /tmp/debatedesk-bench]
 
 Runs the protocol on each Check-COVID claim (web search off, every role on ``--backend``,
 the fake one by default: instant, word overlap, not a model) against the check-covid corpus,
 and prints, from one run: pool recall (share of claims whose ``cord_id`` is among the
 documents of the evidence the run retrieved), the mean number of documents and passages in
-the pool, and seconds per claim. The index is built in ``--data-dir`` on first use and reused.
+the pool, and seconds per claim; each ``--rewrites`` value (``retrieval.rewrites``) is a row. The index is built in ``--data-dir`` on first use and reused.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pipelines.runner import Services, stream_run
 @dataclass(frozen=True)
 class PoolRecall:
     protocol: str
+    rewrites: int
     claims: int
     found: int
     documents: float
@@ -42,13 +43,14 @@ class PoolRecall:
 
     def line(self) -> str:
         return (
-            f"| {self.protocol} | {self.claims} | {self.recall:.3f} | {self.documents:.1f} | {self.passages:.1f} | "
+            f"| {self.protocol} | {self.rewrites} | {self.claims} | {self.recall:.3f} | {self.documents:.1f} | {self.passages:.1f} | "
             f"{self.seconds:.2f} | {self.failed} |"
         )
 
 
 HEADER = (
-    "| protocol | claims | pool recall | documents in pool | passages in pool | s per claim | failed runs |\n|---|---|---|---|---|---|---|"
+    "| protocol | rewrites | claims | pool recall | documents in pool | passages in pool | s per claim | failed runs |\n"
+    "|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -70,7 +72,9 @@ def pool_recall(protocol: str, claims: list[Claim], services: Services, config: 
         documents += len(pool_docs)
         passages += len(pool_passages)
     n = max(len(claims), 1)
-    return PoolRecall(protocol, len(claims), found, documents / n, passages / n, (time.perf_counter() - started) / n, failed)
+    return PoolRecall(
+        protocol, config.retrieval.rewrites, len(claims), found, documents / n, passages / n, (time.perf_counter() - started) / n, failed
+    )
 
 
 def fake_services(data_dir: Path, checkcovid_dir: Path) -> Services:
@@ -87,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--split", default="dev", choices=["dev", "train"])
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "lexical"])
+    parser.add_argument("--rewrites", type=int, action="append", help="retrieval.rewrites (repeatable: one row each); default 0")
     parser.add_argument("--backend", default="fake", help="every role's backend (fake unless you mean to wait for a real model)")
     parser.add_argument("--checkcovid-dir", type=Path, default=AppSettings().checkcovid_dir)
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/debatedesk-bench"))
@@ -107,7 +112,9 @@ def main(argv: list[str] | None = None) -> None:
     config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False, "mode": args.mode})})
     print(HEADER)
     for protocol in args.protocol or ["single"]:
-        print(pool_recall(protocol, claims, services, config).line(), flush=True)
+        for rewrites in args.rewrites or [0]:
+            retrieval = config.retrieval.model_copy(update={"rewrites": rewrites})
+            print(pool_recall(protocol, claims, services, config.model_copy(update={"retrieval": retrieval})).line(), flush=True)
 
 
 if __name__ == "__main__":

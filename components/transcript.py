@@ -60,6 +60,7 @@ class RunView:
         self.score_slots: dict[str, Any] = {}
         self.scores: dict[str, dict[str, ScoreComputed]] = {}
         self.queries: dict[tuple[str, int], QueryIssued] = {}
+        self.also_searched: dict[tuple[str, int], list[str]] = {}  # later queries of that turn: the claim's rewrites, a checker's extras
         self.fallbacks: dict[tuple[str, int], str] = {}
         self.rounds: set[int] = set()
         self.round_boxes: dict[int, Any] = {}
@@ -103,7 +104,10 @@ class RunView:
             case RoundStarted(round=number):
                 self._round(number)
             case QueryIssued():
-                self.queries.setdefault((evt.agent, evt.round), evt)  # the agent's own query, not the checker's extras
+                first = self.queries.setdefault((evt.agent, evt.round), evt)  # the agent's own query, not the checker's extras
+                more = self.also_searched.setdefault((evt.agent, evt.round), [])
+                if evt is not first and evt.query != first.query and evt.query not in more:
+                    more.append(evt.query)
                 mark = " (rewritten)" if evt.rewritten else ""
                 self._log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
             case EvidenceRetrieved(evidence=e):
@@ -210,6 +214,9 @@ class RunView:
                 tool += f" (web unavailable: {escape_markdown(fallback)} instead)"
             mark = " **(rewritten)**" if query.rewritten else ""
             header += f" · {tool} · query{mark}: “{escape_markdown(query.query)}”"
+            more = self.also_searched.get((agent, number))
+            if more:
+                header += " · also searched: " + "; ".join(f"“{escape_markdown(q)}”" for q in more)
         return header
 
     def _render_scores(self, turn_id: str) -> None:

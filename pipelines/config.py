@@ -82,6 +82,13 @@ class RetrievalConfig(BaseModel):
         title="Search mode",
         description="hybrid (meaning and words, fused: the best on Check-COVID), dense (meaning only, MiniLM) or lexical (words only, BM25).",
     )
+    rewrites: int = Field(
+        default=0,
+        ge=0,
+        le=5,
+        title="Query rewrites",
+        description="Before the first search for the claim, the model rewrites it into this many search queries; each is searched as well and keeps its own top results, so more documents reach the pool (one extra model call per run).",
+    )
     rerank: Literal["none", "sentences", "judge"] = Field(
         default="none",
         title="Rerank",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ class RunContext:
     reviewer: Reviewer | None = None
     reserved_ids: dict[str, str] = field(default_factory=dict)  # resume: evidence key -> the id it had before
     llm_factory: LLMFactory | None = None
+    rewrites: asyncio.Future[list[str]] | None = None  # the claim's rewrites, written once per run (retrieval.rewrites)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def llm(self, role: str) -> LLM:

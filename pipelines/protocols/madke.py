@@ -76,9 +76,9 @@ async def _build_pool(ctx: RunContext) -> list[Evidence]:
     )
     pool: list[Evidence] = []
     if cfg.madke.corpus_k:
-        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="corpus", k=cfg.madke.corpus_k)
+        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="corpus", k=cfg.madke.corpus_k, with_rewrites=True)
     if use_web:
-        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="web", k=cfg.madke.web_k)
+        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="web", k=cfg.madke.web_k, with_rewrites=True)
     ctx.emit(StageCompleted(stage="knowledge pool", detail=f"{len(pool)} items shared by both debaters"))
     return pool
 

@@ -71,7 +71,7 @@ from pipelines.stages.admissibility import assess_admissibility, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
 from pipelines.stages.novelty import filter_novel
 from pipelines.stages.panel import PANEL_LABELS, Ballot, JudgeSeat, convene_panel, majority_vote
-from pipelines.stages.retrieval import format_evidence, retrieve
+from pipelines.stages.retrieval import claim_rewrites, format_evidence, retrieve
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -94,6 +94,7 @@ DEFENSE = CourtRole(
 )
 PRESIDING_JUDGE = CourtRole("Presiding judge", "You run the court: refine queries, rule on experts, decide when to deliberate.", "judge")
 CRITIC = CourtRole("Critic", "You score both sides after each round and say when the debate is resolved.", "scorer")
+REWRITES = "Claim rewrite"  # the agent name on searches for the claim's rewrites (retrieval.rewrites)
 EXPERT_WITNESS = CourtRole("Expert witness", "You testify neutrally from your field.", "debater")
 PANEL = (
     CourtRole(
@@ -206,6 +207,8 @@ async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None
     found: list[Evidence] = []
     for i, premise in enumerate(court.premises, start=1):
         found += await retrieve(ctx, agent=f"Premise {i}", round=0, query=premise, tool="corpus", k=cfg.premise_top_k)
+    for rewrite in await claim_rewrites(ctx):  # retrieval.rewrites: the claim put as search queries (none by default)
+        found += await retrieve(ctx, agent=REWRITES, round=0, query=rewrite, tool="corpus", k=cfg.premise_top_k, rewritten=True)
 
     async def stance_query(counsel: CourtRole) -> str:
         messages = load_prompt("proclaim_stance_query").render(

@@ -126,9 +126,11 @@ async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
             detail=f"top {cfg.radar.top_k} passages for the claim" + (" and the web" if use_web else "") + ", shared by all agents",
         )
     )
-    found = await retrieve(ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="corpus", k=cfg.radar.top_k)
+    found = await retrieve(ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="corpus", k=cfg.radar.top_k, with_rewrites=True)
     if use_web:
-        found += await retrieve(ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="web", k=cfg.radar.web_results)
+        found += await retrieve(
+            ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="web", k=cfg.radar.web_results, with_rewrites=True
+        )
     ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(found)} shared evidence items"))
     return found
 

@@ -196,7 +196,7 @@ async def _debate_turn(
     found: dict[str, Evidence] = {}
     queries = [(me.query, me.rewritten), *((q, False) for q in me.extra_queries if q != me.query)]
     me.extra_queries = ()
-    for query, rewritten in queries:
+    for position, (query, rewritten) in enumerate(queries):
         for e in await retrieve(
             ctx,
             agent=role.name,
@@ -206,6 +206,7 @@ async def _debate_turn(
             k=role.top_k(cfg),
             rewritten=rewritten,
             fallback_to_corpus=role.fallback_to_corpus,
+            with_rewrites=number == 1 and position == 0,  # round 1 searches for the claim: its rewrites join
         ):
             found[e.id] = e
     added = [e for e in ctx.pool.values() if e.source == "user"]

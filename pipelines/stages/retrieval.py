@@ -7,8 +7,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
-from pipelines.events import EvidenceRetrieved, QueryIssued, StageFailed, WebResultsFiltered, WebSearchUnavailable
+from pipelines.events import (
+    EvidenceRetrieved,
+    QueryIssued,
+    StageCompleted,
+    StageFailed,
+    StageStarted,
+    WebResultsFiltered,
+    WebSearchUnavailable,
+)
 from pipelines.models import Evidence
+from pipelines.stages.query_formulation import formulate_queries
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
 from pipelines.tools.corpus_index import Hit
 from pipelines.tools.web import filtered, source_policy
@@ -30,14 +39,87 @@ async def retrieve(
     rewritten: bool = False,
     fallback_to_corpus: bool = False,
     extra_queries: Sequence[str] = (),
+    with_rewrites: bool = False,
 ) -> list[Evidence]:
     """Search with ``tool`` and return the items found, each added to the run's pool once.
 
     Corpus search uses the run's search mode (hybrid by default) and rerank;
-    ``extra_queries`` (rewrites, premises) are searched together with ``query`` and fused.
-    When the web is unavailable a WebSearchUnavailable event says so; with
+    ``extra_queries`` (a checker's additions) are searched together with ``query`` and fused.
+    ``with_rewrites`` marks a search for the claim itself: the run's model-written rewrites
+    of the claim (``retrieval.rewrites`` of them) are then searched too, each keeping its own
+    top ``k``. When the web is unavailable a WebSearchUnavailable event says so; with
     ``fallback_to_corpus`` the same query then goes to the corpus instead.
     """
+    found = await _retrieve_one(
+        ctx,
+        agent=agent,
+        round=round,
+        query=query,
+        tool=tool,
+        k=k,
+        rewritten=rewritten,
+        fallback_to_corpus=fallback_to_corpus,
+        extra_queries=extra_queries,
+    )
+    if with_rewrites:
+        for rewrite in await claim_rewrites(ctx):
+            if same_query(rewrite, query):
+                continue
+            more = await _retrieve_one(
+                ctx, agent=agent, round=round, query=rewrite, tool=tool, k=k, rewritten=True, fallback_to_corpus=fallback_to_corpus
+            )
+            found += [e for e in more if all(e.id != f.id for f in found)]
+    return found
+
+
+async def claim_rewrites(ctx: RunContext) -> list[str]:
+    """The claim rewritten into ``retrieval.rewrites`` search queries by the debater model, once per run.
+
+    Agents that search at the same time share the one call. A model that gives nothing
+    usable leaves no rewrites (a StageFailed event says why): the claim is still searched.
+    """
+    n = ctx.config.retrieval.rewrites
+    if n <= 0:
+        return []
+    if ctx.rewrites is None:
+        ctx.rewrites = asyncio.ensure_future(_write_rewrites(ctx, n))
+    return list(await asyncio.shield(ctx.rewrites))
+
+
+async def _write_rewrites(ctx: RunContext, n: int) -> list[str]:
+    stage = "query rewrites"
+    ctx.emit(StageStarted(stage=stage, detail=f"the model rewrites the claim into {n} search quer{'y' if n == 1 else 'ies'}"))
+
+    def failed(reason: str) -> None:
+        ctx.emit(StageFailed(stage=stage, reason=reason))
+
+    try:
+        queries = await formulate_queries(ctx.llm("debater"), ctx.claim.text, n=n, on_failure=failed)
+    except BackendUnavailableError as exc:
+        failed(f"{exc}; searching with the claim itself")
+        return []
+    rewrites = [q for q in queries[1:] if not same_query(q, ctx.claim.text)]
+    ctx.emit(StageCompleted(stage=stage, detail="; ".join(rewrites) if rewrites else "none usable"))
+    return rewrites
+
+
+def same_query(a: str, b: str) -> bool:
+    """Two queries that differ only in case and spacing are the same search."""
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+async def _retrieve_one(
+    ctx: RunContext,
+    *,
+    agent: str,
+    round: int,
+    query: str,
+    tool: Tool,
+    k: int,
+    rewritten: bool,
+    fallback_to_corpus: bool,
+    extra_queries: Sequence[str] = (),
+) -> list[Evidence]:
     ctx.emit(QueryIssued(agent=agent, round=round, query=query, tool=tool, rewritten=rewritten))
     if tool == "web":
         try:

@@ -67,4 +67,25 @@ def test_pool_recall_runs_a_protocol_over_claims(slice_: tuple[list[Claim], list
     config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
     result = pool_recall("single", claims[:3], services, config)
     assert result.claims == 3 and result.failed == 0 and 0 <= result.recall <= 1 and result.documents >= 1
-    assert result.line().startswith("| single | 3 |")
+    assert result.line().startswith("| single | 0 | 3 |")
+
+
+def test_the_rewrites_benchmark_compares_every_ranking_on_the_fake_model(
+    slice_: tuple[list[Claim], list[Document]], rows: list[Row], data_dir: Path
+) -> None:
+    from bench.query_rewrites import measure, sample, table
+    from pipelines.llm.client import LLM
+    from pipelines.llm.fake import FakeChatModel
+
+    claims, _ = slice_
+    services = fake_services(data_dir, CHECK_COVID)  # the index the rows fixture built
+    llm = LLM(FakeChatModel(), role="judge", model_name="fake")
+    chosen = sample(claims, 4)
+    assert [c.id for c in chosen] == [c.id for c in claims[::5][:4]]
+    found = [measure(services.index, llm, claim, rewrites=2, judge=i == 0) for i, claim in enumerate(chosen)]
+    assert found[0].judged and found[1].judged is None
+    assert all(len(f.each) >= 2 and f.alone and f.fused for f in found)  # the claim, then the fake's rewrite
+    lines = table(found).splitlines()
+    assert len(lines) == 2 + 3 + 2 and lines[-1].startswith("judge rerank of the claim's top 20, 1 claims: R@3 ")
+    for line in lines[2:5]:
+        assert len([c for c in line.strip("|").split("|") if c.strip()]) == 6, line

@@ -91,3 +91,34 @@ def test_text_from_pages_models_and_scorers_is_shown_as_text() -> None:
     assert "evil" in joined, "the hostile text is there, as text"
     for element in rendered:
         assert "<script>" not in element and "](http" not in element and "![" not in element and ":red[" not in element
+
+
+def render_turn_with_rewrites() -> None:
+    """A debater's round-1 search for the claim, then the claim's two rewrites (retrieval.rewrites), then its answer."""
+    from components.transcript import replay
+    from pipelines.events import QueryIssued, RoundStarted, RunStarted, TurnCompleted
+    from pipelines.models import Turn
+
+    replay(
+        [
+            RunStarted(run_id="x", claim="Masks reduce transmission", protocol="toolmad"),
+            RoundStarted(round=1),
+            QueryIssued(agent="RAG", round=1, query="masks transmission", tool="corpus"),
+            QueryIssued(agent="RAG", round=1, query="face covering efficacy", tool="corpus", rewritten=True),
+            QueryIssued(agent="RAG", round=1, query="surgical mask trial", tool="corpus", rewritten=True),
+            QueryIssued(agent="Search", round=1, query="masks transmission", tool="web"),
+            TurnCompleted(turn=Turn(id="RAG-r1", agent="RAG", round=1, text="An answer.\nLabel: SUPPORTS", label="SUPPORTS")),
+            TurnCompleted(turn=Turn(id="Search-r1", agent="Search", round=1, text="Another.\nLabel: SUPPORTS", label="SUPPORTS")),
+        ]
+    )
+
+
+def test_a_turn_header_names_every_query_the_agent_searched() -> None:
+    at = AppTest.from_function(render_turn_with_rewrites, default_timeout=60)
+    at.run()
+    assert not at.exception
+    headers = [m.value for m in at.markdown if m.value.startswith("**")]
+    rag = next(h for h in headers if h.startswith("**RAG**"))
+    assert "query: “masks transmission” · also searched: “face covering efficacy”; “surgical mask trial”" in rag
+    search = next(h for h in headers if h.startswith("**Search**"))
+    assert "also searched" not in search
