@@ -32,7 +32,7 @@ from pipelines.models import Evidence, Label, Turn, Verdict
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, Review, RunContext, register_protocol
 from pipelines.stages.argument import stream_turn, strip_label_line
-from pipelines.stages.retrieval import Tool, format_evidence, retrieve
+from pipelines.stages.retrieval import Tool, format_evidence, retrieve, same_query
 from pipelines.stages.scoring import AnswerScores, Thresholds, score_answer
 
 JUDGE = "Judge"
@@ -168,12 +168,8 @@ async def _next_query(ctx: RunContext, me: DebaterState, opponent: DebaterState,
         failed(stage, exc, "keeping the previous query")
         proposed = previous
     me.query = proposed or previous
-    me.rewritten = _changed(previous, me.query)
+    me.rewritten = not same_query(previous, me.query)
     ctx.emit(StageCompleted(stage=stage, detail=("rewritten: " if me.rewritten else "kept: ") + me.query))
-
-
-def _changed(before: str, after: str) -> bool:
-    return " ".join(before.lower().split()) != " ".join(after.lower().split())
 
 
 def _apply_review(review: Review, debaters: list[DebaterState]) -> None:
@@ -182,7 +178,7 @@ def _apply_review(review: Review, debaters: list[DebaterState]) -> None:
         edited = (review.queries.get(d.role.name) or "").strip()
         if edited and edited != d.query:
             d.query = edited
-            d.rewritten = _changed(d.queries[max(d.queries)], edited) if d.queries else True
+            d.rewritten = not same_query(d.queries[max(d.queries)], edited) if d.queries else True
         d.extra_queries = tuple(q.strip() for q in review.extra_queries if q.strip())
 
 
