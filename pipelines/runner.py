@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import queue
 import threading
 import traceback
 import uuid
@@ -108,7 +109,8 @@ class Services:
             response_cache=DiskResponseCache(settings.data_dir / "cache" / "responses"),
         )
         if services.store is not None:
-            services.memory = EvidenceMemory(services.store.engine, embedder)
+            # Through the cache too: the claim a memory recall embeds, and the evidence it keeps, were often embedded already.
+            services.memory = EvidenceMemory(services.store.engine, cached)
         services.builtin_corpora = {
             "demo": DemoLoader,
             "check-covid": lambda: CheckCovidLoader(settings.checkcovid_dir),
@@ -380,13 +382,14 @@ def _launch(
     redact = Redactor(handle.config.secrets())
     journal.redact = redact.text
     dedupe = EventDeduper(recorded)
+    writer = EventWriter(store, run_id) if store is not None else None
 
     def emit(evt: Event) -> None:
         kept = dedupe.admit(redact.event(evt))
         if kept is None:
             return
-        if store is not None:
-            store.append(run_id, kept)
+        if writer is not None:
+            writer.put(kept)
         handle.push(kept)
 
     def worker() -> None:
@@ -397,6 +400,8 @@ def _launch(
             threading.Thread(target=_heartbeat, args=(store, run_id, stop_beat), name=f"beat-{run_id}", daemon=True).start()
         try:
             asyncio.run(execute(handle.claim, handle.config, services, emit, run_id, journal=journal, gate=handle.gate, recorded=recorded))
+            if writer is not None:
+                writer.flush()  # a store that failed to take an event fails the run, as when events were written inline
             status = "completed"
         except RunInterruptedError as exc:
             status = "interrupted"
@@ -409,6 +414,8 @@ def _launch(
             error = exc
         finally:
             stop_beat.set()
+            if writer is not None:
+                writer.close()  # every event is stored before the run is marked finished and its stream ends
             if store is not None:
                 store.finish(run_id, status)  # type: ignore[arg-type]
                 store.release_run(run_id)
@@ -420,6 +427,69 @@ def _launch(
         emit(evt)
     handle.thread = threading.Thread(target=worker, name=f"run-{run_id}", daemon=True)
     handle.thread.start()
+
+
+class EventWriter:
+    """Stores a run's events in order on a thread of its own, so the run's event loop never waits on the database.
+
+    Writing each event inline cost 1-2 ms of the loop per event (more on a busy machine),
+    and a streamed answer emits dozens: time the protocol's next step could not start in.
+    Events are stored in the order they were emitted, those that queued up during a write
+    together in the next transaction; ``close`` waits for the last one, so
+    a finished run's record is complete before its status changes and its stream ends.
+    A failed write is kept and raised by ``flush`` (the run then fails, as it did when the
+    write was inline); later events are not written after one failed.
+    """
+
+    _STOP = object()
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self._store = store
+        self._run_id = run_id
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._idle = threading.Condition()
+        self._pending = 0
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._drain, name=f"events-{run_id}", daemon=True)
+        self._thread.start()
+
+    def put(self, evt: Event) -> None:
+        with self._idle:
+            self._pending += 1
+        self._queue.put(evt)
+
+    def flush(self) -> None:
+        """Wait until every event put so far is stored; raise the error of a failed write."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._pending == 0)
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(self._STOP)
+            self._thread.join()
+
+    def _drain(self) -> None:
+        stopping = False
+        while not stopping:
+            batch = [self._queue.get()]
+            while True:  # what queued up while the last batch was written goes in one transaction
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stopping = any(item is self._STOP for item in batch)
+            events = [item for item in batch if isinstance(item, Event)]
+            if events and self.error is None:
+                try:
+                    self._store.append_many(self._run_id, events)
+                except Exception as exc:  # handed to the run's thread by flush
+                    log.error("storing events of run %s failed: %s", self._run_id, exc)
+                    self.error = exc
+            with self._idle:
+                self._pending -= len(events)
+                self._idle.notify_all()
 
 
 def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: float = 30.0) -> None:
