@@ -322,11 +322,9 @@ def start_run(claim_text: str, config: RunConfig, services: Services, run_id: st
     handle = RunHandle(run_id, claim, config, gate)
     if store is not None:
         store.create_run(run_id, claim.text, config.protocol, config.snapshot())
-    journal = Journal(store, run_id)
     _launch(
         handle,
         services,
-        journal,
         attempt_events=[RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=config.snapshot())],
     )
     return handle
@@ -362,8 +360,13 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
     attempt = store.reopen(run_id)
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, Claim(text=summary.claim), config, gate, recorded)
-    journal = Journal.load(store, run_id)
-    _launch(handle, services, journal, attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded))], recorded=recorded)
+    _launch(
+        handle,
+        services,
+        attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded))],
+        recorded=recorded,
+        answers=store.journal(run_id),
+    )
     return handle
 
 
@@ -375,14 +378,21 @@ def _gate_for(config: RunConfig, store: RunStore | None, run_id: str) -> StepGat
 
 
 def _launch(
-    handle: RunHandle, services: Services, journal: Journal, *, attempt_events: list[Event], recorded: Sequence[Event] = ()
+    handle: RunHandle,
+    services: Services,
+    *,
+    attempt_events: list[Event],
+    recorded: Sequence[Event] = (),
+    answers: dict[tuple[str, str], list[str]] | None = None,
 ) -> None:
+    """Start the run's thread; ``recorded`` and ``answers`` are a resumed run's stored events and journal."""
     store = services.store
     run_id = handle.run_id
     redact = Redactor(handle.config.secrets())
-    journal.redact = redact.text
     dedupe = EventDeduper(recorded)
     writer = EventWriter(store, run_id) if store is not None else None
+    journal = Journal(writer, run_id, answers)
+    journal.redact = redact.text
 
     def emit(evt: Event) -> None:
         kept = dedupe.admit(redact.event(evt))
@@ -430,15 +440,15 @@ def _launch(
 
 
 class EventWriter:
-    """Stores a run's events in order on a thread of its own, so the run's event loop never waits on the database.
+    """Stores a run's events and journal entries in order on a thread of its own, so the run's event loop never waits on the database.
 
-    Writing each event inline cost 1-2 ms of the loop per event (more on a busy machine),
-    and a streamed answer emits dozens: time the protocol's next step could not start in.
-    Events are stored in the order they were emitted, those that queued up during a write
-    together in the next transaction; ``close`` waits for the last one, so
+    Writing inline cost the loop 1-2 ms an event and 3-5 ms a journal entry (more on a busy
+    machine), and a streamed answer emits dozens of events: time the protocol's next step
+    could not start in. Items are stored in the order they were put, the events that queued
+    up during a write together in the next transaction; ``close`` waits for the last one, so
     a finished run's record is complete before its status changes and its stream ends.
     A failed write is kept and raised by ``flush`` (the run then fails, as it did when the
-    write was inline); later events are not written after one failed.
+    write was inline); nothing more is written after one failed.
     """
 
     _STOP = object()
@@ -454,9 +464,16 @@ class EventWriter:
         self._thread.start()
 
     def put(self, evt: Event) -> None:
+        self._enqueue(evt)
+
+    def journal_put(self, run_id: str, kind: str, key: str, payload: str) -> None:
+        """The run journal's sink (the RunStore method of the same name, queued)."""
+        self._enqueue(_JournalEntry(run_id, kind, key, payload))
+
+    def _enqueue(self, item: Event | _JournalEntry) -> None:
         with self._idle:
             self._pending += 1
-        self._queue.put(evt)
+        self._queue.put(item)
 
     def flush(self) -> None:
         """Wait until every event put so far is stored; raise the error of a failed write."""
@@ -480,16 +497,38 @@ class EventWriter:
                 except queue.Empty:
                     break
             stopping = any(item is self._STOP for item in batch)
-            events = [item for item in batch if isinstance(item, Event)]
-            if events and self.error is None:
+            items = [item for item in batch if item is not self._STOP]
+            if self.error is None:
                 try:
-                    self._store.append_many(self._run_id, events)
+                    self._write(items)
                 except Exception as exc:  # handed to the run's thread by flush
                     log.error("storing events of run %s failed: %s", self._run_id, exc)
                     self.error = exc
             with self._idle:
-                self._pending -= len(events)
+                self._pending -= len(items)
                 self._idle.notify_all()
+
+    def _write(self, items: list[object]) -> None:
+        events: list[Event] = []
+        for item in items:
+            if isinstance(item, Event):
+                events.append(item)
+                continue
+            if events:
+                self._store.append_many(self._run_id, events)
+                events = []
+            assert isinstance(item, _JournalEntry)
+            self._store.journal_put(item.run_id, item.kind, item.key, item.payload)
+        if events:
+            self._store.append_many(self._run_id, events)
+
+
+@dataclass(frozen=True)
+class _JournalEntry:
+    run_id: str
+    kind: str
+    key: str
+    payload: str
 
 
 def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: float = 30.0) -> None:

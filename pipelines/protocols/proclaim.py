@@ -231,7 +231,7 @@ async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None
         return _clean_query(answer.query if answer else "", ctx.claim.text)
 
     # The counsels' queries rest on the premises, not on what the premises found: both at once.
-    found, *queries = await asyncio.gather(premise_passages(), *(stance_query(c) for c in COUNSELS))
+    found, queries = await asyncio.gather(premise_passages(), asyncio.gather(*(stance_query(c) for c in COUNSELS)))
     for counsel, query in zip(COUNSELS, queries, strict=True):
         found += await _search(ctx, agent=counsel.name, round=0, query=query, k=cfg.stance_top_k)
     candidates = list({e.id: e for e in found}.values())
