@@ -136,12 +136,23 @@ class Services:
 
     def chat_model(self, spec: ModelSpec) -> BaseChatModel:
         """One chat model per distinct spec (the embedded server is started once, then reused)."""
-        if self.chat_override is not None:
-            return self.chat_override
-        key = spec.model_dump_json(exclude={"api_key"}) + str(hash(spec.api_key.get_secret_value()))
+        built = self.built_chat_model(spec)
+        if built is not None:
+            return built
+        key = self._chat_key(spec)
         if key not in self.chat_models:
             self.chat_models[key] = build_chat_model(spec, self.settings)
         return self.chat_models[key]
+
+    def built_chat_model(self, spec: ModelSpec) -> BaseChatModel | None:
+        """The chat model for ``spec`` if it is built already (never starts anything)."""
+        if self.chat_override is not None:
+            return self.chat_override
+        return self.chat_models.get(self._chat_key(spec))
+
+    @staticmethod
+    def _chat_key(spec: ModelSpec) -> str:
+        return spec.model_dump_json(exclude={"api_key"}) + str(hash(spec.api_key.get_secret_value()))
 
     def web_search(self, config: RunConfig) -> WebSearch:
         """The run's web search, behind its source policy (so even a direct call never returns a refused site)."""
@@ -196,7 +207,8 @@ async def execute(
         announce = backend.name == "embedded" and not announced
         if announce:
             emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
-        chat = await asyncio.to_thread(services.chat_model, spec)
+        # Building a model can take long (the embedded server starts), so off the loop; one built before is at hand.
+        chat = services.built_chat_model(spec) or await asyncio.to_thread(services.chat_model, spec)
         if announce:
             emit(StageCompleted(stage="model"))
             announced.add(backend.name)
