@@ -208,7 +208,9 @@ async def execute(
         if announce:
             emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
         # Building a model can take long (the embedded server starts), so off the loop; one built before is at hand.
-        chat = services.built_chat_model(spec) or await asyncio.to_thread(services.chat_model, spec)
+        chat = services.built_chat_model(spec)
+        if chat is None:
+            chat = await asyncio.to_thread(services.chat_model, spec)
         if announce:
             emit(StageCompleted(stage="model"))
             announced.add(backend.name)
