@@ -456,7 +456,7 @@ def _launch(
 class EventWriter:
     """Stores a run's events and journal entries in order on a thread of its own, so the run's event loop never waits on the database.
 
-    Writing inline cost the loop 1-2 ms an event and 3-5 ms a journal entry (more on a busy
+    Writing inline cost the loop 1-2 ms an event and 1.5-4.5 ms a journal entry (more on a busy
     machine), and a streamed answer emits dozens of events: time the protocol's next step
     could not start in. Items are stored in the order they were put, the events that queued
     up during a write together in the next transaction; ``close`` waits for the last one, so
