@@ -6,16 +6,20 @@ Each protocol runs on the fake model with a fixed latency per call (the model's 
 then known exactly), with the run store on and web search off, as a desk would run it.
 
 Method. Every ModelCallCompleted event gives a call's interval: it ended at ``at`` and took
-``seconds`` (measured after the call got its concurrency slot). The critical path is the
-longest chain of calls in which each starts after the previous one ended (a weighted
-longest path over the intervals, sorted by end time): the time the run would take if
-everything but the model calls were free and the calls kept the order and overlap they
-had. ``wall / critical path`` is then what orchestration adds: retrieval, embedding,
-persisting events, thread hand-offs, and waiting for a slot. It does not catch two
-independent calls run one after the other (they look dependent); ``busy / critical`` and
-``peak`` (the most calls in flight at once) show how much the calls overlapped.
-Each protocol gets one untimed warm-up run first, so loading costs are not counted.
-Goal: wall / critical path <= 1.15.
+``seconds`` (measured after the call got its concurrency slot). The chains of calls are read
+from those intervals: a call follows another when it started after the other ended. The
+critical path is the longest such chain counted in *model time*: each call weighs the
+fake's latency, which is exactly what the model spent on it. (Until session 3 a call
+weighed its recorded ``seconds``; for a streamed answer that includes storing and
+forwarding every chunk after the fake's sleep, so orchestration time was counted as model
+time and the ratio flattered the protocols: the recorded-interval path is still printed,
+as ``crit rec``.) ``wall / critical path`` is then what orchestration adds: retrieval,
+embedding, persisting events, handling streamed chunks, thread hand-offs, waiting for a
+slot. It cannot catch two independent calls run one after the other (they look
+dependent): that needs reading the protocol (session 3 did, see the README);
+``busy / critical`` and ``peak`` (the most calls in flight at once) show how much the calls
+overlapped. Each protocol gets one untimed warm-up run first, so loading costs are not
+counted. Goal: wall / critical path <= 1.15.
 """
 
 from __future__ import annotations
@@ -44,13 +48,16 @@ CLAIMS = (
 GOAL = 1.15
 
 
-def critical_path(intervals: list[tuple[float, float]], slack: float = 0.005) -> float:
-    """Longest total duration of a chain of intervals, each starting after the previous one ended (within ``slack``)."""
+def critical_path(intervals: list[tuple[float, float]], slack: float = 0.005, weight: float | None = None) -> float:
+    """Longest total weight of a chain of intervals, each starting after the previous one ended (within ``slack``).
+
+    An interval weighs its length, or ``weight`` when given (the model's known time per call).
+    """
     ordered = sorted(intervals, key=lambda iv: iv[1])
     best: list[float] = []
     for i, (start, end) in enumerate(ordered):
         before = [best[j] for j in range(i) if ordered[j][1] <= start + slack]
-        best.append((end - start) + max(before, default=0.0))
+        best.append((end - start if weight is None else weight) + max(before, default=0.0))
     return max(best, default=0.0)
 
 
@@ -82,15 +89,18 @@ def measure(protocol: str, claim: str, services: Services, latency: float) -> di
     if isinstance(events[-1], RunFailed):
         raise SystemExit(f"{protocol} failed: {events[-1].reason}")
     calls = [(e.at - e.seconds, e.at) for e in events if isinstance(e, ModelCallCompleted)]
-    critical = critical_path(calls)
+    critical = critical_path(calls, weight=latency)
+    recorded = critical_path(calls)
     return {
         "calls": len(calls),
         "wall": wall,
         "critical": critical,
+        "recorded": recorded,
         "busy": union_length(calls),
         "serial": sum(end - start for start, end in calls),
         "peak": peak_in_flight(calls),
         "ratio": wall / critical if critical else float("nan"),
+        "ratio_recorded": wall / recorded if recorded else float("nan"),
     }
 
 
@@ -108,24 +118,27 @@ def main() -> None:
     protocols = [p for p in args.protocols.split(",") if p] or protocol_names()
     print(f"fake model latency {args.latency:.2f} s per call; {args.claims} claims per protocol; run store on; web search off")
     print(
-        f"{'protocol':<10} {'claim':>5} {'calls':>5} {'peak':>4} {'serial s':>9} {'critical s':>10} {'wall s':>7} {'wall/crit':>9} {'busy/crit':>9}"
+        f"{'protocol':<10} {'claim':>5} {'calls':>5} {'peak':>4} {'serial s':>9} {'critical s':>10} {'crit rec s':>10} "
+        f"{'wall s':>7} {'wall/crit':>9} {'wall/rec':>8} {'busy/rec':>8}"
     )
     verdicts = []
     for protocol in protocols:
         # One untimed run at zero latency first: what a protocol loads on first use (prompts,
         # the BM25 index, the memory table) is a start-up cost, not orchestration overhead.
         measure(protocol, CLAIMS[-1], services, 0.0)
-        ratios = []
+        ratios, recorded = [], []
         for i in range(args.claims):
             m = measure(protocol, CLAIMS[i % len(CLAIMS)], services, args.latency)
             ratios.append(m["ratio"])
+            recorded.append(m["ratio_recorded"])
             print(
                 f"{protocol:<10} {i + 1:>5} {m['calls']:>5.0f} {m['peak']:>4.0f} {m['serial']:>9.2f} {m['critical']:>10.2f} "
-                f"{m['wall']:>7.2f} {m['ratio']:>9.3f} {m['busy'] / m['critical']:>9.3f}"
+                f"{m['recorded']:>10.2f} {m['wall']:>7.2f} {m['ratio']:>9.3f} {m['ratio_recorded']:>8.3f} {m['busy'] / m['recorded']:>8.3f}"
             )
         mean = statistics.mean(ratios)
         verdicts.append(
-            f"{protocol}: mean wall/critical {mean:.3f} (max {max(ratios):.3f}) {'meets' if mean <= GOAL else 'MISSES'} the goal <= {GOAL}"
+            f"{protocol}: mean wall/critical {mean:.3f} (max {max(ratios):.3f}) {'meets' if mean <= GOAL else 'MISSES'} the goal <= {GOAL}; "
+            f"over the recorded-interval path (the measure before session 3) {statistics.mean(recorded):.3f}"
         )
     print("\n".join(verdicts))
 

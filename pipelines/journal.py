@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from corpora.base import Passage
 from pipelines.errors import ToolUnavailableError
@@ -54,10 +54,16 @@ from pipelines.tools.web import WebResult, WebSearch
 _LIFECYCLE = (RunStarted, RunResumed, RunFailed, RunInterrupted)
 
 
+class JournalSink(Protocol):
+    """Where new journal entries go: the run store, or the runner's writer thread in front of it."""
+
+    def journal_put(self, run_id: str, kind: str, key: str, payload: str) -> None: ...
+
+
 class Journal:
     """Recorded answers by (kind, key), served in order on replay; new answers are stored as they come."""
 
-    def __init__(self, store: RunStore | None, run_id: str, recorded: dict[tuple[str, str], list[str]] | None = None) -> None:
+    def __init__(self, store: JournalSink | None, run_id: str, recorded: dict[tuple[str, str], list[str]] | None = None) -> None:
         self._store = store
         self._run_id = run_id
         self._answers: dict[tuple[str, str], list[str]] = {k: list(v) for k, v in (recorded or {}).items()}

@@ -297,32 +297,40 @@ class RunStore:
 
     def append(self, run_id: str, evt: Event) -> int:
         """Persist one event now; returns its sequence number in the run."""
-        payload = json.dumps(dump_event(evt))
+        return self.append_many(run_id, [evt])
+
+    def append_many(self, run_id: str, events: Sequence[Event]) -> int:
+        """Persist events in order in one transaction (the runner's writer stores what queued up at once); returns the last seq."""
         with self._lock:
             seq = self._seq.get(run_id)
             if seq is None:
                 seq = self._max_seq(run_id)
-            seq += 1
+            if not events:
+                return seq
+            rows = []
+            calls = [e for e in events if isinstance(e, ModelCallCompleted)]
             values: dict[str, Any] = {
-                "event_count": func.coalesce(RunRow.event_count, 0) + 1,
+                "event_count": func.coalesce(RunRow.event_count, 0) + len(events),
                 "heartbeat_at": time.time(),
             }
-            if isinstance(evt, ModelCallCompleted):
+            for evt in events:
+                seq += 1
+                rows.append(
+                    {"run_id": run_id, "seq": seq, "type": type(evt).__name__, "at": evt.at, "payload": json.dumps(dump_event(evt))}
+                )
+                if isinstance(evt, VerdictReached):
+                    values.update(verdict=evt.verdict.label, confidence=evt.verdict.confidence)
+                elif isinstance(evt, VerdictOverridden):
+                    values.update(checker_verdict=evt.label, checker_note=evt.note, checker_by=evt.by)
+            if calls:
                 values.update(
-                    model_calls=RunRow.model_calls + 1,
-                    tokens_in=RunRow.tokens_in + evt.tokens_in,
-                    tokens_out=RunRow.tokens_out + evt.tokens_out,
-                    model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + evt.seconds,
+                    model_calls=RunRow.model_calls + len(calls),
+                    tokens_in=RunRow.tokens_in + sum(e.tokens_in for e in calls),
+                    tokens_out=RunRow.tokens_out + sum(e.tokens_out for e in calls),
+                    model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + sum(e.seconds for e in calls),
                 )
-            elif isinstance(evt, VerdictReached):
-                values.update(verdict=evt.verdict.label, confidence=evt.verdict.confidence)
-            elif isinstance(evt, VerdictOverridden):
-                values.update(checker_verdict=evt.label, checker_note=evt.note, checker_by=evt.by)
             with self.engine.begin() as conn:  # Core, not the ORM: this runs for every streamed chunk
-                conn.execute(
-                    insert(EventRow),
-                    {"run_id": run_id, "seq": seq, "type": type(evt).__name__, "at": evt.at, "payload": payload},
-                )
+                conn.execute(insert(EventRow), rows)
                 conn.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
             self._seq[run_id] = seq
             return seq

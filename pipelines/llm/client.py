@@ -9,6 +9,8 @@ pydantic; a malformed answer is retried ``max_retries`` times, then raises
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import hashlib
 import json
 import time
@@ -72,7 +74,14 @@ def response_format_for(schema: type[BaseModel]) -> dict[str, Any]:
     answered faithfulness verdicts as ``{"statement": 1, "supported": true}`` with no
     evidence id, so no statement could count as supported. The schema sent therefore
     requires every field (as OpenAI's strict mode does); parsing still accepts the defaults.
+    Built once per schema (pydantic's schema generation took about a millisecond a call) and
+    handed out as a copy, so no caller can change another's.
     """
+    return copy.deepcopy(_response_format(schema))
+
+
+@functools.cache
+def _response_format(schema: type[BaseModel]) -> dict[str, Any]:
     return {
         "type": "json_schema",
         "json_schema": {"name": schema.__name__, "schema": _require_every_field(schema.model_json_schema()), "strict": False},

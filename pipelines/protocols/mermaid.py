@@ -67,6 +67,9 @@ class ForcedAnswer(BaseModel):
 
 async def run_mermaid(ctx: RunContext) -> Verdict:
     cfg = ctx.config.mermaid
+    warming = _Warmer(ctx)
+    if cfg.use_memory and ctx.tools.memory is not None:
+        warming.embed([ctx.claim.text])  # the recall below embeds the claim: do it while the model decomposes it
     decomposition = await decompose_claim(ctx, triplets_text=cfg.triplets, topic=cfg.topic)
     memory = _memory(ctx)
     seen: dict[str, Evidence] = {}
@@ -99,12 +102,15 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
             break
         found = await _use_tool(ctx, memory, decision, tools, step, decomposition)
         seen.update((e.id, e) for e in found)
+        if memory is not None and cfg.remember:  # kept at the end: embed them while the next step is thought out
+            warming.embed([e.text for e in found if e.source in ("corpus", "web") and e.text.strip()])
         new = ", ".join(e.id for e in found) or "nothing"
         steps.append(f"Step {step}: {decision.action}({decision.query!r}) -> found {new}")
     ctx.emit(StageCompleted(stage="reasoning", detail=f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}"))
     assert final is not None
     turn = _answer_turn(ctx, final, seen, len(steps) + 1)
     ctx.emit(TurnCompleted(turn=turn))
+    await warming.done()
     await _keep(ctx, decomposition, seen, turn)
     forced = isinstance(final, ForcedAnswer)
     return Verdict(
@@ -118,6 +124,27 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
             else f"the researcher answered after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
         ),
     )
+
+
+class _Warmer:
+    """Embeds texts in the background through the run's (caching) embedder, so the memory finds them embedded later.
+
+    Recalling and keeping evidence embed the claim and every item found; done in line, that
+    time (a MiniLM pass is 30-300 ms here) came between model calls. Started as soon as the
+    texts are known, it runs while the model thinks. A failed warm-up only loses the head start.
+    """
+
+    def __init__(self, ctx: RunContext) -> None:
+        self._embedder = ctx.tools.embedder
+        self._tasks: list[asyncio.Task[object]] = []
+
+    def embed(self, texts: list[str]) -> None:
+        if texts:
+            self._tasks.append(asyncio.create_task(asyncio.to_thread(self._embedder.embed, texts)))
+
+    async def done(self) -> None:
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
 
 
 def _memory(ctx: RunContext) -> EvidenceMemory | None:

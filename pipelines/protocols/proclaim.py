@@ -8,7 +8,8 @@ and only novel items (1 - max cosine to the pool >= 0.20) join, after admissibil
 expert witness may testify; both counsels argue at once, self-reflect (s_ref) and a critic
 scores them. 5. Stop rules from round 2: reflection plateau, critic resolution, novelty
 exhaustion, the presiding judge ready, max rounds. 6. Optional role switch (gamma ->
-delta_rs). 7. A panel of three judges votes. 8. Confidence from the votes, the judges'
+delta_rs). 7. A panel of three judges votes (during the role switch: the panel reads the debate
+proper, and delta_rs only enters the confidence). 8. Confidence from the votes, the judges'
 quality scores, delta_rs and the winning side's s_ref.
 
 Roles are data (CourtRole records); formulas live in proclaim_scoring and the
@@ -160,8 +161,8 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
         new_ids = await _progressive_retrieval(ctx, cfg, court, number, plan)
         await _expert_witness(ctx, cfg, court, number, plan)
         turns = await _arguments(ctx, cfg, court, number)
-        await _reflections(ctx, cfg, court, number, turns, new_ids)
-        await _critic(ctx, cfg, court, number, turns)
+        # The critic scores the arguments, not the reflections on them: both at once.
+        await asyncio.gather(_reflections(ctx, cfg, court, number, turns, new_ids), _critic(ctx, cfg, court, number, turns))
 
         fired = _stop_rules(cfg, court, number)
         if not fired and number < cfg.max_rounds:
@@ -183,9 +184,21 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
         plan.queries.update({side: q.strip() for side, q in review.queries.items() if side in plan.queries and q.strip()})
         plan.extra_queries = tuple(q.strip() for q in review.extra_queries if q.strip())
 
-    delta_rs = await _role_switch(ctx, cfg, court) if cfg.role_switch else 0.0
-    await _premise_checklist(ctx, cfg, court)
-    return await _deliberate(ctx, cfg, court, seats, delta_rs, last_round)
+    # The panel reads the debate proper (its exhibits, last arguments and record), not the role switch, whose delta_rs
+    # only enters the confidence afterwards: the judges deliberate while the counsels argue the other side.
+    panel = asyncio.create_task(_convene(ctx, cfg, court, seats))
+
+    async def switch_and_check() -> float:
+        delta = await _role_switch(ctx, cfg, court) if cfg.role_switch else 0.0
+        await _premise_checklist(ctx, cfg, court)
+        return delta
+
+    try:
+        delta_rs = await switch_and_check()
+    except BaseException:
+        panel.cancel()
+        raise
+    return _deliberate(ctx, cfg, court, await panel, delta_rs, last_round)
 
 
 # --- 1-2. Premises and the opening retrieval
@@ -204,11 +217,14 @@ async def _decompose(ctx: RunContext, cfg: ProClaimConfig) -> list[str]:
 
 async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None:
     ctx.emit(StageStarted(stage="opening retrieval", detail="top passages per premise, then one query per side"))
-    found: list[Evidence] = []
-    for i, premise in enumerate(court.premises, start=1):
-        found += await retrieve(ctx, agent=f"Premise {i}", round=0, query=premise, tool="corpus", k=cfg.premise_top_k)
-    for rewrite in await claim_rewrites(ctx):  # retrieval.rewrites: the claim put as search queries (none by default)
-        found += await retrieve(ctx, agent=REWRITES, round=0, query=rewrite, tool="corpus", k=cfg.premise_top_k, rewritten=True)
+
+    async def premise_passages() -> list[Evidence]:
+        found: list[Evidence] = []
+        for i, premise in enumerate(court.premises, start=1):
+            found += await retrieve(ctx, agent=f"Premise {i}", round=0, query=premise, tool="corpus", k=cfg.premise_top_k)
+        for rewrite in await claim_rewrites(ctx):  # retrieval.rewrites: the claim put as search queries (none by default)
+            found += await retrieve(ctx, agent=REWRITES, round=0, query=rewrite, tool="corpus", k=cfg.premise_top_k, rewritten=True)
+        return found
 
     async def stance_query(counsel: CourtRole) -> str:
         messages = load_prompt("proclaim_stance_query").render(
@@ -217,7 +233,8 @@ async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None
         answer = await _ask(ctx, counsel, messages, StanceQuery, stage=f"{counsel.name} query", fallback="searching with the claim")
         return _clean_query(answer.query if answer else "", ctx.claim.text)
 
-    queries = await asyncio.gather(*(stance_query(c) for c in COUNSELS))
+    # The counsels' queries rest on the premises, not on what the premises found: both at once.
+    found, queries = await asyncio.gather(premise_passages(), asyncio.gather(*(stance_query(c) for c in COUNSELS)))
     for counsel, query in zip(COUNSELS, queries, strict=True):
         found += await _search(ctx, agent=counsel.name, round=0, query=query, k=cfg.stance_top_k)
     candidates = list({e.id: e for e in found}.values())
@@ -564,9 +581,7 @@ async def _seat_panel(ctx: RunContext, cfg: ProClaimConfig) -> list[JudgeSeat]:
     return seats
 
 
-async def _deliberate(
-    ctx: RunContext, cfg: ProClaimConfig, court: Court, seats: Sequence[JudgeSeat], delta_rs: float, last_round: int
-) -> Verdict:
+async def _convene(ctx: RunContext, cfg: ProClaimConfig, court: Court, seats: Sequence[JudgeSeat]) -> list[Ballot]:
     ctx.emit(StageStarted(stage="panel", detail=f"{len(seats)} judges deliberate at once"))
     evidence = _show(ctx, cfg, court)
     arguments = _final_arguments(court)
@@ -583,7 +598,10 @@ async def _deliberate(
         )
         for seat in seats
     }
-    ballots = await convene_panel(ctx, seats, messages_for)
+    return await convene_panel(ctx, seats, messages_for)
+
+
+def _deliberate(ctx: RunContext, cfg: ProClaimConfig, court: Court, ballots: list[Ballot], delta_rs: float, last_round: int) -> Verdict:
     if not ballots:
         raise StageFailedError("panel", "no judge gave a valid ruling; try another judge model or more retries")
     outcome = majority_vote(ballots, cfg.tie_break)

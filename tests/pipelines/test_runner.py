@@ -4,7 +4,7 @@ from pipelines.config import RunConfig
 from pipelines.errors import InvalidClaimError, UnknownBackendError, UnknownCorpusError, UnknownProtocolError
 from pipelines.events import RunFailed, VerdictReached
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services, stream_run
+from pipelines.runner import Services, start_run, stream_run
 from tests.fakes import fake_config
 
 
@@ -70,3 +70,25 @@ def test_a_builtin_corpus_cut_short_on_first_indexing_is_finished_on_next_use(tm
     assert services.index.count("demo") == len(passages)
     services.ensure_corpus("demo")  # complete now: nothing more to do
     assert services.index.count("demo") == len(passages)
+
+
+def test_events_are_stored_off_the_event_loop_in_order_and_complete_when_the_stream_ends(services: Services) -> None:
+    events = list(stream_run("Masks reduce transmission of respiratory viruses", fake_config(), services))
+    assert services.store is not None
+    run = services.store.get_run(events[0].run_id)  # type: ignore[attr-defined]
+    assert run is not None and run.status == "completed" and run.event_count == len(events)
+    assert services.store.events(run.id) == events
+
+
+def test_a_store_that_cannot_take_an_event_fails_the_run(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert services.store is not None
+
+    def broken(run_id: str, events: object) -> int:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(services.store, "append_many", broken)
+    handle = start_run("Masks reduce transmission of respiratory viruses", fake_config(), services)
+    with pytest.raises(OSError, match="disk full"):
+        list(handle.stream())
+    assert handle.status == "failed"
+    assert services.store.get_run(handle.run_id).status == "failed"  # type: ignore[union-attr]

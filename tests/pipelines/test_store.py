@@ -64,6 +64,26 @@ def test_events_come_back_in_order_with_per_run_totals(store_url: str) -> None: 
     assert run.config["debater"] == {"backend": "fake"}
 
 
+def test_events_appended_together_keep_their_order_and_totals(store_url: str) -> None:  # noqa: F811
+    store = RunStore(store_url)
+    store.create_run("r1", "Masks work", "single", {"protocol": "single"})
+    first = [started("r1"), ModelCallCompleted(role="debater", model="fake", tokens_in=100, tokens_out=20, seconds=0.5)]
+    rest = [
+        StageStarted(stage="answer"),
+        ModelCallCompleted(role="judge", model="fake", tokens_in=50, tokens_out=10, seconds=0.25),
+        VerdictReached(verdict=Verdict(label="REFUTES", confidence=0.6)),
+    ]
+    assert store.append_many("r1", first) == 2
+    assert store.append_many("r1", []) == 2
+    assert store.append_many("r1", rest) == 5
+    assert store.append("r1", StageStarted(stage="after")) == 6
+    assert store.events("r1") == [*first, *rest, StageStarted(stage="after", at=store.events("r1")[-1].at)]
+    run = store.get_run("r1")
+    assert run is not None
+    assert (run.verdict, run.confidence, run.model_calls, run.tokens_in, run.tokens_out, run.event_count) == ("REFUTES", 0.6, 2, 150, 30, 6)
+    assert run.model_seconds == pytest.approx(0.75)
+
+
 def test_a_checker_override_is_the_final_verdict_and_the_models_stays(store_url: str) -> None:  # noqa: F811
     store = RunStore(store_url)
     make_run(store, "r1", "Masks work", verdict="SUPPORTS")
