@@ -104,7 +104,7 @@ class HashedWordEmbedder:
         return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dimension)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
@@ -114,7 +114,7 @@ def main() -> None:
     )
     parser.add_argument("--baseline", default=None, help="also time the search at this git commit or branch, on the same index")
     parser.add_argument("--reuse", action="store_true", help="keep an index already built in --data-dir for a size")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     rng = random.Random(7)
     vocab = vocabulary(5000, rng)
