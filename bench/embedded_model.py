@@ -1,12 +1,14 @@
 """The embedded model on this machine: time to first token and tokens per second, streamed.
 
-    .venv/bin/python bench/embedded_model.py [--runs 3] [--max-tokens 64]
+    .venv/bin/python bench/embedded_model.py [--runs 3] [--max-tokens 64] [--base-url URL]
 
 Starts (or reuses) the llama.cpp server the app uses, then streams a few short answers
 (a ~150-token fact-checking prompt, a different claim each time so the server's prompt
 cache does not flatter the first token). Time to first token covers reading the prompt;
 tokens per second is the decoding rate after it (llama.cpp streams one token a chunk).
-Kept short: the machine is shared. Stop the server afterwards with
+``--base-url`` times a llama.cpp server you started yourself instead (say, one with more
+threads: ``python -m llama_cpp.server --model M --n_threads 2 --port 8799`` and
+``--base-url http://127.0.0.1:8799/v1``). Kept short: the machine is shared. Stop the server afterwards with
 ``.venv/bin/python -m pipelines model stop`` if nothing else uses it.
 """
 
@@ -43,13 +45,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--base-url", default="", help="time this already running llama.cpp server instead of the app's")
     args = parser.parse_args()
 
-    settings = AppSettings()
-    model = assemble_model(settings.model_cache)
-    started = time.perf_counter()
-    base_url = ensure_server(model, settings.model_cache)
-    print(f"server ready in {time.perf_counter() - started:.1f} s at {base_url} ({default_threads()} thread(s)); model {model.name}")
+    if args.base_url:
+        base_url, model_name = args.base_url, "local"  # a one-model server answers whatever the name
+        print(f"timing the server at {base_url}")
+    else:
+        settings = AppSettings()
+        model = assemble_model(settings.model_cache)
+        started = time.perf_counter()
+        base_url = ensure_server(model, settings.model_cache, n_threads=settings.llama_threads or None)
+        threads = settings.llama_threads or default_threads()
+        print(
+            f"server ready in {time.perf_counter() - started:.1f} s at {base_url} ({threads} thread(s) if it started now); model {model.name}"
+        )
+        model_name = model.stem
     client = OpenAI(base_url=base_url, api_key="embedded", timeout=600)
     ttfts, rates = [], []
     for i in range(args.runs):
@@ -64,7 +75,7 @@ def main() -> None:
         t0 = time.perf_counter()
         first = None
         tokens = 0
-        stream = client.chat.completions.create(model=model.stem, messages=messages, max_tokens=args.max_tokens, temperature=0, stream=True)  # type: ignore[arg-type]
+        stream = client.chat.completions.create(model=model_name, messages=messages, max_tokens=args.max_tokens, temperature=0, stream=True)  # type: ignore[arg-type]
         for chunk in stream:
             if chunk.choices and chunk.choices[0].delta.content:
                 first = first or time.perf_counter()

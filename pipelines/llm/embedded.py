@@ -538,7 +538,7 @@ def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
     """A chat model on the local llama.cpp server, starting the server if needed."""
     model_path = _model_path(spec, settings)
     # spec.logprobs opts in to a server with logits_all (memory cost: see ensure_server).
-    base_url = ensure_server(model_path, settings.model_cache, logprobs=spec.logprobs)
+    base_url = ensure_server(model_path, settings.model_cache, logprobs=spec.logprobs, n_threads=settings.llama_threads or None)
     chat = chat_model_for_endpoint(spec, base_url=base_url, api_key="embedded", model=model_path.stem, chat_class=LlamaCppChatOpenAI)
     assert isinstance(chat, LlamaCppChatOpenAI)
     chat.token_probabilities = spec.logprobs

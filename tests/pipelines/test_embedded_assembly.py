@@ -161,3 +161,22 @@ def test_the_schema_sent_to_the_grammar_requires_fields_that_have_defaults() -> 
     schema = payload["extra_body"]["response_format"]["schema"]
     assert schema["required"] == ["statement", "evidence_id", "supported"]
     assert Verdict.model_validate_json('{"statement": 1, "supported": false}').evidence_id == "", "parsing still takes the default"
+
+
+def test_the_server_gets_the_configured_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """DEBATEDESK_LLAMA_THREADS reaches the llama.cpp server; 0 leaves the default (one per core less one)."""
+    from pipelines.config import AppSettings, ModelSpec
+
+    asked: list[int | None] = []
+
+    def fake_ensure(model: Path, cache: Path, *, logprobs: bool = False, n_threads: int | None = None, **_: object) -> str:
+        asked.append(n_threads)
+        return "http://127.0.0.1:9/v1"
+
+    monkeypatch.setattr(embedded, "ensure_server", fake_ensure)
+    monkeypatch.setattr(embedded, "assemble_model", lambda cache: tmp_path / "qwen.gguf")
+    monkeypatch.setenv("DEBATEDESK_LLAMA_THREADS", "2")
+    embedded.build_embedded(ModelSpec(backend="embedded"), AppSettings(model_cache=tmp_path))
+    monkeypatch.delenv("DEBATEDESK_LLAMA_THREADS")
+    embedded.build_embedded(ModelSpec(backend="embedded"), AppSettings(model_cache=tmp_path))
+    assert asked == [2, None]
