@@ -106,7 +106,16 @@ async def run_toolmad(ctx: RunContext) -> Verdict:
         ctx.emit(RoundStarted(round=number))
         if number == 1:
             await asyncio.gather(*(_first_query(ctx, d, failed) for d in debaters))
-        await asyncio.gather(*(_debate_turn(ctx, d, _opponent(debaters, d), number, thresholds, failed) for d in debaters))
+        # Each debater searches after the one before it has (a corpus search takes milliseconds),
+        # then all answer at once: evidence ids follow the debaters' order, not which search
+        # finished first, so a repeated run builds the same prompts (and replays from the cache).
+        searched = [asyncio.Event() for _ in debaters]
+        await asyncio.gather(
+            *(
+                _debate_turn(ctx, d, _opponent(debaters, d), number, thresholds, failed, searched[i], searched[i - 1] if i else None)
+                for i, d in enumerate(debaters)
+            )
+        )
 
         answered = [d for d in debaters if number in d.turns]
         if not answered:
@@ -183,28 +192,44 @@ def _apply_review(review: Review, debaters: list[DebaterState]) -> None:
 
 
 async def _debate_turn(
-    ctx: RunContext, me: DebaterState, opponent: DebaterState, number: int, thresholds: Thresholds, failed: FailureSink
+    ctx: RunContext,
+    me: DebaterState,
+    opponent: DebaterState,
+    number: int,
+    thresholds: Thresholds,
+    failed: FailureSink,
+    searched: asyncio.Event,
+    after: asyncio.Event | None = None,
 ) -> None:
-    """Retrieve with this debater's tool, stream its answer, then score it (F and AR at once)."""
+    """Retrieve with this debater's tool, stream its answer, then score it (F and AR at once).
+
+    ``searched`` is set once this debater's finds are in the pool; ``after``, the debater
+    before it's, is awaited first, so evidence ids never depend on which search was faster.
+    """
     cfg = ctx.config.toolmad
     role = me.role
     me.queries[number] = me.query
     found: dict[str, Evidence] = {}
-    queries = [(me.query, me.rewritten), *((q, False) for q in me.extra_queries if q != me.query)]
-    me.extra_queries = ()
-    for position, (query, rewritten) in enumerate(queries):
-        for e in await retrieve(
-            ctx,
-            agent=role.name,
-            round=number,
-            query=query,
-            tool=role.tool,
-            k=role.top_k(cfg),
-            rewritten=rewritten,
-            fallback_to_corpus=role.fallback_to_corpus,
-            with_rewrites=number == 1 and position == 0,  # round 1 searches for the claim: its rewrites join
-        ):
-            found[e.id] = e
+    try:
+        if after is not None:
+            await after.wait()
+        queries = [(me.query, me.rewritten), *((q, False) for q in me.extra_queries if q != me.query)]
+        me.extra_queries = ()
+        for position, (query, rewritten) in enumerate(queries):
+            for e in await retrieve(
+                ctx,
+                agent=role.name,
+                round=number,
+                query=query,
+                tool=role.tool,
+                k=role.top_k(cfg),
+                rewritten=rewritten,
+                fallback_to_corpus=role.fallback_to_corpus,
+                with_rewrites=number == 1 and position == 0,  # round 1 searches for the claim: its rewrites join
+            ):
+                found[e.id] = e
+    finally:
+        searched.set()
     added = [e for e in ctx.pool.values() if e.source == "user"]
     evidence = ctx.usable([*found.values(), *(e for e in added if e.id not in found)])
     me.evidence[number] = evidence

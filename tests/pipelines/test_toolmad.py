@@ -347,3 +347,24 @@ def test_turn_ids_are_unique_and_every_score_targets_a_turn(services: Services, 
     assert len(turn_ids) == len(set(turn_ids))
     assert {s.target for s in of(events, ScoreComputed)} <= set(turn_ids)
     assert {s.turn_id for s in of(events, StatementChecked)} <= set(turn_ids)
+
+
+def test_evidence_ids_follow_the_debaters_order_whichever_search_finishes_first(services: Services) -> None:
+    """A slow first search must not hand E1 to the other debater: the ids (and so the prompts) repeat run after run."""
+    import time
+
+    inner = services.index.search
+    calls: list[str] = []
+
+    def slow_first(corpus: str, query: object, k: int = 3, mode: str = "hybrid") -> list:  # type: ignore[type-arg]
+        calls.append(str(query))
+        if len(calls) == 1:
+            time.sleep(0.5)  # RAG's search, started first, finishes last
+        return inner(corpus, query, k, mode)  # type: ignore[arg-type]
+
+    services.index.search = slow_first  # type: ignore[method-assign]
+    events = run(AGREED, services)
+    first = [e for e in events if isinstance(e, EvidenceRetrieved) and e.round == 1]
+    assert first and first[0].agent == "RAG" and first[0].evidence.id == "E1"
+    rag = [e.evidence.id for e in first if e.agent == "RAG"]
+    assert rag == [f"E{i}" for i in range(1, len(rag) + 1)]
