@@ -32,7 +32,8 @@ from pipelines.models import Evidence, Label, Turn, Verdict
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, Review, RunContext, register_protocol
 from pipelines.stages.argument import stream_turn, strip_label_line
-from pipelines.stages.retrieval import Tool, format_evidence, retrieve, same_query
+from pipelines.stages.query_formulation import same_query
+from pipelines.stages.retrieval import Tool, format_evidence, retrieve
 from pipelines.stages.scoring import AnswerScores, Thresholds, score_answer
 
 JUDGE = "Judge"

@@ -36,8 +36,18 @@ async def formulate_queries(
     seen: set[str] = set()
     unique = []
     for query in queries:
-        key = " ".join(query.lower().split())
+        key = query_key(query)
         if key and key not in seen:
             seen.add(key)
             unique.append(query)
     return unique
+
+
+def query_key(query: str) -> str:
+    """What makes two queries the same search: their words, whatever the case and spacing."""
+    return " ".join(query.lower().split())
+
+
+def same_query(a: str, b: str) -> bool:
+    """Two queries that differ only in case and spacing are the same search."""
+    return query_key(a) == query_key(b)

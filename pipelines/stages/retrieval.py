@@ -17,7 +17,7 @@ from pipelines.events import (
     WebSearchUnavailable,
 )
 from pipelines.models import Evidence
-from pipelines.stages.query_formulation import formulate_queries
+from pipelines.stages.query_formulation import formulate_queries, same_query
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
 from pipelines.tools.corpus_index import Hit
 from pipelines.tools.web import filtered, source_policy
@@ -98,14 +98,9 @@ async def _write_rewrites(ctx: RunContext, n: int) -> list[str]:
     except BackendUnavailableError as exc:
         failed(f"{exc}; searching with the claim itself")
         return []
-    rewrites = [q for q in queries[1:] if not same_query(q, ctx.claim.text)]
+    rewrites = queries[1:]  # formulate_queries puts the claim first and drops any query the same as one before
     ctx.emit(StageCompleted(stage=stage, detail="; ".join(rewrites) if rewrites else "none usable"))
     return rewrites
-
-
-def same_query(a: str, b: str) -> bool:
-    """Two queries that differ only in case and spacing are the same search."""
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
 async def _retrieve_one(
