@@ -24,68 +24,10 @@ from sqlalchemy import Engine, Float, Integer, LargeBinary, String, Text, create
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines.models import Evidence
+from pipelines.stopwords import FUNCTION_WORDS
 from pipelines.tools.embeddings import Embedder
 
 ENTITY_MATCH_AT = 0.5  # word overlap (Jaccard) at which two entity names count as the same entity
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "and",
-        "or",
-        "but",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "with",
-        "as",
-        "by",
-        "at",
-        "from",
-        "into",
-        "than",
-        "not",
-        "no",
-        "can",
-        "could",
-        "may",
-        "might",
-        "will",
-        "would",
-        "should",
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "which",
-        "who",
-        "what",
-        "when",
-        "where",
-        "how",
-        "all",
-        "any",
-        "more",
-        "most",
-        "some",
-        "such",
-    ]
-)
 
 
 class _Base(DeclarativeBase):
@@ -257,7 +199,7 @@ def normalize_entity(name: str) -> str:
 
 
 def entity_words(name: str) -> set[str]:
-    return {w for w in normalize_entity(name).split() if w not in _STOP and len(w) > 1}
+    return {w for w in normalize_entity(name).split() if w not in FUNCTION_WORDS and len(w) > 1}
 
 
 def _matching_entity(wanted: Sequence[str], kept: Sequence[str]) -> str | None:
