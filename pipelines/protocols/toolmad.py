@@ -31,7 +31,7 @@ from pipelines.events import RoundStarted, StageCompleted, StageFailed, StageSta
 from pipelines.models import Evidence, Label, Turn, Verdict
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, Review, RunContext, register_protocol
-from pipelines.stages.argument import stream_turn, strip_label_line
+from pipelines.stages.argument import named_labels, stream_turn, strip_label_line
 from pipelines.stages.query_formulation import same_query
 from pipelines.stages.retrieval import Tool, format_evidence, retrieve
 from pipelines.stages.scoring import AnswerScores, Thresholds, score_answer
@@ -350,7 +350,13 @@ async def _judge(ctx: RunContext, debaters: list[DebaterState], last_round: int,
     except DebateDeskError as exc:
         ctx.emit(StageFailed(stage="judge", reason=f"{exc}; falling back to the debaters' last labels"))
         return _fallback_verdict(debaters, f"{why} ({state}); the judge failed ({exc})")
-    ctx.emit(StageCompleted(stage="judge", detail=turn.label or "no label line"))
+    # A self-contradicting ruling keeps its last label line (the rule for every answer), and says so where the checker reads.
+    named = named_labels(turn.text)
+    detail, conflict = turn.label or "no label line", ""
+    if len(named) > 1:
+        detail += f" (its answer also names {', '.join(n for n in named if n != turn.label)})"
+        conflict = f"; the judge's answer names {' and '.join(named)}: its last label line counts"
+    ctx.emit(StageCompleted(stage="judge", detail=detail))
     label: Label = turn.label or "NOT ENOUGH INFO"
     no_label = "" if turn.label else "; the judge gave no label line, recorded as NOT ENOUGH INFO"
     return Verdict(
@@ -358,7 +364,7 @@ async def _judge(ctx: RunContext, debaters: list[DebaterState], last_round: int,
         rationale=strip_label_line(turn.text),
         cited=turn.cited,
         decided_by="judge",
-        stop_reason=f"{why} ({state}); the judge ruled on the history and the mean scores ({means}){no_label}",
+        stop_reason=f"{why} ({state}); the judge ruled on the history and the mean scores ({means}){no_label}{conflict}",
     )
 
 

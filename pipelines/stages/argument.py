@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # a runtime import would be circular: protocols import the st
     from pipelines.protocols.base import RunContext
 
 _LABEL_LINE = re.compile(r"^\W*(?:final\s+)?(?:label|verdict|answer)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE)
+# A line that names a label under any heading a model uses for its decision ("Ruling: REFUTES").
+_NAMED_LINE = re.compile(
+    r"^\W*(?:final\s+)?(?:label|verdict|answer|ruling|decision|conclusion)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE
+)
 _CITATION = re.compile(r"\[(E\d+)\]")
 _LABEL_WORDS: dict[str, Label] = {
     "SUPPORTS": "SUPPORTS",
@@ -49,6 +53,23 @@ def parse_label(text: str) -> Label | None:
     if "NOT ENOUGH INFO" in named and len(named) > 1 and "NOT" in closing:
         named.discard("SUPPORTS")  # "not enough information to support" names one label, not two
     return named.pop() if len(named) == 1 else None
+
+
+def named_labels(text: str) -> list[Label]:
+    """Each distinct label an answer names on a decision line ('Label:', 'Verdict:', 'Ruling:', ...), in order.
+
+    Two of them mean the answer contradicts itself: Qwen 1.5B as the toolmad judge wrote
+    "Ruling: REFUTES" over "Label: NOT ENOUGH INFO" in 6 of 21 rulings of an evaluation.
+    """
+    named: list[Label] = []
+    for value in _NAMED_LINE.findall(text):
+        cleaned = _normalise(value)
+        for word in sorted(_LABEL_WORDS, key=len, reverse=True):
+            if cleaned.startswith(word):
+                if _LABEL_WORDS[word] not in named:
+                    named.append(_LABEL_WORDS[word])
+                break
+    return named
 
 
 def _normalise(text: str) -> str:

@@ -56,3 +56,12 @@ def test_parse_label_reads_the_forms_small_models_write() -> None:
     assert parse_label('Masks filter particles [E1]. The label line for this claim is "SUPPORTS".') == "SUPPORTS"
     assert parse_label("The evidence refutes nothing and supports nothing.") is None
     assert parse_label("Reasoning.\nSUPPORTS") == "SUPPORTS"
+
+
+def test_named_labels_lists_every_label_an_answer_gives_on_a_decision_line() -> None:
+    from pipelines.stages.argument import named_labels
+
+    assert named_labels("Ruling: REFUTES\n\nLabel: NOT ENOUGH INFO") == ["REFUTES", "NOT ENOUGH INFO"]
+    assert named_labels("Ruling: REFUTES\n\nLabel: REFUTES") == ["REFUTES"], "the same label twice is no conflict"
+    assert named_labels("**Verdict:** supported\nThe evidence is thin.\nLabel: SUPPORTS") == ["SUPPORTS"]
+    assert named_labels("The study refutes an older claim, then supports a newer one.") == [], "prose is not a decision line"

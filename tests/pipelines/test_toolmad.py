@@ -18,6 +18,7 @@ from pipelines.events import (
     RoundStarted,
     RunFailed,
     ScoreComputed,
+    StageCompleted,
     StageFailed,
     StageStarted,
     StatementChecked,
@@ -210,6 +211,31 @@ def test_a_failed_judge_falls_back_to_the_debaters_labels(services: Services) ->
     assert [f.stage for f in of(events, StageFailed)] == ["judge"]
     verdict = verdict_of(events)
     assert verdict.decided_by == "fallback" and verdict.label == "NOT ENOUGH INFO" and "the judge failed" in verdict.stop_reason
+
+
+class SelfContradictingJudge(FakeChatModel):
+    """The fake, except that the judge answers as Qwen 1.5B did in 6 of 21 rulings: two labels, no reasons."""
+
+    def reply(self, messages, response_format=None):  # type: ignore[no-untyped-def]
+        if response_format is None and "You are the judge" in str(messages[0].content):
+            return "Ruling: REFUTES\n\nLabel: NOT ENOUGH INFO"
+        return super().reply(messages, response_format)
+
+
+def test_a_judge_that_names_two_labels_keeps_its_label_line_and_the_verdict_says_so(services: Services) -> None:
+    services.chat_override = SelfContradictingJudge()
+    events = run(UNRELATED, services, rounds=1)
+    verdict = verdict_of(events)
+    assert verdict.decided_by == "judge" and verdict.label == "NOT ENOUGH INFO"
+    assert "names REFUTES and NOT ENOUGH INFO: its last label line counts" in verdict.stop_reason
+    judged = [e for e in of(events, StageCompleted) if e.stage == "judge"]
+    assert [e.detail for e in judged] == ["NOT ENOUGH INFO (its answer also names REFUTES)"]
+
+
+def test_a_judge_with_one_label_gets_no_conflict_note(services: Services) -> None:
+    events = run(UNRELATED, services, rounds=1)
+    verdict = verdict_of(events)
+    assert verdict.decided_by == "judge" and "names" not in verdict.stop_reason
 
 
 def test_a_dead_model_fails_the_run_with_the_reason(services: Services) -> None:
