@@ -352,7 +352,8 @@ async def _judge(ctx: RunContext, debaters: list[DebaterState], last_round: int,
         return _fallback_verdict(debaters, f"{why} ({state}); the judge failed ({exc})")
     # A self-contradicting ruling keeps its last label line (the rule for every answer), and says so where the checker reads.
     named = named_labels(turn.text)
-    detail, conflict = turn.label or "no label line", ""
+    detail: str = turn.label or "no label line"
+    conflict = ""
     if len(named) > 1:
         detail += f" (its answer also names {', '.join(n for n in named if n != turn.label)})"
         conflict = f"; the judge's answer names {' and '.join(named)}: its last label line counts"
