@@ -20,6 +20,8 @@ _NAMED_LINE = re.compile(
     r"^\W*(?:final\s+)?(?:label|verdict|answer|ruling|decision|conclusion)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE
 )
 _CITATION = re.compile(r"\[(E\d+)\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_DECISION_WORD = re.compile(r"\b(?:label|verdict|ruling)\b", re.IGNORECASE)
 _LABEL_WORDS: dict[str, Label] = {
     "SUPPORTS": "SUPPORTS",
     "SUPPORT": "SUPPORTS",
@@ -48,9 +50,22 @@ def parse_label(text: str) -> Label | None:
         for word in sorted(_LABEL_WORDS, key=len, reverse=True):
             if cleaned.startswith(word):
                 return _LABEL_WORDS[word]
-    closing = _normalise(text.strip().split("\n\n")[-1])
-    named = {label for word, label in _LABEL_WORDS.items() if re.search(rf"\b{word}\b", closing)}
-    if "NOT ENOUGH INFO" in named and len(named) > 1 and "NOT" in closing:
+    closing = text.strip().split("\n\n")[-1]
+    label = _one_label_named(closing)
+    if label:
+        return label
+    # 'The search debater's answer does not support or refute it. Therefore, the label for this
+    # round is NOT ENOUGH INFO.': the last sentence that speaks of a label and names one.
+    for sentence in reversed(_SENTENCE_END.split(closing)):
+        if _DECISION_WORD.search(sentence) and (label := _one_label_named(sentence)):
+            return label
+    return None
+
+
+def _one_label_named(text: str) -> Label | None:
+    cleaned = _normalise(text)
+    named = {label for word, label in _LABEL_WORDS.items() if re.search(rf"\b{word}\b", cleaned)}
+    if "NOT ENOUGH INFO" in named and len(named) > 1 and "NOT" in cleaned:
         named.discard("SUPPORTS")  # "not enough information to support" names one label, not two
     return named.pop() if len(named) == 1 else None
 

@@ -56,6 +56,14 @@ def test_parse_label_reads_the_forms_small_models_write() -> None:
     assert parse_label('Masks filter particles [E1]. The label line for this claim is "SUPPORTS".') == "SUPPORTS"
     assert parse_label("The evidence refutes nothing and supports nothing.") is None
     assert parse_label("Reasoning.\nSUPPORTS") == "SUPPORTS"
+    # Qwen 1.5B as the toolmad judge, asked for reasons first: the label in the last sentence about a label.
+    ruling = (
+        "The evidence in [E1] does not settle the claim. The search debater's answer, which cites [E1], also does not "
+        "provide enough information to support or refute this claim. Therefore, the label for this round is NOT ENOUGH INFO."
+    )
+    assert parse_label(ruling) == "NOT ENOUGH INFO"
+    assert parse_label("The study supports an older result but refutes the claim's dates.") is None, "no label sentence: ambiguous"
+    assert parse_label("It supports one reading. The verdict is unclear to me; it refutes and supports.") is None
 
 
 def test_named_labels_lists_every_label_an_answer_gives_on_a_decision_line() -> None:
