@@ -14,11 +14,15 @@ from pipelines.models import LABELS, Label, Turn
 if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
     from pipelines.protocols.base import RunContext
 
-_LABEL_LINE = re.compile(r"^\W*(?:final\s+)?(?:label|verdict|answer)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE)
+
+def _heading_line(headings: str) -> re.Pattern[str]:
+    """A line ``Heading: value`` (optionally 'Final', bold or bulleted) for one of ``headings``, capturing the value."""
+    return re.compile(rf"^\W*(?:final\s+)?(?:{headings})\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+_LABEL_LINE = _heading_line("label|verdict|answer")
 # A line that names a label under any heading a model uses for its decision ("Ruling: REFUTES").
-_NAMED_LINE = re.compile(
-    r"^\W*(?:final\s+)?(?:label|verdict|answer|ruling|decision|conclusion)\s*[:\-]\s*\**\s*(.+?)\s*\**\s*$", re.IGNORECASE | re.MULTILINE
-)
+_NAMED_LINE = _heading_line("label|verdict|answer|ruling|decision|conclusion")
 _CITATION = re.compile(r"\[(E\d+)\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DECISION_WORD = re.compile(r"\b(?:label|verdict|ruling)\b", re.IGNORECASE)
@@ -34,6 +38,7 @@ _LABEL_WORDS: dict[str, Label] = {
     "NOTENOUGHINFO": "NOT ENOUGH INFO",
     "NEI": "NOT ENOUGH INFO",
 }
+_LONGEST_FIRST = sorted(_LABEL_WORDS, key=len, reverse=True)  # "NOT ENOUGH INFORMATION" before "NOT ENOUGH INFO"
 
 
 def parse_label(text: str) -> Label | None:
@@ -46,10 +51,8 @@ def parse_label(text: str) -> Label | None:
     if lines:
         candidates.append(lines[-1])
     for candidate in candidates:
-        cleaned = _normalise(candidate)
-        for word in sorted(_LABEL_WORDS, key=len, reverse=True):
-            if cleaned.startswith(word):
-                return _LABEL_WORDS[word]
+        if label := _label_at_start(candidate):
+            return label
     closing = text.strip().split("\n\n")[-1]
     label = _one_label_named(closing)
     if label:
@@ -76,15 +79,14 @@ def named_labels(text: str) -> list[Label]:
     Two of them mean the answer contradicts itself: Qwen 1.5B as the toolmad judge wrote
     "Ruling: REFUTES" over "Label: NOT ENOUGH INFO" in 6 of 21 rulings of an evaluation.
     """
-    named: list[Label] = []
-    for value in _NAMED_LINE.findall(text):
-        cleaned = _normalise(value)
-        for word in sorted(_LABEL_WORDS, key=len, reverse=True):
-            if cleaned.startswith(word):
-                if _LABEL_WORDS[word] not in named:
-                    named.append(_LABEL_WORDS[word])
-                break
-    return named
+    labels = (_label_at_start(value) for value in _NAMED_LINE.findall(text))
+    return list(dict.fromkeys(label for label in labels if label))
+
+
+def _label_at_start(text: str) -> Label | None:
+    """The label a text begins with ('Supported, because...' -> SUPPORTS), if any."""
+    cleaned = _normalise(text)
+    return next((_LABEL_WORDS[word] for word in _LONGEST_FIRST if cleaned.startswith(word)), None)
 
 
 def _normalise(text: str) -> str:
