@@ -1,6 +1,7 @@
 """In Chromium: a step-mode run where the checker edits a query, continues, finishes; then History replays it step by step."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
 
@@ -20,7 +21,8 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
 
     page.get_by_text("Paused before the first search — your turn").wait_for(timeout=90_000)
     query = page.get_by_role("textbox", name="Next query for Checker")
-    assert query.input_value() == "masks reduce transmission respiratory viruses crowded schools"
+    # The form's heading can reach the page a moment before its widgets have their values: wait for the value, not just the box.
+    expect(query).to_have_value("masks reduce transmission respiratory viruses crowded schools", timeout=30_000)
     query.fill("cloth masks classroom transmission study")
     screenshot(page, "step-mode-paused")
     page.get_by_role("button", name="Continue").click()
