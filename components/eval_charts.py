@@ -36,6 +36,7 @@ def results_frame(reports: Sequence[EvalReport]) -> pd.DataFrame:
                 "claims": r.claims,
                 "failed": r.failed,
                 "accuracy": round(r.accuracy, 3),
+                "ceiling": round(r.ceiling, 3),
                 "macro-F1": round(r.macro_f1, 3),
                 "ECE": None if r.calibration.ece is None else round(r.calibration.ece, 3),
                 "ECE claims": r.calibration.covered,

@@ -15,7 +15,7 @@ from components.eval_charts import (
     results_frame,
 )
 from components.services import get_services
-from pipelines.eval.harness import EvalReport
+from pipelines.eval.harness import EvalReport, ceiling_note
 from pipelines.eval.records import EvalStore
 
 
@@ -32,8 +32,13 @@ def render_comparison(reports: Sequence[EvalReport]) -> None:
     st.caption(
         "ECE: expected calibration error of the confidence each verdict states for its own label (10 bins); "
         "claims whose verdict states none (e.g. `single`) are left out, and 'ECE claims' says how many were used. "
-        "Evidence recall: share of the gold rationale's sentences among those retrieved. A failed run counts as wrong."
+        "Evidence recall: share of the gold rationale's sentences among those retrieved. A failed run counts as wrong. "
+        "Ceiling: the best accuracy reachable from the claims' text alone (below 1 when identical texts carry different gold labels)."
     )
+    for report in reports:
+        note = ceiling_note(report)
+        if note:
+            st.warning(f"⚠️ {report_label(report)}: {note}.")
     st.plotly_chart(build_accuracy_cost_figure(reports))
     st.plotly_chart(build_reliability_figure(reports))
     columns = st.columns(min(len(reports), 3))

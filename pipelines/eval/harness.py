@@ -75,6 +75,10 @@ class EvalReport(BaseModel):
     evidence_recall: float | None
     evidence_recall_claims: int
     document_recall: float | None
+    # Identical claim texts with different gold labels cap what any run can score (metrics.text_ceiling);
+    # defaults keep reports saved before these fields readable.
+    ceiling: float = 1.0
+    conflicting_claims: int = 0
     model_calls: int
     cached_calls: int
     tokens_in: int
@@ -209,6 +213,7 @@ def build_report(
     predicted = [r.predicted for r in rows]
     recalls = [r.evidence_recall for r in rows if r.evidence_recall is not None]
     found = [r.document_found for r in rows if r.document_found is not None]
+    ceiling = metrics.text_ceiling([r.claim for r in rows], gold)
     created = time.time()
     return EvalReport(
         id=f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(created))}-{config.protocol}-{uuid.uuid4().hex[:6]}",
@@ -233,6 +238,8 @@ def build_report(
         evidence_recall=metrics.mean(recalls),
         evidence_recall_claims=len(recalls),
         document_recall=sum(found) / len(found) if found else None,
+        ceiling=ceiling.accuracy,
+        conflicting_claims=ceiling.conflicting,
         model_calls=sum(r.model_calls for r in rows),
         cached_calls=sum(r.cached_calls for r in rows),
         tokens_in=sum(r.tokens_in for r in rows),
@@ -266,6 +273,7 @@ def format_report(report: EvalReport) -> str:
     lines = [
         f"evaluation {report.id}: {report.title}",
         f"  accuracy        {report.accuracy:.3f}",
+        *ceiling_lines(report),
         f"  macro-F1        {report.macro_f1:.3f}",
         f"  ECE             {ece}",
         f"  evidence recall {recall}",
@@ -288,6 +296,21 @@ def format_report(report: EvalReport) -> str:
     )
     lines.append(f"  wall time       {report.seconds:.1f} s for {report.claims} claims at concurrency {report.concurrency}")
     return "\n".join(lines)
+
+
+def ceiling_note(report: EvalReport) -> str:
+    """Why the accuracy cannot reach 1 on this sample, or "" when nothing caps it."""
+    if not report.conflicting_claims:
+        return ""
+    return (
+        f"{report.conflicting_claims} of the {report.claims} claims share their exact text with a claim of another gold label: "
+        f"a system that answers the same text the same way can reach at most {report.ceiling:.3f} accuracy here"
+    )
+
+
+def ceiling_lines(report: EvalReport) -> list[str]:
+    note = ceiling_note(report)
+    return [f"  ceiling         {report.ceiling:.3f} ({note})"] if note else []
 
 
 def format_claims(report: EvalReport) -> str:

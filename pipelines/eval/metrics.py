@@ -9,6 +9,7 @@ calibration error, and ``calibration`` says over how many claims it was computed
 from __future__ import annotations
 
 import math
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -141,6 +142,36 @@ def evidence_recall(gold: Iterable[tuple[str, int]], retrieved: Iterable[tuple[s
     if not gold_set:
         return None
     return len(gold_set & set(retrieved)) / len(gold_set)
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The best accuracy any system can reach when it sees only the claim's text.
+
+    A dataset may hold the same text twice with different gold labels (Check-COVID pairs
+    every NOT ENOUGH INFO claim with a SUPPORT or REFUTE claim worded identically: the label
+    follows the evidence the annotators paired it with, not the words). A system that answers
+    the same text the same way (a deterministic model, or a cached answer) gives both one
+    verdict, so at most the commonest label of each group can be right.
+    """
+
+    accuracy: float  # 1.0 when no two claims conflict
+    conflicting: int  # claims whose exact text also carries another gold label
+    groups: int  # how many such texts
+
+
+def text_ceiling(claims: Sequence[str], gold: Sequence[str]) -> Ceiling:
+    """The accuracy ceiling of ``claims`` (compared case- and whitespace-insensitively) with their ``gold`` labels."""
+    if len(claims) != len(gold):
+        raise ValueError(f"{len(claims)} claims but {len(gold)} gold labels")
+    if not claims:
+        return Ceiling(accuracy=1.0, conflicting=0, groups=0)
+    by_text: dict[str, Counter[str]] = defaultdict(Counter)
+    for claim, label in zip(claims, gold, strict=True):
+        by_text[" ".join(claim.split()).casefold()][label] += 1
+    mixed = [labels for labels in by_text.values() if len(labels) > 1]
+    best = sum(max(labels.values()) for labels in by_text.values())
+    return Ceiling(accuracy=best / len(claims), conflicting=sum(sum(labels.values()) for labels in mixed), groups=len(mixed))
 
 
 def mean(values: Iterable[float | None]) -> float | None:

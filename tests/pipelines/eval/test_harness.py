@@ -117,3 +117,6 @@ def test_scoring_maps_protocol_labels_and_computes_calibration_from_stated_confi
     # Bin 0.9: two right at 0.9 (gap 0.1); bin 0.6: one right, one wrong at 0.6 (gap 0.1) -> ECE 0.1.
     assert report.calibration.ece == pytest.approx(0.1)
     assert report.evidence_recall == 0.5 and report.evidence_recall_claims == 1
+    # All four claims read "c" with three different gold labels: answered alike, at most two (the REFUTES) are right.
+    assert (report.ceiling, report.conflicting_claims) == (0.5, 4)
+    assert "ceiling         0.500 (4 of the 4 claims share their exact text with a claim of another gold label" in format_report(report)

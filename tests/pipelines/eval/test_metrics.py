@@ -129,3 +129,15 @@ def test_mean_and_percentile() -> None:
 def test_length_mismatch_is_refused() -> None:
     with pytest.raises(ValueError, match="2 gold labels but 1 predictions"):
         metrics.accuracy([S, R], [S])
+
+
+def test_text_ceiling_counts_identical_texts_with_different_gold_labels() -> None:
+    claims = ["Masks work.", "masks  work.", "Masks work.", "Vaccines alter DNA.", "Zinc cures it.", "Zinc cures it."]
+    gold = [S, N, S, R, R, R]
+    ceiling = metrics.text_ceiling(claims, gold)
+    # The masks group (case and spacing ignored) is S, N, S: at most 2 of 3 right; the rest cannot conflict.
+    assert ceiling == metrics.Ceiling(accuracy=pytest.approx(5 / 6), conflicting=3, groups=1)
+    assert metrics.text_ceiling(["a", "b"], [S, R]) == metrics.Ceiling(accuracy=1.0, conflicting=0, groups=0)
+    assert metrics.text_ceiling([], []).accuracy == 1.0
+    with pytest.raises(ValueError):
+        metrics.text_ceiling(["a"], [])
