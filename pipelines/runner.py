@@ -148,7 +148,13 @@ class Services:
         """The chat model for ``spec`` if it is built already (never starts anything)."""
         if self.chat_override is not None:
             return self.chat_override
-        return self.chat_models.get(self._chat_key(spec))
+        key = self._chat_key(spec)
+        chat = self.chat_models.get(key)
+        if chat is not None and not get_backend(spec.backend).serves(chat, self.settings):
+            # Its server died or was replaced since: forget it, so the next chat_model builds it (and starts a server) again.
+            self.chat_models.pop(key, None)
+            return None
+        return chat
 
     @staticmethod
     def _chat_key(spec: ModelSpec) -> str:

@@ -550,6 +550,17 @@ def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
     return chat
 
 
+def still_serves(chat: BaseChatModel, settings: AppSettings) -> bool:
+    """Whether ``chat`` talks to the recorded server and that server still runs.
+
+    A server that crashed, was stopped (``pipelines model stop``) or was replaced by another
+    start answers no more; the app then builds the model again, which starts a server, instead
+    of failing every later run with "cannot reach the endpoint".
+    """
+    state = _read_state(settings.model_cache)
+    return state is not None and getattr(chat, "openai_api_base", None) == state.base_url and _is_live(state)
+
+
 def _model_path(spec: ModelSpec, settings: AppSettings) -> Path:
     if not spec.model or spec.model == MODEL_FILE:
         return assemble_model(settings.model_cache)
@@ -569,4 +580,5 @@ BACKEND = Backend(
     is_real_model=True,
     default_model=MODEL_FILE,
     cache_by_default=True,
+    still_serves=still_serves,
 )

@@ -11,6 +11,7 @@ from pipelines.config import AppSettings, ModelSpec
 from pipelines.errors import UnknownBackendError
 
 Builder = Callable[[ModelSpec, AppSettings], BaseChatModel]
+Liveness = Callable[[BaseChatModel, AppSettings], bool]
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,12 @@ class Backend:
     is_real_model: bool = True
     default_model: str = ""
     cache_by_default: bool = False  # free, local backends: reuse identical calls' answers unless told not to
+    # Whether a model built earlier still reaches its backend (a local server may have died or been
+    # replaced since); None: a built model stays good for the life of the process.
+    still_serves: Liveness | None = None
+
+    def serves(self, chat: BaseChatModel, settings: AppSettings) -> bool:
+        return self.still_serves is None or self.still_serves(chat, settings)
 
 
 BACKENDS: dict[str, Backend] = {}

@@ -180,3 +180,25 @@ def test_the_server_gets_the_configured_threads(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("DEBATEDESK_LLAMA_THREADS")
     embedded.build_embedded(ModelSpec(backend="embedded"), AppSettings(model_cache=tmp_path))
     assert asked == [2, None]
+
+
+def test_a_model_serves_only_while_its_recorded_server_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Stopped, crashed or replaced servers are noticed, so the app starts one again instead of failing every run."""
+    from pipelines.config import AppSettings, ModelSpec
+
+    settings = AppSettings(model_cache=tmp_path)
+    monkeypatch.setattr(embedded, "ensure_server", lambda *a, **k: "http://127.0.0.1:4321/v1")
+    monkeypatch.setattr(embedded, "assemble_model", lambda cache: tmp_path / "qwen.gguf")
+    chat = embedded.build_embedded(ModelSpec(backend="embedded"), settings)
+    running = {"now": True}
+    monkeypatch.setattr(embedded, "_is_live", lambda state: running["now"])
+
+    assert not embedded.still_serves(chat, settings), "no server recorded"
+    embedded._write_state(tmp_path, embedded.ServerState(pid=1, port=4321, model="qwen.gguf", n_ctx=4096))
+    assert embedded.still_serves(chat, settings)
+    assert embedded.BACKEND.serves(chat, settings)
+    running["now"] = False
+    assert not embedded.still_serves(chat, settings), "the recorded server died"
+    running["now"] = True
+    embedded._write_state(tmp_path, embedded.ServerState(pid=1, port=4322, model="qwen.gguf", n_ctx=4096))
+    assert not embedded.still_serves(chat, settings), "another server is the recorded one now"

@@ -92,3 +92,29 @@ def test_a_store_that_cannot_take_an_event_fails_the_run(services: Services, mon
         list(handle.stream())
     assert handle.status == "failed"
     assert services.store.get_run(handle.run_id).status == "failed"  # type: ignore[union-attr]
+
+
+def test_a_built_model_whose_server_went_away_is_built_again(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server that died or was replaced since the model was built: the next run builds (and so restarts) it."""
+    from pipelines.config import ModelSpec
+    from pipelines.llm import registry
+
+    registry.get_backend("fake")  # the built-in backends first, so the one added below does not hide them
+    alive = {"now": True}
+    built: list[FakeChatModel] = []
+
+    def build(spec: ModelSpec, settings: object) -> FakeChatModel:
+        built.append(FakeChatModel())
+        return built[-1]
+
+    backend = registry.Backend(name="local-server", build=build, description="test", still_serves=lambda chat, settings: alive["now"])
+    monkeypatch.setitem(registry.BACKENDS, "local-server", backend)
+    spec = ModelSpec(backend="local-server")
+
+    first = services.chat_model(spec)
+    assert services.chat_model(spec) is first and services.built_chat_model(spec) is first, "a live one is reused"
+    alive["now"] = False
+    assert services.built_chat_model(spec) is None, "a dead one is not handed out"
+    alive["now"] = True
+    second = services.chat_model(spec)
+    assert second is not first and len(built) == 2
