@@ -627,7 +627,7 @@ class AppSettings(BaseSettings):
         ge=0,
         le=256,
         title="Embedded model threads",
-        description="Threads of the embedded model's llama.cpp server; 0 means one per core less one, which keeps a busy machine responsive. On a quiet 2-core machine 2 threads decoded 10.3 tokens/s against 4.7 on 1 (bench/embedded_model.py). A running server keeps its threads until `python -m pipelines model stop`.",
+        description="Threads of the embedded model's llama.cpp server; 0 means one per physical core (llama.cpp's own default). On a quiet 2-core machine 2 threads ran a debate 1.7x faster than 1 (bench/llama_threads.py); on a machine busy with other work, set 1: llama.cpp's threads wait for each other, and one stalled core stalls them all. A running server keeps its threads until `python -m pipelines model stop`.",
     )
     public_url: str = Field(
         default="",

@@ -290,12 +290,30 @@ def stop_server(cache_dir: Path) -> bool:
 
 
 def default_threads() -> int:
-    """One thread per usable core, less one left to the app itself."""
-    # llama.cpp's threads wait for each other at every step, so one core taken by anything
-    # else stalls them all. Measured on this project's 2-core box with other work running:
-    # Qwen 1.5B decoded 4-6 tokens/s on 1 thread and 0.7-0.9 on 2.
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, usable - 1)
+    """One thread per physical core the process may use: llama.cpp's own default.
+
+    Measured side by side on this project's quiet 2-core machine (bench/llama_threads.py),
+    2 threads against 1: a `single` debate 1.73x faster, a `toolmad` debate 1.68x. A busy
+    machine is another matter: llama.cpp's threads wait for each other at every step, so a
+    core taken by other work stalls them all (session 2, under load averages of 7-14: 0.7-0.9
+    tokens/s on 2 threads against 4-6 on 1). There, set ``DEBATEDESK_LLAMA_THREADS=1``.
+    Hyperthreads of one core count once: a second thread on the same core does not speed
+    llama.cpp up.
+    """
+    usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    return max(1, physical_cores(usable))
+
+
+def physical_cores(cpus: list[int], topology: Path = Path("/sys/devices/system/cpu")) -> int:
+    """How many distinct physical cores ``cpus`` (logical CPU numbers) sit on; ``len(cpus)`` when that is unknown."""
+    cores = set()
+    for cpu in cpus:
+        folder = topology / f"cpu{cpu}" / "topology"
+        try:
+            cores.add(((folder / "physical_package_id").read_text().strip(), (folder / "core_id").read_text().strip()))
+        except OSError:
+            return len(cpus)  # no topology (not Linux, or hidden): every logical CPU counts
+    return len(cores)
 
 
 def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_threads: int) -> ServerState:

@@ -164,7 +164,7 @@ def test_the_schema_sent_to_the_grammar_requires_fields_that_have_defaults() -> 
 
 
 def test_the_server_gets_the_configured_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """DEBATEDESK_LLAMA_THREADS reaches the llama.cpp server; 0 leaves the default (one per core less one)."""
+    """DEBATEDESK_LLAMA_THREADS reaches the llama.cpp server; 0 leaves the default (one per physical core)."""
     from pipelines.config import AppSettings, ModelSpec
 
     asked: list[int | None] = []
@@ -202,3 +202,16 @@ def test_a_model_serves_only_while_its_recorded_server_runs(monkeypatch: pytest.
     running["now"] = True
     embedded._write_state(tmp_path, embedded.ServerState(pid=1, port=4322, model="qwen.gguf", n_ctx=4096))
     assert not embedded.still_serves(chat, settings), "another server is the recorded one now"
+
+
+def test_default_threads_count_physical_cores_not_hyperthreads(tmp_path: Path) -> None:
+    """llama.cpp's own default: a second thread on one core does not help it, so hyperthreads count once."""
+    for cpu, (package, core) in enumerate([(0, 0), (0, 0), (0, 1), (1, 0)]):
+        folder = tmp_path / f"cpu{cpu}" / "topology"
+        folder.mkdir(parents=True)
+        (folder / "physical_package_id").write_text(f"{package}\n")
+        (folder / "core_id").write_text(f"{core}\n")
+    assert embedded.physical_cores([0, 1, 2, 3], tmp_path) == 3, "cpu0 and cpu1 share a core; cpu3 is another package's core 0"
+    assert embedded.physical_cores([0, 1], tmp_path) == 1
+    assert embedded.physical_cores([0, 7], tmp_path) == 2, "without a topology every logical CPU counts"
+    assert embedded.default_threads() >= 1
