@@ -70,7 +70,11 @@ with st.form("benchmark"):
 if not get_backend(backend).is_real_model:
     st.warning("🧪 **fake** is not a real model: its answers come from word overlap. Its figures measure the harness, not a model.")
 elif backend == "embedded":
-    st.info("💻 The embedded model takes about a minute or more per claim on this machine; 30 claims take half an hour or more.")
+    st.info(
+        "💻 The embedded model is slow and a weak judge. Measured on a quiet 2-core machine: about 30-60 s per claim for `single`, "
+        "4-10 minutes for `toolmad` (31 model calls), so 30 `toolmad` claims take about 3.5 hours. One model serves every claim, "
+        "so more claims at once hardly finish sooner."
+    )
 
 
 def load_chosen() -> tuple[Dataset, str]:

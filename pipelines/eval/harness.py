@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from pipelines.batch import BatchItem, ClaimOutcome, iter_batch
 from pipelines.config import RunConfig
@@ -75,10 +75,6 @@ class EvalReport(BaseModel):
     evidence_recall: float | None
     evidence_recall_claims: int
     document_recall: float | None
-    # Identical claim texts with different gold labels cap what any run can score (metrics.text_ceiling);
-    # defaults keep reports saved before these fields readable.
-    ceiling: float = 1.0
-    conflicting_claims: int = 0
     model_calls: int
     cached_calls: int
     tokens_in: int
@@ -88,6 +84,21 @@ class EvalReport(BaseModel):
     concurrency: int = 1
     config: dict[str, Any] = Field(default_factory=dict)
     rows: list[ClaimScore] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ceiling(self) -> float:
+        """The best accuracy reachable from the claims' text alone (metrics.text_ceiling); from the rows, so old reports have it too."""
+        return self._ceiling().accuracy
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def conflicting_claims(self) -> int:
+        """Claims whose exact text also carries another gold label in this report."""
+        return self._ceiling().conflicting
+
+    def _ceiling(self) -> metrics.Ceiling:
+        return metrics.text_ceiling([r.claim for r in self.rows], [r.gold for r in self.rows])
 
     @property
     def title(self) -> str:
@@ -213,7 +224,6 @@ def build_report(
     predicted = [r.predicted for r in rows]
     recalls = [r.evidence_recall for r in rows if r.evidence_recall is not None]
     found = [r.document_found for r in rows if r.document_found is not None]
-    ceiling = metrics.text_ceiling([r.claim for r in rows], gold)
     created = time.time()
     return EvalReport(
         id=f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(created))}-{config.protocol}-{uuid.uuid4().hex[:6]}",
@@ -238,8 +248,6 @@ def build_report(
         evidence_recall=metrics.mean(recalls),
         evidence_recall_claims=len(recalls),
         document_recall=sum(found) / len(found) if found else None,
-        ceiling=ceiling.accuracy,
-        conflicting_claims=ceiling.conflicting,
         model_calls=sum(r.model_calls for r in rows),
         cached_calls=sum(r.cached_calls for r in rows),
         tokens_in=sum(r.tokens_in for r in rows),

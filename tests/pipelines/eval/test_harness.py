@@ -119,4 +119,8 @@ def test_scoring_maps_protocol_labels_and_computes_calibration_from_stated_confi
     assert report.evidence_recall == 0.5 and report.evidence_recall_claims == 1
     # All four claims read "c" with three different gold labels: answered alike, at most two (the REFUTES) are right.
     assert (report.ceiling, report.conflicting_claims) == (0.5, 4)
+    saved = report.model_dump(mode="json")
+    assert saved["ceiling"] == 0.5, "saved with the report (CSV, JSON, --json)"
+    saved.pop("ceiling"), saved.pop("conflicting_claims")
+    assert report.model_validate(saved).ceiling == 0.5, "a report saved before the ceiling existed gets it from its rows"
     assert "ceiling         0.500 (4 of the 4 claims share their exact text with a claim of another gold label" in format_report(report)
