@@ -155,3 +155,18 @@ def test_stop_server_stops_it(chat: BaseChatModel, cache_dir: Path) -> None:
 
     assert not (cache_dir / "server.json").exists()
     assert not embedded._answers(port, _smollm2_gguf().stem)
+
+
+def test_after_the_server_is_stopped_the_next_model_starts_it_again(chat: BaseChatModel, cache_dir: Path) -> None:
+    """What the app does between runs: the stopped server's model no longer serves, a new one starts a server and answers."""
+    settings = AppSettings(model_cache=cache_dir)
+    spec = ModelSpec(backend="embedded", model=str(_smollm2_gguf()), max_tokens=64)
+    before = embedded.build_embedded(spec, settings)
+    assert embedded.still_serves(before, settings)
+    embedded.stop_server(cache_dir)
+    assert not embedded.still_serves(before, settings)
+
+    again = embedded.build_embedded(spec, settings)
+
+    assert embedded.still_serves(again, settings)
+    assert again.invoke([HumanMessage(content="Say OK.")]).content
