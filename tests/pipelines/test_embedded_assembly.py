@@ -215,3 +215,21 @@ def test_default_threads_count_physical_cores_not_hyperthreads(tmp_path: Path) -
     assert embedded.physical_cores([0, 1], tmp_path) == 1
     assert embedded.physical_cores([0, 7], tmp_path) == 2, "without a topology every logical CPU counts"
     assert embedded.default_threads() >= 1
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"cpu.max": "200000 100000\n"}, 2),  # cgroup v2, 2 CPUs
+        ({"cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs: rounded up
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu/cpu.cfs_quota_us": "400000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 4),  # cgroup v1
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({}, None),
+    ],
+)
+def test_a_containers_cpu_quota_caps_the_threads(tmp_path: Path, files: dict[str, str], expected: int | None) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert embedded.cpu_quota(tmp_path) == expected
