@@ -27,20 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openai import OpenAI
 
-from pipelines.config import AppSettings, RunConfig
+from bench.peak_memory import uncached_embedded_config
+from pipelines.config import AppSettings
 from pipelines.events import ModelCallCompleted, RunFailed, VerdictReached
 from pipelines.llm.embedded import assemble_model, default_threads, ensure_server, stop_server
 from pipelines.runner import Services, stream_run
 
 
 def one_debate(services: Services, protocol: str, claim: str) -> dict[str, object]:
-    config = RunConfig(protocol=protocol, corpus="demo").with_backend("embedded")
-    config = config.model_copy(
-        update={
-            "retrieval": config.retrieval.model_copy(update={"web_search": False}),
-            **{r: config.role(r).model_copy(update={"cache": "off"}) for r in ("debater", "judge", "scorer")},
-        }
-    )
+    config = uncached_embedded_config(protocol)
     started = time.perf_counter()
     calls = tokens_out = 0
     model_s = 0.0

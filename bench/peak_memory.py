@@ -20,9 +20,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+if TYPE_CHECKING:
+    from pipelines.config import RunConfig
 
 
 def rss_kib(pid: int, field: str = "VmRSS") -> int | None:
@@ -35,21 +39,28 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int | None:
     return None
 
 
-def child(protocol: str, claim: str) -> None:
-    """The measured process: load what the app loads, report, run one debate, report the high-water mark."""
-    from pipelines.config import AppSettings, RunConfig
-    from pipelines.events import RunFailed, VerdictReached
-    from pipelines.runner import Services, stream_run
+def uncached_embedded_config(protocol: str) -> RunConfig:
+    """A debate on the embedded backend over the demo corpus, web search off, response cache off: every call reaches the model."""
+    from pipelines.config import RunConfig
 
-    services = Services.create(AppSettings())
-    services.ensure_corpus("demo")
     config = RunConfig(protocol=protocol, corpus="demo").with_backend("embedded")
-    config = config.model_copy(
+    return config.model_copy(
         update={
             "retrieval": config.retrieval.model_copy(update={"web_search": False}),
             **{r: config.role(r).model_copy(update={"cache": "off"}) for r in ("debater", "judge", "scorer")},
         }
     )
+
+
+def child(protocol: str, claim: str) -> None:
+    """The measured process: load what the app loads, report, run one debate, report the high-water mark."""
+    from pipelines.config import AppSettings
+    from pipelines.events import RunFailed, VerdictReached
+    from pipelines.runner import Services, stream_run
+
+    services = Services.create(AppSettings())
+    services.ensure_corpus("demo")
+    config = uncached_embedded_config(protocol)
     services.embedder.embed(["warm up"])
     print(json.dumps({"phase": "loaded", "rss_kib": rss_kib(os.getpid())}), flush=True)
     outcome = "no verdict"
