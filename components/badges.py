@@ -24,6 +24,8 @@ AGENT_AVATARS = {
     "Debater B": "🅱️",
     "Summarizer": "📝",
     "Researcher": "🕵️",
+    "Advocate for": "🟢",
+    "Advocate against": "🔴",
 }
 
 

@@ -1,5 +1,5 @@
-"""What the radar, madke and mermaid protocols add to a run's view: confidence plot, omitted context,
-evidence picks, triplets, ReAct steps and the evidence memory.
+"""What the desk, radar, madke and mermaid protocols add to a run's view: the exhibits' stances and the
+aggregated verdict, confidence plot, omitted context, evidence picks, triplets, ReAct steps and the evidence memory.
 
 ``ProtocolPanels`` sits inside a RunView and receives every event after the RunView has
 handled it; its panels appear only when their events arrive, so other protocols look as before.
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
+from components.badges import label_badge
 from components.charts import ConfidencePoint, build_confidence_figure
 from components.safe_text import escape_markdown
 from pipelines.events import (
@@ -20,16 +21,20 @@ from pipelines.events import (
     ClaimDecomposed,
     Event,
     EvidenceSelected,
+    ExhibitStanceRead,
     LabelProbabilitiesEstimated,
     MemoryRecalled,
     MemoryUpdated,
     OmittedContextFound,
     ReasoningStepTaken,
     RunStarted,
+    StageCompleted,
     StopRuleChecked,
     TurnCompleted,
+    VerdictAggregated,
     VerdictReached,
 )
+from pipelines.models import Evidence
 
 if TYPE_CHECKING:
     from components.transcript import RunView
@@ -54,6 +59,10 @@ class ProtocolPanels:
         self.recalled: dict[str, MemoryRecalled] = {}
         self.used: set[str] = set()
         self.memory_note = ""
+        self.stances: dict[str, ExhibitStanceRead] = {}  # desk: the latest reading of each exhibit
+        self.first_stances: dict[str, ExhibitStanceRead] = {}
+        self.aggregated: VerdictAggregated | None = None
+        self.debate_note = ""
 
     def feed(self, evt: Event, view: RunView) -> None:
         match evt:
@@ -99,12 +108,85 @@ class ProtocolPanels:
             case MemoryUpdated(added=added, refreshed=refreshed):
                 self.memory_note = f"🧠 Kept for later claims: {added} new item{'s' if added != 1 else ''}, {refreshed} already known."
                 self._render_memory()
+            case ExhibitStanceRead(evidence_id=eid):
+                self.first_stances.setdefault(eid, evt)
+                self.stances[eid] = evt
+                self._render_exhibits(view)
+            case VerdictAggregated():
+                self.aggregated = evt
+                self._render_aggregate(view)
+            case StageCompleted(stage="debate", detail=detail) if self.stances:
+                self.debate_note = detail
+                self._render_aggregate(view)
             case VerdictReached(verdict=verdict):
                 self.used = {c for c in verdict.cited if c in self.recalled}
                 if self.recalled:
                     self._render_memory()
             case _:
                 pass
+
+    # --- desk ----------------------------------------------------------------------------
+
+    def _render_exhibits(self, view: RunView) -> None:
+        frame = pd.DataFrame(exhibit_rows(self.stances, self.first_stances, view.evidence))
+        reread = any(s.round > 1 for s in self.stances.values())
+        with self._slot("exhibits").container(border=True):
+            st.markdown(f"**🗂️ Exhibits and their stance** ({len(self.stances)} read)")
+            st.caption(
+                "Each bar is the model's probability, read from its answer's token probabilities and averaged over the orders "
+                "the options were asked in; 'orders agree' says whether every order gave the same answer."
+                + (
+                    " Exhibits argued over in the debate show their second reading, and their first (supports / contradicts / does not address)."
+                    if reread
+                    else ""
+                )
+            )
+            bar = st.column_config.ProgressColumn
+            st.dataframe(
+                frame,
+                hide_index=True,
+                width="stretch",
+                key=f"{self.key}-exhibits-{len(self.stances)}-{sum(s.round for s in self.stances.values())}",
+                column_config={
+                    "id": st.column_config.TextColumn("id", width=40),
+                    "supports": bar("supports", min_value=0.0, max_value=1.0, format="%.2f", width=110),
+                    "contradicts": bar("contradicts", min_value=0.0, max_value=1.0, format="%.2f", width=110),
+                    "does not address": bar("does not address", min_value=0.0, max_value=1.0, format="%.2f", width=110),
+                    "orders agree": st.column_config.TextColumn("orders agree", width=60),
+                    "quoted": st.column_config.TextColumn("quoted sentences", width="large"),
+                },
+            )
+
+    def _render_aggregate(self, view: RunView) -> None:
+        agg = self.aggregated
+        if agg is None:
+            return
+        with self._slot("aggregate").container(border=True):
+            p = agg.probabilities
+            st.markdown(
+                f"**📐 Verdict from the exhibits:** {label_badge(agg.label)} · supported {agg.calibrated:.0%} against refuted "
+                f"{1 - agg.calibrated:.0%}, if the exhibits settle it · {p.get('NOT ENOUGH INFO', 0):.0%} that none of them addresses the claim"
+            )
+            st.markdown(escape_markdown(agg.reason))
+            for eid in agg.rests_on:
+                stance = self.stances.get(eid)
+                evidence = view.evidence.get(eid)
+                if stance is None or evidence is None:
+                    continue
+                quoted = " … ".join(stance.quoted) or evidence.text[:300]
+                link = f" · [source]({evidence.url})" if safe_link(evidence.url) else ""
+                st.markdown(
+                    f"- **{escape_markdown(eid)}** {escape_markdown(evidence.title or evidence.source_label)}{link}  \n"
+                    f"  “{escape_markdown(quoted)}”"
+                )
+            how = (
+                f"calibrated on training claims ({escape_markdown(agg.calibration)})"
+                if agg.calibration != "uncalibrated"
+                else "uncalibrated: no calibration has been fitted for this model, so the probability is the raw weighted stance"
+            )
+            st.caption(
+                f"Probability {how}; uncalibrated {agg.raw:.2f}." + (f" {escape_markdown(self.debate_note)}" if self.debate_note else "")
+            )
 
     # --- radar ---------------------------------------------------------------------------
 
@@ -198,6 +280,37 @@ class ProtocolPanels:
         if name not in self.slots:
             self.slots[name] = self.area.empty()
         return self.slots[name]
+
+
+def exhibit_rows(
+    stances: dict[str, ExhibitStanceRead], first: dict[str, ExhibitStanceRead], evidence: dict[str, Evidence]
+) -> list[dict[str, Any]]:
+    """One row per exhibit read: its source, the three stance probabilities, whether the orders agreed, its quoted sentences."""
+    rows = []
+    for eid, stance in stances.items():
+        item = evidence.get(eid)
+        p = stance.probabilities
+        before = first.get(eid)
+        changed = before is not None and before is not stance
+        row: dict[str, Any] = {
+            "id": eid,
+            "supports": p.get("SUPPORTS", 0.0),
+            "contradicts": p.get("REFUTES", 0.0),
+            "does not address": p.get("UNRELATED", 0.0),
+            "orders agree": "✅" if stance.orders_agree else "❌",
+            "quoted": " … ".join(stance.quoted),
+            "source": (item.title or item.source_label) if item is not None else "",
+        }
+        if changed and before is not None:
+            was = before.probabilities
+            row["first reading"] = f"{was.get('SUPPORTS', 0):.2f} / {was.get('REFUTES', 0):.2f} / {was.get('UNRELATED', 0):.2f}"
+        rows.append(row)
+    return rows
+
+
+def safe_link(url: str | None) -> bool:
+    """Only plain http(s) links become clickable."""
+    return bool(url) and str(url).lower().startswith(("http://", "https://")) and not any(c in str(url) for c in " ()<>[]\n")
 
 
 def _stop_text(evt: StopRuleChecked, method: str) -> str:

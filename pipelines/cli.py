@@ -33,6 +33,7 @@ from pipelines.events import (
     Event,
     EvidenceRetrieved,
     EvidenceSelected,
+    ExhibitStanceRead,
     LabelProbabilitiesEstimated,
     MemoryRecalled,
     OmittedContextFound,
@@ -45,6 +46,7 @@ from pipelines.events import (
     StageStarted,
     StopRuleChecked,
     TurnCompleted,
+    VerdictAggregated,
     VerdictReached,
     WebResultsFiltered,
     WebSearchUnavailable,
@@ -312,6 +314,16 @@ def _print_human(evt: Event) -> None:
             )
         case MemoryRecalled(evidence=e, match=match):
             print(f"  recalled [{e.id}] ({match}): {e.text[:100]}", flush=True)
+        case ExhibitStanceRead(evidence_id=eid, round=number, probabilities=p, orders_agree=agree, method=method):
+            again = " (read again after the debate)" if number > 1 else ""
+            print(
+                f"  [{eid}] supports {p.get('SUPPORTS', 0):.2f} · contradicts {p.get('REFUTES', 0):.2f} · "
+                f"does not address {p.get('UNRELATED', 0):.2f}; orders {'agree' if agree else 'disagree'} ({method}){again}",
+                flush=True,
+            )
+        case VerdictAggregated(probabilities=p, calibration=calibration, reason=reason):
+            shares = ", ".join(f"{k} {v:.2f}" for k, v in p.items())
+            print(f"  verdict from the exhibits ({calibration}): {shares}\n  {reason}", flush=True)
         case _:
             pass
 

@@ -122,6 +122,53 @@ class SingleConfig(BaseModel):
     queries: int = Field(default=1, ge=1, le=5, title="Queries", description="How many search queries the agent writes from the claim.")
 
 
+class DeskConfig(BaseModel):
+    """`desk`: exhibits read for their stance from label probabilities, a calibrated verdict, a debate only where exhibits conflict."""
+
+    exhibits: int = Field(
+        default=8,
+        ge=1,
+        le=30,
+        title="Exhibits",
+        description="Most passages read for their stance (from the claim's search, its rewrites and the web), best first.",
+    )
+    rewrites: int = Field(
+        default=0,
+        ge=0,
+        le=5,
+        title="Query rewrites",
+        description="The model rewrites the claim into this many search queries, each searched too (one extra call).",
+    )
+    orders: Literal[1, 2, 3, 6] = Field(
+        default=3,
+        title="Option orders",
+        description="How many orders of the answer options each exhibit is read in; averaging them cancels the model's preference for a position (3: each answer takes each position once).",
+    )
+    quotes: int = Field(
+        default=2, ge=1, le=5, title="Quoted sentences", description="Sentences quoted from each exhibit (those closest to the claim)."
+    )
+    debate: bool = Field(
+        default=True,
+        title="Debate conflicts",
+        description="When strong exhibits point both ways, two advocates argue from their side's exhibits and the contested exhibits are read again in the light of both.",
+    )
+    strong_at: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        title="Strong exhibit",
+        description="An exhibit counts as strong for a side when its probability of that stance is at least this.",
+    )
+    decide_at: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        title="Least confidence",
+        description="NOT ENOUGH INFO when the calibrated probability of the likelier side is below this (0: the calibration file's own threshold).",
+    )
+    argument_tokens: int = Field(default=120, ge=32, le=600, title="Argument length", description="Most tokens an advocate may write.")
+
+
 class ToolMadConfig(BaseModel):
     """`toolmad`: a RAG debater and a Search debater argue; faithfulness and answer relevance gate an early stop."""
 
@@ -532,13 +579,16 @@ class RunConfig(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="ignore")
 
-    protocol: str = Field(default="toolmad", title="Protocol", description="The debate method to run.")
+    protocol: str = Field(default="desk", title="Protocol", description="The debate method to run.")
     corpus: str = Field(default="demo", title="Corpus", description="Local evidence corpus to search.")
     debater: ModelSpec = Field(default_factory=ModelSpec, title="Debater model", description="The model that argues.")
     judge: ModelSpec = Field(default_factory=ModelSpec, title="Judge model", description="The model that rules.")
     scorer: ModelSpec = Field(default_factory=ModelSpec, title="Scorer model", description="The model that scores answers and evidence.")
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, title="Retrieval", description="How evidence is found.")
     single: SingleConfig = Field(default_factory=SingleConfig, title="single", description="Settings of the single-agent baseline.")
+    desk: DeskConfig = Field(
+        default_factory=DeskConfig, title="desk", description="Settings of the desk protocol (exhibit stances, calibrated verdict)."
+    )
     toolmad: ToolMadConfig = Field(
         default_factory=ToolMadConfig, title="toolmad", description="Settings of the Tool-MAD debate (RAG vs Search, F and AR scores)."
     )

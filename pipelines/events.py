@@ -481,6 +481,52 @@ class MemoryUpdated(Event):
     refreshed: int
 
 
+# --- desk: exhibits read for their stance, and a verdict aggregated from them ---------------------
+
+
+class ExhibitStanceRead(Event):
+    """How likely the model finds that one exhibit supports, contradicts or does not address the claim.
+
+    ``probabilities`` (SUPPORTS / REFUTES / UNRELATED) average ``per_order``, the readings with
+    the answer options in different orders; ``orders_agree`` says whether every order gave the
+    same most likely answer. ``round`` 2 is a contested exhibit read again after the debate.
+    """
+
+    type: Literal["ExhibitStanceRead"] = "ExhibitStanceRead"
+    evidence_id: str
+    round: int = 1
+    probabilities: dict[str, float]
+    per_order: tuple[dict[str, float], ...] = ()
+    orders_agree: bool = True
+    method: Literal["logprobs", "sampling"] = "logprobs"
+    quoted: tuple[str, ...] = ()
+    note: str = ""
+
+
+class VerdictAggregated(Event):
+    """The exhibits' stances combined into the claim's probabilities, and how the label followed from them.
+
+    ``raw`` is the uncalibrated support probability, ``calibrated`` the same after the
+    calibration fitted on training claims (``calibration`` names it); ``probabilities`` are
+    p(SUPPORTS), p(REFUTES), p(NOT ENOUGH INFO); ``debated`` says whether the contested
+    exhibits were argued over and read again.
+    """
+
+    type: Literal["VerdictAggregated"] = "VerdictAggregated"
+    round: int = 1
+    probabilities: dict[str, float]
+    label: str
+    confidence: float
+    raw: float
+    calibrated: float
+    features: dict[str, float] = Field(default_factory=dict)
+    calibration: str = ""
+    rests_on: tuple[str, ...] = ()
+    reason: str = ""
+    conflict: bool = False
+    debated: bool = False
+
+
 def parse_event(data: dict[str, Any] | str) -> Event:
     """Rebuild an event from its JSON form (as stored or exported); raises ValueError."""
     raw = json.loads(data) if isinstance(data, str) else data

@@ -233,9 +233,10 @@ async def execute(
 
     # Roles that want token probabilities first: the embedded server they start (with
     # logits_all) also serves the other roles, instead of a second server beside it.
+    specs = {role: probability_spec(config.role(role)) if role in protocol.probability_roles else config.role(role) for role in ROLES}
     llms: dict[str, LLM] = {}
-    for role in sorted(ROLES, key=lambda r: not config.role(r).logprobs):
-        llms[role] = await make_llm(role, config.role(role))
+    for role in sorted(ROLES, key=lambda r: not specs[r].logprobs):
+        llms[role] = await make_llm(role, specs[role])
     index: CorpusIndex = services.index
     web: WebSearch = services.web_search(config)
     if journal is not None:
@@ -251,6 +252,13 @@ async def execute(
     verdict = await protocol.run(ctx)
     emit(VerdictReached(verdict=verdict))
     return verdict
+
+
+def probability_spec(spec: ModelSpec) -> ModelSpec:
+    """A role whose answers are read from token probabilities: on the embedded backend its server must keep them (logits_all)."""
+    if spec.backend == "embedded" and not spec.logprobs:
+        return spec.model_copy(update={"logprobs": True})
+    return spec
 
 
 class RunHandle:

@@ -148,9 +148,10 @@ class LLM:
         self._cache = cache
         self._params = params or {}
 
-    async def stream(self, messages: Sequence[BaseMessage], on_delta: Callable[[str], None]) -> str:
-        """Stream a free-text answer, calling ``on_delta`` per chunk; returns the whole text."""
-        key = call_key(self.model_name, messages, {**self._params, "mode": "stream"})
+    async def stream(self, messages: Sequence[BaseMessage], on_delta: Callable[[str], None], *, max_tokens: int | None = None) -> str:
+        """Stream a free-text answer, calling ``on_delta`` per chunk; returns the whole text (at most ``max_tokens`` if given)."""
+        limit: dict[str, Any] = {"max_tokens": max_tokens} if max_tokens is not None else {}
+        key = call_key(self.model_name, messages, {**self._params, **limit, "mode": "stream"})
         cached = self._cached(key, messages)
         if cached is not None:
             on_delta(cached)
@@ -160,7 +161,7 @@ class LLM:
             parts: list[str] = []
             usage: dict[str, Any] | None = None
             try:
-                async for chunk in self.chat.astream(list(messages)):
+                async for chunk in self.chat.astream(list(messages), None, **limit):
                     text = _chunk_text(chunk)
                     if text:
                         parts.append(text)

@@ -15,11 +15,13 @@ Run as ``python -m pipelines.llm.llama_server`` with llama_cpp.server's own argu
 from __future__ import annotations
 
 import ctypes
+import heapq
 from typing import Any
 
 import llama_cpp
 import numpy as np
 from llama_cpp import _internals
+from llama_cpp import llama as llama_module
 from llama_cpp.llama import Llama
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
@@ -102,13 +104,63 @@ def _init_sampler(self: Llama, *args: Any, **kwargs: Any) -> _internals.LlamaSam
     return sampler
 
 
+# --- token probabilities without the whole-prompt work ------------------------------------
+#
+# A non-streamed answer with ``logprobs`` made llama-cpp-python 0.3.36 take the log-softmax of
+# every prompt position's logits (about 0.3-0.6 s for a 300-token prompt over Qwen's 151,936
+# tokens), keep only the answer's rows, then sort the whole vocabulary as Python tuples for each
+# answer token (about 0.2 s) to keep its top few. desk reads one token per call, 24 calls a
+# claim, and that work cost more than the model's own. Both are done lazily here: the log-softmax
+# only for the rows read, and the sort only as far as the top alternatives. Same numbers.
+
+TOP_ALTERNATIVES = 64  # more than any request may ask for (OpenAI caps top_logprobs at 20)
+_original_logits_to_logprobs = Llama.logits_to_logprobs
+
+
+class RowLogprobs:
+    """Log-probabilities of a logits matrix, computed only for the rows that are read."""
+
+    def __init__(self, logits: np.ndarray) -> None:
+        self._logits = logits
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        return _original_logits_to_logprobs(self._logits[rows])
+
+    def __len__(self) -> int:
+        return len(self._logits)
+
+
+def logits_to_logprobs(logits: Any, axis: int = -1) -> Any:
+    """Llama.logits_to_logprobs, lazy for a matrix of logits (rows on demand), direct otherwise."""
+    if isinstance(logits, np.ndarray) and logits.ndim == 2 and axis == -1:
+        return RowLogprobs(logits)
+    return _original_logits_to_logprobs(logits, axis)
+
+
+def top_sorted(iterable: Any, *, key: Any = None, reverse: bool = False) -> list[Any]:
+    """``sorted`` for llama_cpp.llama, whose only sorts are of (logprob, token) pairs in descending order cut to the top few.
+
+    A long descending sort keeps its first TOP_ALTERNATIVES items (the same, in the same order,
+    as a full sort would put first); anything else is sorted whole.
+    """
+    items = list(iterable)
+    if reverse and key is None and len(items) > TOP_ALTERNATIVES:
+        return heapq.nlargest(TOP_ALTERNATIVES, items)
+    return sorted(items, key=key, reverse=reverse)
+
+
 def install() -> None:
-    """Make every Llama in this process decode greedy grammar-constrained answers grammar-first."""
+    """Make every Llama in this process decode greedy grammar-constrained answers grammar-first, and read token probabilities lazily."""
     Llama._init_sampler = _init_sampler  # type: ignore[method-assign]
+    Llama.logits_to_logprobs = staticmethod(logits_to_logprobs)  # type: ignore[method-assign, assignment]
+    llama_module.sorted = top_sorted  # type: ignore[attr-defined]
 
 
 def uninstall() -> None:
     Llama._init_sampler = _original_init_sampler  # type: ignore[method-assign]
+    Llama.logits_to_logprobs = staticmethod(_original_logits_to_logprobs)  # type: ignore[method-assign]
+    if hasattr(llama_module, "sorted"):
+        del llama_module.sorted
 
 
 def main() -> None:

@@ -1,3 +1,3 @@
 """The debate protocols, each registered by name (see base.get_protocol)."""
 
-from pipelines.protocols import mad, madke, mermaid, proclaim, radar, single, toolmad  # noqa: F401
+from pipelines.protocols import desk, mad, madke, mermaid, proclaim, radar, single, toolmad  # noqa: F401

@@ -126,6 +126,7 @@ class Protocol:
     title: str
     description: str
     labels: tuple[str, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+    probability_roles: tuple[str, ...] = ()  # roles whose answers are read from token probabilities (the embedded server then keeps them)
 
 
 PROTOCOLS: dict[str, Protocol] = {}

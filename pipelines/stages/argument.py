@@ -110,14 +110,15 @@ async def stream_turn(
     messages: Sequence[BaseMessage],
     query: str | None = None,
     role: str = "debater",
+    max_tokens: int | None = None,
 ) -> Turn:
-    """Stream one answer into ArgumentDelta events and complete it as a Turn."""
+    """Stream one answer into ArgumentDelta events and complete it as a Turn (at most ``max_tokens``, else the role's limit)."""
     turn_id = f"{agent}-r{round}"
 
     def on_delta(chunk: str) -> None:
         ctx.emit(ArgumentDelta(turn_id=turn_id, agent=agent, round=round, text=chunk))
 
-    text = await ctx.llm(role).stream(messages, on_delta)
+    text = await ctx.llm(role).stream(messages, on_delta, max_tokens=max_tokens)
     valid_ids = set(ctx.pool) - set(ctx.struck)  # a struck item is never counted as cited
     turn = Turn(
         id=turn_id,

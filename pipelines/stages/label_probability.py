@@ -127,7 +127,7 @@ def match_option(text: str, options: Sequence[str]) -> str | None:
     """The option a free-text answer names: the longest option its first words spell (so HALF-TRUE beats TRUE)."""
     cleaned = _normal(text)
     for option in sorted(options, key=len, reverse=True):
-        if cleaned.startswith(_normal(option)):
+        if re.match(rf"{re.escape(_normal(option))}(?![A-Z0-9])", cleaned):
             return option
     found = [o for o in sorted(options, key=len, reverse=True) if re.search(rf"(?<![A-Z-]){re.escape(_normal(o))}(?![A-Z-])", cleaned)]
     return found[0] if found else None
@@ -169,7 +169,14 @@ def _options_for_token(token: str, options: Sequence[str]) -> list[str]:
     cleaned = _normal(token).strip("-")
     if not cleaned:
         return []
-    return [o for o in options if _normal(o).startswith(cleaned) or cleaned.startswith(_normal(o))]
+    return [o for o in options if _token_names(cleaned, _normal(o))]
+
+
+def _token_names(token: str, option: str) -> bool:
+    # A one-letter option (A, B, C) is named only by that letter: "Answer" starts with A but is no answer.
+    if len(option) == 1:
+        return token == option
+    return option.startswith(token) or token.startswith(option)
 
 
 def _normal(text: str) -> str:

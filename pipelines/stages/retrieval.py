@@ -72,13 +72,13 @@ async def retrieve(
     return found
 
 
-async def claim_rewrites(ctx: RunContext) -> list[str]:
-    """The claim rewritten into ``retrieval.rewrites`` search queries by the debater model, once per run.
+async def claim_rewrites(ctx: RunContext, n: int | None = None) -> list[str]:
+    """The claim rewritten into ``n`` (default ``retrieval.rewrites``) search queries by the debater model, once per run.
 
     Agents that search at the same time share the one call. A model that gives nothing
     usable leaves no rewrites (a StageFailed event says why): the claim is still searched.
     """
-    n = ctx.config.retrieval.rewrites
+    n = ctx.config.retrieval.rewrites if n is None else n
     if n <= 0:
         return []
     if ctx.rewrites is None:

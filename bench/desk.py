@@ -1,0 +1,273 @@
+"""`desk` against `single` on Check-COVID, the same claims in one run: accuracy, calibration, selectivity, cost.
+
+    .venv/bin/python bench/desk.py [--split dev] [--limit N] [--backend embedded|fake] [--protocols desk,single]
+        [--set desk.exhibits=8 ...] [--data-dir DIR] [--records FILE] [--out bench/results/desk-dev]
+
+Each protocol runs the same claims through the evaluation harness (stored runs, web off,
+corpus ``check-covid``), one claim at a time. Printed side by side:
+
+- binary accuracy on the SUPPORT/REFUTE claims. ``desk`` states p(supported), so its binary
+  answer is the likelier side; ``single`` is scored on the label it gave (NOT ENOUGH INFO
+  counts wrong), and also on the claims where it took a side;
+- 3-label accuracy and macro-F1 as ruled, with the dataset's ceiling (Check-COVID repeats
+  every NOT ENOUGH INFO claim's text with a SUPPORT or REFUTE label);
+- ECE (10 bins) of the binary answer's probability, and selective accuracy: the binary
+  accuracy on the 50% and 80% of claims the protocol is surest of;
+- the deciding document among the exhibits (desk) or anywhere in the retrieved evidence;
+- model calls, tokens and seconds per claim (median and mean). Claims whose text repeats
+  an earlier claim's are answered from the response cache, as the app would; times are
+  over the claims that called the model.
+
+``--records`` writes one JSON line per claim with every exhibit's stance (what
+``bench/fit_desk_calibration.py`` fits on). The data folder is fresh unless ``--data-dir``
+is given, so no earlier answer is replayed from the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipelines.config import AppSettings, RunConfig
+from pipelines.eval import metrics
+from pipelines.eval.datasets import Dataset, load_dataset
+from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report
+from pipelines.events import EvidenceRetrieved, ExhibitStanceRead, ModelCallCompleted, VerdictAggregated
+from pipelines.runner import Services
+
+BINARY = ("SUPPORTS", "REFUTES")
+
+
+@dataclass
+class ClaimRecord:
+    """One claim as a protocol answered it, with what the metrics need."""
+
+    id: str
+    claim: str
+    gold: str
+    predicted: str | None
+    p_supported: float | None  # the protocol's probability that the claim is supported (desk), else None
+    raw_supported: float | None
+    deciding_found: bool | None
+    calls: int
+    cached_calls: int
+    tokens: int
+    seconds: float
+    exhibits: list[dict[str, Any]] = field(default_factory=list)
+    debated: bool = False
+
+    @property
+    def binary(self) -> str | None:
+        """The claim's binary answer: the likelier side when a probability is stated, else the label if it took a side."""
+        if self.p_supported is not None:
+            return "SUPPORTS" if self.p_supported >= 0.5 else "REFUTES"
+        return self.predicted if self.predicted in BINARY else None
+
+    @property
+    def binary_confidence(self) -> float | None:
+        return max(self.p_supported, 1 - self.p_supported) if self.p_supported is not None else None
+
+
+def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list[ClaimRecord]:
+    """The report's rows with the stored runs' stances and evidence read back."""
+    assert services.store is not None
+    gold_docs = {item.id: {g.doc_id for g in item.gold_evidence} for item in dataset.items}
+    records = []
+    for row in report.rows:
+        events = services.store.events(row.run_id) if row.run_id else []
+        evidence = {e.evidence.id: e.evidence for e in events if isinstance(e, EvidenceRetrieved)}
+        stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
+        aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
+        final = aggregated[-1] if aggregated else None
+        exhibits = [
+            {
+                "id": s.evidence_id,
+                "round": s.round,
+                "doc_id": evidence[s.evidence_id].doc_id if s.evidence_id in evidence else None,
+                "probabilities": s.probabilities,
+                "per_order": list(s.per_order),
+                "agree": s.orders_agree,
+            }
+            for s in stances
+        ]
+        docs = {x["doc_id"] for x in exhibits} if stances else {e.doc_id for e in evidence.values()}
+        golds = gold_docs.get(row.id, set())
+        calls = [e for e in events if isinstance(e, ModelCallCompleted)]
+        records.append(
+            ClaimRecord(
+                id=row.id,
+                claim=row.claim,
+                gold=row.gold,
+                predicted=row.predicted,
+                p_supported=final.calibrated if final is not None else None,
+                raw_supported=final.raw if final is not None else None,
+                deciding_found=bool(golds & docs) if golds else None,
+                calls=sum(not c.cached for c in calls),
+                cached_calls=sum(c.cached for c in calls),
+                tokens=sum(c.tokens_in + c.tokens_out for c in calls),
+                seconds=row.seconds,
+                exhibits=exhibits,
+                debated=any(a.debated for a in aggregated),
+            )
+        )
+    return records
+
+
+def summarise(records: Sequence[ClaimRecord], ceiling: float) -> dict[str, Any]:
+    """Every figure of one protocol's column."""
+    binary = [r for r in records if r.gold in BINARY]
+    correct = [r.binary == r.gold for r in binary]
+    sided = [r for r in binary if r.binary is not None]
+    confident = [r for r in binary if r.binary_confidence is not None]
+    ece = (
+        metrics.expected_calibration_error([r.binary_confidence for r in confident], [r.binary == r.gold for r in confident], 10)
+        if len(confident) == len(binary) and binary
+        else None
+    )
+    live = [r for r in records if r.calls > 0]  # claims answered from the cache cost no model time
+    found = [r.deciding_found for r in records if r.deciding_found is not None]
+    gold3 = [r.gold for r in records]
+    pred3 = [r.predicted for r in records]
+    return {
+        "claims": len(records),
+        "binary_claims": len(binary),
+        "binary_accuracy": _mean(correct),
+        "binary_accuracy_when_sided": _mean([r.binary == r.gold for r in sided]),
+        "sided": len(sided),
+        "accuracy_3": metrics.accuracy(gold3, pred3) if records else None,
+        "macro_f1_3": metrics.macro_f1(gold3, pred3, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")) if records else None,
+        "ceiling_3": ceiling,
+        "ece": ece,
+        "selective_50": selective_accuracy(confident, 0.5) if ece is not None else None,
+        "selective_80": selective_accuracy(confident, 0.8) if ece is not None else None,
+        "deciding_found": _mean(found),
+        "debated": sum(r.debated for r in records),
+        "calls_per_claim": _mean([r.calls + r.cached_calls for r in records]),
+        "tokens_median": statistics.median([r.tokens for r in live]) if live else None,
+        "tokens_mean": _mean([r.tokens for r in live]),
+        "seconds_median": statistics.median([r.seconds for r in live]) if live else None,
+        "seconds_mean": _mean([r.seconds for r in live]),
+        "seconds_max": max((r.seconds for r in live), default=None),
+        "live_claims": len(live),
+    }
+
+
+def selective_accuracy(records: Sequence[ClaimRecord], coverage: float) -> float | None:
+    """Binary accuracy on the ``coverage`` share of claims with the highest stated confidence."""
+    ranked = sorted(records, key=lambda r: -(r.binary_confidence or 0.0))
+    kept = ranked[: max(1, round(len(ranked) * coverage))]
+    return _mean([r.binary == r.gold for r in kept])
+
+
+def _mean(values: Sequence[Any]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+ROWS = (
+    ("binary accuracy", "binary_accuracy"),
+    ("  when it took a side", "binary_accuracy_when_sided"),
+    ("3-label accuracy", "accuracy_3"),
+    ("3-label ceiling", "ceiling_3"),
+    ("3-label macro-F1", "macro_f1_3"),
+    ("ECE (binary, 10 bins)", "ece"),
+    ("selective acc. @50%", "selective_50"),
+    ("selective acc. @80%", "selective_80"),
+    ("deciding doc found", "deciding_found"),
+    ("debated claims", "debated"),
+    ("calls / claim", "calls_per_claim"),
+    ("tokens / claim (median)", "tokens_median"),
+    ("tokens / claim (mean)", "tokens_mean"),
+    ("seconds / claim (median)", "seconds_median"),
+    ("seconds / claim (mean)", "seconds_mean"),
+    ("seconds / claim (max)", "seconds_max"),
+    ("claims that called the model", "live_claims"),
+)
+
+
+def table(columns: dict[str, dict[str, Any]]) -> str:
+    names = list(columns)
+    lines = ["| figure | " + " | ".join(f"`{n}`" for n in names) + " |", "| --- |" + " ---: |" * len(names)]
+    for title, key in ROWS:
+        cells = [_fmt(columns[n].get(key)) for n in names]
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+    return str(value)
+
+
+def apply_settings(config: RunConfig, pairs: Sequence[str]) -> RunConfig:
+    """``section.field=value`` overrides (e.g. desk.exhibits=10), validated by the config model."""
+    data = config.model_dump()
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        section, _, name = key.partition(".")
+        if not name or section not in data or not isinstance(data[section], dict):
+            raise SystemExit(f"--set wants section.field=value, got {pair!r}")
+        data[section][name] = json.loads(value) if value[:1] in "[{0123456789-tf" and value not in ("", "-") else value
+    return RunConfig.model_validate(data)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--labels", choices=("three", "binary"), default="three")
+    parser.add_argument("--backend", default="embedded")
+    parser.add_argument("--protocols", default="desk,single")
+    parser.add_argument("--set", action="append", default=[], help="a run option, e.g. desk.exhibits=10 (repeatable)")
+    parser.add_argument("--data-dir", default="", help="reuse this data folder (its index and response cache); default: a fresh one")
+    parser.add_argument("--records", default="", help="write every claim's record (with the exhibits' stances) as JSON lines")
+    parser.add_argument("--out", default="", help="write the table and the reports to OUT.md / OUT-PROTOCOL.txt")
+    args = parser.parse_args()
+
+    data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="desk-bench-"))
+    settings = AppSettings(data_dir=data_dir)
+    services = Services.create(settings)
+    dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
+    columns: dict[str, dict[str, Any]] = {}
+    reports: dict[str, str] = {}
+    all_records: list[dict[str, Any]] = []
+    for protocol in [p.strip() for p in args.protocols.split(",") if p.strip()]:
+        config = apply_settings(evaluation_config(RunConfig(), protocol=protocol, backend=args.backend, corpus="check-covid"), args.set)
+
+        def progress(outcome: Any, done: int, total: int, protocol: str = protocol) -> None:
+            print(f"  {protocol} {done}/{total} {outcome.id} {outcome.verdict} {outcome.seconds:.1f}s", file=sys.stderr, flush=True)
+
+        report = evaluate(dataset, config, services, labels=args.labels, limit=args.limit, on_outcome=progress)
+        records = records_of(report, dataset, services)
+        columns[protocol] = summarise(records, report.ceiling)
+        reports[protocol] = format_report(report)
+        all_records += [{"protocol": protocol, **r.__dict__} for r in records]
+        print(reports[protocol], file=sys.stderr)
+    heading = f"Check-COVID {args.split}, {args.backend}, {len(all_records) // max(1, len(columns))} claims ({args.labels} labels)"
+    text = f"{heading}\n\n{table(columns)}\n"
+    print(text)
+    if args.records:
+        Path(args.records).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.records).write_text("".join(json.dumps(r) + "\n" for r in all_records))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_suffix(".md").write_text(text)
+        for protocol, body in reports.items():
+            out.with_name(f"{out.name}-{protocol}.txt").write_text(body + "\n")
+        out.with_name(f"{out.name}-summary.json").write_text(json.dumps(columns, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+"""Fit the desk verdict's calibration for one model on Check-COVID *train* claims, and write its versioned file.
+
+    .venv/bin/python bench/fit_desk_calibration.py --data-dir DIR [--split train] [--exhibits N] [--orders K]
+        [--write] [--model qwen2.5-coder-1.5b-instruct-q4_k_m.gguf]
+
+Reads the stances of stored `desk` runs (made with ``bench/desk.py --split train --data-dir DIR``,
+or any records file from ``--records``), matches each run to its claim's gold label by the
+claim's text, and fits p(supported) = sigmoid(bias + w . features) by logistic regression
+(small L2) on the SUPPORT/REFUTE claims. Printed: 5-fold cross-validated binary accuracy, log
+loss and ECE for each feature set and for the first N exhibits / first K option orders (so
+the defaults can be chosen on train), then the fit on all claims. The NOT ENOUGH INFO
+threshold (``decide_at``) is the one that maximises 3-label macro-F1 on train, where each
+NOT ENOUGH INFO claim takes the features of the SUPPORT/REFUTE claim with the same text
+(Check-COVID repeats them word for word). ``--write`` saves the calibration to
+``pipelines/calibration/<model>.json`` with what it was fitted on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipelines.config import AppSettings
+from pipelines.eval import metrics
+from pipelines.eval.datasets import load_dataset
+from pipelines.events import ExhibitStanceRead, RunStarted
+from pipelines.stages.stance import STANCES, Stance
+from pipelines.stages.stance_aggregation import Calibration, calibration_key, prompt_sha, stance_features
+from pipelines.store import RunStore
+
+FEATURE_SETS = (("net",), ("gap",), ("net", "gap"), ("net", "gap", "top"))
+L2 = 0.01
+CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "pipelines" / "calibration"
+
+
+@dataclass(frozen=True)
+class Example:
+    claim: str
+    gold: str
+    stances: tuple[Stance, ...]  # round-1 readings, in the order the run read them
+    settings: dict[str, Any]
+
+
+def examples_from_store(data_dir: Path) -> list[tuple[str, tuple[Stance, ...], dict[str, Any]]]:
+    """Every completed desk run in the data folder's store: (claim, round-1 stances, the run's desk settings)."""
+    store = RunStore(AppSettings(data_dir=data_dir).sqlite_url)
+    found = []
+    for run in store.list_runs(limit=100_000):
+        if run.protocol != "desk" or run.status != "completed":
+            continue
+        events = store.events(run.id)
+        started = next((e for e in events if isinstance(e, RunStarted)), None)
+        settings = dict(started.config.get("desk", {})) if started else {}
+        stances = tuple(_stance(e) for e in events if isinstance(e, ExhibitStanceRead) and e.round == 1)
+        found.append((run.claim, stances, settings))
+    return found
+
+
+def _stance(event: ExhibitStanceRead) -> Stance:
+    per_order = tuple({s: float(p.get(s, 0.0)) for s in STANCES} for p in event.per_order)
+    return Stance(
+        exhibit_id=event.evidence_id,
+        probabilities={s: float(event.probabilities.get(s, 0.0)) for s in STANCES},  # type: ignore[misc]
+        per_order=per_order,  # type: ignore[arg-type]
+        method=event.method,
+    )
+
+
+def truncated(stances: Sequence[Stance], exhibits: int, orders: int) -> list[Stance]:
+    """The stances a run with fewer exhibits / fewer option orders would have read (the first ones)."""
+    kept = []
+    for s in stances[:exhibits]:
+        used = s.per_order[:orders] or (s.probabilities,)
+        averaged = {k: sum(p[k] for p in used) / len(used) for k in STANCES}
+        kept.append(Stance(exhibit_id=s.exhibit_id, probabilities=averaged, per_order=tuple(used), method=s.method))  # type: ignore[arg-type]
+    return kept
+
+
+def design(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.array([[stance_features(truncated(e.stances, exhibits, orders))[n] for n in names] for e in examples], dtype=float)
+    y = np.array([1.0 if e.gold == "SUPPORTS" else 0.0 for e in examples])
+    return x, y
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 200) -> tuple[float, np.ndarray]:
+    """Bias and weights by Newton's method on the L2-penalised log loss (the bias is not penalised)."""
+    features = np.hstack([np.ones((len(x), 1)), x])
+    theta = np.zeros(features.shape[1])
+    penalty = np.diag([0.0] + [l2 * len(x)] * x.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-features @ theta))
+        gradient = features.T @ (p - y) + penalty @ theta
+        hessian = features.T @ (features * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(len(theta))
+        step = np.linalg.solve(hessian, gradient)
+        theta -= step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return float(theta[0]), theta[1:]
+
+
+def predict(bias: float, weights: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-(bias + x @ weights)))
+
+
+def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    predicted = p >= 0.5
+    correct = predicted == (y == 1)
+    confidence = np.maximum(p, 1 - p)
+    eps = 1e-9
+    loss = float(-np.mean(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
+    ece = metrics.expected_calibration_error(confidence.tolist(), correct.tolist(), 10) or 0.0
+    order = np.argsort(-confidence, kind="stable")
+    half = correct[order[: max(1, len(order) // 2)]]
+    return {"accuracy": float(np.mean(correct)), "log_loss": loss, "ece": float(ece), "selective_50": float(np.mean(half))}
+
+
+def cross_validate(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int, folds: int = 5) -> dict[str, float]:
+    x, y = design(examples, names, exhibits, orders)
+    p = np.zeros(len(y))
+    index = np.arange(len(y))
+    for fold in range(folds):
+        test = index % folds == fold
+        bias, weights = fit_logistic(x[~test], y[~test])
+        p[test] = predict(bias, weights, x[test])
+    return scores(p, y)
+
+
+def best_decide_at(q_by_claim: dict[str, float], gold_three: Sequence[tuple[str, str]]) -> tuple[float, float]:
+    """The least confidence (0.5 = always take a side) that maximises 3-label macro-F1 on train."""
+    best = (0.5, -1.0)
+    for threshold in [0.5 + 0.01 * i for i in range(0, 31)]:
+        gold, predicted = [], []
+        for claim, label in gold_three:
+            if claim not in q_by_claim:
+                continue
+            q = q_by_claim[claim]
+            side = max(q, 1 - q)
+            gold.append(label)
+            predicted.append("NOT ENOUGH INFO" if side < threshold else ("SUPPORTS" if q >= 0.5 else "REFUTES"))
+        f1 = metrics.macro_f1(gold, predicted, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
+        if f1 > best[1] + 1e-9:
+            best = (round(threshold, 2), f1)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", required=True, help="data folder of the desk runs on train claims")
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--exhibits", type=int, default=0, help="fit on the first N exhibits (0: the runs' own setting)")
+    parser.add_argument("--orders", type=int, default=0, help="fit on the first K option orders (0: all read)")
+    parser.add_argument("--features", default="net,gap,top")
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+
+    settings = AppSettings()
+    dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
+    gold_by_text: dict[str, str] = {}
+    for item in dataset.items:
+        if item.label != "NOT ENOUGH INFO":
+            gold_by_text.setdefault(" ".join(item.claim.split()), item.label)
+    runs = examples_from_store(Path(args.data_dir))
+    examples = [
+        Example(claim, gold_by_text[" ".join(claim.split())], stances, run_settings)
+        for claim, stances, run_settings in runs
+        if " ".join(claim.split()) in gold_by_text and stances
+    ]
+    if len(examples) < 20:
+        raise SystemExit(f"only {len(examples)} desk runs on {args.split} claims found in {args.data_dir}: run bench/desk.py first")
+    read_exhibits = min(len(e.stances) for e in examples)
+    read_orders = min(len(s.per_order) for e in examples for s in e.stances)
+    supports = sum(e.gold == "SUPPORTS" for e in examples)
+    print(
+        f"{len(examples)} train claims ({supports} SUPPORT, {len(examples) - supports} REFUTE); read {read_exhibits}+ exhibits, {read_orders} orders"
+    )
+
+    print("\n5-fold cross-validated on train (binary): accuracy / log loss / ECE / selective accuracy @50%")
+    print(f"{'features':<16} {'exhibits':>8} {'orders':>6}   acc    loss   ECE   sel50")
+    for names in FEATURE_SETS:
+        for exhibits in sorted({2, 3, 4, 5, 6, read_exhibits}):
+            if exhibits > read_exhibits:
+                continue
+            for orders in sorted({1, read_orders}):
+                s = cross_validate(examples, names, exhibits, orders)
+                print(
+                    f"{','.join(names):<16} {exhibits:>8} {orders:>6}  {s['accuracy']:.3f}  {s['log_loss']:.3f} {s['ece']:.3f}  {s['selective_50']:.3f}"
+                )
+
+    names = tuple(n.strip() for n in args.features.split(",") if n.strip())
+    exhibits = args.exhibits or read_exhibits
+    orders = args.orders or read_orders
+    x, y = design(examples, names, exhibits, orders)
+    bias, weights = fit_logistic(x, y)
+    fitted = scores(predict(bias, weights, x), y)
+    cv = cross_validate(examples, names, exhibits, orders)
+    q_by_claim = {" ".join(e.claim.split()): float(p) for e, p in zip(examples, predict(bias, weights, x), strict=True)}
+    gold_three = [(" ".join(i.claim.split()), i.label) for i in dataset.items]
+    decide_at, f1 = best_decide_at(q_by_claim, gold_three)
+    print(f"\nfit on all {len(examples)}: bias {bias:.3f}, weights {dict(zip(names, np.round(weights, 3).tolist(), strict=True))}")
+    print(f"  on train: {fitted}; cross-validated: {cv}")
+    print(f"  NOT ENOUGH INFO below {decide_at:.2f} (3-label macro-F1 on train {f1:.3f})")
+    if args.write:
+        key = calibration_key(args.model)
+        calibration = Calibration(
+            name=f"{key}@{time.strftime('%Y-%m-%d')}",
+            model=args.model,
+            bias=round(bias, 6),
+            weights={n: round(float(w), 6) for n, w in zip(names, weights, strict=True)},
+            decide_at=decide_at,
+            prompt_sha=prompt_sha(),
+            fitted_on=f"Check-COVID {args.split}: {len(examples)} SUPPORT/REFUTE claims ({supports} SUPPORT)",
+            settings={
+                "exhibits": exhibits,
+                "orders": orders,
+                "cross_validated": {k: round(v, 4) for k, v in cv.items()},
+                "macro_f1_3_train": round(f1, 4),
+            },
+        )
+        path = CALIBRATION_DIR / f"{key}.json"
+        path.write_text(json.dumps(calibration.to_json(), indent=2) + "\n")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""`desk`: the product's default, built for a weak local model. Exhibits, stances read from probabilities, a calibrated verdict.
+
+1. Exhibits: hybrid search for the claim (and for model rewrites of it, and the web when on),
+   at most ``desk.exhibits`` distinct passages, each with the sentences closest to the claim.
+2. Stances: for each exhibit, the model's probabilities that it supports, contradicts or does
+   not address the claim, read from the answer letters' log-probabilities and averaged over
+   option orders (stages/stance.py): never parsed from prose.
+3. Verdict: the stances combined and calibrated on Check-COVID train claims for the model
+   (stages/stance_aggregation.py); NOT ENOUGH INFO when nothing addresses the claim or
+   neither side is strong enough.
+4. A debate only where it adds: when strong exhibits point both ways, an advocate for each
+   side argues from its exhibits and the contested exhibits are read again with both
+   arguments in view; when the exhibits agree, no debate, and the run says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pipelines.errors import ModelOutputError
+from pipelines.events import ExhibitStanceRead, RoundStarted, StageCompleted, StageFailed, StageStarted, VerdictAggregated
+from pipelines.llm.client import LLM
+from pipelines.models import Evidence, Verdict
+from pipelines.prompts import load_prompt
+from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.stages.argument import stream_turn
+from pipelines.stages.exhibits import gather_exhibits, quote_sentences
+from pipelines.stages.retrieval import format_evidence
+from pipelines.stages.stance import STANCE_WORDS, Stance, read_stance
+from pipelines.stages.stance_aggregation import Aggregate, Calibration, aggregate, load_calibration
+
+CLERK = "Clerk"  # who searches: the desk's own retrieval, not an arguing agent
+HUMAN = "Human checker"
+ADVOCATES = (  # (name, the stance it argues from, its brief)
+    ("Advocate for", "SUPPORTS", "Argue that the exhibits show the claim is true."),
+    ("Advocate against", "REFUTES", "Argue that the exhibits show the claim is false."),
+)
+
+
+async def run_desk(ctx: RunContext) -> Verdict:
+    cfg = ctx.config.desk
+    claim = ctx.claim.text
+
+    # 1. exhibits (step mode: the checker sees the planned query first, then the exhibits before they are read)
+    review = await ctx.review(0, {CLERK: claim[:300]})
+    query = review.queries.get(CLERK, claim[:300])
+    exhibits: list[Evidence] = []
+    if not review.stop:
+        ctx.emit(StageStarted(stage="exhibits", detail=f"searching for at most {cfg.exhibits} exhibits"))
+        exhibits = await gather_exhibits(
+            ctx, agent=CLERK, queries=[query], limit=cfg.exhibits, rewrites=cfg.rewrites, extra_queries=review.extra_queries
+        )
+        ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits"))
+        review = await ctx.review(1, {})
+        if review.extra_queries:
+            exhibits += await gather_exhibits(ctx, agent=HUMAN, queries=list(review.extra_queries), limit=cfg.exhibits, rewrites=0)
+    exhibits += [e for e in ctx.pool.values() if e.source == "user" and e not in exhibits]  # evidence the checker pasted
+    exhibits = ctx.usable(exhibits)
+
+    # 2. stances
+    judge = ctx.llm("judge")
+    quotes = await quote_sentences(ctx.tools.embedder, claim, exhibits, cfg.quotes) if exhibits else {}
+    ctx.emit(StageStarted(stage="stances", detail=f"reading {len(exhibits)} exhibits in {cfg.orders} option orders"))
+    stances: dict[str, Stance] = {}
+    for exhibit in exhibits:
+        stances[exhibit.id] = await _read(ctx, judge, exhibit, quotes.get(exhibit.id, ()), round=1)
+    ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
+
+    # 3. verdict
+    calibration = load_calibration(judge.model_name)
+    result = _aggregate(ctx, list(stances.values()), calibration, round=1, debated=False)
+
+    # 4. a debate only where strong exhibits conflict
+    debated = False
+    if result.conflict and cfg.debate:
+        result = await _debate(ctx, judge, exhibits, stances, result, quotes, calibration)
+        debated = True
+    elif result.conflict:
+        ctx.emit(StageCompleted(stage="debate", detail="strong exhibits point both ways, but the debate is switched off"))
+    else:
+        ctx.emit(StageCompleted(stage="debate", detail="no debate: " + _why_no_debate(result)))
+
+    return Verdict(
+        label=result.label,
+        confidence=result.confidence,
+        rationale=result.reason,
+        cited=result.rests_on,
+        decided_by="calibrated exhibit stances" if result.calibration != "uncalibrated" else "exhibit stances (uncalibrated)",
+        stop_reason="ruled after a debate over conflicting exhibits" if debated else "ruled from the exhibits' stances",
+    )
+
+
+async def _read(
+    ctx: RunContext, judge: LLM, exhibit: Evidence, quoted: tuple[str, ...], *, round: int, arguments: Sequence[tuple[str, str]] = ()
+) -> Stance:
+    stance = await read_stance(judge, ctx.claim.text, exhibit, orders=ctx.config.desk.orders, arguments=arguments)
+    ctx.emit(
+        ExhibitStanceRead(
+            evidence_id=exhibit.id,
+            round=round,
+            probabilities=dict(stance.probabilities),
+            per_order=tuple(dict(p) for p in stance.per_order),
+            orders_agree=stance.orders_agree,
+            method=stance.method,
+            quoted=quoted,
+            note=stance.note,
+        )
+    )
+    return stance
+
+
+def _aggregate(ctx: RunContext, stances: list[Stance], calibration: Calibration | None, *, round: int, debated: bool) -> Aggregate:
+    cfg = ctx.config.desk
+    result = aggregate(stances, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at)
+    ctx.emit(
+        VerdictAggregated(
+            round=round,
+            probabilities=result.probabilities,
+            label=result.label,
+            confidence=result.confidence,
+            raw=result.raw,
+            calibrated=result.calibrated,
+            features=result.features,
+            calibration=result.calibration,
+            rests_on=result.rests_on,
+            reason=result.reason,
+            conflict=result.conflict,
+            debated=debated,
+        )
+    )
+    return result
+
+
+async def _debate(
+    ctx: RunContext,
+    judge: LLM,
+    exhibits: list[Evidence],
+    stances: dict[str, Stance],
+    first: Aggregate,
+    quotes: dict[str, tuple[str, ...]],
+    calibration: Calibration | None,
+) -> Aggregate:
+    """Each side argues from its strong exhibits; the contested exhibits are then read again with both arguments in view."""
+    cfg = ctx.config.desk
+    by_id = {e.id: e for e in exhibits}
+    ctx.emit(RoundStarted(round=1))
+    ctx.emit(StageStarted(stage="debate", detail=f"strong exhibits point both ways ({', '.join(first.contested)}): each side argues"))
+    arguments: list[tuple[str, str]] = []
+    for name, side, brief in ADVOCATES:
+        own = [by_id[i] for i in first.contested if stances[i].leaning == side]
+        other = [by_id[i] for i in first.contested if stances[i].leaning != side]
+        messages = load_prompt("desk_advocate").render(
+            claim=ctx.claim.text, side=name, brief=brief, exhibits=format_evidence(own), opposing=format_evidence(other)
+        )
+        try:
+            turn = await stream_turn(ctx, agent=name, round=1, messages=messages, max_tokens=cfg.argument_tokens)
+        except ModelOutputError as exc:
+            ctx.emit(StageFailed(stage="debate", reason=f"{name}: {exc}"))
+            continue
+        arguments.append((name, turn.text))
+    ctx.emit(
+        StageCompleted(
+            stage="debate", detail=f"{len(arguments)} of {len(ADVOCATES)} advocates argued; the contested exhibits are read again"
+        )
+    )
+    if not arguments:
+        return first
+    ctx.emit(StageStarted(stage="stances", detail=f"reading the {len(first.contested)} contested exhibits again, with both arguments"))
+    for exhibit_id in first.contested:
+        stances[exhibit_id] = await _read(ctx, judge, by_id[exhibit_id], quotes.get(exhibit_id, ()), round=2, arguments=arguments)
+    ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
+    return _aggregate(ctx, list(stances.values()), calibration, round=2, debated=True)
+
+
+def _tally(stances: Iterable[Stance]) -> str:
+    leanings = [s.leaning for s in stances]
+    agree = sum(s.orders_agree for s in stances)
+    counts = ", ".join(f"{leanings.count(k)} {STANCE_WORDS[k]}" for k in ("SUPPORTS", "REFUTES", "UNRELATED"))
+    return f"{counts}; the option orders agreed on {agree} of {len(leanings)}"
+
+
+def _why_no_debate(result: Aggregate) -> str:
+    if not result.contested:
+        return "no exhibit is strong for either side"
+    return "the strong exhibits all point the same way"
+
+
+PROTOCOL = register_protocol(
+    Protocol(
+        name="desk",
+        run=run_desk,
+        title="Desk (default): exhibit stances, calibrated verdict",
+        description=(
+            "Reads each retrieved exhibit's stance from the model's answer probabilities (option orders averaged), "
+            "combines them into a calibrated verdict, and debates only when strong exhibits conflict. Built for small local models."
+        ),
+        probability_roles=("judge",),
+    )
+)

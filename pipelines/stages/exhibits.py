@@ -1,0 +1,91 @@
+"""Exhibits: the passages a `desk` run reads, from the claim's search, its rewrites and the web, each with quoted sentences.
+
+Every query's results are taken in turn by rank (the claim's best, each rewrite's best, the
+web's best, then the second of each, ...), so each query contributes its strongest passages
+before any query its weaker ones; a passage found twice, or with the same text as one kept,
+is kept once. The quoted sentences are the exhibit's sentences closest in meaning to the
+claim (MiniLM), in the order the passage has them: what a checker reads first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from corpora.base import split_sentences
+from pipelines.models import Evidence
+from pipelines.stages.query_formulation import same_query
+from pipelines.stages.retrieval import claim_rewrites, retrieve
+from pipelines.tools.embeddings import Embedder
+
+if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
+    from pipelines.protocols.base import RunContext
+
+
+async def gather_exhibits(
+    ctx: RunContext, *, agent: str, queries: Sequence[str], limit: int, rewrites: int, extra_queries: Sequence[str] = ()
+) -> list[Evidence]:
+    """At most ``limit`` distinct passages for the claim: ``queries`` (the claim first), ``rewrites`` model rewrites, and the web."""
+    cfg = ctx.config.retrieval
+    ranked: list[list[Evidence]] = []
+    searched: list[str] = []
+    for query in queries:
+        ranked.append(await retrieve(ctx, agent=agent, round=1, query=query, tool="corpus", k=limit))
+        searched.append(query)
+    # A rewrite keeps fewer results: it widens the net, the claim's own search stays the backbone.
+    per_rewrite = max(2, limit // (rewrites + 1))
+    for rewrite in await claim_rewrites(ctx, rewrites) if rewrites else []:
+        if any(same_query(rewrite, q) for q in searched):
+            continue
+        ranked.append(await retrieve(ctx, agent=agent, round=1, query=rewrite, tool="corpus", k=per_rewrite, rewritten=True))
+        searched.append(rewrite)
+    for query in extra_queries:  # a checker's additions in step mode
+        ranked.append(await retrieve(ctx, agent="Human checker", round=1, query=query, tool="corpus", k=per_rewrite))
+    if cfg.web_search:
+        ranked.append(await retrieve(ctx, agent=agent, round=1, query=queries[0], tool="web", k=cfg.web_top_k))
+    return interleave(ranked, limit)
+
+
+def interleave(ranked: Sequence[Sequence[Evidence]], limit: int) -> list[Evidence]:
+    """Each list's first, then each list's second, ...: at most ``limit`` items, no id or text twice."""
+    kept: list[Evidence] = []
+    ids: set[str] = set()
+    texts: set[str] = set()
+    depth = max((len(r) for r in ranked), default=0)
+    for rank in range(depth):
+        for results in ranked:
+            if rank >= len(results) or len(kept) >= limit:
+                continue
+            item = results[rank]
+            text = " ".join(item.text.split()).lower()
+            if item.id in ids or text in texts:
+                continue
+            kept.append(item)
+            ids.add(item.id)
+            texts.add(text)
+    return kept
+
+
+async def quote_sentences(embedder: Embedder, claim: str, exhibits: Sequence[Evidence], n: int) -> dict[str, tuple[str, ...]]:
+    """Each exhibit's ``n`` sentences closest in meaning to the claim, in the passage's order."""
+    return await asyncio.to_thread(_quote, embedder, claim, exhibits, n)
+
+
+def _quote(embedder: Embedder, claim: str, exhibits: Sequence[Evidence], n: int) -> dict[str, tuple[str, ...]]:
+    sentences = {e.id: split_sentences(e.text) or (e.text.strip(),) for e in exhibits}
+    flat = [s for group in sentences.values() for s in group]
+    if not flat:
+        return {}
+    vectors = embedder.embed([claim, *flat])
+    similarity = vectors[1:] @ vectors[0]
+    quotes: dict[str, tuple[str, ...]] = {}
+    start = 0
+    for exhibit_id, group in sentences.items():
+        scores = similarity[start : start + len(group)]
+        start += len(group)
+        best = sorted(np.argsort(-scores, kind="stable")[:n].tolist())
+        quotes[exhibit_id] = tuple(group[i] for i in best)
+    return quotes

@@ -1,0 +1,211 @@
+"""Aggregation: the exhibits' stances combined into the claim's probabilities, a calibrated verdict, and what it rests on.
+
+Pure functions, no model calls. The stances become a few features (``stance_features``);
+a logistic calibration fitted on Check-COVID *train* claims for one model (a versioned JSON
+file under ``pipelines/calibration/``, written by ``bench/fit_desk_calibration.py``) turns them
+into p(supported | the exhibits settle it). Where no calibration was fitted for the model, the
+raw relevance-weighted stance is used and the verdict says it is uncalibrated.
+
+NOT ENOUGH INFO has two roads: no exhibit addresses the claim (every exhibit's "does not
+address" probability is high), or the likelier side is below the least confidence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pipelines.stages.stance import Stance
+
+FEATURES = ("net", "gap", "top")
+UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NOT ENOUGH INFO
+DEFAULT_DECIDE_AT = 0.55  # an uncalibrated verdict needs at least this much for its side
+RESTS_ON = 3  # at most this many exhibits named as what a verdict rests on
+CALIBRATION_PACKAGE = "pipelines.calibration"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A logistic map from stance features to p(supported), fitted for one model and one prompt."""
+
+    name: str
+    model: str
+    bias: float
+    weights: dict[str, float]
+    decide_at: float
+    prompt_sha: str = ""
+    fitted_on: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def apply(self, features: dict[str, float]) -> float:
+        z = self.bias + sum(w * features.get(name, 0.0) for name, w in self.weights.items())
+        return _sigmoid(z)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "bias": self.bias,
+            "weights": self.weights,
+            "decide_at": self.decide_at,
+            "prompt_sha": self.prompt_sha,
+            "fitted_on": self.fitted_on,
+            "settings": self.settings,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        return cls(
+            name=str(data["name"]),
+            model=str(data["model"]),
+            bias=float(data["bias"]),
+            weights={str(k): float(v) for k, v in data["weights"].items()},
+            decide_at=float(data["decide_at"]),
+            prompt_sha=str(data.get("prompt_sha", "")),
+            fitted_on=str(data.get("fitted_on", "")),
+            settings=dict(data.get("settings", {})),
+        )
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """The claim's probabilities and the verdict that follows from them."""
+
+    probabilities: dict[str, float]  # SUPPORTS, REFUTES, NOT ENOUGH INFO
+    label: str
+    confidence: float
+    raw: float  # uncalibrated p(supported)
+    calibrated: float  # p(supported) after calibration (= raw when uncalibrated)
+    features: dict[str, float]
+    rests_on: tuple[str, ...]
+    reason: str
+    conflict: bool
+    contested: tuple[str, ...]
+    calibration: str
+
+
+def stance_features(stances: Sequence[Stance]) -> dict[str, float]:
+    """What the calibration reads, from the stances in retrieval order.
+
+    - net: the exhibits' support minus refutation, each weighted by how much it addresses the claim;
+    - gap: the strongest support minus the strongest refutation;
+    - top: support minus refutation of the best-ranked exhibit;
+    - addressed: the largest probability that an exhibit addresses the claim at all.
+    """
+    if not stances:
+        return {"net": 0.0, "gap": 0.0, "top": 0.0, "addressed": 0.0}
+    s = [x.p("SUPPORTS") for x in stances]
+    r = [x.p("REFUTES") for x in stances]
+    w = [1.0 - x.p("UNRELATED") for x in stances]
+    weight = sum(w)
+    net = sum(wi * (si - ri) for wi, si, ri in zip(w, s, r, strict=True)) / weight if weight > 1e-9 else 0.0
+    return {
+        "net": round(net, 6),
+        "gap": round(max(s) - max(r), 6),
+        "top": round(s[0] - r[0], 6),
+        "addressed": round(max(w), 6),
+    }
+
+
+def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, strong_at: float = 0.5, decide_at: float = 0.0) -> Aggregate:
+    """The verdict the stances support; ``decide_at`` 0 takes the calibration's own threshold."""
+    features = stance_features(stances)
+    raw = 0.5 + 0.5 * features["net"]
+    q = calibration.apply(features) if calibration is not None else raw
+    threshold = decide_at or (calibration.decide_at if calibration is not None else DEFAULT_DECIDE_AT)
+    p_unaddressed = 1.0 - features["addressed"]
+    probabilities = {
+        "SUPPORTS": round((1 - p_unaddressed) * q, 4),
+        "REFUTES": round((1 - p_unaddressed) * (1 - q), 4),
+        "NOT ENOUGH INFO": round(p_unaddressed, 4),
+    }
+    strong_for = _strong(stances, "SUPPORTS", strong_at)
+    strong_against = _strong(stances, "REFUTES", strong_at)
+    side_p = max(q, 1 - q)
+    if not stances:
+        label, reason = "NOT ENOUGH INFO", "No exhibit was found for the claim."
+    elif p_unaddressed >= UNADDRESSED_AT:
+        label, reason = "NOT ENOUGH INFO", f"None of the {len(stances)} exhibits addresses the claim."
+    elif side_p < threshold:
+        label = "NOT ENOUGH INFO"
+        reason = f"Neither side is strong enough: supported {q:.0%}, refuted {1 - q:.0%} (a verdict needs {threshold:.0%})."
+    else:
+        label = "SUPPORTS" if q >= 0.5 else "REFUTES"
+        reason = ""
+    rests_on = _rests_on(stances, label)
+    if not reason:
+        reason = _reason(label, stances, strong_for, strong_against, side_p)
+    confidence = side_p if label != "NOT ENOUGH INFO" else max(p_unaddressed, 1 - side_p)
+    return Aggregate(
+        probabilities=probabilities,
+        label=label,
+        confidence=round(confidence, 4),
+        raw=round(raw, 4),
+        calibrated=round(q, 4),
+        features=features,
+        rests_on=rests_on,
+        reason=reason,
+        conflict=bool(strong_for and strong_against),
+        contested=tuple(strong_for + strong_against),
+        calibration=calibration.name if calibration is not None else "uncalibrated",
+    )
+
+
+def _strong(stances: Sequence[Stance], side: str, at: float) -> list[str]:
+    return [x.exhibit_id for x in sorted(stances, key=lambda x: -x.p(side)) if x.p(side) >= at]  # type: ignore[arg-type]
+
+
+def _rests_on(stances: Sequence[Stance], label: str) -> tuple[str, ...]:
+    """The exhibits that lean the verdict's way, likeliest first (at most RESTS_ON); for NOT ENOUGH INFO, those closest to addressing it."""
+    if label == "NOT ENOUGH INFO":
+        ranked = sorted(stances, key=lambda x: x.p("UNRELATED"))
+        return tuple(x.exhibit_id for x in ranked[:RESTS_ON])
+    leaning = [x for x in stances if x.leaning == label] or list(stances)
+    ranked = sorted(leaning, key=lambda x: -x.p(label))  # type: ignore[arg-type]
+    return tuple(x.exhibit_id for x in ranked[:RESTS_ON])
+
+
+def _reason(label: str, stances: Sequence[Stance], strong_for: list[str], strong_against: list[str], side_p: float) -> str:
+    n = len(stances)
+
+    def named(ids: list[str]) -> str:
+        return ", ".join(ids[:RESTS_ON]) + (f" and {len(ids) - RESTS_ON} more" if len(ids) > RESTS_ON else "")
+
+    parts = []
+    parts.append(f"{len(strong_for)} of {n} exhibits support the claim" + (f" ({named(strong_for)})" if strong_for else ""))
+    parts.append(f"{len(strong_against)} contradict it" + (f" ({named(strong_against)})" if strong_against else ""))
+    word = "supported" if label == "SUPPORTS" else "refuted"
+    return f"{'; '.join(parts)}. Weighing every exhibit by how much it addresses the claim: {word}, {side_p:.0%}."
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+# --- calibration files ---------------------------------------------------------------
+
+
+def calibration_key(model_name: str) -> str:
+    """The file stem a model's calibration is kept under: its name, lower case, without a .gguf suffix."""
+    name = Path(model_name).name.lower()
+    return name[: -len(".gguf")] if name.endswith(".gguf") else name
+
+
+def load_calibration(model_name: str) -> Calibration | None:
+    """The calibration fitted for ``model_name`` (None if none was): ``pipelines/calibration/KEY.json``."""
+    path = resources.files(CALIBRATION_PACKAGE).joinpath(f"{calibration_key(model_name)}.json")
+    if not path.is_file():
+        return None
+    return Calibration.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def prompt_sha() -> str:
+    """A short hash of the stance prompt: a calibration fitted on another prompt no longer fits."""
+    text = resources.files("pipelines.prompts").joinpath("desk_stance.md").read_text(encoding="utf-8")
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -1,0 +1,203 @@
+"""The desk protocol: stances read from probabilities with option orders averaged, aggregation, debate only on conflict."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from pipelines.events import (
+    ArgumentDelta,
+    EvidenceRetrieved,
+    ExhibitStanceRead,
+    RoundStarted,
+    StageCompleted,
+    TurnCompleted,
+    VerdictAggregated,
+    VerdictReached,
+)
+from pipelines.llm.client import Reply, TokenLogprob
+from pipelines.models import Evidence
+from pipelines.runner import Services, stream_run
+from pipelines.stages.stance import STANCES, Stance, option_orders, read_stance
+from pipelines.stages.stance_aggregation import Calibration, aggregate, calibration_key, load_calibration, stance_features
+from pipelines.tools.web import WebResult
+from tests.fakes import CannedWeb, fake_config
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+EXHIBIT = Evidence(id="E1", source="corpus", title="Masks", text="Trials found masks reduce transmission.")
+_OPTION = re.compile(r"^([ABC])\. The passage (supports|contradicts|does not address) the claim\.$", re.MULTILINE)
+_WORD = {"supports": "SUPPORTS", "contradicts": "REFUTES", "does not address": "UNRELATED"}
+
+
+class PositionBiasedModel:
+    """A stand-in LLM whose letter probabilities are a true stance times a pull towards position A (as Qwen 1.5B has)."""
+
+    model_name = "biased"
+
+    def __init__(self, truth: dict[str, float], pull: float = 3.0) -> None:
+        self.truth = truth
+        self.pull = pull
+        self.prompts: list[str] = []
+
+    async def reply(self, messages: Sequence[Any], **params: Any) -> Reply:
+        text = "\n".join(str(m.content) for m in messages)
+        self.prompts.append(text)
+        weights = {letter: self.truth[_WORD[word]] * (self.pull if letter == "A" else 1.0) for letter, word in _OPTION.findall(text)}
+        total = sum(weights.values())
+        top = tuple((letter, math.log(w / total)) for letter, w in weights.items())
+        best = max(top, key=lambda t: t[1])
+        return Reply(text=best[0], tokens=(TokenLogprob(best[0], best[1], top),))
+
+
+def read(model: PositionBiasedModel, orders: int) -> Stance:
+    return asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=orders))  # type: ignore[arg-type]
+
+
+def test_averaging_option_orders_cancels_the_pull_of_a_position() -> None:
+    truth = {"SUPPORTS": 0.3, "REFUTES": 0.45, "UNRELATED": 0.25}
+    one = read(PositionBiasedModel(truth), orders=1)
+    assert one.leaning == "SUPPORTS", "asked once, the option in position A wins although the truth leans REFUTES"
+    three = read(PositionBiasedModel(truth), orders=3)
+    assert three.leaning == "REFUTES"
+    assert not three.orders_agree, "the orders disagreed, and the stance says so"
+    assert sum(three.probabilities.values()) == pytest.approx(1.0, abs=1e-3)
+    # Each answer stood in each position once, so the pull lifted every answer alike: the truth's order is kept.
+    assert sorted(STANCES, key=three.p) == sorted(STANCES, key=truth.__getitem__)
+
+
+def test_the_orders_of_one_exhibit_differ_only_in_their_last_lines() -> None:
+    model = PositionBiasedModel({"SUPPORTS": 0.5, "REFUTES": 0.3, "UNRELATED": 0.2})
+    read(model, orders=3)
+    assert len(model.prompts) == 3
+    prefix = model.prompts[0].split("A. The passage")[0]
+    assert all(p.startswith(prefix) for p in model.prompts), "instructions, claim and exhibit come first: the server reuses them"
+    assert len(set(model.prompts)) == 3
+    assert {tuple(w for _, w in _OPTION.findall(p)) for p in model.prompts} == {tuple(o) for o in []} | {
+        tuple({"SUPPORTS": "supports", "REFUTES": "contradicts", "UNRELATED": "does not address"}[s] for s in order)
+        for order in option_orders(3)
+    }
+
+
+def test_every_answer_takes_every_position_once_in_three_orders() -> None:
+    orders = option_orders(3)
+    for position in range(3):
+        assert {order[position] for order in orders} == set(STANCES)
+    with pytest.raises(ValueError, match="option orders"):
+        option_orders(4)
+
+
+def test_a_letter_option_is_not_read_from_a_word_that_starts_with_it() -> None:
+    from pipelines.stages.label_probability import distribution_from_logprobs, match_option
+
+    token = TokenLogprob("Answer", math.log(0.6), (("Answer", math.log(0.6)), ("B", math.log(0.3)), ("A", math.log(0.1))))
+    probabilities, covered = distribution_from_logprobs([token], ("A", "B", "C"))  # type: ignore[misc]
+    assert probabilities == pytest.approx({"A": 0.25, "B": 0.75, "C": 0.0})
+    assert covered == pytest.approx(0.4)
+    assert match_option("Answer: B", ("A", "B", "C")) is None or match_option("Answer: B", ("A", "B", "C")) == "B"
+    assert match_option("A. It supports", ("A", "B", "C")) == "A"
+
+
+def stance(eid: str, s: float, r: float) -> Stance:
+    p = {"SUPPORTS": s, "REFUTES": r, "UNRELATED": round(1 - s - r, 6)}
+    return Stance(exhibit_id=eid, probabilities=p, per_order=(p,), method="logprobs")  # type: ignore[arg-type]
+
+
+def test_agreeing_exhibits_support_the_claim_and_name_what_it_rests_on() -> None:
+    result = aggregate([stance("E1", 0.8, 0.1), stance("E2", 0.1, 0.05), stance("E3", 0.7, 0.2)], None)
+    assert result.label == "SUPPORTS" and not result.conflict
+    assert result.rests_on[:2] == ("E1", "E3")
+    assert "2 of 3 exhibits support the claim (E1, E3)" in result.reason
+    assert result.calibration == "uncalibrated" and result.calibrated == result.raw
+    assert sum(result.probabilities.values()) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_strong_exhibits_on_both_sides_are_a_conflict() -> None:
+    result = aggregate([stance("E1", 0.8, 0.1), stance("E2", 0.1, 0.75)], None)
+    assert result.conflict and set(result.contested) == {"E1", "E2"}
+
+
+def test_nothing_that_addresses_the_claim_is_not_enough_info() -> None:
+    result = aggregate([stance("E1", 0.1, 0.05), stance("E2", 0.05, 0.1)], None)
+    assert result.label == "NOT ENOUGH INFO"
+    assert "None of the 2 exhibits addresses the claim" in result.reason
+    assert aggregate([], None).label == "NOT ENOUGH INFO"
+
+
+def test_the_calibration_maps_features_and_sets_the_least_confidence() -> None:
+    calibration = Calibration(name="test@1", model="m", bias=-1.0, weights={"net": 4.0}, decide_at=0.7)
+    stances = [stance("E1", 0.6, 0.3)]
+    features = stance_features(stances)
+    result = aggregate(stances, calibration)
+    assert result.calibrated == pytest.approx(1 / (1 + math.exp(-(-1.0 + 4.0 * features["net"]))), abs=1e-4)
+    assert result.label == "NOT ENOUGH INFO" and "Neither side is strong enough" in result.reason
+    assert aggregate(stances, calibration, decide_at=0.5).label == "SUPPORTS", "the run's own threshold wins over the file's"
+
+
+def test_the_shipped_calibration_is_found_by_model_name() -> None:
+    assert calibration_key("/models/Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf") == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+    assert load_calibration("no-such-model") is None
+
+
+def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services) -> None:
+    config = fake_config(protocol="desk")
+    config = config.model_copy(update={"desk": config.desk.model_copy(update={"exhibits": 3})})  # the demo's top 3 agree
+    events = list(stream_run(CLAIM, config, services))
+    stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
+    exhibits = {e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
+    assert stances and {s.evidence_id for s in stances} <= exhibits
+    assert all(len(s.per_order) == 3 and s.method == "logprobs" for s in stances)
+    assert all(s.quoted for s in stances), "every exhibit quotes the sentences closest to the claim"
+    aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
+    assert len(aggregated) == 1 and not aggregated[0].debated
+    assert any(isinstance(e, StageCompleted) and e.stage == "debate" and e.detail.startswith("no debate") for e in events)
+    assert not any(isinstance(e, TurnCompleted) for e in events), "no argument without a conflict"
+    verdict = events[-1].verdict  # type: ignore[attr-defined]
+    assert isinstance(events[-1], VerdictReached) and verdict.label == "SUPPORTS"
+    assert verdict.confidence is not None and set(verdict.cited) <= {s.evidence_id for s in stances}
+
+
+def test_exhibits_that_conflict_are_argued_over_and_read_again(services: Services) -> None:
+    services.web = CannedWeb(
+        [
+            WebResult(
+                title="A contrary report",
+                url="https://example.org/contrary",
+                snippet="Masks do not reduce transmission of respiratory viruses.",
+            )
+        ]
+    )
+    config = fake_config(protocol="desk")
+    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
+    events = list(stream_run(CLAIM, config, services))
+    first = [e for e in events if isinstance(e, VerdictAggregated) and e.round == 1]
+    assert first and first[0].conflict
+    assert [e.round for e in events if isinstance(e, RoundStarted)] == [1], "the debate is the one round"
+    turns = [e.turn for e in events if isinstance(e, TurnCompleted)]
+    assert [t.agent for t in turns] == ["Advocate for", "Advocate against"]
+    assert any(isinstance(e, ArgumentDelta) for e in events), "the arguments stream"
+    again = [e for e in events if isinstance(e, ExhibitStanceRead) and e.round == 2]
+    assert again and {e.evidence_id for e in again} == set(first[0].rests_on) | {e.evidence_id for e in again}
+    final = [e for e in events if isinstance(e, VerdictAggregated)][-1]
+    assert final.round == 2 and final.debated
+    assert isinstance(events[-1], VerdictReached)
+
+
+def test_switching_the_debate_off_keeps_the_first_reading(services: Services) -> None:
+    services.web = CannedWeb(
+        [WebResult(title="Contrary", url="https://example.org/c", snippet="Masks do not reduce transmission of respiratory viruses.")]
+    )
+    config = fake_config(protocol="desk")
+    config = config.model_copy(
+        update={
+            "retrieval": config.retrieval.model_copy(update={"web_search": True}),
+            "desk": config.desk.model_copy(update={"debate": False}),
+        }
+    )
+    events = list(stream_run(CLAIM, config, services))
+    assert not any(isinstance(e, TurnCompleted) for e in events)
+    assert any(isinstance(e, StageCompleted) and e.stage == "debate" and "switched off" in e.detail for e in events)
