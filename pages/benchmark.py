@@ -47,7 +47,9 @@ with st.form("benchmark"):
     )
     corpora = services.corpus_names()
     corpus = left.selectbox("Corpus for your file", corpora, help="Check-COVID always searches the check-covid corpus.")
-    protocols = right.multiselect("Protocols", protocol_names(), default=["single"], format_func=lambda n: f"{n} — {get_protocol(n).title}")
+    protocols = right.multiselect(
+        "Protocols", protocol_names(), default=["desk", "single"], format_func=lambda n: f"{n} — {get_protocol(n).title}"
+    )
     backends = backend_names()
     default_backend = RunConfig().debater.backend
     backend = right.selectbox(
