@@ -136,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from pipelines.runner import Services, check_names, stream_run, validate_claim
+    from pipelines.runner import check_names, stream_run, validate_claim
+    from pipelines.services import Services
 
     config = RunConfig().with_overrides(
         protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
@@ -207,7 +208,8 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from pipelines.runner import Services, resume_run
+    from pipelines.runner import resume_run
+    from pipelines.services import Services
 
     services = Services.create()
     handle = resume_run(args.run_id, services, secrets_from=RunConfig())
@@ -319,7 +321,7 @@ def _print_human(evt: Event) -> None:
 def _ingest(args: argparse.Namespace) -> int:
     from corpora.chunking import chunk_documents
     from corpora.loaders import SUPPORTED_SUFFIXES, FileLoader
-    from pipelines.runner import Services
+    from pipelines.services import Services
 
     files: list[Path] = []
     for path in args.paths:
@@ -340,7 +342,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _corpora(args: argparse.Namespace) -> int:
-    from pipelines.runner import Services
+    from pipelines.services import Services
 
     services = Services.create(with_store=False)
     known = services.index.corpora()

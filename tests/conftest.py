@@ -9,7 +9,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from pipelines.runner import Services
+from pipelines.services import Services
 from pipelines.tools.embeddings import MiniLMEmbedder, default_embedder
 from tests.fakes import make_services
 

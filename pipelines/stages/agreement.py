@@ -14,7 +14,7 @@ from pipelines.prompts import load_prompt
 from pipelines.stages.debate_history import format_history
 
 if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 
 class AgreementCheck(BaseModel):

@@ -12,7 +12,7 @@ from pipelines.events import ArgumentDelta, TurnCompleted
 from pipelines.models import LABELS, Label, Turn
 
 if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 
 def _heading_line(headings: str) -> re.Pattern[str]:

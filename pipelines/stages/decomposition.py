@@ -16,7 +16,7 @@ from pipelines.models import Triplet
 from pipelines.prompts import load_prompt
 
 if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 
 class TripletAnswer(BaseModel):

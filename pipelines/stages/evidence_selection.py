@@ -16,7 +16,7 @@ from pipelines.stages.debate_history import NO_HISTORY
 from pipelines.stages.retrieval import format_evidence
 
 if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 
 class EvidenceSelection(BaseModel):

@@ -26,7 +26,7 @@ from pipelines.events import LabelProbabilitiesEstimated
 from pipelines.llm.client import LLM, TokenLogprob
 
 if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 Method = Literal["logprobs", "sampling"]
 NO_LOGPROBS_NOTE = (

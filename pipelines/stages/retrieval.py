@@ -23,7 +23,7 @@ from pipelines.tools.corpus_index import Hit
 from pipelines.tools.web import filtered, source_policy
 
 if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 Tool = Literal["corpus", "web"]
 

@@ -19,7 +19,7 @@ from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceRe
 from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
 
 if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pipelines.stages.debate_history import format_history
 from pipelines.stages.retrieval import format_evidence
 
 if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
+    from pipelines.context import RunContext
 
 
 async def summarize_debate(
