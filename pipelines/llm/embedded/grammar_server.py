@@ -9,7 +9,7 @@ filters the whole vocabulary only when it is refused (what llama.cpp's own serve
 The chosen token is the same either way; ``bench/grammar_first.py`` checks that and
 measures the speed.
 
-Run as ``python -m pipelines.llm.llama_server`` with llama_cpp.server's own arguments.
+Run as ``python -m pipelines.llm.embedded.grammar_server`` with llama_cpp.server's own arguments.
 """
 
 from __future__ import annotations
