@@ -13,7 +13,8 @@ from pipelines.events import (
     WebSearchUnavailable,
 )
 from pipelines.llm import fake
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from tests.fakes import CannedWeb, fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

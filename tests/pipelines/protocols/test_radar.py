@@ -2,6 +2,7 @@
 
 import pytest
 
+from pipelines.context import Review
 from pipelines.events import (
     EvidenceRetrieved,
     LabelProbabilitiesEstimated,
@@ -13,9 +14,9 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.fake import FakeChatModel
-from pipelines.protocols.base import Review
 from pipelines.protocols.radar import run_radar, should_stop, stop_margin
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from pipelines.stages.label_probability import LabelDistribution
 from tests.fakes import fake_config, make_context
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 from pydantic import Field
 
+from pipelines.context import Review, RunContext, Toolbox
 from pipelines.events import (
     ArgumentDelta,
     Event,
@@ -29,9 +30,9 @@ from pipelines.events import (
 from pipelines.llm.client import LLM
 from pipelines.llm.fake import FakeChatModel
 from pipelines.models import Claim, Verdict
-from pipelines.protocols.base import Review, RunContext, Toolbox
 from pipelines.protocols.toolmad import run_toolmad
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from pipelines.tools.web import WebResult
 from tests.fakes import CannedWeb, DeadWeb, fake_config
 

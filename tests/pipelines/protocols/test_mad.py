@@ -1,9 +1,10 @@
 """`mad` on the fake backend: two debaters, three rounds, no retrieval, a judge."""
 
+from pipelines.context import Review
 from pipelines.events import EvidenceRetrieved, QueryIssued, RoundStarted, TurnCompleted
-from pipelines.protocols.base import Review
 from pipelines.protocols.mad import run_mad
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from tests.fakes import fake_config, make_context
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -10,7 +10,8 @@ from pipelines.events import (
     VerdictReached,
     WebSearchUnavailable,
 )
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from tests.fakes import CannedWeb, fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

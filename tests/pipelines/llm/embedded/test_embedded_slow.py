@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from pipelines.config import AppSettings, ModelSpec
 from pipelines.llm import embedded
+from pipelines.llm.embedded import server
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
 
@@ -90,27 +91,27 @@ def test_a_second_call_reuses_the_running_server(chat: BaseChatModel, cache_dir:
 def test_the_server_decodes_schema_answers_grammar_first(chat: BaseChatModel, cache_dir: Path) -> None:
     state = json.loads((cache_dir / "server.json").read_text())
     arguments = Path(f"/proc/{state['pid']}/cmdline").read_bytes().split(b"\0")
-    assert b"pipelines.llm.llama_server" in arguments, "the app starts its own server entry point, not llama_cpp.server's"
+    assert b"pipelines.llm.embedded.grammar_server" in arguments, "the app starts its own server entry point, not llama_cpp.server's"
 
 
 def test_grammar_first_picks_the_same_tokens_as_the_library(chat: BaseChatModel, cache_dir: Path) -> None:
     from llama_cpp import Llama
 
-    from pipelines.llm import llama_server
+    from pipelines.llm.embedded import grammar_server
 
     state = json.loads((cache_dir / "server.json").read_text())
     llm = Llama(model_path=state["model"], n_ctx=1024, n_threads=1, verbose=False)
     schema = {"type": "object", "properties": {"questions": {"type": "array", "items": {"type": "string"}}}, "required": ["questions"]}
     messages = [{"role": "user", "content": "Write two questions about masks and viruses as JSON."}]
     answers = []
-    for install in (llama_server.uninstall, llama_server.install):
+    for install in (grammar_server.uninstall, grammar_server.install):
         install()
         llm.reset()
         reply = llm.create_chat_completion(
             messages=messages, response_format={"type": "json_object", "schema": schema}, temperature=0.0, max_tokens=80
         )
         answers.append(reply["choices"][0]["message"]["content"])
-    llama_server.uninstall()
+    grammar_server.uninstall()
     assert answers[0] == answers[1]
     assert isinstance(json.loads(answers[1])["questions"], list)
 
@@ -121,7 +122,7 @@ def test_another_process_reuses_it_and_leaves_it_running(chat: BaseChatModel, ca
 
     other = subprocess.run(
         [sys.executable, "-c", script, state["model"], str(cache_dir)],
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[4],
         capture_output=True,
         text=True,
         check=True,
@@ -129,7 +130,7 @@ def test_another_process_reuses_it_and_leaves_it_running(chat: BaseChatModel, ca
     )
 
     assert other.stdout.strip() == f"http://127.0.0.1:{state['port']}/v1"
-    assert embedded._is_live(embedded.ServerState(**state))
+    assert server.is_live(server.ServerState(**state))
 
 
 async def test_a_busy_server_is_reused_and_its_stream_not_cut_off(chat: BaseChatModel, cache_dir: Path) -> None:
@@ -154,7 +155,7 @@ def test_stop_server_stops_it(chat: BaseChatModel, cache_dir: Path) -> None:
     assert embedded.stop_server(cache_dir)
 
     assert not (cache_dir / "server.json").exists()
-    assert not embedded._answers(port, _smollm2_gguf().stem)
+    assert not server._answers(port, _smollm2_gguf().stem)
 
 
 def test_after_the_server_is_stopped_the_next_model_starts_it_again(chat: BaseChatModel, cache_dir: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pipelines.config import ROLES, RunConfig
+from pipelines.context import Review, RunContext, Toolbox
 from pipelines.events import (
     AdmissibilityAssessed,
     ConfidenceComputed,
@@ -35,9 +36,9 @@ from pipelines.events import (
 )
 from pipelines.llm.client import LLM
 from pipelines.models import Claim
-from pipelines.protocols.base import Review, RunContext, Toolbox
 from pipelines.protocols.proclaim import run_proclaim
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from tests.fakes import DeadWeb, ScriptedFake, fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from pipelines.context import Review
 from pipelines.events import (
     ArgumentDelta,
     CheckerEditedQuery,
@@ -20,8 +21,9 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.fake import FakeChatModel
-from pipelines.protocols.base import Review, protocol_names
-from pipelines.runner import Services, resume_run, start_run, stream_run
+from pipelines.protocols.base import protocol_names
+from pipelines.runner import resume_run, start_run, stream_run
+from pipelines.services import Services
 from tests.fakes import fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -15,9 +15,10 @@ from contextlib import contextmanager
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from pipelines.context import RunContext
 from pipelines.events import RoundStarted
 from pipelines.models import Evidence, Turn, Verdict
-from pipelines.protocols.base import PROTOCOLS, Protocol, RunContext, register_protocol
+from pipelines.protocols.base import PROTOCOLS, Protocol, register_protocol
 from pipelines.schemas import SearchQueries
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve

@@ -157,7 +157,7 @@ else:
 
 
 def in_another_process(data_dir: Path, action: str, corpus: str) -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     subprocess.run([sys.executable, "-c", OTHER_PROCESS, str(data_dir), action, corpus], cwd=root, check=True, timeout=300)
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pipelines.errors import BackendUnavailableError
 from pipelines.llm import embedded
 from pipelines.llm.client import response_format_for
+from pipelines.llm.embedded import model_files, server
 
 PARTS = [b"alpha-" * 50, b"beta-" * 70, b"gamma"]
 WHOLE = b"".join(PARTS)
@@ -27,10 +28,10 @@ def fake_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(data)
         paths.append(path)
-    monkeypatch.setattr(embedded, "_find_parts", lambda: list(paths))
-    monkeypatch.setattr(embedded, "MODEL_SIZE", len(WHOLE))
-    monkeypatch.setattr(embedded, "MODEL_SHA256", hashlib.sha256(WHOLE).hexdigest())
-    monkeypatch.setattr(embedded, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(model_files, "_find_parts", lambda: list(paths))
+    monkeypatch.setattr(model_files, "MODEL_SIZE", len(WHOLE))
+    monkeypatch.setattr(model_files, "MODEL_SHA256", hashlib.sha256(WHOLE).hexdigest())
+    monkeypatch.setattr(model_files, "_CHUNK_BYTES", 64)
     return paths
 
 
@@ -52,8 +53,8 @@ def test_joins_parts_in_order_and_leaves_a_marker(tmp_path: Path, fake_parts: li
 
 def test_a_verified_model_is_reused_without_reading_parts(tmp_path: Path, fake_parts: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
     first = embedded.assemble_model(tmp_path)
-    monkeypatch.setattr(embedded, "_find_parts", _no_parts)
-    monkeypatch.setattr(embedded, "_sha256_of", lambda *_: pytest.fail("hashed again"))
+    monkeypatch.setattr(model_files, "_find_parts", _no_parts)
+    monkeypatch.setattr(model_files, "_sha256_of", lambda *_: pytest.fail("hashed again"))
 
     assert embedded.assemble_model(tmp_path) == first
 
@@ -64,7 +65,7 @@ def test_a_right_sized_file_without_marker_is_hashed_not_rejoined(
     target = tmp_path / "models" / embedded.MODEL_FILE
     target.parent.mkdir(parents=True)
     target.write_bytes(WHOLE)
-    monkeypatch.setattr(embedded, "_find_parts", _no_parts)
+    monkeypatch.setattr(model_files, "_find_parts", _no_parts)
 
     assert embedded.assemble_model(tmp_path) == target
     assert target.with_name(target.name + ".sha256-ok").is_file()
@@ -87,7 +88,7 @@ def test_a_file_changed_after_verification_is_checked_again(tmp_path: Path, fake
 
 
 def test_a_wrong_hash_deletes_the_temp_file_and_says_so(tmp_path: Path, fake_parts: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded, "MODEL_SHA256", "0" * 64)
+    monkeypatch.setattr(model_files, "MODEL_SHA256", "0" * 64)
 
     with pytest.raises(BackendUnavailableError, match="temp file was deleted"):
         embedded.assemble_model(tmp_path)
@@ -97,7 +98,7 @@ def test_a_wrong_hash_deletes_the_temp_file_and_says_so(tmp_path: Path, fake_par
 
 
 def test_missing_part_packages_are_named_with_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded, "PART_PACKAGE", "debatedesk_no_such_part{index}")
+    monkeypatch.setattr(model_files, "PART_PACKAGE", "debatedesk_no_such_part{index}")
 
     with pytest.raises(BackendUnavailableError) as caught:
         embedded.assemble_model(tmp_path)
@@ -173,8 +174,8 @@ def test_the_server_gets_the_configured_threads(monkeypatch: pytest.MonkeyPatch,
         asked.append(n_threads)
         return "http://127.0.0.1:9/v1"
 
-    monkeypatch.setattr(embedded, "ensure_server", fake_ensure)
-    monkeypatch.setattr(embedded, "assemble_model", lambda cache: tmp_path / "qwen.gguf")
+    monkeypatch.setattr(server, "ensure_server", fake_ensure)
+    monkeypatch.setattr(model_files, "assemble_model", lambda cache: tmp_path / "qwen.gguf")
     monkeypatch.setenv("DEBATEDESK_LLAMA_THREADS", "2")
     embedded.build_embedded(ModelSpec(backend="embedded"), AppSettings(model_cache=tmp_path))
     monkeypatch.delenv("DEBATEDESK_LLAMA_THREADS")
@@ -187,20 +188,20 @@ def test_a_model_serves_only_while_its_recorded_server_runs(monkeypatch: pytest.
     from pipelines.config import AppSettings, ModelSpec
 
     settings = AppSettings(model_cache=tmp_path)
-    monkeypatch.setattr(embedded, "ensure_server", lambda *a, **k: "http://127.0.0.1:4321/v1")
-    monkeypatch.setattr(embedded, "assemble_model", lambda cache: tmp_path / "qwen.gguf")
+    monkeypatch.setattr(server, "ensure_server", lambda *a, **k: "http://127.0.0.1:4321/v1")
+    monkeypatch.setattr(model_files, "assemble_model", lambda cache: tmp_path / "qwen.gguf")
     chat = embedded.build_embedded(ModelSpec(backend="embedded"), settings)
     running = {"now": True}
-    monkeypatch.setattr(embedded, "_is_live", lambda state: running["now"])
+    monkeypatch.setattr(server, "is_live", lambda state: running["now"])
 
     assert not embedded.still_serves(chat, settings), "no server recorded"
-    embedded._write_state(tmp_path, embedded.ServerState(pid=1, port=4321, model="qwen.gguf", n_ctx=4096))
+    server.write_state(tmp_path, server.ServerState(pid=1, port=4321, model="qwen.gguf", n_ctx=4096))
     assert embedded.still_serves(chat, settings)
     assert embedded.BACKEND.serves(chat, settings)
     running["now"] = False
     assert not embedded.still_serves(chat, settings), "the recorded server died"
     running["now"] = True
-    embedded._write_state(tmp_path, embedded.ServerState(pid=1, port=4322, model="qwen.gguf", n_ctx=4096))
+    server.write_state(tmp_path, server.ServerState(pid=1, port=4322, model="qwen.gguf", n_ctx=4096))
     assert not embedded.still_serves(chat, settings), "another server is the recorded one now"
 
 
@@ -211,9 +212,9 @@ def test_default_threads_count_physical_cores_not_hyperthreads(tmp_path: Path) -
         folder.mkdir(parents=True)
         (folder / "physical_package_id").write_text(f"{package}\n")
         (folder / "core_id").write_text(f"{core}\n")
-    assert embedded.physical_cores([0, 1, 2, 3], tmp_path) == 3, "cpu0 and cpu1 share a core; cpu3 is another package's core 0"
-    assert embedded.physical_cores([0, 1], tmp_path) == 1
-    assert embedded.physical_cores([0, 7], tmp_path) == 2, "without a topology every logical CPU counts"
+    assert server.physical_cores([0, 1, 2, 3], tmp_path) == 3, "cpu0 and cpu1 share a core; cpu3 is another package's core 0"
+    assert server.physical_cores([0, 1], tmp_path) == 1
+    assert server.physical_cores([0, 7], tmp_path) == 2, "without a topology every logical CPU counts"
     assert embedded.default_threads() >= 1
 
 
@@ -232,4 +233,4 @@ def test_a_containers_cpu_quota_caps_the_threads(tmp_path: Path, files: dict[str
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert embedded.cpu_quota(tmp_path) == expected
+    assert server.cpu_quota(tmp_path) == expected

@@ -12,7 +12,8 @@ from pipelines.events import (
     StageFailed,
     WebSearchUnavailable,
 )
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from pipelines.stages.decomposition import parse_triplets
 from tests.fakes import fake_config
 

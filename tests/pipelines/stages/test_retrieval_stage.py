@@ -8,7 +8,8 @@ from pydantic import ValidationError
 from pipelines.config import RunConfig
 from pipelines.events import EvidenceRetrieved, QueryIssued, RunStarted, StageFailed, WebResultsFiltered
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from pipelines.tools.web import WebResult
 from tests.fakes import CannedWeb, fake_config
 
