@@ -1,10 +1,11 @@
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pipelines.tools import lexical
 from pipelines.tools.lexical import LexicalIndex, passage_tokens, tokenize
-from pipelines.tools.stemmer import stem
 
 
 @pytest.mark.parametrize(
@@ -25,7 +26,7 @@ from pipelines.tools.stemmer import stem
     ],
 )
 def test_porter_stems_match_the_published_examples(word: str, expected: str) -> None:
-    assert stem(word) == expected
+    assert tokenize(word) == ([expected] if word not in lexical.STOPWORDS else [])
 
 
 def test_tokens_drop_stopwords_and_share_stems() -> None:
@@ -62,3 +63,12 @@ def test_scores_are_bm25s_own_to_the_last_bit() -> None:
         known = [w for w in tokenize(query) if w in index._bm25.vocab_dict]  # type: ignore[attr-defined]
         expected = index._bm25.get_scores(known) if known else np.zeros(2000, dtype=np.float32)  # type: ignore[attr-defined]
         assert np.array_equal(index.scores(query), np.asarray(expected, dtype=np.float32))
+
+
+def test_an_index_written_with_another_tokenizer_is_rebuilt_not_mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A saved index whose tokens came from an older stemmer or stopword list must not answer queries tokenized anew."""
+    index = LexicalIndex.build(["p1"], ["d1"], [tokenize("vaccines work")], revision="r1")
+    index.save(tmp_path / "bm25")
+    assert LexicalIndex.load(tmp_path / "bm25") is not None
+    monkeypatch.setattr(lexical, "FORMAT_VERSION", lexical.FORMAT_VERSION + 1)
+    assert LexicalIndex.load(tmp_path / "bm25") is None, "an index of another format version is reported missing, so it is rebuilt"
