@@ -87,7 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     corpora = sub.add_parser("corpora", help="list corpora with document and passage counts")
     corpora.set_defaults(handler=_corpora)
 
-    options = sub.add_parser("options", help="print every run option as a Markdown table (the README's)")
+    options = sub.add_parser("options", help="print every run option as a Markdown table (docs/options.md's)")
+    options.add_argument(
+        "--write", type=Path, metavar="PAGE", help="refresh the table between the options markers of PAGE instead of printing it"
+    )
     options.set_defaults(handler=_options)
 
     runs = sub.add_parser("runs", help="list stored runs, newest first (runs left running by a dead process show as interrupted)")
@@ -355,8 +358,21 @@ def _corpora(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace) -> int:
-    print(options_table())
+    if args.write is None:
+        print(options_table())
+        return 0
+    args.write.write_text(with_options_table(args.write.read_text()))
+    print(f"options table refreshed in {args.write}")
     return 0
+
+
+OPTIONS_START, OPTIONS_END = "<!-- options:start -->", "<!-- options:end -->"
+
+
+def with_options_table(page: str) -> str:
+    """``page`` with the text between its options markers replaced by the current table."""
+    start, end = page.index(OPTIONS_START) + len(OPTIONS_START), page.index(OPTIONS_END)
+    return page[:start] + "\n" + options_table() + "\n" + page[end:]
 
 
 def options_table() -> str:

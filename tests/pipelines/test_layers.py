@@ -28,5 +28,7 @@ def test_stages_and_the_context_do_not_import_protocols(path: Path) -> None:
 
 def test_the_llm_backends_do_not_import_stages_or_protocols() -> None:
     for path in sorted((PIPELINES / "llm").rglob("*.py")):
-        upward = [name for name in imported_modules(path) if name.startswith(("pipelines.stages", "pipelines.protocols", "pipelines.runner"))]
+        upward = [
+            name for name in imported_modules(path) if name.startswith(("pipelines.stages", "pipelines.protocols", "pipelines.runner"))
+        ]
         assert not upward, f"{path.relative_to(PIPELINES)} imports {upward}"
