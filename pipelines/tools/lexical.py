@@ -17,15 +17,14 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 from Stemmer import Stemmer
+
+from pipelines.stopwords import STOPWORDS
 
 FORMAT_VERSION = 2  # bump when tokenization changes: older indexes are rebuilt on first use (2: PyStemmer, bm25s stopwords)
 TITLE_WEIGHT = 1  # the title is indexed with every passage of its document (tuned on Check-COVID train: 2 and 3 were worse)
 _TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 
-# NLTK's English list as bm25s ships it.
-STOPWORDS = frozenset(STOPWORDS_EN_PLUS)
 _STEMMER = Stemmer("porter")  # PyStemmer, the stemmer bm25s is built around; Porter's original algorithm
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from pipelines.stopwords import FUNCTION_WORDS
+from pipelines.stopwords import STOPWORDS
 
 NEGATIONS = frozenset(
     {"not", "no", "never", "none", "cannot", "can't", "doesn't", "don't", "isn't", "aren't", "won't", "without", "myth", "false", "only"}
@@ -20,7 +20,7 @@ SUPPORT_AT = 0.5  # share of the claim's content words an evidence item must con
 
 
 def content_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if len(w) > 2 and w not in FUNCTION_WORDS}
+    return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if len(w) > 2 and w not in STOPWORDS}
 
 
 def overlap(claim: str, text: str) -> float:
