@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -148,15 +149,7 @@ def _verify(args: argparse.Namespace) -> int:
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
     check_names(config)
     services = Services.create()
-    failed = False
-    printer = _TurnPrinter()
-    for evt in stream_run(args.claim, config, services):
-        failed = failed or isinstance(evt, RunFailed)
-        if args.json:
-            print(json.dumps(dump_event(evt)), flush=True)
-        else:
-            printer.print(evt)
-    return 1 if failed else 0
+    return _print_events(stream_run(args.claim, config, services), as_json=args.json)
 
 
 def _store() -> RunStore:
@@ -216,15 +209,7 @@ def _resume(args: argparse.Namespace) -> int:
 
     services = Services.create()
     handle = resume_run(args.run_id, services, secrets_from=RunConfig())
-    failed = False
-    printer = _TurnPrinter()
-    for evt in handle.stream(start=handle.resumed_at):
-        failed = failed or isinstance(evt, RunFailed)
-        if args.json:
-            print(json.dumps(dump_event(evt)), flush=True)
-        else:
-            printer.print(evt)
-    return 1 if failed else 0
+    return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
 
 
 def _override(args: argparse.Namespace) -> int:
@@ -355,6 +340,19 @@ def _corpora(args: argparse.Namespace) -> int:
         else:
             print(f"{name}\tbuilt in, indexed on first use")
     return 0
+
+
+def _print_events(events: Iterable[Event], *, as_json: bool) -> int:
+    """Print a run's events as they come (JSON lines, or turns as text); 1 when the run failed."""
+    failed = False
+    printer = _TurnPrinter()
+    for evt in events:
+        failed = failed or isinstance(evt, RunFailed)
+        if as_json:
+            print(json.dumps(dump_event(evt)), flush=True)
+        else:
+            printer.print(evt)
+    return 1 if failed else 0
 
 
 def _options(args: argparse.Namespace) -> int:

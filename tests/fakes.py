@@ -19,6 +19,9 @@ from pipelines.services import Services
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebResult
 
+# Command-line arguments for a quick run: the single-agent baseline, the fake backend, the demo corpus.
+SINGLE_ON_FAKE_DEMO = ("--protocol", "single", "--backend", "fake", "--corpus", "demo")
+
 
 class DeadWeb:
     """Web search as it is offline: every call fails fast."""

