@@ -21,6 +21,7 @@ import llama_cpp
 import numpy as np
 from llama_cpp import _internals
 from llama_cpp.llama import Llama
+from llama_cpp.server.__main__ import main as serve  # llama_cpp.server's own entry point, run after install()
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 assert _TOKEN_DATA.itemsize == ctypes.sizeof(llama_cpp.llama_token_data)
@@ -113,8 +114,6 @@ def uninstall() -> None:
 
 def main() -> None:
     install()
-    from llama_cpp.server.__main__ import main as serve
-
     serve()
 
 
