@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from pydantic import BaseModel, ValidationError
 
-from pipelines.errors import BackendUnavailableError, ModelOutputError
+from pipelines.errors import BackendUnavailableError, DebateDeskError, ModelOutputError
 from pipelines.events import ModelCallCompleted
 
 T = TypeVar("T", bound=BaseModel)
@@ -310,8 +310,6 @@ def _strip_fences(raw: str) -> str:
 
 def _as_backend_error(exc: Exception, model: str) -> Exception:
     """Endpoint and network failures become BackendUnavailableError; anything else is a bug and propagates."""
-    from pipelines.errors import DebateDeskError
-
     if isinstance(exc, DebateDeskError):
         return exc
     is_endpoint_error = type(exc).__module__.split(".")[0] in {"openai", "langchain_openai", "httpx", "httpcore"} or isinstance(
