@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
+import psutil
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -82,8 +83,8 @@ def test_a_second_call_reuses_the_running_server(chat: BaseChatModel, cache_dir:
 
 def test_the_server_decodes_schema_answers_grammar_first(chat: BaseChatModel, cache_dir: Path) -> None:
     state = json.loads((cache_dir / "server.json").read_text())
-    arguments = Path(f"/proc/{state['pid']}/cmdline").read_bytes().split(b"\0")
-    assert b"pipelines.llm.embedded.grammar_server" in arguments, "the app starts its own server entry point, not llama_cpp.server's"
+    arguments = psutil.Process(state["pid"]).cmdline()
+    assert server.SERVER_MODULE in arguments, "the app starts its own server entry point, not llama_cpp.server's"
 
 
 def test_grammar_first_picks_the_same_tokens_as_the_library(chat: BaseChatModel, cache_dir: Path) -> None:
