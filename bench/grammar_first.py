@@ -5,7 +5,7 @@
 Loads the model in this process and answers the same structured prompts (the app's
 faithfulness-statements and relevance-questions schemas over Check-COVID-style answers) at
 temperature 0, first with llama-cpp-python's sampler, then with the one in
-``pipelines/llm/llama_server.py``, side by side. Prints per prompt whether the JSON texts are
+``pipelines/llm/embedded/grammar_server.py``, side by side. Prints per prompt whether the JSON texts are
 identical, the decoding rate of each (tokens out / seconds after the first token), their
 ratio, and how often the grammar refused the top token.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings
-from pipelines.llm import llama_server
+from pipelines.llm.embedded import grammar_server
 from pipelines.stages.answer_relevance import GeneratedQuestions
 from pipelines.stages.faithfulness import AnswerStatements
 
@@ -116,11 +116,11 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     ratios, same = [], 0
     for i, (kind, messages, schema) in enumerate(prompts(args.prompts)):
-        llama_server.uninstall()
+        grammar_server.uninstall()
         base_text, base_n, base_s = answer(llm, messages, schema)
-        llama_server.install()
+        grammar_server.install()
         fast_text, fast_n, fast_s = answer(llm, messages, schema)
-        llama_server.uninstall()
+        grammar_server.uninstall()
         json.loads(fast_text)  # the grammar still holds: the answer parses
         base_rate, fast_rate = base_n / max(base_s, 1e-9), fast_n / max(fast_s, 1e-9)
         ratios.append(fast_rate / base_rate)

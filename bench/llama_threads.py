@@ -31,7 +31,8 @@ from bench.peak_memory import uncached_embedded_config
 from pipelines.config import AppSettings
 from pipelines.events import ModelCallCompleted, RunFailed, VerdictReached
 from pipelines.llm.embedded import assemble_model, default_threads, ensure_server, stop_server
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 
 
 def one_debate(services: Services, protocol: str, claim: str) -> dict[str, object]:

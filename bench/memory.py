@@ -28,7 +28,8 @@ from pathlib import Path
 
 from pipelines.config import AppSettings, RunConfig
 from pipelines.events import Event, ModelCallCompleted, QueryIssued, RunFailed, VerdictReached
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 
 GOLD = {"SUPPORT": "SUPPORTS", "REFUTE": "REFUTES", "NOTENOUGHINFO": "NOT ENOUGH INFO"}
 

@@ -16,7 +16,7 @@ time and the ratio flattered the protocols: the recorded-interval path is still 
 as ``crit rec``.) ``wall / critical path`` is then what orchestration adds: retrieval,
 embedding, persisting events, handling streamed chunks, thread hand-offs, waiting for a
 slot. It cannot catch two independent calls run one after the other (they look
-dependent): that needs reading the protocol (session 3 did, see the README);
+dependent): that needs reading the protocol (session 3 did, see docs/measurements/2026-11-22-orchestration-overhead.md);
 ``busy / critical`` and ``peak`` (the most calls in flight at once) show how much the calls
 overlapped. Each protocol gets one untimed warm-up run first, so loading costs are not
 counted. Goal: wall / critical path <= 1.15.
@@ -37,7 +37,8 @@ from pipelines.config import AppSettings, RunConfig
 from pipelines.events import ModelCallCompleted, RunFailed
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 
 CLAIMS = (
     "Masks reduce transmission of respiratory viruses",

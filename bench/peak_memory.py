@@ -56,7 +56,8 @@ def child(protocol: str, claim: str) -> None:
     """The measured process: load what the app loads, report, run one debate, report the high-water mark."""
     from pipelines.config import AppSettings
     from pipelines.events import RunFailed, VerdictReached
-    from pipelines.runner import Services, stream_run
+    from pipelines.runner import stream_run
+    from pipelines.services import Services
 
     services = Services.create(AppSettings())
     services.ensure_corpus("demo")

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.retrieval_quality import Claim, load_claims
 from pipelines.config import AppSettings, RunConfig
 from pipelines.events import EvidenceRetrieved, RunFailed
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 
 
 @dataclass(frozen=True)

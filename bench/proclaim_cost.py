@@ -34,7 +34,8 @@ from pipelines.config import AppSettings, RunConfig
 from pipelines.events import ModelCallCompleted, RunFailed, StageCompleted, StageStarted, VerdictReached
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 
 CLAIMS = [
     "Masks reduce transmission of respiratory viruses",

@@ -38,7 +38,8 @@ from pipelines.events import (
     dump_event,
 )
 from pipelines.llm import embedded
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 
 DEMO_CLAIMS = [("demo", "demo-masks", "Masks reduce transmission of respiratory viruses", "SUPPORTS")]
 GOLD = {"SUPPORT": "SUPPORTS", "REFUTE": "REFUTES", "NOTENOUGHINFO": "NOT ENOUGH INFO"}

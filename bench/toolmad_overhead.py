@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipelines.config import AppSettings, RunConfig
 from pipelines.events import ModelCallCompleted, RoundStarted, StageStarted, TurnCompleted, VerdictReached
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 

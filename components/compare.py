@@ -14,7 +14,8 @@ from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event
 from pipelines.protocols.base import get_protocol, protocol_names
-from pipelines.runner import Services, preflight
+from pipelines.runner import preflight
+from pipelines.services import Services
 
 NO_COMPARISON = ""
 

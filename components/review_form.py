@@ -12,9 +12,9 @@ import streamlit as st
 from components import state
 from components.safe_text import escape_markdown
 from pipelines.checker import PendingReview, override_verdict, pasted_evidence
+from pipelines.context import Review
 from pipelines.errors import DebateDeskError
 from pipelines.models import Evidence
-from pipelines.protocols.base import Review
 from pipelines.runner import RunHandle
 from pipelines.store import RunStore
 from pipelines.tools.fetch import fetch_page

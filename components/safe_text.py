@@ -7,12 +7,6 @@ text goes through ``escape_markdown`` before ``st.markdown``.
 
 from __future__ import annotations
 
-import re
+from pipelines.safe_text import escape_markdown
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape every character Streamlit's markdown would interpret; keep line breaks."""
-    escaped = _SPECIAL.sub(r"\\\1", text)
-    return escaped.replace("\n", "  \n")
+__all__ = ["escape_markdown"]

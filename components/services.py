@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pipelines.config import AppSettings
-from pipelines.runner import Services
+from pipelines.services import Services
 
 
 def get_services() -> Services:

@@ -26,7 +26,8 @@ from corpora.jsonl import jsonl_objects
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, RunFailed, RunStarted, VerdictReached
-from pipelines.runner import Services, check_names, stream_run
+from pipelines.runner import check_names, stream_run
+from pipelines.services import Services
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,8 @@ def add_batch_command(sub: Any) -> None:
 def run_batch_command(args: argparse.Namespace) -> int:
     from pipelines.batch import BatchInputError, iter_batch, parse_claims_file, to_csv, to_jsonl
     from pipelines.config import AppSettings, RunConfig
-    from pipelines.runner import Services, check_names
+    from pipelines.runner import check_names
+    from pipelines.services import Services
 
     if not args.file.is_file():
         raise BatchInputError(f"{args.file}: no such file")

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from pipelines.context import Review, Reviewer
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     CheckerAddedEvidence,
@@ -31,7 +32,6 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.models import Evidence
-from pipelines.protocols.base import Review, Reviewer
 from pipelines.store import RunStore
 
 MAX_NOTE_CHARS = 2000

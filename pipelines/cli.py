@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,7 +90,10 @@ def _parser() -> argparse.ArgumentParser:
     corpora = sub.add_parser("corpora", help="list corpora with document and passage counts")
     corpora.set_defaults(handler=_corpora)
 
-    options = sub.add_parser("options", help="print every run option as a Markdown table (the README's)")
+    options = sub.add_parser("options", help="print every run option as a Markdown table (docs/options.md's)")
+    options.add_argument(
+        "--write", type=Path, metavar="PAGE", help="refresh the table between the options markers of PAGE instead of printing it"
+    )
     options.set_defaults(handler=_options)
 
     runs = sub.add_parser("runs", help="list stored runs, newest first (runs left running by a dead process show as interrupted)")
@@ -138,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from pipelines.runner import Services, check_names, stream_run, validate_claim
+    from pipelines.runner import check_names, stream_run, validate_claim
+    from pipelines.services import Services
 
     config = RunConfig().with_overrides(
         protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
@@ -146,15 +151,7 @@ def _verify(args: argparse.Namespace) -> int:
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
     check_names(config)
     services = Services.create()
-    failed = False
-    printer = _TurnPrinter()
-    for evt in stream_run(args.claim, config, services):
-        failed = failed or isinstance(evt, RunFailed)
-        if args.json:
-            print(json.dumps(dump_event(evt)), flush=True)
-        else:
-            printer.print(evt)
-    return 1 if failed else 0
+    return _print_events(stream_run(args.claim, config, services), as_json=args.json)
 
 
 def _store() -> RunStore:
@@ -209,19 +206,12 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from pipelines.runner import Services, resume_run
+    from pipelines.runner import resume_run
+    from pipelines.services import Services
 
     services = Services.create()
     handle = resume_run(args.run_id, services, secrets_from=RunConfig())
-    failed = False
-    printer = _TurnPrinter()
-    for evt in handle.stream(start=handle.resumed_at):
-        failed = failed or isinstance(evt, RunFailed)
-        if args.json:
-            print(json.dumps(dump_event(evt)), flush=True)
-        else:
-            printer.print(evt)
-    return 1 if failed else 0
+    return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
 
 
 def _override(args: argparse.Namespace) -> int:
@@ -331,7 +321,7 @@ def _print_human(evt: Event) -> None:
 def _ingest(args: argparse.Namespace) -> int:
     from corpora.chunking import chunk_documents
     from corpora.loaders import SUPPORTED_SUFFIXES, FileLoader
-    from pipelines.runner import Services
+    from pipelines.services import Services
 
     files: list[Path] = []
     for path in args.paths:
@@ -352,7 +342,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _corpora(args: argparse.Namespace) -> int:
-    from pipelines.runner import Services
+    from pipelines.services import Services
 
     services = Services.create(with_store=False)
     known = services.index.corpora()
@@ -364,9 +354,35 @@ def _corpora(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_events(events: Iterable[Event], *, as_json: bool) -> int:
+    """Print a run's events as they come (JSON lines, or turns as text); 1 when the run failed."""
+    failed = False
+    printer = _TurnPrinter()
+    for evt in events:
+        failed = failed or isinstance(evt, RunFailed)
+        if as_json:
+            print(json.dumps(dump_event(evt)), flush=True)
+        else:
+            printer.print(evt)
+    return 1 if failed else 0
+
+
 def _options(args: argparse.Namespace) -> int:
-    print(options_table())
+    if args.write is None:
+        print(options_table())
+        return 0
+    args.write.write_text(with_options_table(args.write.read_text()))
+    print(f"options table refreshed in {args.write}")
     return 0
+
+
+OPTIONS_START, OPTIONS_END = "<!-- options:start -->", "<!-- options:end -->"
+
+
+def with_options_table(page: str) -> str:
+    """``page`` with the text between its options markers replaced by the current table."""
+    start, end = page.index(OPTIONS_START) + len(OPTIONS_START), page.index(OPTIONS_END)
+    return page[:start] + "\n" + options_table() + "\n" + page[end:]
 
 
 def options_table() -> str:

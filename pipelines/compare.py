@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from pipelines.config import RunConfig
 from pipelines.events import Event, ModelCallCompleted, RunFailed, RunStarted, VerdictReached
-from pipelines.runner import Services, preflight, stream_run
+from pipelines.runner import preflight, stream_run
+from pipelines.services import Services
 
 _DONE = object()
 

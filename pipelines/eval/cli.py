@@ -40,7 +40,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from pipelines.eval.harness import evaluate, evaluation_config, format_claims, format_report
     from pipelines.eval.labels import parse_label_map
     from pipelines.eval.records import EvalStore, write_report_files
-    from pipelines.runner import Services, check_names
+    from pipelines.runner import check_names
+    from pipelines.services import Services
 
     settings = AppSettings()
     label_map = parse_label_map(args.label_map)

@@ -22,7 +22,7 @@ from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem
 from pipelines.eval.labels import LabelMode, canonical, classes, keeps
 from pipelines.models import Label
-from pipelines.runner import Services
+from pipelines.services import Services
 
 ECE_BINS = 10
 

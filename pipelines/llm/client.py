@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from pydantic import BaseModel, ValidationError
 
-from pipelines.errors import BackendUnavailableError, ModelOutputError
+from pipelines.errors import BackendUnavailableError, DebateDeskError, ModelOutputError
 from pipelines.events import ModelCallCompleted
 
 T = TypeVar("T", bound=BaseModel)
@@ -204,25 +204,24 @@ class LLM:
         cached = self._cached(key, messages)
         if cached is not None:
             return _reply_from_json(cached)
-        async with self._slot():
-            started = time.perf_counter()
-            try:
-                message = await self.chat.ainvoke(list(messages), **params)
-            except Exception as exc:  # endpoint errors get a message that says how to fix them
-                raise _as_backend_error(exc, self.model_name) from exc
-            assert isinstance(message, AIMessage)
-            usage = dict(message.usage_metadata) if message.usage_metadata else None
-            reply = Reply(text=_chunk_text(message), tokens=_token_logprobs(message.response_metadata.get("logprobs")))
-            self._record(messages, reply.text, usage, time.perf_counter() - started)
-            if self._cache is not None:
-                self._cache.put(key, _reply_to_json(reply))
-            return reply
+        message, text = await self._call(messages, **params)
+        reply = Reply(text=text, tokens=_token_logprobs(message.response_metadata.get("logprobs")))
+        if self._cache is not None:
+            self._cache.put(key, _reply_to_json(reply))
+        return reply
 
     async def _invoke(self, messages: Sequence[BaseMessage], **kwargs: Any) -> str:
         key = call_key(self.model_name, messages, {**self._params, **kwargs})
         cached = self._cached(key, messages)
         if cached is not None:
             return cached
+        _, text = await self._call(messages, **kwargs)
+        if self._cache is not None:
+            self._cache.put(key, text)
+        return text
+
+    async def _call(self, messages: Sequence[BaseMessage], **kwargs: Any) -> tuple[AIMessage, str]:
+        """One call to the model, within the backend's concurrency bound, recorded (tokens, seconds) as it ends."""
         async with self._slot():
             started = time.perf_counter()
             try:
@@ -233,9 +232,7 @@ class LLM:
             usage = dict(message.usage_metadata) if message.usage_metadata else None
             text = _chunk_text(message)
             self._record(messages, text, usage, time.perf_counter() - started)
-            if self._cache is not None:
-                self._cache.put(key, text)
-            return text
+            return message, text
 
     def _cached(self, key: str, messages: Sequence[BaseMessage]) -> str | None:
         if self._cache is None:
@@ -314,8 +311,6 @@ def _strip_fences(raw: str) -> str:
 
 def _as_backend_error(exc: Exception, model: str) -> Exception:
     """Endpoint and network failures become BackendUnavailableError; anything else is a bug and propagates."""
-    from pipelines.errors import DebateDeskError
-
     if isinstance(exc, DebateDeskError):
         return exc
     is_endpoint_error = type(exc).__module__.split(".")[0] in {"openai", "langchain_openai", "httpx", "httpcore"} or isinstance(

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import ExhibitStanceRead, RoundStarted, StageCompleted, StageFailed, StageStarted, VerdictAggregated
 from pipelines.llm.client import LLM
 from pipelines.models import Evidence, Verdict
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.exhibits import gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
+from pipelines.context import RunContext
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
 from pipelines.models import Turn, Verdict
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.roles import MAD_DEBATERS, AgentRole
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent

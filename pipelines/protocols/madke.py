@@ -15,10 +15,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from pipelines.context import RunContext
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
 from pipelines.models import Evidence, Turn, Verdict
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.roles import MADKE_DEBATERS, AgentRole
 from pipelines.stages.agreement import check_agreement
 from pipelines.stages.argument import stream_turn

@@ -18,6 +18,7 @@ from typing import Literal
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import (
     EvidenceRetrieved,
@@ -33,7 +34,7 @@ from pipelines.events import (
 from pipelines.memory import EvidenceMemory, Recall, evidence_key
 from pipelines.models import Evidence, Label, Turn, Verdict
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.stages.argument import citations
 from pipelines.stages.decomposition import Decomposition, decompose_claim
 from pipelines.stages.retrieval import format_evidence, retrieve

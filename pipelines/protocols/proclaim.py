@@ -29,6 +29,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from pipelines.config import ProClaimConfig
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import (
     AdmissibilityAssessed,
@@ -50,7 +51,7 @@ from pipelines.events import (
 from pipelines.llm.registry import get_backend
 from pipelines.models import Evidence, Turn, Verdict
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.protocols.proclaim_schemas import (
     ConsistencyRating,
     CriticReport,

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
 from pipelines.models import Evidence, Turn, Verdict
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.roles import POLITICIAN, SCIENTIST, AgentRole
 from pipelines.stages.argument import citations, stream_turn
 from pipelines.stages.debate_history import format_history

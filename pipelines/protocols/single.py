@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import StageCompleted, StageFailed, StageStarted
 from pipelines.models import Evidence, Verdict
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, RunContext, register_protocol
+from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.schemas import SearchQueries
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve

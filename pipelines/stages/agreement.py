@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import AgreementChecked, StageFailed
 from pipelines.models import Turn
 from pipelines.prompts import load_prompt
 from pipelines.stages.debate_history import format_history
-
-if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
 
 
 class AgreementCheck(BaseModel):

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from langchain_core.messages import BaseMessage
 
+from pipelines.context import RunContext
 from pipelines.events import ArgumentDelta, TurnCompleted
 from pipelines.models import LABELS, Label, Turn
-
-if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
-    from pipelines.protocols.base import RunContext
 
 
 def _heading_line(headings: str) -> re.Pattern[str]:

@@ -6,17 +6,15 @@ A checker may write the triplets (and topic) themselves; then the model is not a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import ClaimDecomposed, StageCompleted, StageFailed, StageStarted
 from pipelines.models import Triplet
 from pipelines.prompts import load_prompt
-
-if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
 
 
 class TripletAnswer(BaseModel):

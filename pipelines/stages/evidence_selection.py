@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import EvidenceSelected, StageFailed
 from pipelines.models import Evidence
@@ -14,9 +14,6 @@ from pipelines.prompts import load_prompt
 from pipelines.roles import AgentRole
 from pipelines.stages.debate_history import NO_HISTORY
 from pipelines.stages.retrieval import format_evidence
-
-if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
 
 
 class EvidenceSelection(BaseModel):

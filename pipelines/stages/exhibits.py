@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from corpora.base import split_sentences
+from pipelines.context import RunContext
 from pipelines.models import Evidence
 from pipelines.stages.query_formulation import same_query
 from pipelines.stages.retrieval import claim_rewrites, retrieve
 from pipelines.tools.embeddings import Embedder
-
-if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
 
 
 async def gather_exhibits(

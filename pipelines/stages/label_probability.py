@@ -17,16 +17,14 @@ import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from langchain_core.messages import BaseMessage
 
+from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import LabelProbabilitiesEstimated
 from pipelines.llm.client import LLM, TokenLogprob
-
-if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
 
 Method = Literal["logprobs", "sampling"]
 NO_LOGPROBS_NOTE = (

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipelines.context import RunContext
 from pipelines.events import NoveltyAssessed
 from pipelines.models import Evidence
-from pipelines.protocols.base import RunContext
 
 NOVELTY_ADMIT_AT = 0.20
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from pipelines.context import RunContext
 from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
 from pipelines.events import (
     EvidenceRetrieved,
@@ -21,9 +22,6 @@ from pipelines.stages.query_formulation import formulate_queries, same_query
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
 from pipelines.tools.corpus_index import Hit
 from pipelines.tools.web import filtered, source_policy
-
-if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
-    from pipelines.protocols.base import RunContext
 
 Tool = Literal["corpus", "web"]
 

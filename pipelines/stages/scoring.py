@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from pipelines.context import RunContext
 from pipelines.errors import DebateDeskError
 from pipelines.events import ScoreComputed, StageFailed, StatementChecked
 from pipelines.models import Evidence, Turn
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult
 from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
-
-if TYPE_CHECKING:  # a runtime import would be circular: protocols import the stages
-    from pipelines.protocols.base import RunContext
 
 
 @dataclass(frozen=True)

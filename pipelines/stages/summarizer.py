@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from pipelines.context import RunContext
 from pipelines.models import Evidence, Turn
 from pipelines.prompts import load_prompt
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import format_history
 from pipelines.stages.retrieval import format_evidence
-
-if TYPE_CHECKING:  # the protocols import the stages, so the stages import the protocols' context only for typing
-    from pipelines.protocols.base import RunContext
 
 
 async def summarize_debate(

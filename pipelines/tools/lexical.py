@@ -15,138 +15,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+import bm25s
 import numpy as np
+from Stemmer import Stemmer
 
-from pipelines.tools.stemmer import stem
+from pipelines.stopwords import STOPWORDS
 
-FORMAT_VERSION = 1  # bump when tokenization changes: older indexes are rebuilt on first use
+FORMAT_VERSION = 2  # bump when tokenization changes: older indexes are rebuilt on first use (2: PyStemmer, bm25s stopwords)
 TITLE_WEIGHT = 1  # the title is indexed with every passage of its document (tuned on Check-COVID train: 2 and 3 were worse)
 _TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "may",
-        "me",
-        "might",
-        "more",
-        "most",
-        "must",
-        "my",
-        "no",
-        "nor",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-    ]
-)
+_STEMMER = Stemmer("porter")  # PyStemmer, the stemmer bm25s is built around; Porter's original algorithm
 
 
 def tokenize(text: str) -> list[str]:
@@ -156,10 +35,10 @@ def tokenize(text: str) -> list[str]:
         word = word.removesuffix("'s")
         if "-" in word:
             parts = word.split("-")
-            tokens.extend(stem(p) for p in parts if p not in STOPWORDS)
-            tokens.append(stem("".join(parts)))  # "pre-symptomatic" also matches "presymptomatic", "SARS-CoV-2" "SARSCoV2"
+            tokens.extend(_STEMMER.stemWords([p for p in parts if p not in STOPWORDS]))
+            tokens.append(_STEMMER.stemWord("".join(parts)))  # "pre-symptomatic" also matches "presymptomatic", "SARS-CoV-2" "SARSCoV2"
         elif word not in STOPWORDS:
-            tokens.append(stem(word))
+            tokens.append(_STEMMER.stemWord(word))
     return tokens
 
 
@@ -182,7 +61,6 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, ids: Sequence[str], doc_ids: Sequence[str], tokens: Sequence[list[str]], revision: str) -> LexicalIndex:
-        import bm25s
 
         bm25 = bm25s.BM25(k1=cls.K1, b=cls.B)
         if ids:
@@ -244,7 +122,6 @@ class LexicalIndex:
     @classmethod
     def load(cls, folder: Path) -> LexicalIndex | None:
         """The saved index, or None when there is none or it was written by an older version."""
-        import bm25s
 
         try:
             meta = json.loads((folder / "passages.json").read_text(encoding="utf-8"))

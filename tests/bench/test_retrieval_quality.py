@@ -1,7 +1,7 @@
 """Smoke test of the retrieval benchmark on 20 dev claims (a 40-abstract slice of the corpus, indexed once).
 
 It asserts only that every variant completes and reports every column: the figures
-themselves are the benchmark's business (see the README), not a test's.
+themselves are the benchmark's business (see docs/measurements/), not a test's.
 """
 
 import os

@@ -1,6 +1,6 @@
 """Smoke test of the retrieval-at-scale benchmark on a tiny synthetic corpus: it completes and reports every column.
 
-The figures are the benchmark's business (see the README), not a test's.
+The figures are the benchmark's business (see docs/measurements/), not a test's.
 """
 
 from pathlib import Path

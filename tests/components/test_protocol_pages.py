@@ -8,7 +8,8 @@ from streamlit.testing.v1 import AppTest
 from components.charts import ConfidencePoint, build_confidence_figure
 from components.compare import comparison_frame
 from pipelines.llm.cache import DiskResponseCache
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from pipelines.tools.embeddings import MiniLMEmbedder
 from tests.components.conftest import fake_app
 from tests.fakes import fake_config, make_services

@@ -7,7 +7,7 @@ import pytest
 
 from pipelines.batch import MAX_BATCH_CLAIMS, BatchInputError, parse_claims_file, parse_claims_text, run_batch, to_csv, to_jsonl
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services
+from pipelines.services import Services
 from tests.fakes import fake_config
 
 CLAIMS = [

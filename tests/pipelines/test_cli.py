@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli import main
+from tests.fakes import SINGLE_ON_FAKE_DEMO
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,12 +26,7 @@ def test_verify_json_prints_one_event_per_line_ending_in_a_verdict(data_dir: Pat
     result = cli(
         "verify",
         "Masks reduce transmission of respiratory viruses",
-        "--protocol",
-        "single",
-        "--backend",
-        "fake",
-        "--corpus",
-        "demo",
+        *SINGLE_ON_FAKE_DEMO,
         "--no-web",
         "--json",
         data_dir=data_dir,

@@ -9,6 +9,7 @@ import pytest
 from pipelines.cli import main
 from pipelines.eval.records import EvalStore
 from pipelines.store import RunStore
+from tests.fakes import SINGLE_ON_FAKE_DEMO
 
 
 @pytest.fixture
@@ -31,12 +32,7 @@ def test_eval_of_a_desks_own_jsonl_prints_and_keeps_the_report(env: Path, tmp_pa
             "eval",
             "--dataset",
             str(claims),
-            "--protocol",
-            "single",
-            "--backend",
-            "fake",
-            "--corpus",
-            "demo",
+            *SINGLE_ON_FAKE_DEMO,
             "--label-map",
             "Mostly true=SUPPORTS",
         ]
@@ -72,12 +68,7 @@ def test_batch_writes_every_row_and_reports_the_failed_claim(env: Path, tmp_path
         [
             "batch",
             str(source),
-            "--protocol",
-            "single",
-            "--backend",
-            "fake",
-            "--corpus",
-            "demo",
+            *SINGLE_ON_FAKE_DEMO,
             "--no-web",
             "--concurrency",
             "2",

@@ -24,7 +24,8 @@ from pipelines.export import (
     to_markdown,
 )
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services, stream_run
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from pipelines.store import RunStore
 from tests.fakes import CannedWeb, fake_config
 from tests.stores import store_url  # noqa: F401  (the fixture)

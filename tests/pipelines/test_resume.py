@@ -24,11 +24,12 @@ from pipelines.events import (
 )
 from pipelines.journal import fingerprint
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services, resume_run, stream_run
+from pipelines.runner import resume_run, stream_run
+from pipelines.services import Services
 from pipelines.store import RunStore
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import CannedWeb, fake_config, make_services
-from tests.pipelines import rounds_protocol
+from tests.pipelines.protocols import rounds_protocol
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

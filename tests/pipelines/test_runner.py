@@ -4,7 +4,8 @@ from pipelines.config import RunConfig
 from pipelines.errors import InvalidClaimError, UnknownBackendError, UnknownCorpusError, UnknownProtocolError
 from pipelines.events import RunFailed, VerdictReached
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import Services, start_run, stream_run
+from pipelines.runner import start_run, stream_run
+from pipelines.services import Services
 from tests.fakes import fake_config
 
 

@@ -11,12 +11,14 @@ from pydantic import SecretStr
 from sqlalchemy import text
 
 from pipelines.config import ROLES, RunConfig
+from pipelines.context import RunContext
 from pipelines.events import RunFailed, VerdictReached
 from pipelines.export import EXPORT_FORMATS, export_run
 from pipelines.llm.fake import FakeChatModel
 from pipelines.models import Verdict
-from pipelines.protocols.base import PROTOCOLS, Protocol, RunContext, register_protocol
-from pipelines.runner import Services, stream_run
+from pipelines.protocols.base import PROTOCOLS, Protocol, register_protocol
+from pipelines.runner import stream_run
+from pipelines.services import Services
 from tests.fakes import fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

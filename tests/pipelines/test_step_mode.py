@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from pipelines.checker import PendingReview, override_verdict, pasted_evidence
+from pipelines.context import Review
 from pipelines.events import (
     CheckerAddedEvidence,
     CheckerEditedQuery,
@@ -23,10 +24,10 @@ from pipelines.events import (
 )
 from pipelines.export import load_record, to_json, to_markdown
 from pipelines.llm.fake import FakeChatModel
-from pipelines.protocols.base import Review
-from pipelines.runner import RunHandle, Services, resume_run, start_run
+from pipelines.runner import RunHandle, resume_run, start_run
+from pipelines.services import Services
 from tests.fakes import fake_config
-from tests.pipelines import rounds_protocol
+from tests.pipelines.protocols import rounds_protocol
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 Decide = Callable[[PendingReview, list[Event]], Review]

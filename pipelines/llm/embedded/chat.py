@@ -1,0 +1,116 @@
+"""The embedded backend's chat model: ChatOpenAI adapted to llama-cpp-python's server, and its registration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
+
+from pipelines.config import AppSettings, ModelSpec
+from pipelines.errors import BackendUnavailableError
+from pipelines.llm.embedded import model_files, server
+from pipelines.llm.embedded.model_files import MODEL_FILE
+from pipelines.llm.openai_backend import chat_model_for_endpoint
+from pipelines.llm.registry import Backend
+
+
+class LlamaCppChatOpenAI(ChatOpenAI):
+    """ChatOpenAI adapted to llama-cpp-python's server.
+
+    - A ``response_format`` of OpenAI's ``json_schema`` type (or a pydantic class) is
+      rewritten to ``{"type": "json_object", "schema": ...}``, the only form the server
+      enforces with a grammar; it refuses ``json_schema`` with an HTTP 500.
+    - It travels in ``extra_body`` rather than as ``response_format``: langchain-openai
+      1.7 sends any request with ``response_format`` through ``chat.completions.parse``
+      (and ``astream`` through ``beta.chat.completions.stream``), which raises
+      ``LengthFinishReasonError`` on a truncated answer instead of returning it. Out of
+      that path, structured calls stream like any other and ``message.content`` holds
+      the JSON text; ``additional_kwargs["parsed"]`` is never filled, so callers parse
+      ``content`` with pydantic (and ``with_structured_output(method="json_schema")``
+      is not supported; ``method="json_mode"`` is).
+    - ``max_completion_tokens`` (what ChatOpenAI sends for ``max_tokens``) is unknown to
+      the server, which would then generate until the context is full; it goes back to
+      ``max_tokens``.
+    - ``logprobs``/``top_logprobs`` are dropped unless ``token_probabilities`` is set (the
+      server was started with ``logits_all``): a server without it answers them with an
+      HTTP 500, and callers fall back to sampling when no probabilities come back.
+    """
+
+    token_probabilities: bool = False
+
+    def _get_request_payload(self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if not self.token_probabilities:
+            payload.pop("logprobs", None)
+            payload.pop("top_logprobs", None)
+        if "max_completion_tokens" in payload:
+            payload["max_tokens"] = payload.pop("max_completion_tokens")
+        if (response_format := payload.pop("response_format", None)) is not None:
+            translated = llama_cpp_response_format(response_format)
+            if translated is not None:
+                payload["extra_body"] = {**(payload.get("extra_body") or {}), "response_format": translated}
+        return payload
+
+
+def llama_cpp_response_format(response_format: Any) -> dict[str, Any] | None:
+    """An OpenAI ``response_format`` in the form llama-cpp-python's server enforces."""
+    if isinstance(response_format, type) and issubclass(response_format, BaseModel):
+        return {"type": "json_object", "schema": response_format.model_json_schema()}
+    if not isinstance(response_format, dict):
+        raise TypeError(f"response_format must be a dict or a pydantic model class, not {type(response_format).__name__}")
+    kind = response_format.get("type")
+    if kind == "json_schema":
+        return {"type": "json_object", "schema": response_format["json_schema"]["schema"]}
+    if kind == "json_object":
+        return response_format
+    if kind == "text":
+        return None
+    raise ValueError(f"unsupported response_format type {kind!r}; use json_schema, json_object or text")
+
+
+def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
+    """A chat model on the local llama.cpp server, starting the server if needed."""
+    model_path = _model_path(spec, settings)
+    # spec.logprobs opts in to a server with logits_all (memory cost: see ensure_server).
+    base_url = server.ensure_server(model_path, settings.model_cache, logprobs=spec.logprobs, n_threads=settings.llama_threads or None)
+    chat = chat_model_for_endpoint(spec, base_url=base_url, api_key="embedded", model=model_path.stem, chat_class=LlamaCppChatOpenAI)
+    assert isinstance(chat, LlamaCppChatOpenAI)
+    chat.token_probabilities = spec.logprobs
+    return chat
+
+
+def still_serves(chat: BaseChatModel, settings: AppSettings) -> bool:
+    """Whether ``chat`` talks to the recorded server and that server still runs.
+
+    A server that crashed, was stopped (``pipelines model stop``) or was replaced by another
+    start answers no more; the app then builds the model again, which starts a server, instead
+    of failing every later run with "cannot reach the endpoint".
+    """
+    state = server.read_state(settings.model_cache)
+    return state is not None and getattr(chat, "openai_api_base", None) == state.base_url and server.is_live(state)
+
+
+def _model_path(spec: ModelSpec, settings: AppSettings) -> Path:
+    if not spec.model or spec.model == MODEL_FILE:
+        return model_files.assemble_model(settings.model_cache)
+    path = Path(spec.model).expanduser()
+    if path.suffix == ".gguf" and path.is_file():
+        return path
+    raise BackendUnavailableError(
+        f"the embedded backend runs a local .gguf file, and {spec.model!r} is not one; "
+        f"leave the model empty for the bundled {MODEL_FILE}, or give the path of a .gguf file"
+    )
+
+
+BACKEND = Backend(
+    name="embedded",
+    build=build_embedded,
+    description="Qwen2.5-Coder-1.5B on a local llama.cpp server: private and offline, but a weak judge.",
+    is_real_model=True,
+    default_model=MODEL_FILE,
+    cache_by_default=True,
+    still_serves=still_serves,
+)

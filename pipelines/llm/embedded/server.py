@@ -1,0 +1,303 @@
+"""The embedded model's server process: start a llama.cpp server on loopback, share it, stop it.
+
+``ensure_server`` starts ``python -m pipelines.llm.embedded.grammar_server`` (llama_cpp.server
+with a faster grammar sampler) on 127.0.0.1, or reuses one that this or another process
+already started for the same model (``server.json`` in the model cache, guarded by a file
+lock). A server this process started is stopped with it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import suppress
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import psutil
+from filelock import FileLock
+
+from pipelines.errors import BackendUnavailableError
+
+SERVER_MODULE = "pipelines.llm.embedded.grammar_server"
+# How a running server is recognised: ours, ours under its former module name, or plain llama_cpp.server.
+SERVER_NAMES = (SERVER_MODULE, "pipelines.llm.llama_server", "llama_cpp.server")
+DEFAULT_N_CTX = 8192
+STARTUP_TIMEOUT_S = 180.0
+PROBE_TIMEOUT_S = 2.0
+STOP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What ``server.json`` records about a running server."""
+
+    pid: int
+    port: int
+    model: str
+    n_ctx: int
+    logprobs: bool = False
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+# Servers this process started, with their cache folder: only these are stopped at exit.
+_OWNED: list[tuple[Path, subprocess.Popen[bytes]]] = []
+
+
+def ensure_server(
+    model_path: Path,
+    cache_dir: Path,
+    *,
+    n_ctx: int = DEFAULT_N_CTX,
+    logprobs: bool = False,
+    n_threads: int | None = None,
+) -> str:
+    """The base URL of a live llama.cpp server for ``model_path``, started if none is running.
+
+    ``logprobs=True`` asks for a server that can return token log-probabilities (label
+    probabilities); it keeps every position's logits, which costs about 0.6 MB of memory
+    per token of context with Qwen's vocabulary and slows prompt reading, so it is off
+    unless asked for. A server that has it also serves calls that do not need it.
+    """
+    model = model_path.resolve()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(cache_dir / "server.lock"):
+        state = read_state(cache_dir)
+        if state and state.model == str(model) and state.n_ctx >= n_ctx and (state.logprobs or not logprobs) and is_live(state):
+            return state.base_url
+        # A dead server's record is replaced; a live one that does not fit is left running
+        # (another app may be using it) and simply stops being the recorded one.
+        state = _start_server(model, cache_dir, n_ctx, logprobs, n_threads or default_threads())
+        write_state(cache_dir, state)
+        return state.base_url
+
+
+def stop_server(cache_dir: Path) -> bool:
+    """Stop the recorded server (whoever started it) and any this process started there.
+
+    True if one was running.
+    """
+    key = cache_dir.resolve()
+    stopped = False
+    with FileLock(cache_dir / "server.lock"):
+        state = read_state(cache_dir)
+        for entry in [entry for entry in _OWNED if entry[0] == key]:
+            _OWNED.remove(entry)
+            stopped |= entry[1].poll() is None
+            _terminate(entry[1])
+        if state and _is_llama_server(state.pid, state.port):
+            _terminate_pid(state.pid)
+            stopped = True
+        (cache_dir / "server.json").unlink(missing_ok=True)
+    return stopped
+
+
+def default_threads() -> int:
+    """One thread per physical core the process may use: llama.cpp's own default.
+
+    Measured side by side on this project's quiet 2-core machine (bench/llama_threads.py),
+    2 threads against 1: a `single` debate 1.73x faster, a `toolmad` debate 1.68x. A busy
+    machine is another matter: llama.cpp's threads wait for each other at every step, so a
+    core taken by other work stalls them all (session 2, under load averages of 7-14: 0.7-0.9
+    tokens/s on 2 threads against 4-6 on 1). There, set ``DEBATEDESK_LLAMA_THREADS=1``.
+    Hyperthreads of one core count once: a second thread on the same core does not speed
+    llama.cpp up. A container's CPU quota caps the count.
+    """
+    usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    quota = cpu_quota()  # a container limited to 2 CPUs of a 32-core host must not start 16 threads
+    return max(1, min(physical_cores(usable), quota if quota is not None else len(usable)))
+
+
+def cpu_quota(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The CPUs a container's CPU quota allows (rounded up), from cgroup v2 or v1; None when there is no quota."""
+    try:
+        quota_text, period_text = (cgroup / "cpu.max").read_text().split()[:2]  # v2: "max 100000" or "200000 100000"
+    except (OSError, ValueError):
+        try:  # v1
+            quota_text = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period_text = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    try:
+        quota, period = int(quota_text), int(period_text)
+    except ValueError:  # "max": no quota
+        return None
+    if quota <= 0 or period <= 0:  # v1's -1: no quota
+        return None
+    return max(1, -(-quota // period))
+
+
+def physical_cores(cpus: list[int], topology: Path = Path("/sys/devices/system/cpu")) -> int:
+    """How many distinct physical cores ``cpus`` (logical CPU numbers) sit on; ``len(cpus)`` when that is unknown."""
+    cores = set()
+    for cpu in cpus:
+        folder = topology / f"cpu{cpu}" / "topology"
+        try:
+            cores.add(((folder / "physical_package_id").read_text().strip(), (folder / "core_id").read_text().strip()))
+        except OSError:
+            return len(cpus)  # no topology (not Linux, or hidden): every logical CPU counts
+    return len(cores)
+
+
+def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_threads: int) -> ServerState:
+    port = _free_port()
+    command = [
+        # llama_cpp.server, with schema-enforced answers decoded grammar-first (see grammar_server.py).
+        sys.executable, "-m", SERVER_MODULE,
+        "--model", str(model),
+        # The alias is what /v1/models reports: the readiness probe checks it, so a
+        # stranger that grabbed the port first is not mistaken for our server.
+        "--model_alias", model.stem,
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", str(n_ctx),
+        "--n_threads", str(n_threads),
+        "--n_threads_batch", str(n_threads),
+        # The server's default is true; see ensure_server for what it costs.
+        "--logits_all", "true" if logprobs else "false",
+        # The server's default is true: any new request silently ends a stream in
+        # progress (it sends [DONE] with no error). Requests must queue instead.
+        "--interrupt_requests", "false",
+    ]  # fmt: skip
+    log_path = cache_dir / "server.log"
+    with log_path.open("ab") as log:
+        log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n".encode())
+        log.flush()
+        # Same process group as the app on purpose: a Ctrl+C or a closed terminal stops
+        # the server too, even when the app dies before its atexit hook can run.
+        root = str(Path(__file__).resolve().parents[3])  # so `-m pipelines...` imports wherever the app was started
+        env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+    _OWNED.append((cache_dir.resolve(), process))
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while not _answers(port, model.stem):
+        if process.poll() is not None:
+            raise BackendUnavailableError(
+                f"the llama.cpp server exited with code {process.returncode} while loading {model.name}; "
+                f"is llama-cpp-python[server] installed? Last lines of {log_path}:\n{_tail(log_path)}"
+            )
+        if time.monotonic() > deadline:
+            _terminate(process)
+            raise BackendUnavailableError(
+                f"the llama.cpp server did not answer within {STARTUP_TIMEOUT_S:.0f} s; see {log_path}:\n{_tail(log_path)}"
+            )
+        time.sleep(0.5)
+    return ServerState(pid=process.pid, port=port, model=str(model), n_ctx=n_ctx, logprobs=logprobs)
+
+
+@atexit.register
+def _stop_owned_servers() -> None:
+    """Stop every server this process started: the embedded model is stopped with the app."""
+    # No file lock here: exit must not wait behind another process's 3-minute startup.
+    for cache_dir, process in _OWNED:
+        _terminate(process)
+        state = read_state(cache_dir)
+        if state and state.pid == process.pid:
+            (cache_dir / "server.json").unlink(missing_ok=True)
+    _OWNED.clear()
+
+
+def is_live(state: ServerState) -> bool:
+    """Whether the recorded server still runs and listens; a busy server counts as live."""
+    # Not an HTTP probe: llama-cpp-python answers even /v1/models only between
+    # generations (it takes the model lock), so a server busy with a long answer would
+    # look dead and a second one would be started beside it (see the package docstring).
+    return _is_llama_server(state.pid, state.port) and _port_open(state.port)
+
+
+def _answers(port: int, alias: str) -> bool:
+    """Whether our freshly started server (known by its model alias) answers on ``port``."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=PROBE_TIMEOUT_S) as response:
+            body = json.load(response)
+    except (OSError, ValueError):
+        # OSError covers refused connections, timeouts and HTTP errors; ValueError bad JSON.
+        return False
+    return any(entry.get("id") == alias for entry in body.get("data", []) if isinstance(entry, dict))
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=PROBE_TIMEOUT_S):
+            return True
+    except OSError:
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def read_state(cache_dir: Path) -> ServerState | None:
+    try:
+        data = json.loads((cache_dir / "server.json").read_text())
+        return ServerState(
+            pid=int(data["pid"]),
+            port=int(data["port"]),
+            model=str(data["model"]),
+            n_ctx=int(data["n_ctx"]),
+            logprobs=bool(data.get("logprobs", False)),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        # Missing or from an older layout: treated as "no server recorded".
+        return None
+
+
+def write_state(cache_dir: Path, state: ServerState) -> None:
+    temp = cache_dir / "server.json.tmp"
+    temp.write_text(json.dumps(asdict(state), indent=2))
+    os.replace(temp, cache_dir / "server.json")
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _terminate_pid(pid: int) -> None:
+    """Stop a server another process started (not our child, so psutil waits for it, not ``Popen``)."""
+    with suppress(psutil.NoSuchProcess):
+        process = psutil.Process(pid)
+        process.terminate()
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S)
+        except psutil.TimeoutExpired:
+            process.kill()
+
+
+def _is_llama_server(pid: int, port: int) -> bool:
+    """Whether ``pid`` is still the llama.cpp server on ``port`` (pids get recycled)."""
+    try:
+        process = psutil.Process(pid)
+        arguments = process.cmdline()
+        running = process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+    server = any(name in arguments for name in SERVER_NAMES)  # ours, or one an older version started
+    return server and str(port) in arguments and running
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])

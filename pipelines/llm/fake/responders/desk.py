@@ -1,0 +1,24 @@
+"""How the fake plays desk: a stance for one exhibit, over lettered options whose order changes between calls."""
+
+from __future__ import annotations
+
+import re
+
+from pipelines.llm.fake.prompt import PromptView
+from pipelines.llm.fake.registry import choice_responder
+
+_STANCE_OPTION = re.compile(r"^([ABC])\. The passage (supports|contradicts|does not address) the claim\.$", re.MULTILINE)
+FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as small models have: averaging orders cancels it
+
+
+@choice_responder("A", "B", "C")
+def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
+    meaning = {letter: word for letter, word in _STANCE_OPTION.findall(view.text)}
+    if not meaning:
+        return {o: 1 / len(options) for o in options}
+    stance = {"SUPPORTS": "supports", "REFUTES": "contradicts", "NOT ENOUGH INFO": "does not address"}[view.label()]
+    strength = 0.45 + 0.4 * min(1.0, view.best_overlap())
+    rest = (1 - strength) / 2
+    distribution = {letter: strength if word == stance else rest for letter, word in meaning.items()}
+    distribution["A"] = distribution.get("A", 0.0) + FIRST_POSITION_PULL
+    return distribution

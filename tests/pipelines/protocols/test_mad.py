@@ -1,0 +1,49 @@
+"""`mad` on the fake backend: two debaters, three rounds, no retrieval, a judge."""
+
+from pipelines.context import Review
+from pipelines.events import EvidenceRetrieved, QueryIssued, RoundStarted, TurnCompleted
+from pipelines.protocols.mad import run_mad
+from pipelines.runner import stream_run
+from pipelines.services import Services
+from tests.fakes import fake_config, make_context
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+
+
+def mad_config(**mad: object):  # type: ignore[no-untyped-def]
+    config = fake_config(protocol="mad")
+    return config.model_copy(update={"mad": config.mad.model_copy(update=mad)})
+
+
+def test_three_rounds_of_two_debaters_then_the_judge_and_no_retrieval(services: Services) -> None:
+    events = list(stream_run(CLAIM, mad_config(), services))
+
+    assert not any(isinstance(e, (QueryIssued, EvidenceRetrieved)) for e in events)
+    assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
+    turns = [(e.turn.agent, e.turn.round) for e in events if isinstance(e, TurnCompleted)]
+    assert sorted(turns[:6]) == [(agent, r) for agent in ("Debater A", "Debater B") for r in (1, 2, 3)]
+    assert turns[-1][0] == "Judge"
+    verdict = events[-1].verdict  # type: ignore[attr-defined]
+    assert verdict.decided_by == "judge" and verdict.label == "NOT ENOUGH INFO"  # the fake knows nothing without evidence
+    assert "after 3 rounds" in verdict.stop_reason
+
+
+def test_stop_on_agreement_ends_after_the_first_agreeing_round(services: Services) -> None:
+    events = list(stream_run(CLAIM, mad_config(stop_on_agreement=True), services))
+
+    assert [e.round for e in events if isinstance(e, RoundStarted)] == [1]
+    assert "agreed in round 1" in events[-1].verdict.stop_reason  # type: ignore[attr-defined]
+
+
+async def test_the_review_hook_runs_after_each_round_and_can_stop(services: Services) -> None:
+    rounds: list[int] = []
+
+    async def reviewer(round: int, next_queries: dict[str, str]) -> Review:
+        rounds.append(round)
+        return Review(stop=round == 2)
+
+    ctx, _ = make_context(services, mad_config(), CLAIM, reviewer=reviewer)
+    verdict = await run_mad(ctx)  # type: ignore[arg-type]
+
+    assert rounds == [1, 2]
+    assert "checker stopped the debate after round 2" in verdict.stop_reason

@@ -1,0 +1,112 @@
+"""`mermaid` on the fake backend: triplets, the capped ReAct loop, memory across claims."""
+
+import pytest
+
+from pipelines.events import (
+    ClaimDecomposed,
+    MemoryRecalled,
+    MemoryUpdated,
+    ModelCallCompleted,
+    QueryIssued,
+    ReasoningStepTaken,
+    StageFailed,
+    WebSearchUnavailable,
+)
+from pipelines.runner import stream_run
+from pipelines.services import Services
+from pipelines.stages.decomposition import parse_triplets
+from tests.fakes import fake_config
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+RELATED = "Cloth masks reduce transmission of respiratory viruses a little"
+
+
+def mermaid_config(**mermaid: object):  # type: ignore[no-untyped-def]
+    config = fake_config(protocol="mermaid")
+    return config.model_copy(update={"mermaid": config.mermaid.model_copy(update=mermaid)})
+
+
+def tool_calls(events: list[object]) -> int:
+    return sum(isinstance(e, QueryIssued) for e in events)
+
+
+@pytest.fixture
+def fresh(services: Services) -> Services:
+    assert services.memory is not None
+    services.memory.clear()
+    return services
+
+
+def test_decompose_search_answer_and_keep(fresh: Services) -> None:
+    events = list(stream_run(CLAIM, mermaid_config(), fresh))
+
+    decomposed = next(e for e in events if isinstance(e, ClaimDecomposed))
+    assert decomposed.source == "model" and decomposed.triplets[0].subject == "Masks" and decomposed.triplets[0].relation == "reduce"
+    steps = [e for e in events if isinstance(e, ReasoningStepTaken)]
+    assert [(s.action, s.forced) for s in steps] == [("corpus_search", False), ("answer", False)]
+    assert steps[0].reason and steps[0].query
+    kept = next(e for e in events if isinstance(e, MemoryUpdated))
+    assert kept.added == 3 and fresh.memory.count() == 3  # type: ignore[union-attr]
+    assert events[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
+
+
+def test_memory_saves_tool_calls_on_a_related_claim(fresh: Services) -> None:
+    first = list(stream_run(CLAIM, mermaid_config(), fresh))
+    second = list(stream_run(RELATED, mermaid_config(), fresh))
+    fresh.memory.clear()  # type: ignore[union-attr]
+    cold = list(stream_run(RELATED, mermaid_config(use_memory=False), fresh))
+
+    recalled = [e for e in second if isinstance(e, MemoryRecalled)]
+    assert recalled and all(r.for_claim == CLAIM and r.match for r in recalled)
+    assert tool_calls(first) >= 1 and tool_calls(second) == 0 and tool_calls(cold) >= 1
+    verdict = second[-1].verdict  # type: ignore[attr-defined]
+    assert set(verdict.cited) <= {r.evidence.id for r in recalled}, "the answer rests on recalled items"
+    model_calls = [sum(isinstance(e, ModelCallCompleted) for e in run) for run in (second, cold)]
+    assert model_calls[0] < model_calls[1]
+
+
+def test_the_checkers_triplets_replace_the_models(fresh: Services) -> None:
+    config = mermaid_config(triplets="masks | cut | viral spread; respirators | filter | particles", topic="masks")
+    events = list(stream_run(CLAIM, config, fresh))
+
+    decomposed = next(e for e in events if isinstance(e, ClaimDecomposed))
+    assert decomposed.source == "checker" and decomposed.topic == "masks"
+    assert [t.subject for t in decomposed.triplets] == ["masks", "respirators"]
+
+
+def test_the_cap_forces_an_answer(fresh: Services) -> None:
+    events = list(stream_run("Quantum chromodynamics explains stock prices", mermaid_config(max_steps=2), fresh))
+
+    steps = [e for e in events if isinstance(e, ReasoningStepTaken)]
+    assert [(s.step, s.action, s.forced) for s in steps] == [(1, "corpus_search", False), (2, "answer", True)]
+    verdict = events[-1].verdict  # type: ignore[attr-defined]
+    assert "forced answer" in verdict.stop_reason and verdict.label == "NOT ENOUGH INFO"
+
+
+def test_every_tool_is_tried_once_before_giving_up(fresh: Services) -> None:
+    events = list(stream_run("Quantum chromodynamics explains stock prices", mermaid_config(), fresh))
+
+    actions = [e.action for e in events if isinstance(e, ReasoningStepTaken)]
+    assert actions == ["corpus_search", "web_search", "memory_lookup", "answer"]
+    assert any(isinstance(e, WebSearchUnavailable) and e.fallback for e in events), "offline, the web query goes to the corpus"
+
+
+def test_without_a_store_the_run_says_memory_is_unavailable(fresh: Services) -> None:
+    fresh.memory = None
+    events = list(stream_run(CLAIM, mermaid_config(), fresh))
+
+    assert any(isinstance(e, StageFailed) and e.stage == "memory" for e in events)
+    assert not any(isinstance(e, MemoryUpdated) for e in events)
+
+
+def test_bad_triplets_get_a_message_that_says_how_to_write_them() -> None:
+    with pytest.raises(ValueError, match="subject \\| relation \\| object"):
+        parse_triplets("masks reduce transmission")
+    assert len(parse_triplets("a | b | c\n(d | e | f)")) == 2
+
+
+def test_recall_only_keeps_the_memory_lookup_tool_out_of_the_loop(fresh: Services) -> None:
+    events = list(stream_run("Quantum chromodynamics explains stock prices", mermaid_config(memory_tool=False), fresh))
+
+    actions = [e.action for e in events if isinstance(e, ReasoningStepTaken)]
+    assert "memory_lookup" not in actions and actions[-1] == "answer"

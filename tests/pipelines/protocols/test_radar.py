@@ -1,0 +1,140 @@
+"""`radar` on the fake backend: stage order, the dual-threshold stop rule, the sampling fallback, the review hook."""
+
+import pytest
+
+from pipelines.context import Review
+from pipelines.events import (
+    EvidenceRetrieved,
+    LabelProbabilitiesEstimated,
+    OmittedContextFound,
+    RoundStarted,
+    StageStarted,
+    StopRuleChecked,
+    TurnCompleted,
+    VerdictReached,
+)
+from pipelines.llm.fake import FakeChatModel
+from pipelines.protocols.radar import run_radar, should_stop, stop_margin
+from pipelines.runner import stream_run
+from pipelines.services import Services
+from pipelines.stages.label_probability import LabelDistribution
+from tests.fakes import fake_config, make_context
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+TAU_S, TAU_V = -0.15, 0.7
+
+
+def radar_config(**radar: object):  # type: ignore[no-untyped-def]
+    config = fake_config(protocol="radar")
+    return config.model_copy(update={"radar": config.radar.model_copy(update=radar)})
+
+
+@pytest.mark.parametrize(
+    ("p_stop", "confidence", "stops"),
+    [
+        (0.60, 0.80, True),  # s = +0.20 >= tau_s, c >= tau_v
+        (0.425, 0.70, True),  # both exactly at their thresholds: s = -0.15, c = 0.70
+        (0.40, 0.80, False),  # s = -0.20 < tau_s, c fine
+        (0.60, 0.69, False),  # s fine, c < tau_v
+        (0.40, 0.60, False),  # both short
+    ],
+)
+def test_stop_rule_on_given_probabilities(p_stop: float, confidence: float, stops: bool) -> None:
+    stop = LabelDistribution({"STOP": p_stop, "CONTINUE": round(1 - p_stop, 4)}, "logprobs")
+    judge = LabelDistribution({"TRUE": confidence, "HALF-TRUE": round(1 - confidence, 4), "FALSE": 0.0}, "logprobs")
+
+    assert should_stop(stop_margin(stop), judge.confidence, TAU_S, TAU_V) is stops
+
+
+@pytest.mark.parametrize(
+    ("s", "c", "stops"), [(-0.15, 0.7, True), (-0.151, 0.7, False), (-0.15, 0.699, False), (1.0, 1.0, True), (-1.0, 1.0, False)]
+)
+def test_stop_rule_thresholds_are_inclusive(s: float, c: float, stops: bool) -> None:
+    assert should_stop(s, c, TAU_S, TAU_V) is stops
+
+
+def test_strong_evidence_stops_after_the_rebuttal_with_the_round_judges_verdict(services: Services) -> None:
+    events = list(stream_run(CLAIM, radar_config(), services))
+
+    stages = [e.stage for e in events if isinstance(e, StageStarted)]
+    assert stages == ["retrieval", "opening", "stop check", "rebuttal", "stop check", "explanation"]
+    assert sum(isinstance(e, EvidenceRetrieved) for e in events) == 20
+    checks = [e for e in events if isinstance(e, StopRuleChecked)]
+    assert [(c.phase, c.stop) for c in checks] == [("opening", False), ("rebuttal", True)]
+    assert checks[0].verdict_confidence < TAU_V <= checks[1].verdict_confidence
+    verdict = events[-1].verdict  # type: ignore[attr-defined]
+    assert verdict.label == "TRUE" == checks[1].label
+    assert verdict.confidence == checks[1].verdict_confidence
+    assert "stopped early after the rebuttal" in verdict.stop_reason
+    speakers = [(e.turn.agent, e.turn.round) for e in events if isinstance(e, TurnCompleted)]
+    assert speakers == [("Politician", 1), ("Scientist", 1), ("Politician", 2), ("Scientist", 2), ("Judge", 2)]
+    assert any(isinstance(e, OmittedContextFound) and e.cited for e in events)
+
+
+def test_a_strict_confidence_threshold_runs_the_whole_debate(services: Services) -> None:
+    events = list(stream_run(CLAIM, radar_config(tau_v=0.99), services))
+
+    assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
+    assert [c.stop for c in events if isinstance(c, StopRuleChecked)] == [False, False]
+    final = [e for e in events if isinstance(e, LabelProbabilitiesEstimated) and e.agent == "Judge"]
+    assert len(final) == 1 and final[0].round == 3
+    verdict = events[-1].verdict  # type: ignore[attr-defined]
+    assert "after the closing" in verdict.stop_reason and verdict.confidence == max(final[0].probabilities.values())
+
+
+def test_a_strict_stop_margin_threshold_also_runs_the_whole_debate(services: Services) -> None:
+    events = list(stream_run(CLAIM, radar_config(tau_s=0.95), services))
+
+    assert [c.stop for c in events if isinstance(c, StopRuleChecked)] == [False, False]
+    assert isinstance(events[-1], VerdictReached)
+
+
+def test_without_token_probabilities_it_samples_and_says_so(services: Services) -> None:
+    services.chat_override = FakeChatModel(logprobs=False)
+    events = list(stream_run(CLAIM, radar_config(samples=4), services))
+
+    readings = [e for e in events if isinstance(e, LabelProbabilitiesEstimated)]
+    assert readings and {r.method for r in readings} == {"sampling"}
+    assert all(r.samples == 4 and "no token probabilities" in r.note for r in readings)
+    assert isinstance(events[-1], VerdictReached)
+
+
+def test_early_stop_off_runs_no_stop_checks(services: Services) -> None:
+    events = list(stream_run(CLAIM, radar_config(early_stop=False, explain_verdict=False), services))
+
+    assert not any(isinstance(e, StopRuleChecked) for e in events)
+    assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
+
+
+async def test_the_checker_can_stop_the_debate_at_the_review(services: Services) -> None:
+    reviews: list[int] = []
+
+    async def reviewer(round: int, next_queries: dict[str, str]) -> Review:
+        reviews.append(round)
+        return Review(stop=True)
+
+    ctx, events = make_context(services, radar_config(tau_v=0.99), CLAIM, reviewer=reviewer)
+    verdict = await run_radar(ctx)  # type: ignore[arg-type]
+
+    assert reviews == [1]
+    assert [e.round for e in events if isinstance(e, RoundStarted)] == [1]
+    assert "the checker stopped the debate after the opening" in verdict.stop_reason
+
+
+async def test_struck_evidence_is_kept_from_the_agents(services: Services) -> None:
+    log: dict[str, list[object]] = {}
+    struck_after: dict[int, set[str]] = {}
+
+    async def reviewer(round: int, next_queries: dict[str, str]) -> Review:
+        cited = {c for e in log["events"] if isinstance(e, TurnCompleted) for c in e.turn.cited}
+        struck_after[round] = cited
+        return Review(struck=dict.fromkeys(cited, "not admissible"))
+
+    ctx, events = make_context(services, radar_config(tau_v=0.99), CLAIM, reviewer=reviewer)
+    log["events"] = events
+    await run_radar(ctx)  # type: ignore[arg-type]
+
+    assert struck_after[1], "round 1 cites evidence, so striking it can change what follows"
+    for turn in (e.turn for e in events if isinstance(e, TurnCompleted) and e.turn.round >= 2):
+        struck_before = set().union(*(ids for r, ids in struck_after.items() if r < turn.round))
+        assert not set(turn.cited) & struck_before, (turn.id, turn.cited)
