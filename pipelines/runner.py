@@ -56,6 +56,7 @@ from pipelines.memory import EvidenceMemory
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import Review, RunContext, Toolbox, get_protocol
 from pipelines.store import RunStore
+from pipelines.text_safety import check_claim_text
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embedding_cache import CachedEmbedder
 from pipelines.tools.embeddings import Embedder, default_embedder
@@ -65,8 +66,11 @@ log = logging.getLogger(__name__)
 
 
 def validate_claim(text: str | None, max_chars: int = MAX_CLAIM_CHARS) -> Claim:
-    """A claim worth checking: not empty, and short enough to be one claim."""
-    cleaned = " ".join((text or "").split())
+    """A claim worth checking: not empty, short enough to be one claim, no control characters, something visible.
+
+    Every entry point (page, CLI, batch, import) comes through here or ``check_claim_text``.
+    """
+    cleaned = check_claim_text(text)
     if not cleaned:
         raise InvalidClaimError("the claim is empty: type the statement you want checked")
     if len(cleaned) > max_chars:
