@@ -44,7 +44,7 @@ def unsafe_char(text: str) -> tuple[int, str] | None:
         if ch in _ALLOWED_CONTROLS:
             continue
         category = unicodedata.category(ch)
-        if category in ("Cc", "Cs") or ch in BIDI_CONTROLS or ch in "\u2028\u2029":
+        if category in ("Cc", "Cs") or ch in BIDI_CONTROLS:
             return i, ch
     return None
 

@@ -138,7 +138,7 @@ def test_batch_and_evaluation_csv_downloads_carry_no_live_formula() -> None:
             document_found=None,
             status="failed",
             error=value,
-        )  # fmt: skip
+        )
         for value in FORMULAS
     ]
     rows += list(csv.reader(io.StringIO(claims_csv(EvalReport.model_construct(rows=scores)), newline="")))[1:]
