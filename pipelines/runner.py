@@ -24,7 +24,7 @@ from corpora.chunking import chunk_documents
 from corpora.loaders import CheckCovidLoader, DemoLoader
 from pipelines.checker import PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, AppSettings, ModelSpec, RunConfig
-from pipelines.errors import DebateDeskError, InvalidClaimError, UnknownCorpusError
+from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError, UnknownCorpusError
 from pipelines.events import (
     Event,
     ModelCallCompleted,
@@ -55,7 +55,7 @@ from pipelines.llm.registry import build_chat_model, get_backend
 from pipelines.memory import EvidenceMemory
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import Review, RunContext, Toolbox, get_protocol
-from pipelines.store import RunStore
+from pipelines.store import OWNER, RunStore, busy_message
 from pipelines.text_safety import check_claim_text
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embedding_cache import CachedEmbedder
@@ -371,6 +371,8 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
         raise DebateDeskError(f"no run {run_id!r} in the store; list runs with `python -m pipelines runs`")
     if summary.origin != "run":
         raise DebateDeskError(f"run {run_id} was imported ({summary.origin}); imported runs are kept for audit, not resumed here")
+    if summary.status == "running":
+        raise RunBusyError(busy_message(run_id, summary.status, store.owner_of(run_id), store.heartbeat_of(run_id)))
     if not summary.resumable:
         raise DebateDeskError(f"run {run_id} is {summary.status}; only failed or interrupted runs can be resumed")
     config = RunConfig.from_snapshot(summary.config)
@@ -380,8 +382,15 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
         )
     check_names(config)
     services.ensure_corpus(config.corpus)
-    recorded = store.events(run_id)
-    attempt = store.reopen(run_id)
+    # One owner at a time: this process first (another session here may be resuming it), then the database's
+    # compare-and-set on the status (another process may be); the loser replays nothing and calls no model.
+    store.claim_run(run_id)
+    try:
+        attempt = store.reopen(run_id)
+    except BaseException:
+        store.release_run(run_id)
+        raise
+    recorded = store.events(run_id)  # read once the run is ours: nobody else adds to it now
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, Claim(text=summary.claim), config, gate, recorded)
     _launch(
@@ -390,6 +399,7 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
         attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded))],
         recorded=recorded,
         answers=store.journal(run_id),
+        claimed=True,
     )
     return handle
 
@@ -408,8 +418,9 @@ def _launch(
     attempt_events: list[Event],
     recorded: Sequence[Event] = (),
     answers: dict[tuple[str, str], list[str]] | None = None,
+    claimed: bool = False,
 ) -> None:
-    """Start the run's thread; ``recorded`` and ``answers`` are a resumed run's stored events and journal."""
+    """Start the run's thread; ``recorded`` and ``answers`` are a resumed run's stored events and journal (``claimed`` by it already)."""
     store = services.store
     run_id = handle.run_id
     redact = Redactor(handle.config.secrets())
@@ -451,11 +462,11 @@ def _launch(
             if writer is not None:
                 writer.close()  # every event is stored before the run is marked finished and its stream ends
             if store is not None:
-                store.finish(run_id, status)  # type: ignore[arg-type]
+                store.finish(run_id, status, owner=OWNER)  # type: ignore[arg-type]
                 store.release_run(run_id)
             handle.close(status, error)
 
-    if store is not None:
+    if store is not None and not claimed:
         store.claim_run(run_id)
     for evt in attempt_events:
         emit(evt)
@@ -539,12 +550,12 @@ class EventWriter:
                 events.append(item)
                 continue
             if events:
-                self._store.append_many(self._run_id, events)
+                self._store.append_many(self._run_id, events, owner=OWNER)
                 events = []
             assert isinstance(item, _JournalEntry)
             self._store.journal_put(item.run_id, item.kind, item.key, item.payload)
         if events:
-            self._store.append_many(self._run_id, events)
+            self._store.append_many(self._run_id, events, owner=OWNER)  # stored only while this process owns the run
 
 
 @dataclass(frozen=True)
