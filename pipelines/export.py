@@ -44,6 +44,7 @@ from pipelines.events import (
     parse_event,
 )
 from pipelines.models import Evidence, Verdict
+from pipelines.redaction import scrub_url
 from pipelines.store import RUN_STATUSES, RunStore, RunSummary
 from pipelines.text_safety import (
     JsonTooDeepError,
@@ -289,6 +290,8 @@ def _secret_problems(config: dict[str, Any], path: str = "run.config") -> list[s
             problems.extend(_secret_problems(value, f"{path}.{key}"))
         elif re.search(r"(api_?key|secret|password|token)$", key, re.IGNORECASE) and value:
             problems.append(f"{path}.{key}: records never hold secrets; remove it before importing")
+        elif key.endswith("base_url") and isinstance(value, str) and scrub_url(value) != value:
+            problems.append(f"{path}.{key}: records never hold credentials; remove the user info and key parameters from the URL")
     return problems
 
 

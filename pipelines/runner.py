@@ -55,6 +55,7 @@ from pipelines.llm.registry import build_chat_model, get_backend
 from pipelines.memory import EvidenceMemory
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import Review, RunContext, Toolbox, get_protocol
+from pipelines.redaction import StreamRedactor, scrub_url
 from pipelines.store import OWNER, RunStore, busy_message
 from pipelines.text_safety import check_claim_text
 from pipelines.tools.corpus_index import CorpusIndex
@@ -377,9 +378,7 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
         raise DebateDeskError(f"run {run_id} is {summary.status}; only failed or interrupted runs can be resumed")
     config = RunConfig.from_snapshot(summary.config)
     if secrets_from is not None:
-        config = config.model_copy(
-            update={role: config.role(role).model_copy(update={"api_key": secrets_from.role(role).api_key}) for role in ROLES}
-        )
+        config = config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
     check_names(config)
     services.ensure_corpus(config.corpus)
     # One owner at a time: this process first (another session here may be resuming it), then the database's
@@ -404,6 +403,14 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
     return handle
 
 
+def _with_credentials(stored: ModelSpec, given: ModelSpec) -> ModelSpec:
+    """The stored role with the given key, and the given base URL when it is the stored one with its credentials back."""
+    update: dict[str, object] = {"api_key": given.api_key}
+    if given.base_url and scrub_url(given.base_url) == stored.base_url:
+        update["base_url"] = given.base_url
+    return stored.model_copy(update=update)
+
+
 def _gate_for(config: RunConfig, store: RunStore | None, run_id: str) -> StepGate | None:
     if not config.checker.step_mode:
         return None
@@ -424,13 +431,25 @@ def _launch(
     store = services.store
     run_id = handle.run_id
     redact = Redactor(handle.config.secrets())
+    stream = StreamRedactor(redact.secrets, redact.text, redact.event)  # a key split across two chunks is caught whole
     dedupe = EventDeduper(recorded)
     writer = EventWriter(store, run_id) if store is not None else None
     journal = Journal(writer, run_id, answers)
     journal.redact = redact.text
+    emit_lock = threading.Lock()  # the stream redactor holds state; events come from the loop and from this thread
 
     def emit(evt: Event) -> None:
-        kept = dedupe.admit(redact.event(evt))
+        with emit_lock:
+            for safe in stream.feed(evt):
+                _pass_on(safe)
+
+    def flush_stream() -> None:
+        with emit_lock:
+            for safe in stream.flush():
+                _pass_on(safe)
+
+    def _pass_on(evt: Event) -> None:
+        kept = dedupe.admit(evt)
         if kept is None:
             return
         if writer is not None:
@@ -458,6 +477,7 @@ def _launch(
             emit(RunFailed(reason=f"internal error (please report): {type(exc).__name__}: {exc}"))
             error = exc
         finally:
+            flush_stream()  # what a stream cut short held back (redacted) is kept, before the record closes
             stop_beat.set()
             if writer is not None:
                 writer.close()  # every event is stored before the run is marked finished and its stream ends
