@@ -51,7 +51,7 @@ def render_batch_results(outcomes: Sequence[ClaimOutcome], file_stem: str = "bat
     failed = [o for o in outcomes if o.status != "completed"]
     done = len(outcomes) - len(failed)
     if failed:
-        st.warning(f"⚠️ {done} of {len(outcomes)} claims checked; {len(failed)} failed (the rest went on):")
+        st.warning(f"⚠️ {done} of {len(outcomes)} claims checked; {len(failed)} failed (the rest went on):")  # markup: counts only
         for o in sorted(failed, key=lambda o: o.index):
             st.markdown(f"- **{escape_markdown(o.id)}**: {escape_markdown(o.error)}")
     else:

@@ -69,7 +69,7 @@ def run_side_by_side(claim: str, configs: Sequence[RunConfig], services: Service
     views = []
     for index, (column, config) in enumerate(zip(st.columns(len(configs)), configs, strict=True)):
         with column:
-            st.markdown(f"#### {get_protocol(config.protocol).title}")
+            st.markdown(f"#### {get_protocol(config.protocol).title}")  # markup: a registered protocol's title
             views.append(RunView(live=True, key=f"compare-{index}"))
     runs: list[list[Event]] = [[] for _ in configs]
     try:
@@ -92,7 +92,7 @@ def replay_side_by_side(runs: Sequence[Sequence[Event]]) -> None:
     for index, (column, events) in enumerate(zip(st.columns(len(runs)), runs, strict=True)):
         with column:
             outcome = summarize_run(events)
-            st.markdown(f"#### {get_protocol(outcome.protocol).title}")
+            st.markdown(f"#### {get_protocol(outcome.protocol).title}")  # markup: a registered protocol's title
             replay(list(events), key=f"compare-replay-{index}")
     _render_summary(summary, runs)
 

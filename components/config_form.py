@@ -9,6 +9,7 @@ import streamlit as st
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
+from components.safe_text import escape_markdown
 from components.state import CONFIG_PREFIX
 from pipelines.config import ROLES, RunConfig
 from pipelines.llm.registry import backend_names, get_backend
@@ -29,7 +30,7 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         key=CONFIG_PREFIX + "protocol",
         help=RunConfig.model_fields["protocol"].description,
     )
-    st.sidebar.caption(get_protocol(protocol).description)
+    st.sidebar.caption(get_protocol(protocol).description)  # markup: a registered protocol's description
     corpus = st.sidebar.selectbox(
         "Corpus",
         corpora,
@@ -74,7 +75,7 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
 
     with st.sidebar.expander("Models per role"):
         for role in ROLES:
-            st.markdown(f"**{RunConfig.model_fields[role].title}**")
+            st.markdown(f"**{RunConfig.model_fields[role].title}**")  # markup: the config model's own field title
             data[role] = _render_model(getattr(base, role), data[role], role)
     for name, field in RunConfig.model_fields.items():
         if name in ("protocol", "corpus", *ROLES):
@@ -90,8 +91,8 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}" for err in exc.errors()
         )
-        st.sidebar.error(f"⚠️ {problems}")
-        st.error(f"⚠️ Fix the run settings in the sidebar before verifying: {problems}")
+        st.sidebar.error(f"⚠️ {escape_markdown(problems)}")  # the messages quote what was typed
+        st.error(f"⚠️ Fix the run settings in the sidebar before verifying: {escape_markdown(problems)}")
         st.stop()
         raise  # st.stop() does not return; this line keeps type checkers sure of it
 

@@ -50,7 +50,7 @@ def render_evidence_inspector(record: CourtRecord, key: str) -> None:
         st.caption("No exhibits yet.")
         return
     counts = frame["status"].value_counts()
-    st.caption(
+    st.caption(  # markup: counts of the fixed statuses and the run's numeric settings
         " · ".join(f"**{counts.get(s, 0)}** {s}" for s in STATUS_COLOURS if counts.get(s, 0))
         + f" — w = r × c; admitted above {record.setting('admit_above', 0.5):g}, discarded at or below "
         f"{record.setting('discard_at_or_below', 0.1):g}; new items join only with novelty ≥ {record.setting('novelty_admit_at', 0.2):g}."
@@ -87,7 +87,7 @@ def render_panel(record: CourtRecord, key: str) -> None:
         return
     if c is not None:
         split = f" — {escape_markdown(c.tie_break)}" if c.tie_break else ""
-        st.markdown(
+        st.markdown(  # markup: numbers, a badge and the escaped tie-break
             f"#### {label_badge(c.label)} by {c.winning_votes} of {c.total_votes} judge{'s' * (c.total_votes != 1)}{split}"
             f" · confidence **{c.c_final:.2f}**"
         )
@@ -97,15 +97,15 @@ def render_panel(record: CourtRecord, key: str) -> None:
             st.markdown(f"**{escape_markdown(vote.judge)}** {label_badge(vote.label)}")
             st.caption(f"model: {escape_markdown(vote.model)}")
             mean = sum(vote.scores.values()) / len(vote.scores) if vote.scores else 0.0
-            st.markdown(
-                "  \n".join(f"{name.replace('_', ' ')}: **{value:.1f}**/10" for name, value in vote.scores.items())
+            st.markdown(  # markup: escaped names and numbers
+                "  \n".join(f"{escape_markdown(name.replace('_', ' '))}: **{value:.1f}**/10" for name, value in vote.scores.items())
                 + f"  \nmean quality: **{mean:.2f}**"
             )
             st.markdown(escape_markdown(vote.reason))
     for column, failure in zip(cards[len(record.votes) :], record.failed_judges, strict=False):
         with column.container(border=True):
             st.markdown(f"**{escape_markdown(failure.stage.removeprefix('panel: '))}** :red-badge[failed]")
-            st.error(failure.reason)
+            st.error(escape_markdown(failure.reason))
     left, right = st.columns(2)
     left.plotly_chart(build_vote_chart(record), key=f"{AUDIT_PREFIX}{key}.votes")
     if c is not None:
@@ -135,12 +135,12 @@ def _render_confidence_sum(record: CourtRecord) -> None:
         lines.append("- reflection: no winning side → delta_ref **0**")
     adjust = [name for name, _ in confidence_terms(record) if name in ("clamp to [0, 1]", "floor")]
     lines.append(f"- sum **{c.unclamped:.3f}**" + (f", then {' and '.join(adjust)}" if adjust else "") + f" → c_final **{c.c_final:.3f}**")
-    st.markdown("\n".join(lines))
+    st.markdown("\n".join(lines))  # markup: numbers and the app's names of adjustments
 
 
 def render_rounds(record: CourtRecord, key: str) -> None:
     if record.stop is not None:
-        st.info(
+        st.info(  # markup: a round number and escaped text
             f"Stopped after round {record.stop.round} by **{escape_markdown(record.stop.rule)}**: {escape_markdown(record.stop.detail)}"
         )
     elif record.rounds:
@@ -151,7 +151,7 @@ def render_rounds(record: CourtRecord, key: str) -> None:
     st.plotly_chart(build_rounds_chart(record), key=f"{AUDIT_PREFIX}{key}.rounds")
     for expert in record.experts:
         verdict = f"granted: {escape_markdown(expert.persona)}" if expert.granted else "refused"
-        st.markdown(
+        st.markdown(  # markup: verdict is escaped above
             f":blue-badge[expert witness] Round {expert.round}: {escape_markdown(expert.requested_by)} asked for an expert in "
             f"*{escape_markdown(expert.field)}* — {verdict}. {escape_markdown(expert.reason)}"
         )
@@ -166,7 +166,7 @@ def render_premises(record: CourtRecord) -> None:
         mark = ":green-badge[addressed]" if row.addressed else ":red-badge[not addressed]"
         best = f" (closest sentence {row._2:.2f})" if row._2 is not None else ""
         by = f" — by {escape_markdown(row._3)}" if row._3 else " — not addressed by any argument"
-        st.markdown(f"{mark} {escape_markdown(row.premise)}{best}{by}")
+        st.markdown(f"{mark} {escape_markdown(row.premise)}{best}{by}")  # markup: mark is a badge, best a number, by escaped
     st.caption(
         f"A premise counts as addressed when a sentence of an argument has cosine ≥ {record.setting('premise_addressed_at', 0.5):g} to it."
     )

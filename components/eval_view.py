@@ -14,6 +14,7 @@ from components.eval_charts import (
     report_label,
     results_frame,
 )
+from components.safe_text import escape_markdown
 from components.services import get_services
 from pipelines.eval.harness import EvalReport, ceiling_note
 from pipelines.eval.records import EvalStore
@@ -38,7 +39,7 @@ def render_comparison(reports: Sequence[EvalReport]) -> None:
     for report in reports:
         note = ceiling_note(report)
         if note:
-            st.warning(f"⚠️ {report_label(report)}: {note}.")
+            st.warning(f"⚠️ {escape_markdown(report_label(report))}: {escape_markdown(note)}.")
     st.plotly_chart(build_accuracy_cost_figure(reports))
     st.plotly_chart(build_reliability_figure(reports))
     columns = st.columns(min(len(reports), 3))
@@ -47,5 +48,8 @@ def render_comparison(reports: Sequence[EvalReport]) -> None:
             st.plotly_chart(build_confusion_figure(report), key=f"confusion-{report.id}")
     for report in reports:
         with st.expander(f"Claims of {report_label(report)}"):
-            st.caption(f"Evaluation {report.id} · {report.dataset}/{report.split} · seed {report.seed} · labels {report.labels}")
+            st.caption(  # markup: escaped fields and the seed number
+                f"Evaluation {escape_markdown(report.id)} · {escape_markdown(report.dataset)}/{escape_markdown(report.split)} · "
+                f"seed {report.seed} · labels {escape_markdown(report.labels)}"
+            )
             st.dataframe(claims_frame(report), hide_index=True, width="stretch")

@@ -71,7 +71,7 @@ class ProtocolPanels:
             case LabelProbabilitiesEstimated():
                 self._probabilities(evt)
             case StopRuleChecked():
-                view.transcript.caption(_stop_text(evt, self.last_method))
+                view.transcript.caption(_stop_text(evt, self.last_method))  # markup: _stop_text escapes what it quotes
                 self.points[evt.round] = ConfidencePoint(
                     round=evt.round,
                     phase=evt.phase,
@@ -91,9 +91,9 @@ class ProtocolPanels:
                 pick = self.picks.get((turn.agent, turn.round))
                 box = view.turn_boxes.get(turn.id)
                 if pick is not None and box is not None:
-                    box.caption("📌 " + _pick_text(pick))
+                    box.caption("📌 " + escape_markdown(_pick_text(pick)))
             case AgreementChecked(round=number, agree=agree, consistent=consistent, reason=reason):
-                view.transcript.caption(
+                view.transcript.caption(  # markup: a round number, marks and the escaped reason
                     f"⚖️ Judge after round {number}: agree {'✅' if agree else '❌'} · consistent {'✅' if consistent else '❌'}"
                     + (" → the debate stops" if agree and consistent else " → the debate goes on")
                     + (f" — {escape_markdown(reason)}" if reason else "")
@@ -101,7 +101,7 @@ class ProtocolPanels:
             case ClaimDecomposed():
                 self._render_triplets(evt)
             case ReasoningStepTaken():
-                view.transcript.markdown(_step_text(evt))
+                view.transcript.markdown(_step_text(evt))  # markup: _step_text escapes what it quotes
             case MemoryRecalled():
                 self.recalled[evt.evidence.id] = evt
                 self._render_memory()
@@ -194,7 +194,7 @@ class ProtocolPanels:
         self.last_method = evt.method
         if evt.method == "sampling" and not self.sampling_noted:
             self.sampling_noted = True
-            self._slot("probability-note").info(f"🎲 Label probabilities: {evt.note}.")
+            self._slot("probability-note").info(f"🎲 Label probabilities: {escape_markdown(evt.note)}.")
         if evt.agent in FINAL_JUDGES:
             label = max(evt.probabilities, key=lambda k: evt.probabilities[k])
             self.points[evt.round] = ConfidencePoint(
@@ -220,9 +220,9 @@ class ProtocolPanels:
             for items in points.values():
                 cited = sorted({c for i in items for c in i.cited}, key=lambda c: int(c[1:]) if c[1:].isdigit() else 0)
                 rounds = ", ".join(str(i.round) for i in items)
-                note = f"round{'s' if len(items) > 1 else ''} {rounds}" + (f" · cites {', '.join(cited)}" if cited else "")
+                note = f"round{'s' if len(items) > 1 else ''} {rounds}" + (f" · cites {escape_markdown(', '.join(cited))}" if cited else "")
                 lines.append(f"- {escape_markdown(items[0].point)}  \n  _{note}_")
-            st.markdown("\n".join(lines))
+            st.markdown("\n".join(lines))  # markup: each line is escaped where it is built
 
     # --- madke ---------------------------------------------------------------------------
 
@@ -243,7 +243,7 @@ class ProtocolPanels:
             "fallback": "the model gave none: the whole claim is one fact",
         }[evt.source]
         with self._slot("triplets").container(border=True):
-            st.markdown(f"**🧩 Claim as triplets** · topic: {escape_markdown(evt.topic)} · _{source}_")
+            st.markdown(f"**🧩 Claim as triplets** · topic: {escape_markdown(evt.topic)} · _{source}_")  # markup: source is the app's
             frame = pd.DataFrame([{"subject": t.subject, "relation": t.relation, "object": t.object} for t in evt.triplets])
             st.dataframe(frame, hide_index=True, width="stretch", key=f"{self.key}-triplets")
             if evt.source != "checker":
@@ -274,7 +274,7 @@ class ProtocolPanels:
             else:
                 st.caption("Nothing recalled: no kept evidence matches this claim's entities or meaning.")
             if self.memory_note:
-                st.caption(self.memory_note)
+                st.caption(self.memory_note)  # markup: counts only
 
     def _slot(self, name: str) -> Any:
         if name not in self.slots:
@@ -317,8 +317,8 @@ def _stop_text(evt: StopRuleChecked, method: str) -> str:
     s_ok, c_ok = evt.stop_margin >= evt.tau_s, evt.verdict_confidence >= evt.tau_v
     how = "token probabilities" if method == "logprobs" else "sampled answers"
     return (
-        f"🛑 Stop check after the {evt.phase} ({how}): stop margin s = {evt.stop_margin:+.2f} {'≥' if s_ok else '<'} τs {evt.tau_s:+.2f} "
-        f"{'✅' if s_ok else '❌'} · round judge {evt.label} with c = {evt.verdict_confidence:.2f} {'≥' if c_ok else '<'} τv {evt.tau_v:.2f} "
+        f"🛑 Stop check after the {escape_markdown(evt.phase)} ({how}): stop margin s = {evt.stop_margin:+.2f} {'≥' if s_ok else '<'} τs {evt.tau_s:+.2f} "
+        f"{'✅' if s_ok else '❌'} · round judge {escape_markdown(evt.label)} with c = {evt.verdict_confidence:.2f} {'≥' if c_ok else '<'} τv {evt.tau_v:.2f} "
         f"{'✅' if c_ok else '❌'} → {'stop: the round judge decides' if evt.stop else 'the debate goes on'}"
     )
 
@@ -331,7 +331,7 @@ def _pick_text(pick: EvidenceSelected) -> str:
 
 def _step_text(evt: ReasoningStepTaken) -> str:
     icon = ACTION_ICONS.get(evt.action, "•")
-    head = f"{icon} **Step {evt.step}** · `{evt.action}`" + (" (forced: step cap reached)" if evt.forced else "")
+    head = f"{icon} **Step {evt.step}** · {escape_markdown(evt.action)}" + (" (forced: step cap reached)" if evt.forced else "")
     if evt.query:
         head += f" “{escape_markdown(evt.query)}”"
     parts = [head]

@@ -52,7 +52,7 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
             st.warning("Enter **your name** in the sidebar first: the audit trail records who decided.")
         error = state.review_error()
         if error:
-            st.error(f"⚠️ {error}")
+            st.error(f"⚠️ {escape_markdown(error)}")
 
         st.markdown("**Next queries**")
         if pending.next_queries:
@@ -92,7 +92,8 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
 def _render_evidence_choice(round_key: str, e: Evidence, struck: dict[str, str]) -> None:
     cols = st.columns([3, 2, 3])
     status = f" · struck: {escape_markdown(struck[e.id])}" if e.id in struck else ""
-    cols[0].markdown(f"**{e.id}** · {escape_markdown(e.source_label)}{status}  \n{escape_markdown(e.text[:220])}")
+    # markup: status is escaped above
+    cols[0].markdown(f"**{escape_markdown(e.id)}** · {escape_markdown(e.source_label)}{status}  \n{escape_markdown(e.text[:220])}")
     options = [KEEP, ADMIT] if e.id in struck else [KEEP, STRIKE, ADMIT]
     cols[1].radio("Decision", options, key=f"{K}{round_key}.ev.{e.id}", horizontal=True, label_visibility="collapsed")
     cols[2].text_input(
@@ -109,7 +110,7 @@ def _render_paste(round_key: str) -> None:
         for i, e in enumerate(state.pasted()):
             c1, c2 = st.columns([6, 1])
             where = f" ({escape_markdown(e.url)})" if e.url else ""
-            c1.markdown(f"📎 **{escape_markdown(e.title)}**{where}: {escape_markdown(e.text[:200])}")
+            c1.markdown(f"📎 **{escape_markdown(e.title)}**{where}: {escape_markdown(e.text[:200])}")  # markup: where is escaped
             c2.button("Remove", key=f"{K}{round_key}.paste.rm.{i}", on_click=state.remove_pasted, args=(i,))
 
 

@@ -80,13 +80,13 @@ class RunView:
     def feed(self, evt: Event) -> None:
         match evt:
             case RunStarted(protocol=protocol, claim=claim):
-                self._log(f"🚀 {protocol} run started on: {escape_markdown(claim[:200])}")
+                self._log(f"🚀 {escape_markdown(protocol)} run started on: {escape_markdown(claim[:200])}")
             case StageStarted(stage=stage, detail=detail):
-                self._log(f"⏳ **{stage}**: {escape_markdown(detail)}")
+                self._log(f"⏳ **{escape_markdown(stage)}**: {escape_markdown(detail)}")
                 if self.status is not None:
                     self.status.update(label=f"{stage}: {detail}"[:120])
             case StageCompleted(stage=stage, detail=detail):
-                self._log(f"✅ {stage} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
+                self._log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
             case StageFailed(stage=stage, reason=reason):
                 self._log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
                 self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")
@@ -130,7 +130,7 @@ class RunView:
                 box = self.turn_boxes.get(turn_id)
                 if box is not None:
                     mark = f"✅ supported by {escape_markdown(eid)}" if supported and eid else "❌ unsupported"
-                    box.caption(f"{mark}: {escape_markdown(statement)}")
+                    box.caption(f"{mark}: {escape_markdown(statement)}")  # markup: mark is escaped above
                 self.statements = self.statements if self.statements is not None else {}
                 # An item is cited by the statement that rests on it and by any that names it as [E3].
                 for cited in dict.fromkeys([*([eid] if supported and eid else []), *citations(statement)]):
@@ -149,7 +149,7 @@ class RunView:
             case RunFailed(reason=reason):
                 self.failed = True
                 self.verdict_slot.error(
-                    f"❌ The run failed: {reason}. Everything produced before the failure is shown below and kept in History."
+                    f"❌ The run failed: {escape_markdown(reason)}. Everything produced before the failure is shown below and kept in History."
                 )
             case _ if is_checker_event(evt):
                 render_checker_event(self, evt)
@@ -160,7 +160,7 @@ class RunView:
     def finish(self) -> None:
         self._render_evidence()
         if self.tally.calls:
-            self.cost_slot.caption(
+            self.cost_slot.caption(  # markup: numbers only
                 f"💰 {self.tally.calls} model calls · {self.tally.tokens_in:,} tokens in · {self.tally.tokens_out:,} out · {self.tally.seconds:.1f} s of model time"
             )
         if self.status is not None:
@@ -169,12 +169,12 @@ class RunView:
             self.status.update(label=label, state=state, expanded=False)
         else:
             with self.transcript.expander("Stages"):
-                st.markdown("  \n".join(self.stage_log))
+                st.markdown("  \n".join(self.stage_log))  # markup: every line is escaped in _log's callers
 
     def _log(self, line: str) -> None:
         self.stage_log.append(line)
         if self.status is not None:
-            self.status.markdown(line)
+            self.status.markdown(line)  # markup: callers escape what they quote
 
     def _round(self, number: int) -> None:
         """Each round is a section of the transcript: its heading, then its agents' messages."""
@@ -182,7 +182,7 @@ class RunView:
         if number not in self.rounds:
             self.rounds.add(number)
             self.round_boxes[number] = self.transcript.container()
-            self.round_boxes[number].subheader(f"Round {number}")
+            self.round_boxes[number].subheader(f"Round {number}")  # markup: a number
 
     def _section(self, number: int) -> Any:
         if number in self.round_boxes:
@@ -197,7 +197,7 @@ class RunView:
         if turn_id in self.turn_slots:
             return
         with self._section(number).chat_message(agent, avatar=avatar_for(agent)):
-            st.markdown(self._turn_header(agent, number))
+            st.markdown(self._turn_header(agent, number))  # markup: _turn_header escapes what it quotes
             self.turn_slots[turn_id] = st.empty()
             self.label_slots[turn_id] = st.empty()
             self.score_slots[turn_id] = st.empty()
@@ -227,7 +227,7 @@ class RunView:
         found = self.scores.get(turn_id, {})
         metrics = sorted(found.values(), key=lambda m: (METRIC_ORDER.get(m.metric, len(METRIC_ORDER)), m.metric))
         with slot.container():
-            st.markdown(" ".join(score_badge(m.metric, m.value, m.threshold) for m in metrics))
+            st.markdown(" ".join(score_badge(m.metric, m.value, m.threshold) for m in metrics))  # markup: badges
             details = [m for m in metrics if m.detail]
             if details:
                 with st.expander("How these scores were computed"):
@@ -247,11 +247,13 @@ class RunView:
     def _render_verdict(self, verdict: Verdict) -> None:
         with self.verdict_slot.container(border=True):
             conf = f" · confidence {verdict.confidence:.2f}" if verdict.confidence is not None else ""
-            st.markdown(f"### Verdict {label_badge(verdict.label)}{conf}")
+            st.markdown(f"### Verdict {label_badge(verdict.label)}{conf}")  # markup: conf is a number
             st.markdown(f"**Decided by {escape_markdown(verdict.decided_by)}.** Why: {escape_markdown(verdict.stop_reason)}")
             if verdict.cited:
                 cited = [self.evidence[c] for c in verdict.cited if c in self.evidence]
-                st.markdown("**Rests on:** " + "; ".join(f"{c.id} ({escape_markdown(c.source_label)})" for c in cited))
+                st.markdown(
+                    "**Rests on:** " + "; ".join(f"{escape_markdown(c.id)} ({escape_markdown(c.source_label)})" for c in cited)
+                )  # markup: joined escaped parts
 
 
 def replay(events: list[Event], key: str = "replay") -> RunView:

@@ -5,6 +5,7 @@ import streamlit as st
 from components import state
 from components.batch_view import render_batch_results, render_outcomes_table
 from components.config_form import render_config_form
+from components.safe_text import escape_markdown
 from components.services import get_services
 from pipelines.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
 from pipelines.errors import DebateDeskError
@@ -68,7 +69,7 @@ if start:
         state.set_batch_error(str(exc))
 
 if state.batch_error():
-    st.error(f"⚠️ {state.batch_error()}")
+    st.error(f"⚠️ {escape_markdown(state.batch_error())}")
 outcomes = state.batch_outcomes()
 if outcomes:
     render_batch_results(outcomes)

@@ -127,7 +127,7 @@ if submitted:
         state.set_bench_error(str(exc))
 
 if state.bench_error():
-    st.error(f"⚠️ {state.bench_error()}")
+    st.error(f"⚠️ {escape_markdown(state.bench_error())}")
 
 st.header("Evaluations")
 past = store.recent(200) if store is not None else []

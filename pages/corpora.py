@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.safe_text import escape_markdown
 from components.services import get_services
 from corpora.chunking import chunk_documents
 from corpora.loaders import SUPPORTED_SUFFIXES, CorpusFileError, FileLoader
@@ -51,11 +52,11 @@ if submitted:
                 shown[path] = upload.name
             with st.spinner("Embedding passages…"):
                 report = services.index.ingest(corpus, chunk_documents(FileLoader(paths, display_names=shown).load_documents()))
-        st.success(
+        st.success(  # markup: a validated corpus name and counts
             f"✅ {report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, {report.already_present} already present)."
         )
     except (CorpusFileError, ValueError) as exc:
-        st.error(f"⚠️ {exc}")
+        st.error(f"⚠️ {escape_markdown(str(exc))}")  # it names the uploaded file
 
 builtin = [n for n in services.builtin_corpora if n not in known]
 if builtin:
@@ -65,6 +66,6 @@ if builtin:
         try:
             with st.spinner(f"Indexing {choice}…"):
                 services.ensure_corpus(choice)
-            st.success(f"✅ {choice} indexed.")
+            st.success(f"✅ {escape_markdown(choice)} indexed.")
         except (CorpusFileError, ValueError) as exc:
-            st.error(f"⚠️ {exc}")
+            st.error(f"⚠️ {escape_markdown(str(exc))}")

@@ -64,9 +64,9 @@ message = state.take_message(state.IMPORT_MESSAGE)
 if message:
     kind, text = message
     if kind == "error":
-        st.error("⚠️ " + escape_markdown(text).replace("  \n", "  \n"))
+        st.error("⚠️ " + escape_markdown(text))
     else:
-        st.success(text)
+        st.success(escape_markdown(text))  # it quotes the imported claim
 
 facets = store.facets()
 c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
@@ -138,10 +138,10 @@ assert run is not None
 events = store.events(run.id)
 
 st.subheader(escape_markdown(run.claim))
-st.caption(
-    f"{STATUS_ICONS.get(run.status, '')} {run.status} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
+st.caption(  # markup: an icon from a fixed table, times, numbers and escaped fields
+    f"{STATUS_ICONS.get(run.status, '')} {escape_markdown(run.status)} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
     f"finished {when(run.finished_at)} · {run.model_calls} model calls, {run.tokens_in + run.tokens_out:,} tokens, {run.model_seconds:.1f} s · "
-    f"{len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · {escape_markdown(run.origin)} · id `{run.id}`"
+    f"{len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · {escape_markdown(run.origin)} · id {escape_markdown(run.id)}"
 )
 
 actions = st.columns(4)
@@ -182,7 +182,9 @@ with tab_replay:
         nav[2].button("Next ▶", key="history.next", on_click=move, args=(1,), width="stretch")
         nav[1].slider("Step", 1, len(cuts), key=step_key, format="%d", help="Walk through the run as it happened, for a class or an audit.")
     step = cuts[int(st.session_state.get(step_key, len(cuts))) - 1]
-    st.caption(f"Step {cuts.index(step) + 1} of {len(cuts)}: **{escape_markdown(step.title)}** ({step.end} of {len(events)} events)")
+    st.caption(
+        f"Step {cuts.index(step) + 1} of {len(cuts)}: **{escape_markdown(step.title)}** ({step.end} of {len(events)} events)"
+    )  # markup: numbers
     replay(events[: step.end], key=f"history-{run.id}-{step.end}")
     render_courtroom_audit(list(events[: step.end]), key=f"history-{run.id}")
 
@@ -206,7 +208,7 @@ with tab_compare:
                 st.markdown(
                     f"**{escape_markdown(shown.protocol)}** · {escape_markdown(str(model.get('backend', '?')))} {escape_markdown(str(model.get('model') or ''))}"
                 )
-                st.caption(
+                st.caption(  # markup: a time and numbers
                     f"{when(shown.created_at)} · {shown.model_calls} calls · {shown.tokens_in + shown.tokens_out:,} tokens · {shown.model_seconds:.1f} s"
                 )
                 replay(store.events(shown.id), key=f"compare-{shown.id}")

@@ -8,6 +8,7 @@ from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
 from components.review_form import render_checker_name
+from components.safe_text import escape_markdown
 from components.services import get_services
 from components.transcript import replay
 from pipelines.errors import DebateDeskError
@@ -37,7 +38,7 @@ if pending is not None and compare_config is not None:
     state.set_active_run(None)  # a comparison replaces the last single run on this page
     run_side_by_side(pending, [config, compare_config], services)
     if state.last_error():
-        st.error(f"⚠️ {state.last_error()}")
+        st.error(f"⚠️ {escape_markdown(state.last_error())}")
 else:
     try:
         if pending is not None:
@@ -49,7 +50,7 @@ else:
         state.set_active_run(None)
 
     if state.last_error():
-        st.error(f"⚠️ {state.last_error()}")
+        st.error(f"⚠️ {escape_markdown(state.last_error())}")
     handle = state.active_run()
     if handle is not None:
         render_run(handle, services.store)

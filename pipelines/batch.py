@@ -28,6 +28,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.events import Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, RunFailed, RunStarted, VerdictReached
 from pipelines.runner import check_names, stream_run
 from pipelines.services import Services
+from pipelines.text_safety import UnsafeClaimError, check_claim_text, csv_cell
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +174,10 @@ def _checked(items: list[BatchItem], where: str) -> list[BatchItem]:
         raise BatchInputError(f"{where}: {len(items):,} claims; the limit is {MAX_BATCH_CLAIMS:,} per batch, so split the file")
     seen: dict[str, int] = {}
     for item in items:
+        try:
+            check_claim_text(item.claim, f"claim {item.index + 1} (id {item.id!r})")
+        except UnsafeClaimError as exc:
+            raise BatchInputError(f"{where}: {exc}") from None
         if item.id in seen:
             raise BatchInputError(
                 f"{where}: id {item.id!r} is used twice (claims {seen[item.id] + 1} and {item.index + 1}); ids must be unique"
@@ -293,12 +298,12 @@ def run_batch(
 def to_csv(outcomes: Sequence[ClaimOutcome]) -> str:
     """One row per claim (failed ones included), sources joined with '; '."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(EXPORT_FIELDS), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=list(EXPORT_FIELDS), lineterminator="\r\n")  # RFC 4180; a field holding "\r" is quoted too
     writer.writeheader()
     for outcome in sorted(outcomes, key=lambda o: o.index):
         row = outcome.export_row()
         row["sources"] = "; ".join(row["sources"])
-        writer.writerow(row)
+        writer.writerow({name: csv_cell(value) for name, value in row.items()})  # a claim like "=HYPERLINK(..)" stays text
     return buffer.getvalue()
 
 

@@ -53,11 +53,15 @@ from pipelines.events import (
     WebSearchUnavailable,
     dump_event,
 )
+from pipelines.text_safety import TerminalSafeStream
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    # Claims, model answers, web pages and error messages are printed: their escape sequences are shown, never obeyed.
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeStream(out), TerminalSafeStream(err)  # type: ignore[assignment]
     try:
         return int(args.handler(args))
     except DebateDeskError as exc:
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # bad names and files from the user, with their own messages
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def _parser() -> argparse.ArgumentParser:

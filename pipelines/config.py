@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from pipelines.redaction import scrub_url, url_secrets
 from pipelines.tools.source_policy import parse_domains
 
 ENV_PREFIX = "DEBATEDESK_"
@@ -631,15 +632,17 @@ class RunConfig(BaseSettings):
         return spec
 
     def snapshot(self) -> dict[str, Any]:
-        """A JSON-ready copy for the run record: API keys are dropped, not masked."""
+        """A JSON-ready copy for the run record: API keys are dropped, not masked; base URLs lose their credentials."""
         data = self.model_dump(mode="json")
         for role in ROLES:
             data[role].pop("api_key", None)
-        return data
+        return _scrub_base_urls(data)
 
     def secrets(self) -> list[str]:
-        """Every API key this run could use (its own and the environment's), to keep them out of records and logs."""
+        """Every API key this run could use (its own and the environment's) and every credential in a base URL."""
         keys = [self.role(role).api_key.get_secret_value() for role in ROLES] + [openai_env()[1]]
+        urls = [openai_env()[0], *_base_urls(self.model_dump(mode="json"))]
+        keys += [secret for url in urls for secret in url_secrets(url)]
         return sorted({k for k in keys if len(k) >= 4}, key=len, reverse=True)
 
     @classmethod
@@ -649,6 +652,20 @@ class RunConfig(BaseSettings):
 
 
 ROLES: tuple[Literal["debater", "judge", "scorer"], ...] = ("debater", "judge", "scorer")
+
+
+def _base_urls(data: Any) -> list[str]:
+    """Every ``*base_url`` value in a dumped config (the roles' and the panel judges')."""
+    if not isinstance(data, dict):
+        return []
+    found = [v for k, v in data.items() if k.endswith("base_url") and isinstance(v, str) and v]
+    return found + [u for v in data.values() for u in _base_urls(v)]
+
+
+def _scrub_base_urls(data: Any) -> Any:
+    if not isinstance(data, dict):
+        return data
+    return {k: scrub_url(v) if k.endswith("base_url") and isinstance(v, str) else _scrub_base_urls(v) for k, v in data.items()}
 
 
 class AppSettings(BaseSettings):

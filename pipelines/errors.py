@@ -15,6 +15,10 @@ class InvalidClaimError(DebateDeskError, ValueError):
     """The claim is empty or too long to check."""
 
 
+class RunBusyError(DebateDeskError):
+    """A run another process (or another session of this one) is running: it has one owner at a time."""
+
+
 class UnknownNameError(DebateDeskError, KeyError):
     """A registry lookup for a name that is not registered; lists the valid names."""
 

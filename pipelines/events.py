@@ -147,6 +147,7 @@ class ModelCallCompleted(Event):
     tokens_out: int = 0
     seconds: float = 0.0
     cached: bool = False
+    structured: str | None = None  # a structured call's output mode: json_schema, json_object or prompt (see llm/structured_modes.py)
 
 
 class VoteCast(Event):

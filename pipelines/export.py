@@ -44,8 +44,18 @@ from pipelines.events import (
     parse_event,
 )
 from pipelines.models import Evidence, Verdict
-from pipelines.safe_text import escape_markdown as md  # untrusted text as literal Markdown: no links, images or HTML get through
+from pipelines.redaction import scrub_url
+from pipelines.safe_text import escape_markdown
 from pipelines.store import RUN_STATUSES, RunStore, RunSummary
+from pipelines.text_safety import (
+    JsonTooDeepError,
+    UnsafeTextError,
+    check_claim_text,
+    json_for_html,
+    load_json,
+    public_http_url,
+    terminal_text,
+)
 
 FORMAT = "debatedesk.run"
 SCHEMA_VERSION = 1
@@ -148,7 +158,8 @@ def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
 
 
 def to_json(summary: RunSummary, events: Sequence[Event]) -> str:
-    return json.dumps(to_record(summary, events), indent=2, ensure_ascii=False) + "\n"
+    """The record as JSON text; ``<`` ``>`` ``&`` are \\u-escaped, so it is safe to embed in HTML and parses the same."""
+    return json_for_html(to_record(summary, events)) + "\n"
 
 
 def totals_of(events: Sequence[Event]) -> Totals:
@@ -167,7 +178,9 @@ def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
     if len(data) > MAX_IMPORT_BYTES:
         raise RecordError([f"the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_IMPORT_BYTES / 1e6:.0f} MB"])
     try:
-        raw = json.loads(data)
+        raw = load_json(data, "the file")
+    except JsonTooDeepError as exc:
+        raise RecordError([str(exc)]) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RecordError([f"not JSON: {exc}"]) from None
     if not isinstance(raw, dict):
@@ -225,6 +238,10 @@ def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
 
 def _consistency_problems(run: RunInfo, events: list[Event]) -> list[str]:
     problems: list[str] = []
+    try:  # the same check as a claim typed on the Verify page: no control characters, something visible
+        check_claim_text(run.claim, "run.claim")
+    except UnsafeTextError as exc:
+        problems.append(str(exc))
     first = events[0]
     if not isinstance(first, RunStarted):
         problems.append(f"events[0]: a run starts with RunStarted, not {type(first).__name__}")
@@ -274,6 +291,8 @@ def _secret_problems(config: dict[str, Any], path: str = "run.config") -> list[s
             problems.extend(_secret_problems(value, f"{path}.{key}"))
         elif re.search(r"(api_?key|secret|password|token)$", key, re.IGNORECASE) and value:
             problems.append(f"{path}.{key}: records never hold secrets; remove it before importing")
+        elif key.endswith("base_url") and isinstance(value, str) and scrub_url(value) != value:
+            problems.append(f"{path}.{key}: records never hold credentials; remove the user info and key parameters from the URL")
     return problems
 
 
@@ -293,6 +312,15 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 # --- Markdown ---------------------------------------------------------------------------------
+
+
+
+def md(text: str) -> str:
+    """Untrusted text (web pages, model answers) as literal Markdown: no links, images or HTML get through.
+
+    Control characters (ANSI escapes, BEL) are shown as ``\\xNN``: a report is read in terminals too.
+    """
+    return terminal_text(escape_markdown(text))
 
 
 def _cell(text: str, limit: int = 300) -> str:
@@ -325,7 +353,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     config = summary.config
     totals = totals_of(events)
     lines = [f"# Fact-check: {md(summary.claim)}", ""]
-    verdict_line = f"**{summary.verdict}**" if summary.verdict else "none (the run did not reach one)"
+    verdict_line = f"**{md(summary.verdict)}**" if summary.verdict else "none (the run did not reach one)"
     if summary.confidence is not None:
         verdict_line += f" (confidence {summary.confidence:.2f})"
     rows = [("Model's verdict", verdict_line)]
@@ -346,7 +374,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
         ("Protocol", md(summary.protocol)),
         ("Models", models or "—"),
         ("Corpus", md(str(config.get("corpus", "—"))) + ("" if web is None else f"; web search {'on' if web else 'off'}")),
-        ("Run", f"`{summary.id}` · {summary.status} · started {_when(summary.created_at)} · finished {_when(summary.finished_at)}"),
+        ("Run", f"`{summary.id}` · {md(summary.status)} · started {_when(summary.created_at)} · finished {_when(summary.finished_at)}"),
         ("Attempts", str(summary.attempts)),
         (
             "Cost",
@@ -360,7 +388,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
         if model_verdict.cited:
             lines += [
                 "Rests on: "
-                + ", ".join(f"{c} ({_cell(evidence[c].source_label, 80)})" if c in evidence else c for c in model_verdict.cited),
+                + ", ".join(f"{md(c)} ({_cell(evidence[c].source_label, 80)})" if c in evidence else md(c) for c in model_verdict.cited),
                 "",
             ]
         if model_verdict.stop_reason:
@@ -375,9 +403,9 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
             case RoundStarted(round=number):
                 lines += [f"### Round {number}", ""]
             case QueryIssued(agent=agent, query=query, tool=tool, round=number):
-                lines.append(f"- {md(agent)} searched {tool} (round {number}): “{_cell(query, 300)}”")
+                lines.append(f"- {md(agent)} searched {md(tool)} (round {number}): “{_cell(query, 300)}”")
             case TurnCompleted(turn=turn):
-                label = f" — **{turn.label}**" if turn.label else ""
+                label = f" — **{md(turn.label)}**" if turn.label else ""
                 lines += ["", f"**{md(turn.agent)}**, round {turn.round}{label}", "", "> " + md(turn.text).replace("  \n", "  \n> "), ""]
             case StageFailed(stage=stage, reason=reason):
                 lines.append(f"- ⚠️ {md(stage)} failed: {_cell(reason, 500)}")
@@ -393,24 +421,24 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     if evidence:
         lines += ["| id | source | title | link | found by | query | round | score | cited by | status |", "| --- " * 10 + "|"]
         for ev in evidence.values():
-            link = (
-                f"<{ev.url}>" if ev.url and ev.url.startswith(("http://", "https://")) and " " not in ev.url and ">" not in ev.url else ""
-            )
+            link = f"<{ev.url}>" if ev.url and public_http_url(ev.url) and not re.search(r"[\s<>\\`|]", ev.url) else ""
             score = f"{ev.retrieval_score:.3f}" if ev.retrieval_score is not None else ""
             status = f"struck: {_cell(struck[ev.id], 120)}" if ev.id in struck else "used"
             lines.append(
-                f"| {ev.id} | {md(ev.source_label if ev.source != 'web' else 'web')} | {_cell(ev.title, 80)} | {link} | {md(ev.found_by)} | "
-                f"{_cell(ev.query, 80)} | {ev.round} | {score} | {', '.join(cited_by.get(ev.id, []))} | {status} |"
+                f"| {md(ev.id)} | {md(ev.source_label if ev.source != 'web' else 'web')} | {_cell(ev.title, 80)} | {link} | {md(ev.found_by)} | "
+                f"{_cell(ev.query, 80)} | {ev.round} | {score} | {md(', '.join(cited_by.get(ev.id, [])))} | {status} |"
             )
         lines.append("")
         for ev in evidence.values():
-            lines += [f"**{ev.id}** {_cell(ev.title, 120)}: {_cell(ev.text, 1500)}", ""]
+            lines += [f"**{md(ev.id)}** {_cell(ev.title, 120)}: {_cell(ev.text, 1500)}", ""]
     else:
         lines += ["No evidence was retrieved.", ""]
     calls = [e for e in events if isinstance(e, ModelCallCompleted)]
     if calls:
         lines += ["## Model calls", "", "| # | role | model | tokens in | tokens out | seconds |", "| --- | --- | --- | --- | --- | --- |"]
-        lines += [f"| {i} | {c.role} | {md(c.model)} | {c.tokens_in} | {c.tokens_out} | {c.seconds:.2f} |" for i, c in enumerate(calls, 1)]
+        lines += [
+            f"| {i} | {md(c.role)} | {md(c.model)} | {c.tokens_in} | {c.tokens_out} | {c.seconds:.2f} |" for i, c in enumerate(calls, 1)
+        ]
         lines.append("")
     lines.append(f"_Exported by DebateDesk {__version__} on {_when(time.time())}. Record format {FORMAT} v{SCHEMA_VERSION}._")
     return "\n".join(lines) + "\n"
@@ -424,18 +452,18 @@ def _describe_intervention(e: Event) -> str:
         case CheckerAddedQuery(round=r, query=query):
             return f"{stamp} · round {r}: added a query “{_cell(query, 200)}”"
         case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
-            return f"{stamp} · round {r}: struck {eid} ({_cell(reason, 300)})"
+            return f"{stamp} · round {r}: struck {md(eid)} ({_cell(reason, 300)})"
         case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
-            return f"{stamp} · round {r}: admitted {eid} ({_cell(reason, 300)})"
+            return f"{stamp} · round {r}: admitted {md(eid)} ({_cell(reason, 300)})"
         case CheckerAddedEvidence(round=r, evidence=ev):
             where = f" from {_cell(ev.url, 200)}" if ev.url else ""
-            return f"{stamp} · round {r}: added evidence {ev.id}{where}: “{_cell(ev.text, 200)}”"
+            return f"{stamp} · round {r}: added evidence {md(ev.id)}{where}: “{_cell(ev.text, 200)}”"
         case StepResumed(round=r, action=action, note=note):
             return f"{stamp} · round {r}: {'stopped the debate' if action == 'stop' else 'continued'}" + (
                 f" ({_cell(note, 300)})" if note else ""
             )
         case VerdictOverridden(label=label, note=note, model_verdict=mv):
-            was = f" (the model said {mv.label})" if mv else ""
+            was = f" (the model said {md(mv.label)})" if mv else ""
             return f"{stamp}: set the verdict to **{md(label)}**{was}" + (f": {_cell(note, 500)}" if note else "")
         case _:
             return ""
@@ -478,10 +506,9 @@ def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: 
             rationale, cited = e.verdict.rationale, e.verdict.cited
     explanation = summary.checker_note if summary.checker_verdict and summary.checker_note else rationale
     sources = [evidence[c] for c in cited if c in evidence] or list(evidence.values())
+    # Only public http(s) pages are cited: a javascript:, data: or intranet URL must not reach a published page.
     citations = [
-        {"@type": "CreativeWork", "name": e.title or e.source_label, "url": e.url}
-        for e in sources
-        if e.url and e.url.startswith(("http://", "https://"))
+        {"@type": "CreativeWork", "name": e.title or e.source_label, "url": e.url} for e in sources if e.url and public_http_url(e.url)
     ]
     published = datetime.fromtimestamp(summary.finished_at or summary.created_at, UTC).date().isoformat()
     url = f"{public_url.rstrip('/')}/{summary.id}" if public_url else f"urn:debatedesk:run:{summary.id}"
@@ -563,8 +590,8 @@ def export_run(summary: RunSummary, events: Sequence[Event], fmt: str, *, public
         return to_json(summary, events)
     if fmt == "md":
         return to_markdown(summary, events)
-    if fmt == "claimreview":
-        return json.dumps(to_claimreview(summary, events, public_url=public_url), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "claimreview":  # pasted into a page's <script type="application/ld+json">: nothing in it may close the block
+        return json_for_html(to_claimreview(summary, events, public_url=public_url)) + "\n"
     raise ValueError(f"unknown export format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pipelines.checker import PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, ModelSpec, RunConfig
 from pipelines.context import Review, RunContext, Toolbox
-from pipelines.errors import DebateDeskError, InvalidClaimError
+from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
 from pipelines.events import (
     Event,
     ModelCallCompleted,
@@ -49,8 +49,10 @@ from pipelines.llm.client import LLM, CallTally
 from pipelines.llm.registry import get_backend
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import get_protocol
+from pipelines.redaction import StreamRedactor, scrub_url
 from pipelines.services import Services
-from pipelines.store import RunStore
+from pipelines.store import OWNER, RunStore, busy_message
+from pipelines.text_safety import check_claim_text
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.web import PolicyFilteredSearch, WebSearch, filtered, source_policy
 
@@ -58,8 +60,11 @@ log = logging.getLogger(__name__)
 
 
 def validate_claim(text: str | None, max_chars: int = MAX_CLAIM_CHARS) -> Claim:
-    """A claim worth checking: not empty, and short enough to be one claim."""
-    cleaned = " ".join((text or "").split())
+    """A claim worth checking: not empty, short enough to be one claim, no control characters, something visible.
+
+    Every entry point (page, CLI, batch, import) comes through here or ``check_claim_text``.
+    """
+    cleaned = check_claim_text(text)
     if not cleaned:
         raise InvalidClaimError("the claim is empty: type the statement you want checked")
     if len(cleaned) > max_chars:
@@ -278,17 +283,24 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
         raise DebateDeskError(f"no run {run_id!r} in the store; list runs with `python -m pipelines runs`")
     if summary.origin != "run":
         raise DebateDeskError(f"run {run_id} was imported ({summary.origin}); imported runs are kept for audit, not resumed here")
+    if summary.status == "running":
+        raise RunBusyError(busy_message(run_id, summary.status, store.owner_of(run_id), store.heartbeat_of(run_id)))
     if not summary.resumable:
         raise DebateDeskError(f"run {run_id} is {summary.status}; only failed or interrupted runs can be resumed")
     config = RunConfig.from_snapshot(summary.config)
     if secrets_from is not None:
-        config = config.model_copy(
-            update={role: config.role(role).model_copy(update={"api_key": secrets_from.role(role).api_key}) for role in ROLES}
-        )
+        config = config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
     check_names(config)
     services.ensure_corpus(config.corpus)
-    recorded = store.events(run_id)
-    attempt = store.reopen(run_id)
+    # One owner at a time: this process first (another session here may be resuming it), then the database's
+    # compare-and-set on the status (another process may be); the loser replays nothing and calls no model.
+    store.claim_run(run_id)
+    try:
+        attempt = store.reopen(run_id)
+    except BaseException:
+        store.release_run(run_id)
+        raise
+    recorded = store.events(run_id)  # read once the run is ours: nobody else adds to it now
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, Claim(text=summary.claim), config, gate, recorded)
     _launch(
@@ -297,8 +309,17 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
         attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded))],
         recorded=recorded,
         answers=store.journal(run_id),
+        claimed=True,
     )
     return handle
+
+
+def _with_credentials(stored: ModelSpec, given: ModelSpec) -> ModelSpec:
+    """The stored role with the given key, and the given base URL when it is the stored one with its credentials back."""
+    update: dict[str, object] = {"api_key": given.api_key}
+    if given.base_url and scrub_url(given.base_url) == stored.base_url:
+        update["base_url"] = given.base_url
+    return stored.model_copy(update=update)
 
 
 def _gate_for(config: RunConfig, store: RunStore | None, run_id: str) -> StepGate | None:
@@ -315,18 +336,31 @@ def _launch(
     attempt_events: list[Event],
     recorded: Sequence[Event] = (),
     answers: dict[tuple[str, str], list[str]] | None = None,
+    claimed: bool = False,
 ) -> None:
-    """Start the run's thread; ``recorded`` and ``answers`` are a resumed run's stored events and journal."""
+    """Start the run's thread; ``recorded`` and ``answers`` are a resumed run's stored events and journal (``claimed`` by it already)."""
     store = services.store
     run_id = handle.run_id
     redact = Redactor(handle.config.secrets())
+    stream = StreamRedactor(redact.secrets, redact.text, redact.event)  # a key split across two chunks is caught whole
     dedupe = EventDeduper(recorded)
     writer = EventWriter(store, run_id) if store is not None else None
     journal = Journal(writer, run_id, answers)
     journal.redact = redact.text
+    emit_lock = threading.Lock()  # the stream redactor holds state; events come from the loop and from this thread
 
     def emit(evt: Event) -> None:
-        kept = dedupe.admit(redact.event(evt))
+        with emit_lock:
+            for safe in stream.feed(evt):
+                _pass_on(safe)
+
+    def flush_stream() -> None:
+        with emit_lock:
+            for safe in stream.flush():
+                _pass_on(safe)
+
+    def _pass_on(evt: Event) -> None:
+        kept = dedupe.admit(evt)
         if kept is None:
             return
         if writer is not None:
@@ -354,15 +388,16 @@ def _launch(
             emit(RunFailed(reason=f"internal error (please report): {type(exc).__name__}: {exc}"))
             error = exc
         finally:
+            flush_stream()  # what a stream cut short held back (redacted) is kept, before the record closes
             stop_beat.set()
             if writer is not None:
                 writer.close()  # every event is stored before the run is marked finished and its stream ends
             if store is not None:
-                store.finish(run_id, status)  # type: ignore[arg-type]
+                store.finish(run_id, status, owner=OWNER)  # type: ignore[arg-type]
                 store.release_run(run_id)
             handle.close(status, error)
 
-    if store is not None:
+    if store is not None and not claimed:
         store.claim_run(run_id)
     for evt in attempt_events:
         emit(evt)
@@ -446,12 +481,12 @@ class EventWriter:
                 events.append(item)
                 continue
             if events:
-                self._store.append_many(self._run_id, events)
+                self._store.append_many(self._run_id, events, owner=OWNER)
                 events = []
             assert isinstance(item, _JournalEntry)
             self._store.journal_put(item.run_id, item.kind, item.key, item.payload)
         if events:
-            self._store.append_many(self._run_id, events)
+            self._store.append_many(self._run_id, events, owner=OWNER)  # stored only while this process owns the run
 
 
 @dataclass(frozen=True)

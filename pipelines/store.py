@@ -39,6 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines import __version__
+from pipelines.errors import RunBusyError
 from pipelines.events import Event, ModelCallCompleted, VerdictOverridden, VerdictReached, dump_event, parse_event
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
@@ -199,8 +200,10 @@ class RunStore:
         self._seq[run_id] = 0
 
     def claim_run(self, run_id: str) -> None:
-        """This process executes ``run_id`` from now on (a new run, or one being resumed)."""
+        """This process executes ``run_id`` from now on (a new run, or one being resumed); refused if it already does."""
         with _ACTIVE_LOCK:
+            if run_id in _ACTIVE:
+                raise RunBusyError(f"run {run_id} is already running in this app (another tab or session started it); wait for it to end")
             _ACTIVE.add(run_id)
 
     def release_run(self, run_id: str) -> None:
@@ -208,24 +211,39 @@ class RunStore:
             _ACTIVE.discard(run_id)
 
     def reopen(self, run_id: str) -> int:
-        """Mark a stopped run as running again for a resume; returns the attempt number (2 for the first resume)."""
-        with Session(self.engine) as s, s.begin():
-            row = s.get(RunRow, run_id, with_for_update=not self.is_sqlite)
-            if row is None:
-                raise KeyError(run_id)
-            row.status = "running"
-            row.finished_at = None
-            row.attempts = (row.attempts or 1) + 1
-            row.owner = OWNER
-            row.heartbeat_at = time.time()
-            return int(row.attempts)
+        """Take a stopped run over for a resume; returns the attempt number (2 for the first resume).
 
-    def finish(self, run_id: str, status: RunStatus) -> None:
-        with Session(self.engine) as s, s.begin():
-            row = s.get(RunRow, run_id)
-            if row is not None:
-                row.status = status
-                row.finished_at = time.time()
+        A compare-and-set on the status, in one UPDATE: of two processes resuming the same
+        run at once, the database lets exactly one change ``failed``/``interrupted`` to
+        ``running`` (SQLite serialises writers; PostgreSQL re-checks the WHERE after the row
+        lock); the other gets ``RunBusyError`` and replays nothing, calls no model.
+        """
+        with self.engine.begin() as conn:
+            taken = conn.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.status.in_(sorted(RESUMABLE)))
+                .values(
+                    status="running",
+                    finished_at=None,
+                    attempts=func.coalesce(RunRow.attempts, 1) + 1,
+                    owner=OWNER,
+                    heartbeat_at=time.time(),
+                )
+            )
+            if taken.rowcount != 1:
+                row = conn.execute(select(RunRow.status, RunRow.owner).where(RunRow.id == run_id)).first()
+                if row is None:
+                    raise KeyError(run_id)
+                raise RunBusyError(busy_message(run_id, row.status, row.owner))
+            return int(conn.scalar(select(RunRow.attempts).where(RunRow.id == run_id)) or 2)
+
+    def finish(self, run_id: str, status: RunStatus, *, owner: str | None = None) -> None:
+        """Record how the run ended; with ``owner``, only if that owner still holds it (a run taken over is not overwritten)."""
+        query = update(RunRow).where(RunRow.id == run_id)
+        if owner is not None:
+            query = query.where(RunRow.owner == owner, RunRow.status == "running")
+        with self.engine.begin() as conn:
+            conn.execute(query.values(status=status, finished_at=time.time()))
 
     def touch(self, run_id: str) -> None:
         """A heartbeat: the run is alive (called while it waits on a model or on the checker)."""
@@ -289,6 +307,14 @@ class RunStore:
                 query = query.where(RunRow.id != exclude)
             return [_summary(r) for r in s.scalars(query.order_by(RunRow.created_at.desc())).all()]
 
+    def owner_of(self, run_id: str) -> str | None:
+        with Session(self.engine) as s:
+            return s.scalar(select(RunRow.owner).where(RunRow.id == run_id))
+
+    def heartbeat_of(self, run_id: str) -> float | None:
+        with Session(self.engine) as s:
+            return s.scalar(select(RunRow.heartbeat_at).where(RunRow.id == run_id))
+
     def has_run(self, run_id: str) -> bool:
         with Session(self.engine) as s:
             return s.get(RunRow, run_id) is not None
@@ -299,8 +325,12 @@ class RunStore:
         """Persist one event now; returns its sequence number in the run."""
         return self.append_many(run_id, [evt])
 
-    def append_many(self, run_id: str, events: Sequence[Event]) -> int:
-        """Persist events in order in one transaction (the runner's writer stores what queued up at once); returns the last seq."""
+    def append_many(self, run_id: str, events: Sequence[Event], *, owner: str | None = None) -> int:
+        """Persist events in order in one transaction (the runner's writer stores what queued up at once); returns the last seq.
+
+        With ``owner`` (the runner's writer), the events are stored only while that owner holds
+        the run: a process whose run was taken over after it went silent stores nothing more.
+        """
         with self._lock:
             seq = self._seq.get(run_id)
             if seq is None:
@@ -329,9 +359,13 @@ class RunStore:
                     tokens_out=RunRow.tokens_out + sum(e.tokens_out for e in calls),
                     model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + sum(e.seconds for e in calls),
                 )
+            guard = update(RunRow).where(RunRow.id == run_id)
+            if owner is not None:
+                guard = guard.where(RunRow.owner == owner, RunRow.status == "running")
             with self.engine.begin() as conn:  # Core, not the ORM: this runs for every streamed chunk
+                if conn.execute(guard.values(**values)).rowcount != 1 and owner is not None:
+                    raise RunBusyError(f"run {run_id} was taken over by another process; this one stops writing to it")
                 conn.execute(insert(EventRow), rows)
-                conn.execute(update(RunRow).where(RunRow.id == run_id).values(**values))
             self._seq[run_id] = seq
             return seq
 
@@ -405,6 +439,18 @@ class RunStore:
                 conn.execute(text(f'ALTER TABLE runs ADD COLUMN "{column.name}" {kind}'))
 
 
+def busy_message(run_id: str, status: str, owner: str | None, heartbeat_at: float | None = None) -> str:
+    """Why a run cannot be resumed now, and when it can."""
+    if status not in ("running", *RESUMABLE):
+        return f"run {run_id} is {status}; only failed or interrupted runs can be resumed"
+    where = f" by {owner.rsplit(':', 1)[0]}" if owner else ""
+    heard = f", last heard from {time.time() - heartbeat_at:.0f} s ago" if heartbeat_at else ""
+    return (
+        f"run {run_id} is being run{where}{heard}; one process runs a run at a time. Wait for it to finish, "
+        f"or resume it once that process has stopped (a run silent for {STALE_AFTER_S:.0f} s is taken as stopped)"
+    )
+
+
 def _event_rows(run_id: str, events: Iterable[Event]) -> list[EventRow]:
     return [
         EventRow(run_id=run_id, seq=i, type=type(e).__name__, at=e.at, payload=json.dumps(dump_event(e)))
@@ -472,4 +518,4 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-__all__ = ["OWNER", "RESUMABLE", "RUN_STATUSES", "RunFilter", "RunStatus", "RunStore", "RunSummary"]
+__all__ = ["OWNER", "RESUMABLE", "RUN_STATUSES", "RunFilter", "RunStatus", "RunStore", "RunSummary", "busy_message"]

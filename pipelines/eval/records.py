@@ -16,6 +16,7 @@ from sqlalchemy import Engine, Float, Integer, String, Text, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines.eval.harness import EvalReport
+from pipelines.text_safety import csv_cell
 
 
 class _Base(DeclarativeBase):
@@ -110,8 +111,8 @@ def write_report_files(report: EvalReport, folder: Path) -> tuple[Path, Path]:
 def claims_csv(report: EvalReport) -> str:
     buffer = io.StringIO()
     fields = list(type(report.rows[0]).model_fields) if report.rows else ["id"]
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\r\n")  # RFC 4180; a field holding "\r" is quoted too
     writer.writeheader()
     for row in report.rows:
-        writer.writerow(row.model_dump(mode="json"))
+        writer.writerow({name: csv_cell(value) for name, value in row.model_dump(mode="json").items()})  # formulas stay text
     return buffer.getvalue()

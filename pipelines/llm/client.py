@@ -13,6 +13,7 @@ import copy
 import functools
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -25,8 +26,10 @@ from pydantic import BaseModel, ValidationError
 
 from pipelines.errors import BackendUnavailableError, DebateDeskError, ModelOutputError
 from pipelines.events import ModelCallCompleted
+from pipelines.llm import structured_modes
 
 T = TypeVar("T", bound=BaseModel)
+log = logging.getLogger(__name__)
 CallListener = Callable[[ModelCallCompleted], None]
 
 
@@ -147,6 +150,7 @@ class LLM:
         self._on_call = on_call
         self._cache = cache
         self._params = params or {}
+        self._endpoint = structured_modes.endpoint_of(chat, model_name)
 
     async def stream(self, messages: Sequence[BaseMessage], on_delta: Callable[[str], None], *, max_tokens: int | None = None) -> str:
         """Stream a free-text answer, calling ``on_delta`` per chunk; returns the whole text (at most ``max_tokens`` if given)."""
@@ -181,18 +185,43 @@ class LLM:
         return await self._invoke(messages)
 
     async def structured(self, messages: Sequence[BaseMessage], schema: type[T]) -> T:
-        """An answer that validates against ``schema``; retried when malformed."""
+        """An answer that validates against ``schema``; retried when malformed.
+
+        The output mode is the endpoint's (json_schema, else json_object, else the schema in the
+        prompt: see ``structured_modes``), found on the first structured call to the endpoint.
+        """
         errors: list[str] = []
+        mode = structured_modes.known_mode(self._endpoint)
         for _attempt in range(self.max_retries + 1):
-            raw = await self._invoke(messages, response_format=response_format_for(schema))
+            raw, mode = await self._structured_call(messages, schema, mode)
             try:
                 return schema.model_validate_json(_strip_fences(raw))
             except ValidationError as exc:
-                self._forget(call_key(self.model_name, messages, {**self._params, "response_format": response_format_for(schema)}))
+                sent, params = structured_modes.request_for(messages, schema, mode, response_format_for(schema))
+                self._forget(call_key(self.model_name, sent, {**self._params, **params}))
                 errors.append(f"{exc.error_count()} error(s): {exc.errors()[0]['msg']} in {raw[:120]!r}")
         raise ModelOutputError(
-            f"{self.model_name} gave no valid {schema.__name__} after {self.max_retries + 1} tries ({'; '.join(errors)})"
+            f"{self.model_name} gave no valid {schema.__name__} after {self.max_retries + 1} tries "
+            f"(structured output: {mode}; {'; '.join(errors)})"
         )
+
+    async def _structured_call(
+        self, messages: Sequence[BaseMessage], schema: type[BaseModel], known: structured_modes.StructuredMode | None
+    ) -> tuple[str, structured_modes.StructuredMode]:
+        """One structured call in the endpoint's mode; while it is unknown, the modes in order until one is accepted."""
+        for mode in (known,) if known is not None else structured_modes.MODES:
+            sent, params = structured_modes.request_for(messages, schema, mode, response_format_for(schema))
+            try:
+                raw = await self._invoke(sent, structured=mode, **params)
+            except BackendUnavailableError as exc:
+                if known is not None or mode == structured_modes.MODES[-1] or not structured_modes.refused_format(exc):
+                    raise  # a real failure (the plainest request failed too): nothing is learnt
+                log.info("%s refused structured output as %s (%s); trying the next mode", self.model_name, mode, exc)
+                continue
+            if known is None:
+                structured_modes.learn(self._endpoint, mode)
+            return raw, mode
+        raise AssertionError("unreachable: the last mode either answers or raises")
 
     async def reply(self, messages: Sequence[BaseMessage], **params: Any) -> Reply:
         """A free-text answer with call parameters (``logprobs=True, top_logprobs=k``, ``temperature``, ``seed``, ``max_tokens``).
@@ -210,17 +239,17 @@ class LLM:
             self._cache.put(key, _reply_to_json(reply))
         return reply
 
-    async def _invoke(self, messages: Sequence[BaseMessage], **kwargs: Any) -> str:
+    async def _invoke(self, messages: Sequence[BaseMessage], *, structured: str | None = None, **kwargs: Any) -> str:
         key = call_key(self.model_name, messages, {**self._params, **kwargs})
-        cached = self._cached(key, messages)
+        cached = self._cached(key, messages, structured=structured)
         if cached is not None:
             return cached
-        _, text = await self._call(messages, **kwargs)
+        _, text = await self._call(messages, structured=structured, **kwargs)
         if self._cache is not None:
             self._cache.put(key, text)
         return text
 
-    async def _call(self, messages: Sequence[BaseMessage], **kwargs: Any) -> tuple[AIMessage, str]:
+    async def _call(self, messages: Sequence[BaseMessage], *, structured: str | None = None, **kwargs: Any) -> tuple[AIMessage, str]:
         """One call to the model, within the backend's concurrency bound, recorded (tokens, seconds) as it ends."""
         async with self._slot():
             started = time.perf_counter()
@@ -231,15 +260,19 @@ class LLM:
             assert isinstance(message, AIMessage)
             usage = dict(message.usage_metadata) if message.usage_metadata else None
             text = _chunk_text(message)
-            self._record(messages, text, usage, time.perf_counter() - started)
+            self._record(messages, text, usage, time.perf_counter() - started, structured=structured)
             return message, text
 
-    def _cached(self, key: str, messages: Sequence[BaseMessage]) -> str | None:
+    def _cached(self, key: str, messages: Sequence[BaseMessage], structured: str | None = None) -> str | None:
         if self._cache is None:
             return None
         text = self._cache.get(key)
         if text is not None and self._on_call is not None:
-            self._on_call(ModelCallCompleted(role=self.role, model=self.model_name, tokens_in=0, tokens_out=0, seconds=0.0, cached=True))
+            self._on_call(
+                ModelCallCompleted(
+                    role=self.role, model=self.model_name, tokens_in=0, tokens_out=0, seconds=0.0, cached=True, structured=structured
+                )
+            )
         return text
 
     def _forget(self, key: str) -> None:
@@ -250,7 +283,9 @@ class LLM:
     def _slot(self) -> AbstractAsyncContextManager[Any]:
         return self._limiter if self._limiter is not None else _NoLimit()
 
-    def _record(self, messages: Sequence[BaseMessage], text: str, usage: dict[str, Any] | None, seconds: float) -> None:
+    def _record(
+        self, messages: Sequence[BaseMessage], text: str, usage: dict[str, Any] | None, seconds: float, structured: str | None = None
+    ) -> None:
         if self._on_call is None:
             return
         if usage:
@@ -259,7 +294,14 @@ class LLM:
             tokens_in = sum(len(str(m.content)) for m in messages) // 4
             tokens_out = len(text) // 4
         self._on_call(
-            ModelCallCompleted(role=self.role, model=self.model_name, tokens_in=tokens_in, tokens_out=tokens_out, seconds=round(seconds, 4))
+            ModelCallCompleted(
+                role=self.role,
+                model=self.model_name,
+                tokens_in=tokens_in,
+                tokens_out=tokens_out,
+                seconds=round(seconds, 4),
+                structured=structured,
+            )
         )
 
 

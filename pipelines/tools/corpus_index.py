@@ -24,12 +24,14 @@ every search also compares the passage count, which costs a scan of the collecti
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import re
 import shutil
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -185,34 +187,64 @@ class CorpusIndex:
         return col.count() if col is not None else 0
 
     def ingest(self, corpus: str, passages: Iterable[Passage], batch_size: int = 256) -> IngestReport:
-        """Add passages; ones already present (same id and text) are skipped, so re-ingesting is safe."""
+        """Add passages, all or nothing; a document ingested again replaces its old passages; re-ingesting is safe.
+
+        Every passage is read (and every file checked) before the first is written, so a file
+        refused at line 301 leaves nothing searchable and a refused first ingestion leaves no
+        empty corpus behind. Ingestions of one corpus take turns (a lock file in the data
+        folder), and the document count is counted from the collection, never added up, so
+        several processes ingesting the same files count each document once.
+        """
         corpus = validate_corpus_name(corpus)
-        with self._lock:
-            col = self._collection(corpus, create=True)
-            added = present = 0
-            docs: set[str] = set()
-            batch: list[Passage] = []
-            total = 0
-            for passage in passages:
-                batch.append(passage)
-                docs.add(passage.doc_id)
-                total += 1
-                if len(batch) >= batch_size:
-                    a, p = self._add_batch(corpus, col, batch, marked=added > 0)
-                    added, present, batch = added + a, present + p, []
-            if batch:
-                a, p = self._add_batch(corpus, col, batch, marked=added > 0)
-                added, present = added + a, present + p
-            meta = dict(self._collection(corpus).metadata or {})
-            known_docs = int(meta.get("documents", 0))
-            meta["documents"] = known_docs + len(docs) if added else known_docs
-            if added or not str(meta.get("revision", "")) or str(meta["revision"]).startswith(PENDING):
-                # Tells every process its BM25 index is stale; also finishes an ingestion cut short whose passages are all in now.
-                meta["revision"] = uuid.uuid4().hex[:12]
+        wanted = list(passages)  # a loader that refuses a file raises here, before anything is written
+        with self._lock, corpus_lock(self._data_dir, corpus):
+            existed = self._find(corpus) is not None
+            try:
+                report = self._ingest(corpus, wanted, batch_size)
+            except BaseException:
+                if not existed:  # a first ingestion that failed midway leaves no half corpus
+                    self._drop(corpus)
+                raise
+        return report
+
+    def _ingest(self, corpus: str, passages: list[Passage], batch_size: int) -> IngestReport:
+        col = self._collection(corpus, create=True)
+        added = present = 0
+        docs = {p.doc_id for p in passages}
+        for start in range(0, len(passages), batch_size):
+            a, p = self._add_batch(corpus, col, passages[start : start + batch_size], marked=added > 0)
+            added, present = added + a, present + p
+        removed = self._remove_stale(col, docs, {p.id for p in passages})
+        meta = dict(self._collection(corpus).metadata or {})
+        if added or removed or not str(meta.get("revision", "")) or str(meta["revision"]).startswith(PENDING):
+            # Tells every process its BM25 index is stale; also finishes an ingestion cut short whose passages are all in now.
+            meta["revision"] = uuid.uuid4().hex[:12]
             col.modify(metadata=_writable_metadata(meta))
-            col = self._collection(corpus)
-            self._lexical_index(corpus, col, _revision_of(col))  # rebuilt now, so the first search is fast
-        return IngestReport(corpus=corpus, documents=len(docs), passages=total, added=added, already_present=present)
+        col = self._collection(corpus)
+        index = self._lexical_index(corpus, col, _revision_of(col))  # rebuilt now, so the first search is fast
+        meta = dict(col.metadata or {})
+        meta["documents"] = len(set(index.doc_ids))  # counted, not added up: the same file twice is one document
+        col.modify(metadata=_writable_metadata(meta))
+        return IngestReport(corpus=corpus, documents=len(docs), passages=len(passages), added=added, already_present=present)
+
+    def _remove_stale(self, col: Any, docs: set[str], keep: set[str]) -> int:
+        """Delete the passages of ``docs`` that this ingestion did not bring (an edited file replaces its old version)."""
+        if not docs:
+            return 0
+        stale: list[str] = []
+        names = sorted(docs)
+        for start in range(0, len(names), 500):
+            got = col.get(where={"doc_id": {"$in": names[start : start + 500]}}, include=[])
+            stale += [pid for pid in got["ids"] if pid not in keep]
+        if stale:
+            col.delete(ids=stale)
+        return len(stale)
+
+    def _drop(self, corpus: str) -> None:
+        with suppress(NotFoundError, ValueError):
+            self._client.delete_collection(COLLECTION_PREFIX + corpus)
+        self._lexical.pop(corpus, None)
+        shutil.rmtree(self._lexical_dir(corpus), ignore_errors=True)
 
     def search(self, corpus: str, query: str | Sequence[str], k: int = 3, mode: SearchMode = "hybrid") -> list[Hit]:
         """The ``k`` best documents for ``query``, best first, each as its best passage.
@@ -420,6 +452,23 @@ class CorpusIndex:
                 metadatas=[_metadata_of(p) for p in fresh],
             )
         return len(fresh), len(unique) - len(fresh)
+
+
+@contextmanager
+def corpus_lock(data_dir: Path, corpus: str) -> Iterator[None]:
+    """Ingestions of one corpus take turns, across processes (an exclusive lock on a file in the data folder).
+
+    With a shared Chroma server the lock covers the processes that share this data folder;
+    the document count is counted from the collection either way.
+    """
+    folder = data_dir / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / f"ingest-{corpus}.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _score(found: _Candidates, mode: SearchMode) -> tuple[dict[str, float], dict[str, float]]:

@@ -8,11 +8,13 @@ redirect is checked the same way. Errors say what was refused and why.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import re
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,8 +47,10 @@ class FetchedPage:
 
 def public_only(address: Address) -> str | None:
     """Why an address must not be fetched (None: it is a public address)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return public_only(address.ipv4_mapped)
+    if isinstance(address, ipaddress.IPv6Address):
+        why = _embedded_ipv4_refusal(address)
+        if why is not None:
+            return why
     for test, why in (
         ("is_unspecified", "an unspecified address"),
         ("is_loopback", "a loopback address (this machine)"),
@@ -60,6 +64,26 @@ def public_only(address: Address) -> str | None:
     if not address.is_global:
         return "not a public internet address"
     return None
+
+
+def _embedded_ipv4_refusal(address: ipaddress.IPv6Address) -> str | None:
+    """IPv6 forms that carry an IPv4 address (mapped, 6to4, Teredo) are judged by that address; site-local is refused."""
+    if address.ipv4_mapped is not None:
+        return public_only(address.ipv4_mapped)
+    if address.sixtofour is not None:  # 2002::/16: a 6to4 relay would deliver to the embedded IPv4 address
+        why = public_only(address.sixtofour)
+        return None if why is None else f"a 6to4 address embedding {address.sixtofour}, {why}"
+    if address.teredo is not None:  # 2001::/32: (Teredo server, client); either one being non-public is refused
+        for embedded in address.teredo:
+            why = public_only(embedded)
+            if why is not None:
+                return f"a Teredo address embedding {embedded}, {why}"
+    if address in _SITE_LOCAL:
+        return "a site-local address (fec0::/10, a private network)"
+    return None
+
+
+_SITE_LOCAL = ipaddress.ip_network("fec0::/10")
 
 
 def resolve(host: str, port: int) -> list[Address]:
@@ -143,9 +167,10 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     def __init__(self, host: str, address: str, port: int, timeout: float) -> None:
         super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
         self._address = address
+        self.raw_sock: socket.socket | None = None
 
     def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.raw_sock = sock = socket.create_connection((self._address, self.port), self.timeout)
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
 
 
@@ -153,9 +178,39 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
     def __init__(self, host: str, address: str, port: int, timeout: float) -> None:
         super().__init__(host, port, timeout=timeout)
         self._address = address
+        self.raw_sock: socket.socket | None = None
 
     def connect(self) -> None:
-        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.raw_sock = self.sock = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _Deadline:
+    """Cuts the connection when the fetch's time is up, whatever it is waiting on.
+
+    A socket timeout bounds one wait for bytes; a server sending a byte a second never trips
+    it, and a read of a whole chunk (or a header line) would go on for as long as it drips.
+    A timer that shuts the socket down bounds the connection, the headers and the body together.
+    """
+
+    def __init__(self, conn: _PinnedHTTPConnection | _PinnedHTTPSConnection, seconds: float) -> None:
+        self._conn = conn
+        self.expired = threading.Event()
+        self._timer = threading.Timer(max(seconds, 0.0), self._cut)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def _cut(self) -> None:
+        self.expired.set()
+        sock = self._conn.raw_sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 def _get(
@@ -166,33 +221,41 @@ def _get(
         raise FetchError("the fetch took too long")
     cls = _PinnedHTTPSConnection if scheme == "https" else _PinnedHTTPConnection
     conn = cls(host, address, port, timeout=left)
-    try:
-        conn.request("GET", path, headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, */*;q=0.1", "Host": host})
-        response = conn.getresponse()
-        headers = {k.lower(): v for k, v in response.getheaders()}
-        chunks: list[bytes] = []
-        size = 0
-        truncated = False
-        while True:
-            if time.monotonic() > deadline:
-                raise FetchError(f"the page took longer than the limit to arrive; paste its text instead ({host})")
-            chunk = response.read(64 * 1024)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= max_bytes:
-                truncated = True
-                break
-        return response.status, headers, b"".join(chunks)[:max_bytes], truncated
-    except TimeoutError:
-        raise FetchError(f"{host} did not answer in time") from None
-    except ssl.SSLError as exc:
-        raise FetchError(f"{host}: secure connection failed ({exc.reason or exc})") from None
-    except (OSError, http.client.HTTPException) as exc:
-        raise FetchError(f"{host}: {exc}") from None
-    finally:
-        conn.close()
+    too_slow = FetchError(f"the page took longer than the limit to arrive; paste its text instead ({host})")
+    with _Deadline(conn, left) as cut:
+        try:
+            conn.request("GET", path, headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, */*;q=0.1", "Host": host})
+            response = conn.getresponse()
+            headers = {k.lower(): v for k, v in response.getheaders()}
+            chunks: list[bytes] = []
+            size = 0
+            truncated = False
+            while True:
+                if cut.expired.is_set() or time.monotonic() > deadline:
+                    raise too_slow
+                chunk = response.read1(64 * 1024)  # what has arrived (read() would wait for a whole chunk, byte by dripped byte)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= max_bytes:
+                    truncated = True
+                    break
+            if cut.expired.is_set():  # the cut looks like the end of the page: it is not
+                raise too_slow
+            return response.status, headers, b"".join(chunks)[:max_bytes], truncated
+        except TimeoutError:
+            raise FetchError(f"{host} did not answer in time") from None
+        except ssl.SSLError as exc:
+            if cut.expired.is_set():
+                raise too_slow from None
+            raise FetchError(f"{host}: secure connection failed ({exc.reason or exc})") from None
+        except (OSError, http.client.HTTPException) as exc:
+            if cut.expired.is_set():
+                raise too_slow from None
+            raise FetchError(f"{host}: {exc}") from None
+        finally:
+            conn.close()
 
 
 class _TextExtractor(HTMLParser):

@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.evidence_table import evidence_frame, position_label
+from components.safe_text import escape_markdown
 from pipelines.models import Evidence
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ def test_a_malformed_domain_stops_the_page_with_a_message_that_says_how_to_fix_i
     app.text_input(key="cfg.retrieval.deny_domains").input("https://www.dailymail.co.uk/health").run()
     assert not app.exception
     messages = " ".join(e.value for e in app.error) + " ".join(e.value for e in app.sidebar.error)
-    assert "write only the domain, e.g. www.dailymail.co.uk" in messages
+    assert escape_markdown("write only the domain, e.g. www.dailymail.co.uk") in messages  # shown as text: it quotes what was typed
     app.text_input(key="cfg.retrieval.deny_domains").input("dailymail.co.uk").run()
     assert not app.error and not app.sidebar.error
 

@@ -31,6 +31,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(302)
             self.send_header("Location", f"http://127.0.0.2:{self.server.server_address[1]}/page")
             self.end_headers()
+        elif self.path in ("/drip", "/drip-headers"):
+            self._drip()
         elif self.path == "/pdf":
             self._send(200, "application/pdf", b"%PDF-1.4")
         else:
@@ -42,6 +44,24 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _drip(self) -> None:
+        # One byte every 0.2 s: each wait for bytes is short, the whole page takes 4 s (headers too on /drip-headers).
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 20\r\n\r\n"
+        try:
+            if self.path == "/drip-headers":
+                for byte in head:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            else:
+                self.wfile.write(head)
+            for _ in range(20):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass  # the fetcher hung up at its deadline, as it should
 
     def log_message(self, *args: object) -> None:
         pass
@@ -75,6 +95,13 @@ def only_127_0_0_1(address: Address) -> str | None:
         ("file:///etc/passwd", "only http:// and https://"),
         ("ftp://example.org/x", "only http:// and https://"),
         ("http://user:pw@example.org/", "user name or password"),
+        ("http://[2002:7f00:1::1]/", "6to4 address embedding 127.0.0.1"),
+        ("http://[2002:a00:1::1]/", "6to4 address embedding 10.0.0.1"),
+        ("http://[2002:a9fe:a9fe::1]/", "6to4 address embedding 169.254.169.254"),
+        ("http://[2001:0:c0a8:101::1]/", "Teredo address embedding 192.168.1.1|private"),
+        ("http://[fec0::1]/", "site-local"),
+        ("http://[::ffff:10.0.0.1]/", "private"),
+        ("http://[::ffff:169.254.169.254]/", "link-local"),
     ],
 )
 def test_non_public_addresses_and_other_schemes_are_refused(url: str, why: str) -> None:
@@ -112,6 +139,18 @@ def test_size_and_time_are_limited(server: str) -> None:
     assert page.truncated and len(page.text) <= 10_000
     with pytest.raises(FetchError, match="did not answer in time|took longer"):
         fetch_page(server + "/slow", policy=only_127_0_0_1, timeout_s=0.5)
+
+
+@pytest.mark.parametrize("path", ["/drip", "/drip-headers"])
+def test_a_server_dripping_bytes_cannot_stretch_the_time_limit(server: str, path: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(FetchError, match="took longer than the limit|did not answer in time"):
+        fetch_page(server + path, policy=only_127_0_0_1, timeout_s=1.0)
+    assert time.monotonic() - started < 1.8  # the page takes 4 s or more to drip in
+
+
+def test_public_6to4_addresses_are_still_fetched() -> None:
+    assert public_only(ipaddress.ip_address("2002:808:808::1")) is None  # 6to4 of 8.8.8.8
 
 
 def test_a_redirect_to_a_refused_address_is_refused(server: str) -> None:
