@@ -222,6 +222,36 @@ def apply_settings(config: RunConfig, pairs: Sequence[str]) -> RunConfig:
     return RunConfig.model_validate(data)
 
 
+def run_bench(
+    dataset: Dataset,
+    services: Services,
+    protocols: Sequence[str],
+    *,
+    backend: str,
+    labels: str = "three",
+    limit: int | None = None,
+    settings: Sequence[str] = (),
+    quiet: bool = False,
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
+    """Each protocol on the same claims, one after the other: its column of figures, every claim's record, the harness's report."""
+    columns: dict[str, dict[str, Any]] = {}
+    reports: dict[str, str] = {}
+    all_records: list[dict[str, Any]] = []
+    for protocol in protocols:
+        config = apply_settings(evaluation_config(RunConfig(), protocol=protocol, backend=backend, corpus="check-covid"), settings)
+
+        def progress(outcome: Any, done: int, total: int, protocol: str = protocol) -> None:
+            if not quiet:
+                print(f"  {protocol} {done}/{total} {outcome.id} {outcome.verdict} {outcome.seconds:.1f}s", file=sys.stderr, flush=True)
+
+        report = evaluate(dataset, config, services, labels=labels, limit=limit, on_outcome=progress)  # type: ignore[arg-type]
+        records = records_of(report, dataset, services)
+        columns[protocol] = summarise(records, report.ceiling)
+        reports[protocol] = format_report(report)
+        all_records += [{"protocol": protocol, **r.__dict__} for r in records]
+    return columns, all_records, reports
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", default="dev")
@@ -239,21 +269,12 @@ def main() -> None:
     settings = AppSettings(data_dir=data_dir)
     services = Services.create(settings)
     dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
-    columns: dict[str, dict[str, Any]] = {}
-    reports: dict[str, str] = {}
-    all_records: list[dict[str, Any]] = []
-    for protocol in [p.strip() for p in args.protocols.split(",") if p.strip()]:
-        config = apply_settings(evaluation_config(RunConfig(), protocol=protocol, backend=args.backend, corpus="check-covid"), args.set)
-
-        def progress(outcome: Any, done: int, total: int, protocol: str = protocol) -> None:
-            print(f"  {protocol} {done}/{total} {outcome.id} {outcome.verdict} {outcome.seconds:.1f}s", file=sys.stderr, flush=True)
-
-        report = evaluate(dataset, config, services, labels=args.labels, limit=args.limit, on_outcome=progress)
-        records = records_of(report, dataset, services)
-        columns[protocol] = summarise(records, report.ceiling)
-        reports[protocol] = format_report(report)
-        all_records += [{"protocol": protocol, **r.__dict__} for r in records]
-        print(reports[protocol], file=sys.stderr)
+    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    columns, all_records, reports = run_bench(
+        dataset, services, protocols, backend=args.backend, labels=args.labels, limit=args.limit, settings=args.set
+    )
+    for body in reports.values():
+        print(body, file=sys.stderr)
     heading = f"Check-COVID {args.split}, {args.backend}, {len(all_records) // max(1, len(columns))} claims ({args.labels} labels)"
     text = f"{heading}\n\n{table(columns)}\n"
     print(text)

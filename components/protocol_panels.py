@@ -114,6 +114,7 @@ class ProtocolPanels:
                 self._render_exhibits(view)
             case VerdictAggregated():
                 self.aggregated = evt
+                self._render_exhibits(view)  # now each exhibit's direction is known
                 self._render_aggregate(view)
             case StageCompleted(stage="debate", detail=detail) if self.stances:
                 self.debate_note = detail
@@ -128,13 +129,15 @@ class ProtocolPanels:
     # --- desk ----------------------------------------------------------------------------
 
     def _render_exhibits(self, view: RunView) -> None:
-        frame = pd.DataFrame(exhibit_rows(self.stances, self.first_stances, view.evidence))
+        points_to = self.aggregated.points_to if self.aggregated is not None else {}
+        frame = pd.DataFrame(exhibit_rows(self.stances, self.first_stances, view.evidence, points_to))
         reread = any(s.round > 1 for s in self.stances.values())
         with self._slot("exhibits").container(border=True):
             st.markdown(f"**🗂️ Exhibits and their stance** ({len(self.stances)} read)")
             st.caption(
                 "Each bar is the model's probability, read from its answer's token probabilities and averaged over the orders "
-                "the options were asked in; 'orders agree' says whether every order gave the same answer."
+                "the options were asked in; 'orders agree' says whether every order gave the same answer. 'Points to' reads each "
+                "exhibit against the model's usual lean (a small model answers 'contradicts' for most passages), as the verdict does."
                 + (
                     " Exhibits argued over in the debate show their second reading, and their first (supports / contradicts / does not address)."
                     if reread
@@ -153,6 +156,7 @@ class ProtocolPanels:
                     "contradicts": bar("contradicts", min_value=0.0, max_value=1.0, format="%.2f", width=110),
                     "does not address": bar("does not address", min_value=0.0, max_value=1.0, format="%.2f", width=110),
                     "orders agree": st.column_config.TextColumn("orders agree", width=60),
+                    "points to": st.column_config.TextColumn("points to", width=100),
                     "quoted": st.column_config.TextColumn("quoted sentences", width="large"),
                 },
             )
@@ -282,10 +286,16 @@ class ProtocolPanels:
         return self.slots[name]
 
 
+POINTS = {"supported": "↑ supported", "refuted": "↓ refuted", "unrelated": "· not addressed"}
+
+
 def exhibit_rows(
-    stances: dict[str, ExhibitStanceRead], first: dict[str, ExhibitStanceRead], evidence: dict[str, Evidence]
+    stances: dict[str, ExhibitStanceRead],
+    first: dict[str, ExhibitStanceRead],
+    evidence: dict[str, Evidence],
+    points_to: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per exhibit read: its source, the three stance probabilities, whether the orders agreed, its quoted sentences."""
+    """One row per exhibit read: the three stance probabilities, whether the orders agreed, which way it points, its quoted sentences, its source."""
     rows = []
     for eid, stance in stances.items():
         item = evidence.get(eid)
@@ -298,6 +308,7 @@ def exhibit_rows(
             "contradicts": p.get("REFUTES", 0.0),
             "does not address": p.get("UNRELATED", 0.0),
             "orders agree": "✅" if stance.orders_agree else "❌",
+            "points to": POINTS.get((points_to or {}).get(eid, ""), ""),
             "quoted": " … ".join(stance.quoted),
             "source": (item.title or item.source_label) if item is not None else "",
         }

@@ -127,7 +127,7 @@ class DeskConfig(BaseModel):
     """`desk`: exhibits read for their stance from label probabilities, a calibrated verdict, a debate only where exhibits conflict."""
 
     exhibits: int = Field(
-        default=8,
+        default=5,
         ge=1,
         le=30,
         title="Exhibits",

@@ -523,6 +523,7 @@ class VerdictAggregated(Event):
     features: dict[str, float] = Field(default_factory=dict)
     calibration: str = ""
     rests_on: tuple[str, ...] = ()
+    points_to: dict[str, str] = Field(default_factory=dict)  # exhibit id -> supported / refuted / unrelated
     reason: str = ""
     conflict: bool = False
     debated: bool = False

@@ -314,7 +314,6 @@ def _dedupe(items: list[str]) -> list[str]:
 # --- Markdown ---------------------------------------------------------------------------------
 
 
-
 def md(text: str) -> str:
     """Untrusted text (web pages, model answers) as literal Markdown: no links, images or HTML get through.
 

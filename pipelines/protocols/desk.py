@@ -124,6 +124,7 @@ def _aggregate(ctx: RunContext, stances: list[Stance], calibration: Calibration 
             features=result.features,
             calibration=result.calibration,
             rests_on=result.rests_on,
+            points_to=result.points_to,
             reason=result.reason,
             conflict=result.conflict,
             debated=debated,

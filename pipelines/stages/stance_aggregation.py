@@ -79,6 +79,7 @@ class Aggregate:
 
     probabilities: dict[str, float]  # SUPPORTS, REFUTES, NOT ENOUGH INFO
     label: str
+    points_to: dict[str, str]  # exhibit id -> "supported", "refuted" or "unrelated", read against the model's usual lean
     confidence: float
     raw: float  # uncalibrated p(supported)
     calibrated: float  # p(supported) after calibration (= raw when uncalibrated)
@@ -125,8 +126,9 @@ def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, str
         "REFUTES": round((1 - p_unaddressed) * (1 - q), 4),
         "NOT ENOUGH INFO": round(p_unaddressed, 4),
     }
-    strong_for = _strong(stances, "SUPPORTS", strong_at)
+    strong_for = _strong(stances, "SUPPORTS", strong_at)  # a debate needs exhibits the model itself reads as strong either way
     strong_against = _strong(stances, "REFUTES", strong_at)
+    points_to = {x.exhibit_id: pointing(x, calibration) for x in stances}
     side_p = max(q, 1 - q)
     if not stances:
         label, reason = "NOT ENOUGH INFO", "No exhibit was found for the claim."
@@ -138,13 +140,14 @@ def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, str
     else:
         label = "SUPPORTS" if q >= 0.5 else "REFUTES"
         reason = ""
-    rests_on = _rests_on(stances, label)
+    rests_on = _rests_on(stances, label, calibration)
     if not reason:
-        reason = _reason(label, stances, strong_for, strong_against, side_p)
+        reason = _reason(label, points_to, side_p, calibrated=calibration is not None)
     confidence = side_p if label != "NOT ENOUGH INFO" else max(p_unaddressed, 1 - side_p)
     return Aggregate(
         probabilities=probabilities,
         label=label,
+        points_to=points_to,
         confidence=round(confidence, 4),
         raw=round(raw, 4),
         calibrated=round(q, 4),
@@ -161,27 +164,53 @@ def _strong(stances: Sequence[Stance], side: str, at: float) -> list[str]:
     return [x.exhibit_id for x in sorted(stances, key=lambda x: -x.p(side)) if x.p(side) >= at]  # type: ignore[arg-type]
 
 
-def _rests_on(stances: Sequence[Stance], label: str) -> tuple[str, ...]:
-    """The exhibits that lean the verdict's way, likeliest first (at most RESTS_ON); for NOT ENOUGH INFO, those closest to addressing it."""
+def pointing(stance: Stance, calibration: Calibration | None) -> str:
+    """Which way one exhibit points, read against the model's usual lean.
+
+    Qwen2.5-1.5B answers "contradicts" for most passages, related or not, so its raw stances
+    over-count refutation. The calibration knows that lean: the exhibit points towards
+    "supported" when the calibration, reading that exhibit alone, puts the claim above even
+    odds. An exhibit the model finds more likely unrelated than not points nowhere.
+    """
+    if stance.p("UNRELATED") >= UNADDRESSED_AT:
+        return "unrelated"
+    return "supported" if _alone(stance, calibration) >= 0.5 else "refuted"
+
+
+def _alone(stance: Stance, calibration: Calibration | None) -> float:
+    features = stance_features([stance])
+    return calibration.apply(features) if calibration is not None else 0.5 + 0.5 * features["net"]
+
+
+def _rests_on(stances: Sequence[Stance], label: str, calibration: Calibration | None) -> tuple[str, ...]:
+    """The exhibits that point the verdict's way, strongest first (at most RESTS_ON); for NOT ENOUGH INFO, those closest to addressing it."""
     if label == "NOT ENOUGH INFO":
         ranked = sorted(stances, key=lambda x: x.p("UNRELATED"))
         return tuple(x.exhibit_id for x in ranked[:RESTS_ON])
-    leaning = [x for x in stances if x.leaning == label] or list(stances)
-    ranked = sorted(leaning, key=lambda x: -x.p(label))  # type: ignore[arg-type]
+    side = "supported" if label == "SUPPORTS" else "refuted"
+    sign = -1.0 if label == "SUPPORTS" else 1.0
+    pointing_there = [x for x in stances if pointing(x, calibration) == side] or list(stances)
+    ranked = sorted(pointing_there, key=lambda x: sign * _alone(x, calibration))
     return tuple(x.exhibit_id for x in ranked[:RESTS_ON])
 
 
-def _reason(label: str, stances: Sequence[Stance], strong_for: list[str], strong_against: list[str], side_p: float) -> str:
-    n = len(stances)
-
+def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibrated: bool) -> str:
     def named(ids: list[str]) -> str:
-        return ", ".join(ids[:RESTS_ON]) + (f" and {len(ids) - RESTS_ON} more" if len(ids) > RESTS_ON else "")
+        shown = ", ".join(ids[:RESTS_ON]) + (f" and {len(ids) - RESTS_ON} more" if len(ids) > RESTS_ON else "")
+        return f" ({shown})" if ids else ""
 
-    parts = []
-    parts.append(f"{len(strong_for)} of {n} exhibits support the claim" + (f" ({named(strong_for)})" if strong_for else ""))
-    parts.append(f"{len(strong_against)} contradict it" + (f" ({named(strong_against)})" if strong_against else ""))
+    groups = {side: [eid for eid, p in points_to.items() if p == side] for side in ("supported", "refuted", "unrelated")}
+    lean = "read against this model's usual lean, " if calibrated else ""
+    parts = [
+        f"{lean.capitalize() if lean else ''}{len(groups['supported'])} of {len(points_to)} exhibits point towards supported"
+        f"{named(groups['supported'])}",
+        f"{len(groups['refuted'])} towards refuted{named(groups['refuted'])}",
+    ]
+    if groups["unrelated"]:
+        parts.append(f"{len(groups['unrelated'])} do not address the claim")
     word = "supported" if label == "SUPPORTS" else "refuted"
-    return f"{'; '.join(parts)}. Weighing every exhibit by how much it addresses the claim: {word}, {side_p:.0%}."
+    how = "calibrated on training claims" if calibrated else "uncalibrated"
+    return f"{'; '.join(parts)}. Weighed together: {word}, {side_p:.0%} ({how})."
 
 
 def _sigmoid(z: float) -> float:

@@ -111,7 +111,8 @@ def test_agreeing_exhibits_support_the_claim_and_name_what_it_rests_on() -> None
     result = aggregate([stance("E1", 0.8, 0.1), stance("E2", 0.1, 0.05), stance("E3", 0.7, 0.2)], None)
     assert result.label == "SUPPORTS" and not result.conflict
     assert result.rests_on[:2] == ("E1", "E3")
-    assert "2 of 3 exhibits support the claim (E1, E3)" in result.reason
+    assert "2 of 3 exhibits point towards supported (E1, E3)" in result.reason
+    assert result.points_to == {"E1": "supported", "E2": "unrelated", "E3": "supported"}
     assert result.calibration == "uncalibrated" and result.calibrated == result.raw
     assert sum(result.probabilities.values()) == pytest.approx(1.0, abs=1e-3)
 
@@ -136,6 +137,18 @@ def test_the_calibration_maps_features_and_sets_the_least_confidence() -> None:
     assert result.calibrated == pytest.approx(1 / (1 + math.exp(-(-1.0 + 4.0 * features["net"]))), abs=1e-4)
     assert result.label == "NOT ENOUGH INFO" and "Neither side is strong enough" in result.reason
     assert aggregate(stances, calibration, decide_at=0.5).label == "SUPPORTS", "the run's own threshold wins over the file's"
+
+
+def test_exhibits_point_against_the_models_usual_lean() -> None:
+    # A model that reads most passages as contradicting: the calibration's decision point sits at net = -0.25.
+    leaning = Calibration(name="lean@1", model="m", bias=5.0, weights={"net": 20.0}, decide_at=0.5)
+    stances = [stance("E1", 0.3, 0.45), stance("E2", 0.2, 0.6), stance("E3", 0.3, 0.4)]
+    result = aggregate(stances, leaning)
+    assert result.points_to == {"E1": "supported", "E2": "refuted", "E3": "supported"}, "E1 and E3 are above the model's usual lean"
+    assert result.label == "SUPPORTS" and result.rests_on == ("E3", "E1")
+    assert result.reason.startswith(
+        "Read against this model's usual lean, 2 of 3 exhibits point towards supported (E1, E3); 1 towards refuted (E2)"
+    )
 
 
 def test_the_shipped_calibration_is_found_by_model_name() -> None:

@@ -1,0 +1,51 @@
+"""Smoke test of bench/desk.py on the fake backend: desk and single on the same Check-COVID claims, every figure reported."""
+
+from pathlib import Path
+
+import pytest
+
+from bench.desk import ROWS, ClaimRecord, run_bench, selective_accuracy, summarise, table
+from pipelines.eval.datasets import load_dataset
+from tests.conftest import CHECK_COVID, EVAL_SAMPLE
+from tests.fakes import make_services
+
+pytestmark = pytest.mark.skipif(not (CHECK_COVID / "corpus.json").is_file(), reason="the Check-COVID folder is not beside the repo")
+
+
+def test_desk_and_single_run_the_same_claims_and_report_every_figure(checkcovid_data_dir: Path, embedder, checkcovid_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    columns, records, _ = run_bench(dataset, services, ["desk", "single"], backend="fake", limit=EVAL_SAMPLE, quiet=True)
+    assert [r["id"] for r in records if r["protocol"] == "desk"] == [r["id"] for r in records if r["protocol"] == "single"]
+    desk, single = columns["desk"], columns["single"]
+    for key in ("binary_accuracy", "accuracy_3", "macro_f1_3", "ece", "selective_50", "selective_80", "deciding_found", "seconds_median"):
+        assert desk[key] is not None, key
+    assert single["ece"] is None, "single states no probability"
+    assert desk["calls_per_claim"] > single["calls_per_claim"]
+    assert all(r["exhibits"] for r in records if r["protocol"] == "desk"), "every desk claim keeps its exhibits' stances"
+    rendered = table(columns)
+    assert all(title in rendered for title, _ in ROWS)
+
+
+def record(gold: str, p: float | None) -> ClaimRecord:
+    return ClaimRecord(
+        id=gold,
+        claim="c",
+        gold=gold,
+        predicted=None,
+        p_supported=p,
+        raw_supported=p,
+        deciding_found=True,
+        calls=1,
+        cached_calls=0,
+        tokens=1,
+        seconds=1.0,
+    )
+
+
+def test_selective_accuracy_keeps_the_claims_the_protocol_is_surest_of() -> None:
+    records = [record("SUPPORTS", 0.95), record("REFUTES", 0.1), record("SUPPORTS", 0.45), record("REFUTES", 0.55)]
+    assert selective_accuracy(records, 0.5) == 1.0
+    assert selective_accuracy(records, 1.0) == 0.5
+    column = summarise(records, ceiling=1.0)
+    assert column["binary_accuracy"] == 0.5 and column["ece"] is not None
