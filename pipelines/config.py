@@ -145,6 +145,11 @@ class DeskConfig(BaseModel):
         title="Option orders",
         description="How many orders of the answer options each exhibit is read in; averaging them cancels the model's preference for a position (3: each answer takes each position once).",
     )
+    unit: Literal["passage", "document"] = Field(
+        default="passage",
+        title="Read each exhibit as",
+        description="passage (the retrieved passage, a few sentences) or document (the whole document it comes from, cut at 2,400 characters).",
+    )
     quotes: int = Field(
         default=2, ge=1, le=5, title="Quoted sentences", description="Sentences quoted from each exhibit (those closest to the claim)."
     )

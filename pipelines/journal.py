@@ -177,6 +177,15 @@ class JournaledIndex(CorpusIndex):
     def lexical_path(self, corpus: str) -> Path:
         return self._inner.lexical_path(corpus)
 
+    def document(self, corpus: str, doc_id: str) -> list[Passage]:
+        key = _key("document", corpus, doc_id)
+        recorded = self._journal.take("corpus", key)
+        if recorded is not None:
+            return [Passage(**{**d, "sentence_indices": tuple(d["sentence_indices"])}) for d in json.loads(recorded)]
+        passages = self._inner.document(corpus, doc_id)
+        self._journal.record("corpus", key, json.dumps([asdict(p) for p in passages]))
+        return passages
+
     def search(self, corpus: str, query: str | Sequence[str], k: int = 3, mode: SearchMode = "hybrid") -> list[Hit]:
         key = _key("corpus", corpus, query if isinstance(query, str) else list(query), k, mode)
         recorded = self._journal.take("corpus", key)

@@ -25,11 +25,12 @@ from pipelines.models import Evidence, Verdict
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.stages.argument import stream_turn
-from pipelines.stages.exhibits import gather_exhibits, quote_sentences
+from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import STANCE_WORDS, Stance, read_stance
 from pipelines.stages.stance_aggregation import Aggregate, Calibration, aggregate, load_calibration
 
+DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
 CLERK = "Clerk"  # who searches: the desk's own retrieval, not an arguing agent
 HUMAN = "Human checker"
 ADVOCATES = (  # (name, the stance it argues from, its brief)
@@ -60,11 +61,12 @@ async def run_desk(ctx: RunContext) -> Verdict:
 
     # 2. stances
     judge = ctx.llm("judge")
-    quotes = await quote_sentences(ctx.tools.embedder, claim, exhibits, cfg.quotes) if exhibits else {}
+    read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
+    quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
     ctx.emit(StageStarted(stage="stances", detail=f"reading {len(exhibits)} exhibits in {cfg.orders} option orders"))
     stances: dict[str, Stance] = {}
     for exhibit in exhibits:
-        stances[exhibit.id] = await _read(ctx, judge, exhibit, quotes.get(exhibit.id, ()), round=1)
+        stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=1)
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
 
     # 3. verdict
@@ -74,7 +76,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
     # 4. a debate only where strong exhibits conflict
     debated = False
     if result.conflict and cfg.debate:
-        result = await _debate(ctx, judge, exhibits, stances, result, quotes, calibration)
+        result = await _debate(ctx, judge, list(read_as.values()), stances, result, quotes, calibration)
         debated = True
     elif result.conflict:
         ctx.emit(StageCompleted(stage="debate", detail="strong exhibits point both ways, but the debate is switched off"))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from corpora.base import split_sentences
+from corpora.base import Passage, split_sentences
 from pipelines.context import RunContext
 from pipelines.models import Evidence
 from pipelines.stages.query_formulation import same_query
@@ -86,3 +86,35 @@ def _quote(embedder: Embedder, claim: str, exhibits: Sequence[Evidence], n: int)
         best = sorted(np.argsort(-scores, kind="stable")[:n].tolist())
         quotes[exhibit_id] = tuple(group[i] for i in best)
     return quotes
+
+
+async def as_documents(ctx: RunContext, exhibits: Sequence[Evidence], max_chars: int) -> dict[str, Evidence]:
+    """Each corpus exhibit widened to its whole document (what the stance is read on when ``desk.unit`` is document).
+
+    The exhibit itself (its id, its passage in the evidence table) stays as retrieved; web and
+    pasted exhibits are read as they are. Passages overlap by a sentence, so each sentence
+    of the document is kept once, in order.
+    """
+    widened: dict[str, Evidence] = {}
+    for exhibit in exhibits:
+        if exhibit.source != "corpus" or not exhibit.doc_id or not exhibit.corpus:
+            widened[exhibit.id] = exhibit
+            continue
+        passages = await asyncio.to_thread(ctx.tools.index.document, exhibit.corpus, exhibit.doc_id)
+        text = _document_text(passages) or exhibit.text
+        widened[exhibit.id] = exhibit.model_copy(update={"text": text[:max_chars]})
+    return widened
+
+
+def _document_text(passages: Sequence[Passage]) -> str:
+    sentences: dict[int, str] = {}
+    pieces: list[str] = []
+    for passage in passages:
+        split = split_sentences(passage.text)
+        if len(split) == len(passage.sentence_indices):
+            for index, sentence in zip(passage.sentence_indices, split, strict=True):
+                sentences.setdefault(index, sentence)
+        else:  # the sentences cannot be told apart again: keep the passage whole
+            pieces.append(passage.text)
+    ordered = [sentences[i] for i in sorted(sentences)]
+    return " ".join([*ordered, *pieces])

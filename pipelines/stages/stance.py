@@ -34,7 +34,7 @@ _OPTION_TEXT: dict[StanceKey, str] = {
     "UNRELATED": "The passage does not address the claim.",
 }
 LETTERS = ("A", "B", "C")
-MAX_EXHIBIT_CHARS = 900
+MAX_EXHIBIT_CHARS = 2400  # a passage is a few hundred characters; a whole document (desk.unit) is cut here
 
 # Orders of the options by how many are asked for: with three, each answer takes each position once;
 # with two, the first and last positions (where the pull is strongest) swap.

@@ -309,6 +309,19 @@ class CorpusIndex:
             hits.append(Hit(passage=_passage_from(pid, meta, text), score=score if mode == "hybrid" else scores[mode], scores=scores))
         return hits
 
+    def document(self, corpus: str, doc_id: str) -> list[Passage]:
+        """Every passage of one document, in order (empty when the corpus has no such document)."""
+        try:
+            col = self._existing(corpus)
+            got = col.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
+        except NotFoundError:
+            raise UnknownCorpusError(corpus, list(self.corpora())) from None
+        passages = [
+            _passage_from(pid, meta or {}, text or "")
+            for pid, meta, text in zip(got["ids"], got.get("metadatas") or [], got.get("documents") or [], strict=False)
+        ]
+        return sorted(passages, key=lambda p: p.index)
+
     def delete(self, corpus: str) -> None:
         """Remove a corpus: its Chroma collection and its BM25 index."""
         if not self.has(corpus):

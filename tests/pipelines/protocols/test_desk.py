@@ -214,3 +214,26 @@ def test_switching_the_debate_off_keeps_the_first_reading(services: Services) ->
     events = list(stream_run(CLAIM, config, services))
     assert not any(isinstance(e, TurnCompleted) for e in events)
     assert any(isinstance(e, StageCompleted) and e.stage == "debate" and "switched off" in e.detail for e in events)
+
+
+def test_an_exhibit_read_as_its_document_keeps_every_sentence_once(services: Services) -> None:
+    passages = services.index.document("demo", "masks-6")
+    assert len(passages) >= 2 and [p.index for p in passages] == sorted(p.index for p in passages)
+    from pipelines.stages.exhibits import _document_text
+
+    text = _document_text(passages)
+    for passage in passages:
+        assert passage.text.split(". ")[-1].rstrip(".") in text, "every passage's sentences are in the document"
+    assert len(text) < sum(len(p.text) for p in passages), "the sentences passages share are kept once"
+    assert services.index.document("demo", "no-such-document") == []
+
+
+def test_desk_can_read_each_exhibit_as_its_whole_document(services: Services) -> None:
+    config = fake_config(protocol="desk")
+    config = config.model_copy(update={"desk": config.desk.model_copy(update={"unit": "document", "exhibits": 2})})
+    events = list(stream_run(CLAIM, config, services))
+    retrieved = {e.evidence.id: e.evidence for e in events if isinstance(e, EvidenceRetrieved)}
+    stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
+    assert len(stances) == 2 and isinstance(events[-1], VerdictReached)
+    whole = " ".join(p.text for p in services.index.document("demo", retrieved[stances[0].evidence_id].doc_id or ""))
+    assert all(q in whole for q in stances[0].quoted), "quotes come from the whole document"
