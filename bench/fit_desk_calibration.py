@@ -170,6 +170,7 @@ def main() -> None:
     parser.add_argument("--exhibits", type=int, default=0, help="fit on the first N exhibits (0: the runs' own setting)")
     parser.add_argument("--orders", type=int, default=0, help="fit on the first K option orders (0: all read)")
     parser.add_argument("--features", default="net,gap,top")
+    parser.add_argument("--unit", choices=("passage", "document"), default="passage", help="what the runs read each exhibit as")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
@@ -233,6 +234,7 @@ def main() -> None:
             settings={
                 "exhibits": exhibits,
                 "orders": orders,
+                "unit": args.unit,
                 "cross_validated": {k: round(v, 4) for k, v in cv.items()},
                 "macro_f1_3_train": round(f1, 4),
             },

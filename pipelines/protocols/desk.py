@@ -28,7 +28,7 @@ from pipelines.stages.argument import stream_turn
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import STANCE_WORDS, Stance, read_stance
-from pipelines.stages.stance_aggregation import Aggregate, Calibration, aggregate, load_calibration
+from pipelines.stages.stance_aggregation import Aggregate, Calibration, aggregate, calibration_mismatch, load_calibration
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
 CLERK = "Clerk"  # who searches: the desk's own retrieval, not an arguing agent
@@ -71,6 +71,9 @@ async def run_desk(ctx: RunContext) -> Verdict:
 
     # 3. verdict
     calibration = load_calibration(judge.model_name)
+    mismatch = calibration_mismatch(calibration, exhibits=cfg.exhibits, orders=cfg.orders, unit=cfg.unit)
+    if mismatch:
+        ctx.emit(StageFailed(stage="calibration", reason=mismatch))
     result = _aggregate(ctx, list(stances.values()), calibration, round=1, debated=False)
 
     # 4. a debate only where strong exhibits conflict

@@ -220,6 +220,21 @@ def _sigmoid(z: float) -> float:
 # --- calibration files ---------------------------------------------------------------
 
 
+def calibration_mismatch(calibration: Calibration | None, *, exhibits: int, orders: int, unit: str) -> str:
+    """Why ``calibration`` may not fit this run ('' when it was fitted for these settings and this prompt)."""
+    if calibration is None:
+        return ""
+    fitted = calibration.settings
+    differs = [
+        f"{name} {fitted[name]} (this run: {value})"
+        for name, value in (("exhibits", exhibits), ("orders", orders), ("unit", unit))
+        if name in fitted and fitted[name] != value
+    ]
+    if calibration.prompt_sha and calibration.prompt_sha != prompt_sha():
+        differs.append("another stance prompt")
+    return "the calibration was fitted for " + ", ".join(differs) + ": treat its probability as approximate" if differs else ""
+
+
 def calibration_key(model_name: str) -> str:
     """The file stem a model's calibration is kept under: its name, lower case, without a .gguf suffix."""
     name = Path(model_name).name.lower()

@@ -237,3 +237,16 @@ def test_desk_can_read_each_exhibit_as_its_whole_document(services: Services) ->
     assert len(stances) == 2 and isinstance(events[-1], VerdictReached)
     whole = " ".join(p.text for p in services.index.document("demo", retrieved[stances[0].evidence_id].doc_id or ""))
     assert all(q in whole for q in stances[0].quoted), "quotes come from the whole document"
+
+
+def test_a_calibration_fitted_for_other_settings_says_so() -> None:
+    from pipelines.stages.stance_aggregation import calibration_mismatch, prompt_sha
+
+    fitted = Calibration(
+        name="c@1", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha=prompt_sha(), settings={"exhibits": 5, "orders": 3}
+    )
+    assert calibration_mismatch(fitted, exhibits=5, orders=3, unit="passage") == ""
+    note = calibration_mismatch(fitted, exhibits=8, orders=3, unit="passage")
+    assert "exhibits 5 (this run: 8)" in note and "approximate" in note
+    stale = Calibration(name="c@1", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha="0000", settings={})
+    assert "another stance prompt" in calibration_mismatch(stale, exhibits=5, orders=3, unit="passage")
