@@ -179,7 +179,7 @@ class ProtocolPanels:
                     continue
                 quoted = " … ".join(stance.quoted) or evidence.text[:300]
                 link = f" · [source]({evidence.url})" if safe_link(evidence.url) else ""
-                st.markdown(
+                st.markdown(  # markup: escaped parts, and a link only to a plain http(s) URL that safe_link checked
                     f"- **{escape_markdown(eid)}** {escape_markdown(evidence.title or evidence.source_label)}{link}  \n"
                     f"  “{escape_markdown(quoted)}”"
                 )
@@ -188,7 +188,7 @@ class ProtocolPanels:
                 if agg.calibration != "uncalibrated"
                 else "uncalibrated: no calibration has been fitted for this model, so the probability is the raw weighted stance"
             )
-            st.caption(
+            st.caption(  # markup: app text around the escaped calibration name and debate note
                 f"Probability {how}; uncalibrated {agg.raw:.2f}." + (f" {escape_markdown(self.debate_note)}" if self.debate_note else "")
             )
 
