@@ -17,6 +17,7 @@ def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
     for role in ("DEBATER", "JUDGE", "SCORER"):
         monkeypatch.setenv(f"DEBATEDESK_{role}__BACKEND", "fake")
     monkeypatch.setenv("DEBATEDESK_RETRIEVAL__WEB_SEARCH", "false")
+    monkeypatch.setenv("DEBATEDESK_PROTOCOL", "single")  # one evidence table, the first on the page
     monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
     monkeypatch.chdir(ROOT)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)

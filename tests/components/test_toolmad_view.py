@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
+    monkeypatch.setenv("DEBATEDESK_PROTOCOL", "toolmad")  # desk is the default; these tests are about toolmad's page
     at = fake_app(monkeypatch, demo_data_dir, timeout=180)
     return at
 
@@ -20,7 +21,7 @@ def texts(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
 
 
-def test_toolmad_is_the_default_and_a_judged_debate_shows_rounds_scores_statements_and_why(app: AppTest) -> None:
+def test_a_judged_toolmad_debate_shows_rounds_scores_statements_and_why(app: AppTest) -> None:
     assert app.sidebar.selectbox[0].value == "toolmad"
     app.text_area(key="claim_text").input("Quantum chromodynamics explains stock prices")
     app.button[0].click().run()

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pipelines.config import RunConfig
 from pipelines.events import (
     ArgumentDelta,
     EvidenceRetrieved,
@@ -156,9 +157,14 @@ def test_the_shipped_calibration_is_found_by_model_name() -> None:
     assert load_calibration("no-such-model") is None
 
 
-def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services) -> None:
+def desk_config(**desk: object) -> RunConfig:
+    """desk on the fake, reading passages: the fake judges a whole document by any negation in it, a passage by its own words."""
     config = fake_config(protocol="desk")
-    config = config.model_copy(update={"desk": config.desk.model_copy(update={"exhibits": 3})})  # the demo's top 3 agree
+    return config.model_copy(update={"desk": config.desk.model_copy(update={"unit": "passage", "exhibits": 8, **desk})})
+
+
+def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services) -> None:
+    config = desk_config(exhibits=3)  # the demo's top 3 agree
     events = list(stream_run(CLAIM, config, services))
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     exhibits = {e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
@@ -184,7 +190,7 @@ def test_exhibits_that_conflict_are_argued_over_and_read_again(services: Service
             )
         ]
     )
-    config = fake_config(protocol="desk")
+    config = desk_config()
     config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
     events = list(stream_run(CLAIM, config, services))
     first = [e for e in events if isinstance(e, VerdictAggregated) and e.round == 1]
@@ -204,13 +210,8 @@ def test_switching_the_debate_off_keeps_the_first_reading(services: Services) ->
     services.web = CannedWeb(
         [WebResult(title="Contrary", url="https://example.org/c", snippet="Masks do not reduce transmission of respiratory viruses.")]
     )
-    config = fake_config(protocol="desk")
-    config = config.model_copy(
-        update={
-            "retrieval": config.retrieval.model_copy(update={"web_search": True}),
-            "desk": config.desk.model_copy(update={"debate": False}),
-        }
-    )
+    config = desk_config(debate=False)
+    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
     events = list(stream_run(CLAIM, config, services))
     assert not any(isinstance(e, TurnCompleted) for e in events)
     assert any(isinstance(e, StageCompleted) and e.stage == "debate" and "switched off" in e.detail for e in events)

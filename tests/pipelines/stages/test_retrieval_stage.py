@@ -22,7 +22,7 @@ PAGES = [
 
 
 def with_retrieval(**updates: object) -> RunConfig:
-    config = fake_config()
+    config = fake_config(protocol="toolmad")  # its debaters search with the run's top_k
     return config.model_copy(update={"retrieval": config.retrieval.model_copy(update=updates)})
 
 
