@@ -127,7 +127,7 @@ class DeskConfig(BaseModel):
     """`desk`: exhibits read for their stance from label probabilities, a calibrated verdict, a debate only where exhibits conflict."""
 
     exhibits: int = Field(
-        default=4,
+        default=5,
         ge=1,
         le=30,
         title="Exhibits",
@@ -146,7 +146,7 @@ class DeskConfig(BaseModel):
         description="How many orders of the answer options each exhibit is read in; averaging them cancels the model's preference for a position (3: each answer takes each position once).",
     )
     unit: Literal["passage", "document"] = Field(
-        default="document",
+        default="passage",
         title="Read each exhibit as",
         description="passage (the retrieved passage, a few sentences) or document (the whole document it comes from, cut at 2,400 characters).",
     )
