@@ -73,8 +73,8 @@ if not get_backend(backend).is_real_model:
     st.warning("🧪 **fake** is not a real model: its answers come from word overlap. Its figures measure the harness, not a model.")
 elif backend == "embedded":
     st.info(
-        "💻 The embedded model is slow and a weak judge. Measured on a quiet 2-core machine: about 30-60 s per claim for `single`, "
-        "4-10 minutes for `toolmad` (31 model calls), so 30 `toolmad` claims take about 3.5 hours. One model serves every claim, "
+        "💻 The embedded model is slow and a weak judge. Measured on a quiet 2-core machine: about 15-20 s per claim for `desk` "
+        "(15 calls), 30-60 s for `single`, 4-10 minutes for `toolmad` (31 model calls), so 30 `toolmad` claims take about 3.5 hours. One model serves every claim, "
         "so more claims at once hardly finish sooner."
     )
 

@@ -7,7 +7,15 @@ from tests.e2e.conftest import screenshot
 pytestmark = pytest.mark.e2e
 
 
+def choose_toolmad(page) -> None:  # type: ignore[no-untyped-def]
+    """desk is the default: pick toolmad in the sidebar."""
+    page.get_by_role("combobox", name="Protocol").click()
+    page.get_by_role("option").filter(has_text="toolmad —").first.click()
+    page.wait_for_timeout(1000)
+
+
 def test_a_toolmad_debate_streams_rounds_badges_and_a_judged_verdict(page) -> None:  # type: ignore[no-untyped-def]
+    choose_toolmad(page)
     page.locator("textarea").first.fill("Quantum chromodynamics explains stock prices")
     page.get_by_role("button", name="Verify").click()
     page.get_by_text("Decided by judge").first.wait_for(timeout=120_000)
@@ -27,6 +35,7 @@ def test_a_toolmad_debate_streams_rounds_badges_and_a_judged_verdict(page) -> No
 
 
 def test_an_agreed_claim_stops_with_consensus(page) -> None:  # type: ignore[no-untyped-def]
+    choose_toolmad(page)
     page.locator("textarea").first.fill("Masks reduce transmission of respiratory viruses")
     page.get_by_role("button", name="Verify").click()
     page.get_by_text("Decided by consensus").first.wait_for(timeout=120_000)
