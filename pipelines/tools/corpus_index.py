@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 from chromadb.errors import NotFoundError
+from filelock import FileLock
 
 from corpora.base import Passage
 from pipelines.config import AppSettings
@@ -155,7 +156,10 @@ class CorpusIndex:
         else:
             path = settings.data_dir / "chroma"
             path.mkdir(parents=True, exist_ok=True)
-            self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+            # Processes opening a new store at once race in Chroma's own schema creation ("table collections
+            # already exists"): they open it one at a time.
+            with FileLock(str(settings.data_dir / "chroma.open.lock")):
+                self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
         self._embedder = embedder
         self._query_embedder = query_embedder or embedder
         self._ef = _ChromaEmbeddingFunction(embedder)
