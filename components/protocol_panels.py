@@ -301,7 +301,6 @@ def exhibit_rows(
         item = evidence.get(eid)
         p = stance.probabilities
         before = first.get(eid)
-        changed = before is not None and before is not stance
         row: dict[str, Any] = {
             "id": eid,
             "supports": p.get("SUPPORTS", 0.0),
@@ -312,7 +311,7 @@ def exhibit_rows(
             "quoted": " … ".join(stance.quoted),
             "source": (item.title or item.source_label) if item is not None else "",
         }
-        if changed and before is not None:
+        if before is not None and before is not stance:  # read again after the debate
             was = before.probabilities
             row["first reading"] = f"{was.get('SUPPORTS', 0):.2f} / {was.get('REFUTES', 0):.2f} / {was.get('UNRELATED', 0):.2f}"
         rows.append(row)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+HUMAN_CHECKER = "Human checker"  # who searched, when the person at the desk added queries in step mode
+
 
 @dataclass(frozen=True)
 class AgentRole:

@@ -24,6 +24,7 @@ from pipelines.llm.client import LLM
 from pipelines.models import Evidence, Verdict
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.roles import HUMAN_CHECKER
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
@@ -32,7 +33,6 @@ from pipelines.stages.stance_aggregation import Aggregate, Calibration, aggregat
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
 CLERK = "Clerk"  # who searches: the desk's own retrieval, not an arguing agent
-HUMAN = "Human checker"
 ADVOCATES = (  # (name, the stance it argues from, its brief)
     ("Advocate for", "SUPPORTS", "Argue that the exhibits show the claim is true."),
     ("Advocate against", "REFUTES", "Argue that the exhibits show the claim is false."),
@@ -55,7 +55,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
         ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits"))
         review = await ctx.review(1, {})
         if review.extra_queries:
-            exhibits += await gather_exhibits(ctx, agent=HUMAN, queries=list(review.extra_queries), limit=cfg.exhibits, rewrites=0)
+            exhibits += await gather_exhibits(ctx, agent=HUMAN_CHECKER, queries=list(review.extra_queries), limit=cfg.exhibits, rewrites=0)
     exhibits += [e for e in ctx.pool.values() if e.source == "user" and e not in exhibits]  # evidence the checker pasted
     exhibits = ctx.usable(exhibits)
 

@@ -8,12 +8,12 @@ from pipelines.events import StageCompleted, StageFailed, StageStarted
 from pipelines.models import Evidence, Verdict
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.roles import HUMAN_CHECKER
 from pipelines.schemas import SearchQueries
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve
 
 AGENT = "Checker"
-HUMAN = "Human checker"  # queries the person at the desk added in step mode
 
 
 async def _search(ctx: RunContext, searches: list[tuple[str, str]], found: dict[str, Evidence]) -> None:
@@ -47,7 +47,7 @@ async def run_single(ctx: RunContext) -> Verdict:
     # Step mode: the checker sees the planned queries before the search (round 0), then the evidence before the answer (round 1).
     planned = {AGENT if len(queries) == 1 else f"{AGENT} {i + 1}": q for i, q in enumerate(queries)}
     review = await ctx.review(0, planned)
-    searches = [(AGENT, review.queries.get(key, q)) for key, q in planned.items()] + [(HUMAN, q) for q in review.extra_queries]
+    searches = [(AGENT, review.queries.get(key, q)) for key, q in planned.items()] + [(HUMAN_CHECKER, q) for q in review.extra_queries]
     found: dict[str, Evidence] = {}
     if not review.stop:
         ctx.emit(StageStarted(stage="retrieval", detail="searching the corpus" + (" and the web" if cfg.retrieval.web_search else "")))
@@ -55,7 +55,7 @@ async def run_single(ctx: RunContext) -> Verdict:
         ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(found)} evidence items"))
         review = await ctx.review(1, {})
         if review.extra_queries:
-            await _search(ctx, [(HUMAN, q) for q in review.extra_queries], found)
+            await _search(ctx, [(HUMAN_CHECKER, q) for q in review.extra_queries], found)
     queries = [q for _, q in searches]
     for e in ctx.pool.values():  # evidence the checker pasted
         if e.source == "user":

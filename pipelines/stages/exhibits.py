@@ -17,6 +17,7 @@ import numpy as np
 from corpora.base import Passage, split_sentences
 from pipelines.context import RunContext
 from pipelines.models import Evidence
+from pipelines.roles import HUMAN_CHECKER
 from pipelines.stages.query_formulation import same_query
 from pipelines.stages.retrieval import claim_rewrites, retrieve
 from pipelines.tools.embeddings import Embedder
@@ -40,7 +41,7 @@ async def gather_exhibits(
         ranked.append(await retrieve(ctx, agent=agent, round=1, query=rewrite, tool="corpus", k=per_rewrite, rewritten=True))
         searched.append(rewrite)
     for query in extra_queries:  # a checker's additions in step mode
-        ranked.append(await retrieve(ctx, agent="Human checker", round=1, query=query, tool="corpus", k=per_rewrite))
+        ranked.append(await retrieve(ctx, agent=HUMAN_CHECKER, round=1, query=query, tool="corpus", k=per_rewrite))
     if cfg.web_search:
         ranked.append(await retrieve(ctx, agent=agent, round=1, query=queries[0], tool="web", k=cfg.web_top_k))
     return interleave(ranked, limit)

@@ -23,7 +23,6 @@ from typing import Any
 
 from pipelines.stages.stance import Stance
 
-FEATURES = ("net", "gap", "top")
 UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NOT ENOUGH INFO
 DEFAULT_DECIDE_AT = 0.55  # an uncalibrated verdict needs at least this much for its side
 RESTS_ON = 3  # at most this many exhibits named as what a verdict rests on
@@ -117,8 +116,8 @@ def stance_features(stances: Sequence[Stance]) -> dict[str, float]:
 def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, strong_at: float = 0.5, decide_at: float = 0.0) -> Aggregate:
     """The verdict the stances support; ``decide_at`` 0 takes the calibration's own threshold."""
     features = stance_features(stances)
-    raw = 0.5 + 0.5 * features["net"]
-    q = calibration.apply(features) if calibration is not None else raw
+    raw = supported(features, None)
+    q = supported(features, calibration)
     threshold = decide_at or (calibration.decide_at if calibration is not None else DEFAULT_DECIDE_AT)
     p_unaddressed = 1.0 - features["addressed"]
     probabilities = {
@@ -128,7 +127,8 @@ def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, str
     }
     strong_for = _strong(stances, "SUPPORTS", strong_at)  # a debate needs exhibits the model itself reads as strong either way
     strong_against = _strong(stances, "REFUTES", strong_at)
-    points_to = {x.exhibit_id: pointing(x, calibration) for x in stances}
+    alone = {x.exhibit_id: supported(stance_features([x]), calibration) for x in stances}  # each exhibit read on its own
+    points_to = {x.exhibit_id: pointing(x, alone[x.exhibit_id]) for x in stances}
     side_p = max(q, 1 - q)
     if not stances:
         label, reason = "NOT ENOUGH INFO", "No exhibit was found for the claim."
@@ -140,7 +140,7 @@ def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, str
     else:
         label = "SUPPORTS" if q >= 0.5 else "REFUTES"
         reason = ""
-    rests_on = _rests_on(stances, label, calibration)
+    rests_on = _rests_on(stances, label, points_to, alone)
     if not reason:
         reason = _reason(label, points_to, side_p, calibrated=calibration is not None)
     confidence = side_p if label != "NOT ENOUGH INFO" else max(p_unaddressed, 1 - side_p)
@@ -164,33 +164,33 @@ def _strong(stances: Sequence[Stance], side: str, at: float) -> list[str]:
     return [x.exhibit_id for x in sorted(stances, key=lambda x: -x.p(side)) if x.p(side) >= at]  # type: ignore[arg-type]
 
 
-def pointing(stance: Stance, calibration: Calibration | None) -> str:
+def supported(features: dict[str, float], calibration: Calibration | None) -> float:
+    """p(supported) from stance features: the calibration's, else the raw relevance-weighted stance."""
+    return calibration.apply(features) if calibration is not None else 0.5 + 0.5 * features["net"]
+
+
+def pointing(stance: Stance, alone: float) -> str:
     """Which way one exhibit points, read against the model's usual lean.
 
     Qwen2.5-1.5B answers "contradicts" for most passages, related or not, so its raw stances
     over-count refutation. The calibration knows that lean: the exhibit points towards
-    "supported" when the calibration, reading that exhibit alone, puts the claim above even
-    odds. An exhibit the model finds more likely unrelated than not points nowhere.
+    "supported" when the calibration, reading that exhibit alone (``alone``), puts the claim
+    above even odds. An exhibit the model finds more likely unrelated than not points nowhere.
     """
     if stance.p("UNRELATED") >= UNADDRESSED_AT:
         return "unrelated"
-    return "supported" if _alone(stance, calibration) >= 0.5 else "refuted"
+    return "supported" if alone >= 0.5 else "refuted"
 
 
-def _alone(stance: Stance, calibration: Calibration | None) -> float:
-    features = stance_features([stance])
-    return calibration.apply(features) if calibration is not None else 0.5 + 0.5 * features["net"]
-
-
-def _rests_on(stances: Sequence[Stance], label: str, calibration: Calibration | None) -> tuple[str, ...]:
+def _rests_on(stances: Sequence[Stance], label: str, points_to: dict[str, str], alone: dict[str, float]) -> tuple[str, ...]:
     """The exhibits that point the verdict's way, strongest first (at most RESTS_ON); for NOT ENOUGH INFO, those closest to addressing it."""
     if label == "NOT ENOUGH INFO":
         ranked = sorted(stances, key=lambda x: x.p("UNRELATED"))
         return tuple(x.exhibit_id for x in ranked[:RESTS_ON])
     side = "supported" if label == "SUPPORTS" else "refuted"
     sign = -1.0 if label == "SUPPORTS" else 1.0
-    pointing_there = [x for x in stances if pointing(x, calibration) == side] or list(stances)
-    ranked = sorted(pointing_there, key=lambda x: sign * _alone(x, calibration))
+    pointing_there = [x for x in stances if points_to[x.exhibit_id] == side] or list(stances)
+    ranked = sorted(pointing_there, key=lambda x: sign * alone[x.exhibit_id])
     return tuple(x.exhibit_id for x in ranked[:RESTS_ON])
 
 
