@@ -3,6 +3,9 @@
     .venv/bin/python bench/fit_desk_calibration.py --data-dir DIR [--split train] [--exhibits N] [--orders K]
         [--write] [--model qwen2.5-coder-1.5b-instruct-q4_k_m.gguf]
 
+How the runs read their exhibits (unit, negation, worked examples) is taken from their own
+settings, and written into the calibration so a run read another way is flagged.
+
 Reads the stances of stored `desk` runs (made with ``bench/desk.py --split train --data-dir DIR``,
 or any records file from ``--records``), matches each run to its claim's gold label by the
 claim's text, and fits p(supported) = sigmoid(bias + w . features) by logistic regression
@@ -40,6 +43,11 @@ from pipelines.store import RunStore
 
 FEATURE_SETS = (("net",), ("gap",), ("net", "gap"), ("net", "gap", "top"))
 L2 = 0.01
+READER_SETTINGS: dict[str, Any] = {
+    "unit": "passage",
+    "negation": False,
+    "shots": 0,
+}  # how the runs read their exhibits (their desk settings)
 CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "pipelines" / "calibration"
 
 
@@ -76,18 +84,30 @@ def _stance(event: ExhibitStanceRead) -> Stance:
     )
 
 
-def truncated(stances: Sequence[Stance], exhibits: int, orders: int) -> list[Stance]:
-    """The stances a run with fewer exhibits / fewer option orders would have read (the first ones)."""
+def truncated(stances: Sequence[Stance], exhibits: int, orders: int, *, negation: bool = False) -> list[Stance]:
+    """The stances a run with fewer exhibits / fewer option orders would have read (the first ones).
+
+    With ``negation`` each stance's readings are the claim's orders, then the negation's:
+    the first ``orders`` of each half are kept.
+    """
     kept = []
     for s in stances[:exhibits]:
-        used = s.per_order[:orders] or (s.probabilities,)
+        half = len(s.per_order) // 2
+        used = (s.per_order[:orders] + s.per_order[half : half + orders]) if negation else s.per_order[:orders]
+        used = used or (s.probabilities,)
         averaged = {k: sum(p[k] for p in used) / len(used) for k in STANCES}
         kept.append(Stance(exhibit_id=s.exhibit_id, probabilities=averaged, per_order=tuple(used), method=s.method))  # type: ignore[arg-type]
     return kept
 
 
 def design(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int) -> tuple[np.ndarray, np.ndarray]:
-    x = np.array([[stance_features(truncated(e.stances, exhibits, orders))[n] for n in names] for e in examples], dtype=float)
+    x = np.array(
+        [
+            [stance_features(truncated(e.stances, exhibits, orders, negation=bool(e.settings.get("negation"))))[n] for n in names]
+            for e in examples
+        ],
+        dtype=float,
+    )
     y = np.array([1.0 if e.gold == "SUPPORTS" else 0.0 for e in examples])
     return x, y
 
@@ -170,7 +190,6 @@ def main() -> None:
     parser.add_argument("--exhibits", type=int, default=0, help="fit on the first N exhibits (0: the runs' own setting)")
     parser.add_argument("--orders", type=int, default=0, help="fit on the first K option orders (0: all read)")
     parser.add_argument("--features", default="net,gap,top")
-    parser.add_argument("--unit", choices=("passage", "document"), default="passage", help="what the runs read each exhibit as")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
@@ -190,7 +209,12 @@ def main() -> None:
     if len(examples) < 20:
         raise SystemExit(f"only {len(examples)} desk runs on {args.split} claims found in {args.data_dir}: run bench/desk.py first")
     read_exhibits = min(len(e.stances) for e in examples)
-    read_orders = min(len(s.per_order) for e in examples for s in e.stances)
+    reader = {key: sorted({str(e.settings.get(key, default)) for e in examples}) for key, default in READER_SETTINGS.items()}
+    mixed = {key: values for key, values in reader.items() if len(values) > 1}
+    if mixed:
+        raise SystemExit(f"the runs in {args.data_dir} were read in different ways ({mixed}): fit on one reader at a time")
+    negation = bool(examples[0].settings.get("negation", False))
+    read_orders = min(len(s.per_order) for e in examples for s in e.stances) // (2 if negation else 1)
     supports = sum(e.gold == "SUPPORTS" for e in examples)
     print(
         f"{len(examples)} train claims ({supports} SUPPORT, {len(examples) - supports} REFUTE); read {read_exhibits}+ exhibits, {read_orders} orders"
@@ -234,7 +258,7 @@ def main() -> None:
             settings={
                 "exhibits": exhibits,
                 "orders": orders,
-                "unit": args.unit,
+                **{key: examples[0].settings.get(key, default) for key, default in READER_SETTINGS.items()},
                 "cross_validated": {k: round(v, 4) for k, v in cv.items()},
                 "macro_f1_3_train": round(f1, 4),
             },

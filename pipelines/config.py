@@ -150,6 +150,18 @@ class DeskConfig(BaseModel):
         title="Read each exhibit as",
         description="passage (the retrieved passage, a few sentences) or document (the whole document it comes from, cut at 2,400 characters).",
     )
+    negation: bool = Field(
+        default=False,
+        title="Read the claim's opposite too",
+        description="The model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls.",
+    )
+    shots: int = Field(
+        default=0,
+        ge=0,
+        le=3,
+        title="Worked examples",
+        description="Worked examples from Check-COVID train shown before each reading (one passage that supports its claim, one that does not address it, one that contradicts it).",
+    )
     quotes: int = Field(
         default=2, ge=1, le=5, title="Quoted sentences", description="Sentences quoted from each exhibit (those closest to the claim)."
     )

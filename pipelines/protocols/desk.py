@@ -28,7 +28,7 @@ from pipelines.roles import HUMAN_CHECKER
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
-from pipelines.stages.stance import STANCE_WORDS, Stance, read_stance
+from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_stance
 from pipelines.stages.stance_aggregation import Aggregate, Calibration, aggregate, calibration_mismatch, load_calibration
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
@@ -63,15 +63,19 @@ async def run_desk(ctx: RunContext) -> Verdict:
     judge = ctx.llm("judge")
     read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
     quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
-    ctx.emit(StageStarted(stage="stances", detail=f"reading {len(exhibits)} exhibits in {cfg.orders} option orders"))
+    negation = await _negation(ctx, judge) if cfg.negation and exhibits else ""
+    also = ", and against the claim's opposite" if negation else ""
+    ctx.emit(StageStarted(stage="stances", detail=f"reading {len(exhibits)} exhibits in {cfg.orders} option orders{also}"))
     stances: dict[str, Stance] = {}
     for exhibit in exhibits:
-        stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=1)
+        stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=1, negation=negation)
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
 
     # 3. verdict
     calibration = load_calibration(judge.model_name)
-    mismatch = calibration_mismatch(calibration, exhibits=cfg.exhibits, orders=cfg.orders, unit=cfg.unit)
+    mismatch = calibration_mismatch(
+        calibration, exhibits=cfg.exhibits, orders=cfg.orders, unit=cfg.unit, negation=bool(negation), shots=cfg.shots
+    )
     if mismatch:
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
     result = _aggregate(ctx, list(stances.values()), calibration, round=1, debated=False)
@@ -79,7 +83,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
     # 4. a debate only where strong exhibits conflict
     debated = False
     if result.conflict and cfg.debate:
-        result = await _debate(ctx, judge, list(read_as.values()), stances, result, quotes, calibration)
+        result = await _debate(ctx, judge, list(read_as.values()), stances, result, quotes, calibration, negation)
         debated = True
     elif result.conflict:
         ctx.emit(StageCompleted(stage="debate", detail="strong exhibits point both ways, but the debate is switched off"))
@@ -96,10 +100,29 @@ async def run_desk(ctx: RunContext) -> Verdict:
     )
 
 
+async def _negation(ctx: RunContext, judge: LLM) -> str:
+    """The claim's opposite, written by the judge's model and shown in the stage log ('' if it wrote none)."""
+    ctx.emit(StageStarted(stage="negation", detail="writing the claim's opposite, to read each exhibit against it too"))
+    negation = await negate(judge, ctx.claim.text)
+    detail = (
+        f"the claim's opposite: {negation}" if negation else "the model wrote no usable opposite; exhibits are read against the claim only"
+    )
+    ctx.emit(StageCompleted(stage="negation", detail=detail))
+    return negation
+
+
 async def _read(
-    ctx: RunContext, judge: LLM, exhibit: Evidence, quoted: tuple[str, ...], *, round: int, arguments: Sequence[tuple[str, str]] = ()
+    ctx: RunContext,
+    judge: LLM,
+    exhibit: Evidence,
+    quoted: tuple[str, ...],
+    *,
+    round: int,
+    negation: str = "",
+    arguments: Sequence[tuple[str, str]] = (),
 ) -> Stance:
-    stance = await read_stance(judge, ctx.claim.text, exhibit, orders=ctx.config.desk.orders, arguments=arguments)
+    cfg = ctx.config.desk
+    stance = await read_stance(judge, ctx.claim.text, exhibit, orders=cfg.orders, negation=negation, shots=cfg.shots, arguments=arguments)
     ctx.emit(
         ExhibitStanceRead(
             evidence_id=exhibit.id,
@@ -146,6 +169,7 @@ async def _debate(
     first: Aggregate,
     quotes: dict[str, tuple[str, ...]],
     calibration: Calibration | None,
+    negation: str,
 ) -> Aggregate:
     """Each side argues from its strong exhibits; the contested exhibits are then read again with both arguments in view."""
     cfg = ctx.config.desk
@@ -174,7 +198,9 @@ async def _debate(
         return first
     ctx.emit(StageStarted(stage="stances", detail=f"reading the {len(first.contested)} contested exhibits again, with both arguments"))
     for exhibit_id in first.contested:
-        stances[exhibit_id] = await _read(ctx, judge, by_id[exhibit_id], quotes.get(exhibit_id, ()), round=2, arguments=arguments)
+        stances[exhibit_id] = await _read(
+            ctx, judge, by_id[exhibit_id], quotes.get(exhibit_id, ()), round=2, negation=negation, arguments=arguments
+        )
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
     return _aggregate(ctx, list(stances.values()), calibration, round=2, debated=True)
 

@@ -8,17 +8,29 @@ probabilities). A small model prefers some letters over others whatever they sta
 asked with the options in several orders and the stances averaged: each answer then sits
 in each position equally often and the position's pull cancels.
 
-The prompt puts what repeats first (instructions, claim, passage) and the options last, so
-the orders of one exhibit share all but their last lines and a server that keeps its
-previous prompt (llama.cpp does) reads only those lines again.
+Two more readers cancel the model's lean towards one answer rather than one position
+(Qwen2.5-1.5B reads most passages as "contradicts"):
+- the claim's negation, written by the model, is read against the same exhibit too, its
+  "supports" counted as the claim's "contradicts" and the other way round;
+- worked examples from Check-COVID train (``desk_shots.json``: one passage that supports
+  its claim, one that does not address it, one that contradicts it) come before the question.
+
+The prompt puts what repeats first (instructions, examples, claim, passage) and the options
+last, so the orders of one exhibit share all but their last lines and a server that keeps
+its previous prompt (llama.cpp does) reads only those lines again.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from typing import Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from pipelines.llm.client import LLM
 from pipelines.models import Evidence
@@ -34,6 +46,9 @@ _OPTION_TEXT: dict[StanceKey, str] = {
     "UNRELATED": "The passage does not address the claim.",
 }
 LETTERS = ("A", "B", "C")
+SWAPPED: dict[StanceKey, StanceKey] = {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS", "UNRELATED": "UNRELATED"}
+MAX_SHOTS = 3
+NEGATION_TOKENS = 80
 MAX_EXHIBIT_CHARS = 2400  # a passage is a few hundred characters; a whole document (desk.unit) is cut here
 
 # Orders of the options by how many are asked for: with three, each answer takes each position once;
@@ -53,7 +68,7 @@ class Stance:
 
     exhibit_id: str
     probabilities: dict[StanceKey, float]
-    per_order: tuple[dict[StanceKey, float], ...]
+    per_order: tuple[dict[StanceKey, float], ...]  # with a negation read too: the claim's orders, then the negation's (swapped back)
     method: Literal["logprobs", "sampling"]
     note: str = ""
 
@@ -102,31 +117,88 @@ def arguments_block(arguments: Sequence[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class Shot:
+    """A worked example: a claim, a passage and the stance it takes."""
+
+    claim: str
+    title: str
+    passage: str
+    answer: StanceKey
+    source: str
+
+
+@cache
+def worked_examples() -> tuple[Shot, ...]:
+    """The worked examples shipped in ``pipelines/prompts/desk_shots.json`` (Check-COVID train, MIT licence)."""
+    data = json.loads(resources.files("pipelines.prompts").joinpath("desk_shots.json").read_text(encoding="utf-8"))
+    return tuple(Shot(**item) for item in data)
+
+
+def shot_messages(shots: int) -> list[BaseMessage]:
+    """The first ``shots`` worked examples as question and answer turns, each answer in a different option position."""
+    if not 0 <= shots <= MAX_SHOTS:
+        raise ValueError(f"worked examples must be between 0 and {MAX_SHOTS}, not {shots}")
+    prompt = load_prompt("desk_stance")
+    messages: list[BaseMessage] = []
+    for i, shot in enumerate(worked_examples()[:shots]):
+        order = _ORDERS[3][(i + 1) % 3]
+        example = Evidence(id="E1", source="corpus", title=shot.title, text=shot.passage)
+        question = prompt.render(claim=shot.claim, exhibit=exhibit_line(example), arguments="", options=options_block(order))[1]
+        messages += [HumanMessage(content=question.content), AIMessage(content=LETTERS[order.index(shot.answer)])]
+    return messages
+
+
 async def read_stance(
     llm: LLM,
     claim: str,
     exhibit: Evidence,
     *,
     orders: int = 3,
+    negation: str = "",
+    shots: int = 0,
     arguments: Sequence[tuple[str, str]] = (),
     top_logprobs: int = 10,
     samples: int = 5,
 ) -> Stance:
-    """The exhibit's stance, averaged over ``orders`` option orders (asked one after another, so the server reuses the prompt)."""
+    """The exhibit's stance, averaged over ``orders`` option orders (asked one after another, so the server reuses the prompt).
+
+    With ``negation`` (the claim's opposite), each order is asked for it too and its
+    readings count with "supports" and "contradicts" swapped; ``shots`` worked examples
+    come before each question.
+    """
     prompt = load_prompt("desk_stance")
+    examples = shot_messages(shots)
     per_order: list[dict[StanceKey, float]] = []
     method: Literal["logprobs", "sampling"] = "logprobs"
     note = ""
-    for order in option_orders(orders):
-        messages = prompt.render(
-            claim=claim, exhibit=exhibit_line(exhibit), arguments=arguments_block(arguments), options=options_block(order)
-        )
-        read = await estimate_label_probabilities(llm, messages, LETTERS, top_logprobs=top_logprobs, samples=samples, max_tokens=1)
-        per_order.append(_by_stance(read, order))
-        if read.method == "sampling":
-            method, note = "sampling", read.note
+    for statement, swapped in ((claim, False), (negation, True)):
+        if not statement:
+            continue
+        for order in option_orders(orders):
+            system, question = prompt.render(
+                claim=statement, exhibit=exhibit_line(exhibit), arguments=arguments_block(arguments), options=options_block(order)
+            )
+            read = await estimate_label_probabilities(
+                llm, [system, *examples, question], LETTERS, top_logprobs=top_logprobs, samples=samples, max_tokens=1
+            )
+            reading = _by_stance(read, order)
+            per_order.append({SWAPPED[s]: p for s, p in reading.items()} if swapped else reading)
+            if read.method == "sampling":
+                method, note = "sampling", read.note
     averaged = {s: round(sum(p[s] for p in per_order) / len(per_order), 4) for s in STANCES}
     return Stance(exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note)
+
+
+async def negate(llm: LLM, claim: str) -> str:
+    """The claim's opposite in the model's words, changing as little as it can ('' when it writes nothing usable)."""
+    text = (await llm.reply(load_prompt("desk_negation").render(claim=claim), max_tokens=NEGATION_TOKENS)).text
+    lines = [line.strip().strip('"').strip() for line in text.strip().splitlines() if line.strip()]
+    negation = lines[0] if lines else ""
+    if negation.lower().startswith(("claim:", "rewritten claim:", "opposite:")):
+        negation = negation.split(":", 1)[1].strip()
+    same = " ".join(negation.lower().split()) == " ".join(claim.lower().split())
+    return "" if same or len(negation) < 3 else negation[:600]
 
 
 def _by_stance(read: LabelDistribution, order: Sequence[StanceKey]) -> dict[StanceKey, float]:

@@ -27,6 +27,7 @@ UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NO
 DEFAULT_DECIDE_AT = 0.55  # an uncalibrated verdict needs at least this much for its side
 RESTS_ON = 3  # at most this many exhibits named as what a verdict rests on
 CALIBRATION_PACKAGE = "pipelines.calibration"
+FITTED_DEFAULTS: dict[str, object] = {"negation": False, "shots": 0}  # what a calibration that does not record them was fitted with
 
 
 @dataclass(frozen=True)
@@ -220,16 +221,16 @@ def _sigmoid(z: float) -> float:
 # --- calibration files ---------------------------------------------------------------
 
 
-def calibration_mismatch(calibration: Calibration | None, *, exhibits: int, orders: int, unit: str) -> str:
-    """Why ``calibration`` may not fit this run ('' when it was fitted for these settings and this prompt)."""
+def calibration_mismatch(calibration: Calibration | None, **run: object) -> str:
+    """Why ``calibration`` may not fit this run ('' when it was fitted for these settings and this prompt).
+
+    ``run`` holds the run's desk settings that the calibration records (exhibits, orders,
+    unit, negation, shots); a setting the calibration did not record is taken at its default.
+    """
     if calibration is None:
         return ""
-    fitted = calibration.settings
-    differs = [
-        f"{name} {fitted[name]} (this run: {value})"
-        for name, value in (("exhibits", exhibits), ("orders", orders), ("unit", unit))
-        if name in fitted and fitted[name] != value
-    ]
+    fitted = {**FITTED_DEFAULTS, **calibration.settings}
+    differs = [f"{name} {fitted[name]} (this run: {value})" for name, value in run.items() if name in fitted and fitted[name] != value]
     if calibration.prompt_sha and calibration.prompt_sha != prompt_sha():
         differs.append("another stance prompt")
     return "the calibration was fitted for " + ", ".join(differs) + ": treat its probability as approximate" if differs else ""

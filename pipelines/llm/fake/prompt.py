@@ -45,11 +45,11 @@ class PromptView:
     @classmethod
     def parse(cls, messages: list[BaseMessage]) -> PromptView:
         text = "\n".join(str(m.content) for m in messages)
-        claim_match = re.search(r"^Claim:\s*(.+)$", text, flags=re.MULTILINE)
+        claims = re.findall(r"^Claim:\s*(.+)$", text, flags=re.MULTILINE)  # the last: worked examples come before the question
         evidence = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\[(E\d+)\]\s*(.+)$", text, flags=re.MULTILINE)}
         option_lines = re.findall(r"^Options:\s*(.+)$", text, flags=re.MULTILINE)
         options = tuple(o.strip() for o in option_lines[-1].split("|") if o.strip()) if option_lines else ()
-        return cls(text=text, claim=claim_match.group(1).strip() if claim_match else "", evidence=evidence, options=options)
+        return cls(text=text, claim=claims[-1].strip() if claims else "", evidence=evidence, options=options)
 
     def field(self, name: str) -> str:
         """The value of the last ``Name: value`` line in the prompt ('' if none)."""

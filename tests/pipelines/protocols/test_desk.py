@@ -251,3 +251,73 @@ def test_a_calibration_fitted_for_other_settings_says_so() -> None:
     assert "exhibits 5 (this run: 8)" in note and "approximate" in note
     stale = Calibration(name="c@1", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha="0000", settings={})
     assert "another stance prompt" in calibration_mismatch(stale, exhibits=5, orders=3, unit="passage")
+    assert "negation False (this run: True)" in calibration_mismatch(fitted, exhibits=5, orders=3, negation=True, shots=0)
+
+
+class LeaningModel:
+    """A stand-in LLM that reads the true stance of whichever claim it is asked about, times a pull towards "contradicts"."""
+
+    model_name = "leaning"
+
+    def __init__(self, truth: dict[str, float], pull: float = 3.0) -> None:
+        self.truth = truth
+        self.pull = pull
+        self.prompts: list[str] = []
+
+    async def reply(self, messages: Sequence[Any], **params: Any) -> Reply:
+        text = "\n".join(str(m.content) for m in messages)
+        self.prompts.append(text)
+        asked = re.findall(r"^Claim: (.+)$", text, flags=re.MULTILINE)[-1]
+        truth = (
+            self.truth
+            if asked == CLAIM
+            else {"SUPPORTS": self.truth["REFUTES"], "REFUTES": self.truth["SUPPORTS"], "UNRELATED": self.truth["UNRELATED"]}
+        )
+        question = text.rsplit("Claim:", 1)[-1]
+        weights = {letter: truth[_WORD[w]] * (self.pull if w == "contradicts" else 1.0) for letter, w in _OPTION.findall(question)}
+        total = sum(weights.values())
+        top = tuple((letter, math.log(w / total)) for letter, w in weights.items())
+        best = max(top, key=lambda t: t[1])
+        return Reply(text=best[0], tokens=(TokenLogprob(best[0], best[1], top),))
+
+
+def test_reading_the_claims_opposite_too_cancels_a_lean_towards_one_answer() -> None:
+    truth = {"SUPPORTS": 0.6, "REFUTES": 0.2, "UNRELATED": 0.2}
+    model = LeaningModel(truth, pull=4.0)
+    alone = asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=3))  # type: ignore[arg-type]
+    assert alone.leaning != "SUPPORTS", "the lean towards 'contradicts' hides the support"
+    both = asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=3, negation="Masks do not reduce transmission"))  # type: ignore[arg-type]
+    assert both.leaning == "SUPPORTS" and both.p("SUPPORTS") > 0.55
+    assert len(both.per_order) == 6 and len(model.prompts) == 3 + 6
+    assert all(p["SUPPORTS"] > p["UNRELATED"] for p in both.per_order[3:]), "the opposite's readings count the other way round"
+
+
+def test_worked_examples_come_before_the_question_each_answer_in_its_own_position() -> None:
+    from pipelines.stages.stance import shot_messages, worked_examples
+
+    examples = worked_examples()
+    assert sorted(e.answer for e in examples) == sorted(STANCES)
+    messages = shot_messages(3)
+    assert len(messages) == 6
+    answers = [str(m.content) for m in messages[1::2]]
+    assert sorted(answers) == ["A", "B", "C"], "no letter is taught as the usual answer"
+    for question, answer, shot in zip(messages[0::2], answers, examples, strict=True):
+        meaning = dict(_OPTION.findall(str(question.content)))
+        assert _WORD[meaning[answer]] == shot.answer and shot.claim in str(question.content)
+    model = PositionBiasedModel({"SUPPORTS": 0.5, "REFUTES": 0.3, "UNRELATED": 0.2})
+    asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=1, shots=2))  # type: ignore[arg-type]
+    prompt = model.prompts[0]
+    assert prompt.index(examples[1].claim) < prompt.rindex(f"Claim: {CLAIM}"), "the examples come first, the question last"
+    assert examples[2].claim not in prompt
+    with pytest.raises(ValueError, match="between 0 and 3"):
+        shot_messages(4)
+
+
+def test_desk_reads_the_claims_opposite_and_says_so(services: Services) -> None:
+    plain = list(stream_run(CLAIM, desk_config(exhibits=3), services))
+    events = list(stream_run(CLAIM, desk_config(exhibits=3, negation=True, shots=3), services))
+    opposite = [e for e in events if isinstance(e, StageCompleted) and e.stage == "negation"]
+    assert opposite and opposite[0].detail.startswith("the claim's opposite: ") and "not" in opposite[0].detail
+    stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
+    assert stances and all(len(s.per_order) == 6 for s in stances)
+    assert events[-1].verdict.label == plain[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pipelines.llm.fake.prompt import PromptView
-from pipelines.llm.fake.registry import choice_responder
+from pipelines.llm.fake.registry import choice_responder, text_responder
 
 _STANCE_OPTION = re.compile(r"^([ABC])\. The passage (supports|contradicts|does not address) the claim\.$", re.MULTILINE)
 FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as small models have: averaging orders cancels it
@@ -22,3 +22,14 @@ def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
     distribution = {letter: strength if word == stance else rest for letter, word in meaning.items()}
     distribution["A"] = distribution.get("A", 0.0) + FIRST_POSITION_PULL
     return distribution
+
+
+@text_responder("Rewrite the claim so that it says the opposite")
+def desk_negation(view: PromptView) -> str:
+    """The claim with its negation taken away, or a "not" put in: the fake then reads the exhibits the other way round."""
+    claim = view.text.rsplit("\n", 1)[-1].strip()
+    without = re.sub(r"\b(not|no|never)\s+", "", claim, count=1, flags=re.IGNORECASE)
+    if without != claim:
+        return without
+    with_not = re.sub(r"\b(is|are|was|were|can|does|do|will|has|have)\b", r"\1 not", claim, count=1)
+    return with_not if with_not != claim else f"It is not true that {claim[:1].lower()}{claim[1:]}"
