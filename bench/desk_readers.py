@@ -1,0 +1,194 @@
+"""desk's stance readers side by side, on Check-COVID claims with the gold passage in hand (no retrieval).
+
+    .venv/bin/python bench/desk_readers.py [--split train] [--limit 80] [--out FILE.jsonl]
+    .venv/bin/python bench/desk_readers.py --analyse FILE.jsonl
+
+Each SUPPORT/REFUTE claim is read against its gold sentence with one sentence either side
+(about one passage of the index), by each reader:
+
+- ``plain``: the shipped stance prompt, 3 option orders;
+- ``neutral``: the same without its "details matter: a different number ... contradicts" line;
+- ``shots``: 3 worked examples from train before the question (``desk.shots=3``);
+- ``prior``: the plain reading divided by the model's reading of an empty passage
+  (contextual calibration, Zhao et al. 2021);
+- ``negation``: the plain reading averaged with the claim's opposite read the other way
+  round (``desk.negation``);
+- ``sentence``: the abstract's sentence closest to the claim (MiniLM) read alone.
+
+One JSON line per claim keeps every order's probabilities, so ``--analyse`` compares the
+readers and their mixtures offline: AUC of p(supports) - p(contradicts) between SUPPORT and
+REFUTE claims, leave-one-out accuracy at the best threshold, the mean stance, and how often
+the orders agreed. Tune on train; the claims are a seeded shuffle of the split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from langchain_core.messages import BaseMessage, SystemMessage
+
+from pipelines.config import AppSettings, ModelSpec
+from pipelines.eval.datasets import load_dataset
+from pipelines.llm.client import LLM
+from pipelines.llm.registry import build_chat_model
+from pipelines.models import Evidence
+from pipelines.stages.stance import STANCES, negate, read_stance
+from pipelines.tools.embeddings import MiniLMEmbedder
+
+Reading = Sequence[Mapping[str, float]]
+DETAILS_LINE = " Details matter: a passage that gives a different number, time, direction or group than the claim contradicts it."
+
+
+class WithoutDetailsLine:
+    """The judge's LLM with the stance prompt's "details matter" line taken out of the system message."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+        self.model_name = llm.model_name
+
+    async def reply(self, messages: list[BaseMessage], **params: Any) -> Any:
+        first = messages[0]
+        if isinstance(first, SystemMessage):
+            messages = [SystemMessage(content=str(first.content).replace(DETAILS_LINE, "")), *messages[1:]]
+        return await self.llm.reply(messages, **params)
+
+
+def corpus_by_id(folder: Path) -> dict[str, dict[str, Any]]:
+    with (folder / "corpus.json").open() as f:
+        return {d["cord_id"]: d for d in map(json.loads, f)}
+
+
+def passage(doc: dict[str, Any], sentence: int) -> Evidence:
+    sentences = doc["abstract"]
+    j = min(sentence, len(sentences) - 1)
+    return Evidence(id="E1", source="corpus", title=doc["title"], text=" ".join(sentences[max(0, j - 1) : j + 2]))
+
+
+async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    gold = item.gold_evidence[0]
+    exhibit = passage(doc, gold.sentence)
+    record: dict[str, Any] = {"id": item.id, "claim": item.claim, "label": item.label}
+    record["plain"] = list((await read_stance(llm, item.claim, exhibit)).per_order)
+    record["neutral"] = list((await read_stance(WithoutDetailsLine(llm), item.claim, exhibit)).per_order)  # type: ignore[arg-type]
+    record["shots"] = list((await read_stance(llm, item.claim, exhibit, shots=3)).per_order)
+    empty = Evidence(id="E1", source="corpus", title="", text="N/A")
+    record["prior"] = list((await read_stance(llm, item.claim, empty)).per_order)
+    record["negation"] = await negate(llm, item.claim)
+    if record["negation"]:
+        both = await read_stance(llm, item.claim, exhibit, negation=record["negation"])
+        record["opposite"] = list(both.per_order[len(record["plain"]) :])
+    vectors = embedder.embed([item.claim, *doc["abstract"]])
+    best = int(np.argmax(vectors[1:] @ vectors[0]))
+    one = Evidence(id="E1", source="corpus", title=doc["title"], text=doc["abstract"][best])
+    record["sentence"] = list((await read_stance(llm, item.claim, one)).per_order)
+    return record
+
+
+async def collect(split: str, limit: int, out: Path, seed: int) -> None:
+    settings = AppSettings()
+    corpus = corpus_by_id(Path(settings.checkcovid_dir))
+    dataset = load_dataset("check-covid", split, checkcovid_dir=settings.checkcovid_dir)
+    items = [i for i in dataset.items if i.label != "NOT ENOUGH INFO" and i.gold_evidence and i.gold_evidence[0].doc_id in corpus]
+    random.Random(seed).shuffle(items)
+    done = {json.loads(line)["id"] for line in out.open()} if out.exists() else set()
+    llm = LLM(
+        build_chat_model(ModelSpec(backend="embedded", logprobs=True, max_tokens=16), settings),
+        role="judge",
+        model_name="qwen",
+        params={"temperature": 0.0},
+    )
+    embedder = MiniLMEmbedder()
+    for n, item in enumerate(items[:limit], 1):
+        if item.id in done:
+            continue
+        started = time.perf_counter()
+        record = await read_claim(llm, embedder, item, corpus[item.gold_evidence[0].doc_id])
+        record["seconds"] = round(time.perf_counter() - started, 1)
+        with out.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        print(f"{n}/{limit} {item.label} {record['seconds']}s", flush=True)
+
+
+def mean(readings: Reading) -> dict[str, float]:
+    return {s: float(np.mean([r[s] for r in readings])) for s in STANCES}
+
+
+def divided(readings: Reading, prior: Reading) -> dict[str, float]:
+    out: list[dict[str, float]] = []
+    for r, q in zip(readings, prior, strict=True):
+        v = {s: r[s] / max(q[s], 1e-3) for s in STANCES}
+        total = sum(v.values())
+        out.append({str(s): v[s] / total for s in STANCES})
+    return mean(out)
+
+
+READERS: dict[str, Callable[[dict[str, Any]], dict[str, float]]] = {
+    "plain": lambda r: mean(r["plain"]),
+    "plain, first order only": lambda r: r["plain"][0],
+    "neutral": lambda r: mean(r["neutral"]),
+    "shots": lambda r: mean(r["shots"]),
+    "prior": lambda r: divided(r["plain"], r["prior"]),
+    "negation": lambda r: mean([*r["plain"], *r.get("opposite", [])]),
+    "negation + shots": lambda r: mean([*r["shots"], *r.get("opposite", [])]),
+    "sentence": lambda r: mean(r["sentence"]),
+    "plain + sentence": lambda r: mean([*r["plain"], *r["sentence"]]),
+}
+
+
+def analyse(path: Path) -> None:
+    rows = [json.loads(line) for line in path.open()]
+    y = np.array([r["label"] == "SUPPORTS" for r in rows])
+
+    def auc(x: np.ndarray) -> float:
+        pos, neg = x[y], x[~y]
+        return float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg]))
+
+    def loo_accuracy(x: np.ndarray) -> float:
+        hits = 0
+        for i in range(len(x)):
+            rest = np.arange(len(x)) != i
+            best = max(np.unique(x[rest]), key=lambda t: np.mean((x[rest] >= t) == y[rest]))
+            hits += int((x[i] >= best) == y[i])
+        return hits / len(x)
+
+    print(f"{len(rows)} claims, {int(y.sum())} SUPPORT; median {np.median([r['seconds'] for r in rows]):.0f} s a claim")
+    print("| reader | AUC | accuracy (leave one out) | mean supports / contradicts / unrelated |\n| --- | ---: | ---: | --- |")
+    for name, read in READERS.items():
+        p = [read(r) for r in rows]
+        x = np.array([q["SUPPORTS"] - q["REFUTES"] for q in p])
+        m = np.array([[q[s] for s in STANCES] for q in p]).mean(0)
+        print(f"| {name} | {auc(x):.3f} | {loo_accuracy(x):.3f} | {' / '.join(f'{v:.2f}' for v in m)} |")
+    for key in ("plain", "neutral", "shots"):
+        agree = np.mean([len({max(STANCES, key=o.get) for o in r[key]}) == 1 for r in rows])
+        print(f"{key}: the orders agreed on {agree:.0%} of claims")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--limit", type=int, default=80)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default="bench/results/desk-readers.jsonl")
+    parser.add_argument("--analyse", default="", help="compare the readers in this records file, without the model")
+    args = parser.parse_args()
+    if args.analyse:
+        analyse(Path(args.analyse))
+        return
+    asyncio.run(collect(args.split, args.limit, Path(args.out), args.seed))
+    analyse(Path(args.out))
+
+
+if __name__ == "__main__":
+    main()
