@@ -84,16 +84,16 @@ def _stance(event: ExhibitStanceRead) -> Stance:
     )
 
 
-def truncated(stances: Sequence[Stance], exhibits: int, orders: int, *, negation: bool = False) -> list[Stance]:
+def truncated(stances: Sequence[Stance], exhibits: int, orders: int, *, read_orders: int = 0) -> list[Stance]:
     """The stances a run with fewer exhibits / fewer option orders would have read (the first ones).
 
-    With ``negation`` each stance's readings are the claim's orders, then the negation's:
-    the first ``orders`` of each half are kept.
+    A stance with twice the run's ``read_orders`` readings was also read against the claim's
+    opposite (``desk.negation``): the first ``orders`` of each half are kept.
     """
     kept = []
     for s in stances[:exhibits]:
-        half = len(s.per_order) // 2
-        used = (s.per_order[:orders] + s.per_order[half : half + orders]) if negation else s.per_order[:orders]
+        both = read_orders > 0 and len(s.per_order) == 2 * read_orders
+        used = (s.per_order[:orders] + s.per_order[read_orders : read_orders + orders]) if both else s.per_order[:orders]
         used = used or (s.probabilities,)
         averaged = {k: sum(p[k] for p in used) / len(used) for k in STANCES}
         kept.append(Stance(exhibit_id=s.exhibit_id, probabilities=averaged, per_order=tuple(used), method=s.method))  # type: ignore[arg-type]
@@ -103,7 +103,7 @@ def truncated(stances: Sequence[Stance], exhibits: int, orders: int, *, negation
 def design(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int) -> tuple[np.ndarray, np.ndarray]:
     x = np.array(
         [
-            [stance_features(truncated(e.stances, exhibits, orders, negation=bool(e.settings.get("negation"))))[n] for n in names]
+            [stance_features(truncated(e.stances, exhibits, orders, read_orders=int(e.settings.get("orders", 3))))[n] for n in names]
             for e in examples
         ],
         dtype=float,
@@ -206,6 +206,10 @@ def main() -> None:
         for claim, stances, run_settings in runs
         if " ".join(claim.split()) in gold_by_text and stances
     ]
+    unread = [e for e in examples if e.settings.get("negation") and any(len(s.per_order) != 2 * int(e.settings.get("orders", 3)) for s in e.stances)]
+    if unread:
+        print(f"left out {len(unread)} claims whose opposite was not read (desk now states it plainly when the model writes none)")
+        examples = [e for e in examples if e not in unread]
     if len(examples) < 20:
         raise SystemExit(f"only {len(examples)} desk runs on {args.split} claims found in {args.data_dir}: run bench/desk.py first")
     read_exhibits = min(len(e.stances) for e in examples)
@@ -213,8 +217,7 @@ def main() -> None:
     mixed = {key: values for key, values in reader.items() if len(values) > 1}
     if mixed:
         raise SystemExit(f"the runs in {args.data_dir} were read in different ways ({mixed}): fit on one reader at a time")
-    negation = bool(examples[0].settings.get("negation", False))
-    read_orders = min(len(s.per_order) for e in examples for s in e.stances) // (2 if negation else 1)
+    read_orders = min(int(e.settings.get("orders", 3)) for e in examples)
     supports = sum(e.gold == "SUPPORTS" for e in examples)
     print(
         f"{len(examples)} train claims ({supports} SUPPORT, {len(examples) - supports} REFUTE); read {read_exhibits}+ exhibits, {read_orders} orders"

@@ -151,7 +151,7 @@ class DeskConfig(BaseModel):
         description="passage (the retrieved passage, a few sentences) or document (the whole document it comes from, cut at 2,400 characters).",
     )
     negation: bool = Field(
-        default=False,
+        default=True,
         title="Read the claim's opposite too",
         description="The model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls.",
     )

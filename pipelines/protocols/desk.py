@@ -101,12 +101,10 @@ async def run_desk(ctx: RunContext) -> Verdict:
 
 
 async def _negation(ctx: RunContext, judge: LLM) -> str:
-    """The claim's opposite, written by the judge's model and shown in the stage log ('' if it wrote none)."""
+    """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
     ctx.emit(StageStarted(stage="negation", detail="writing the claim's opposite, to read each exhibit against it too"))
-    negation = await negate(judge, ctx.claim.text)
-    detail = (
-        f"the claim's opposite: {negation}" if negation else "the model wrote no usable opposite; exhibits are read against the claim only"
-    )
+    negation, by_model = await negate(judge, ctx.claim.text)
+    detail = f"the claim's opposite: {negation}" if by_model else f"the model wrote no usable opposite, so it is stated plainly: {negation}"
     ctx.emit(StageCompleted(stage="negation", detail=detail))
     return negation
 

@@ -190,15 +190,27 @@ async def read_stance(
     return Stance(exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note)
 
 
-async def negate(llm: LLM, claim: str) -> str:
-    """The claim's opposite in the model's words, changing as little as it can ('' when it writes nothing usable)."""
+async def negate(llm: LLM, claim: str) -> tuple[str, bool]:
+    """The claim's opposite and whether the model wrote it.
+
+    The model is asked to change as little as it can; when it writes nothing usable (nothing,
+    or the claim again) the opposite is stated plainly: "It is not true that ...".
+    """
     text = (await llm.reply(load_prompt("desk_negation").render(claim=claim), max_tokens=NEGATION_TOKENS)).text
     lines = [line.strip().strip('"').strip() for line in text.strip().splitlines() if line.strip()]
     negation = lines[0] if lines else ""
     if negation.lower().startswith(("claim:", "rewritten claim:", "opposite:")):
         negation = negation.split(":", 1)[1].strip()
     same = " ".join(negation.lower().split()) == " ".join(claim.lower().split())
-    return "" if same or len(negation) < 3 else negation[:600]
+    if same or len(negation) < 3:
+        return plain_negation(claim), False
+    return negation[:600], True
+
+
+def plain_negation(claim: str) -> str:
+    """The claim's opposite without a model: "It is not true that <claim>"."""
+    text = " ".join(claim.split()).rstrip(".")
+    return f"It is not true that {text[:1].lower()}{text[1:]}." if text else ""
 
 
 def _by_stance(read: LabelDistribution, order: Sequence[StanceKey]) -> dict[StanceKey, float]:
