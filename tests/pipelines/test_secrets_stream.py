@@ -12,8 +12,8 @@ from pipelines.config import ROLES, ModelSpec, RunConfig
 from pipelines.events import ArgumentDelta, RunFailed, TurnCompleted, VerdictReached
 from pipelines.export import EXPORT_FORMATS, RecordError, export_run, load_record
 from pipelines.llm.fake import FakeChatModel
-from pipelines.redaction import StreamRedactor, scrub_url, url_secrets
-from pipelines.runner import Redactor, Services, resume_run, stream_run
+from pipelines.redaction import Redactor, StreamRedactor, scrub_url, url_secrets
+from pipelines.runner import Services, resume_run, stream_run
 from tests.fakes import fake_config
 from tests.pipelines.test_secrets import everything_stored
 
