@@ -70,10 +70,10 @@ class EvalStore:
                     macro_f1=report.macro_f1,
                     ece=report.calibration.ece,
                     evidence_recall=report.evidence_recall,
-                    model_calls=report.model_calls,
-                    tokens_in=report.tokens_in,
-                    tokens_out=report.tokens_out,
-                    seconds=report.seconds,
+                    model_calls=report.cost.calls,
+                    tokens_in=report.cost.tokens_in,
+                    tokens_out=report.cost.tokens_out,
+                    seconds=report.cost.wall_seconds,
                     report=report.model_dump_json(),
                 )
             )
@@ -110,9 +110,9 @@ def write_report_files(report: EvalReport, folder: Path) -> tuple[Path, Path]:
 
 def claims_csv(report: EvalReport) -> str:
     buffer = io.StringIO()
-    fields = list(type(report.rows[0]).model_fields) if report.rows else ["id"]
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\r\n")  # RFC 4180; a field holding "\r" is quoted too
+    rows = [row.flat_row() for row in report.rows]
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["id"], lineterminator="\r\n")  # RFC 4180; "\r" is quoted too
     writer.writeheader()
-    for row in report.rows:
-        writer.writerow({name: csv_cell(value) for name, value in row.model_dump(mode="json").items()})  # formulas stay text
+    for row in rows:
+        writer.writerow({name: csv_cell(value) for name, value in row.items()})  # formulas stay text
     return buffer.getvalue()
