@@ -84,7 +84,7 @@ def test_single_resumed_after_a_crash_equals_an_uninterrupted_run(fresh: Service
     assert model.calls == 1, "the query call came from the journal; only the answer call was made again"
     run = again.store.get_run(run_id)  # type: ignore[union-attr]
     assert run is not None and run.status == "completed" and run.attempts == 2 and run.verdict == reference[-1].verdict.label  # type: ignore[attr-defined]
-    assert run.model_calls == 2 and run.event_count == len(record)
+    assert run.cost.calls == 2 and run.event_count == len(record)
 
 
 @pytest.mark.parametrize("fail_after", [1, 4, 7, 10])
