@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.events import Event, ModelCallCompleted, QueryIssued, RunFailed, VerdictReached
+from pipelines.digest import digest
+from pipelines.events import Event
 from pipelines.runner import stream_run
 from pipelines.services import Services
 
@@ -50,14 +51,15 @@ class Tally:
     verdicts: list[str] = field(default_factory=list)
 
     def add(self, events: Sequence[Event], gold: str, repeat: bool) -> None:
-        tools = sum(isinstance(e, QueryIssued) for e in events)
-        verdict = next((e.verdict.label for e in events if isinstance(e, VerdictReached)), "failed")
+        run = digest(events)
+        tools = run.queries
+        verdict = run.verdict.label if run.verdict is not None else "failed"
         self.tool_calls += tools
-        self.model_calls += sum(isinstance(e, ModelCallCompleted) for e in events)
+        self.model_calls += run.cost.calls
         self.correct += verdict == gold
         self.claims += 1
         self.no_tool_claims += tools == 0
-        self.failed += any(isinstance(e, RunFailed) for e in events)
+        self.failed += run.failure is not None
         self.verdicts.append(verdict)
         if repeat:
             self.repeat_tool_calls += tools

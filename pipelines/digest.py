@@ -154,6 +154,13 @@ class RunDigest:
             return self.override.label
         return self.verdict.label if self.verdict is not None else None
 
+    @property
+    def outcome(self) -> str:
+        """How the run ended, in a few words: its label, "failed: why", or "no verdict"."""
+        if self.verdict is not None:
+            return self.verdict.label
+        return f"failed: {self.failure}" if self.failure is not None else "no verdict"
+
     def cited_evidence(self) -> list[Evidence]:
         """The items the model's verdict rests on, in the order it cites them."""
         cited = self.verdict.cited if self.verdict is not None else ()
