@@ -13,6 +13,7 @@ from typing import Any
 from components.safe_text import escape_markdown
 from components.verdict import when
 from pipelines.events import (
+    INTERVENTIONS,
     CheckerAddedEvidence,
     CheckerAddedQuery,
     CheckerAdmittedEvidence,
@@ -23,21 +24,9 @@ from pipelines.events import (
     RunResumed,
     StepPaused,
     StepResumed,
-    VerdictOverridden,
 )
 
-CHECKER_EVENTS = (
-    StepPaused,
-    StepResumed,
-    CheckerEditedQuery,
-    CheckerAddedQuery,
-    CheckerStruckEvidence,
-    CheckerAdmittedEvidence,
-    CheckerAddedEvidence,
-    VerdictOverridden,
-    RunResumed,
-    RunInterrupted,
-)
+CHECKER_EVENTS = (*INTERVENTIONS, StepPaused, RunResumed, RunInterrupted)
 
 
 def is_checker_event(evt: Event) -> bool:

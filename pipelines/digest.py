@@ -15,10 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pipelines.events import (
+    INTERVENTIONS,
     CheckerAddedEvidence,
-    CheckerAddedQuery,
     CheckerAdmittedEvidence,
-    CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
     EvidenceRetrieved,
@@ -31,24 +30,12 @@ from pipelines.events import (
     StageCompleted,
     StageStarted,
     StatementChecked,
-    StepResumed,
     TurnCompleted,
     VerdictOverridden,
     VerdictReached,
 )
 from pipelines.models import Evidence, Verdict
 from pipelines.stages.argument import citations
-
-# What the checker did to a run (step mode and the verdict override), in the order it happened.
-INTERVENTIONS = (
-    CheckerEditedQuery,
-    CheckerAddedQuery,
-    CheckerStruckEvidence,
-    CheckerAdmittedEvidence,
-    CheckerAddedEvidence,
-    StepResumed,
-    VerdictOverridden,
-)
 
 
 class Cost(BaseModel):

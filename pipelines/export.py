@@ -133,24 +133,8 @@ def record_schema() -> dict[str, Any]:
 
 def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
     """The whole run as a JSON-ready dict in the versioned schema."""
-    info = RunInfo(
-        id=summary.id,
-        claim=summary.claim,
-        protocol=summary.protocol,
-        status=summary.status,  # type: ignore[arg-type]
-        created_at=summary.created_at,
-        finished_at=summary.finished_at,
-        app_version=summary.app_version,
-        config=summary.config,
-        verdict=summary.verdict,
-        confidence=summary.confidence,
-        checker_verdict=summary.checker_verdict,
-        checker_note=summary.checker_note,
-        checker_by=summary.checker_by,
-        attempts=summary.attempts,
-        origin=summary.origin,
-        totals=totals_of(digest(events)),
-    )
+    same_name = {name: getattr(summary, name) for name in RunInfo.model_fields if name != "totals"}  # the run's row
+    info = RunInfo(**same_name, totals=totals_of(digest(events)))
     record = RunRecord(
         exported_at=round(time.time(), 3), exported_by=f"DebateDesk {__version__}", run=info, events=[dump_event(e) for e in events]
     )
@@ -212,23 +196,9 @@ def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
     run = record.run
     cost = digest(events).cost
     summary = RunSummary(
-        id=run.id,
-        claim=run.claim,
-        protocol=run.protocol,
-        status=run.status,
-        verdict=run.verdict,
-        confidence=run.confidence,
-        created_at=run.created_at,
-        finished_at=run.finished_at,
+        **run.model_dump(exclude={"totals"}),
         cost=Cost(calls=cost.calls, tokens_in=cost.tokens_in, tokens_out=cost.tokens_out, model_seconds=round(cost.model_seconds, 4)),
-        config=run.config,
-        app_version=run.app_version,
         event_count=len(events),
-        attempts=run.attempts,
-        checker_verdict=run.checker_verdict,
-        checker_note=run.checker_note,
-        checker_by=run.checker_by,
-        origin=run.origin,
     )
     return summary, events
 

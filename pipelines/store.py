@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
 
 from sqlalchemy import (
@@ -394,29 +394,18 @@ class RunStore:
 
     def insert_record(self, summary: RunSummary, events: Sequence[Event]) -> None:
         """Store a whole run at once (an imported transcript); its events keep their order."""
+        same_name = {f.name: getattr(summary, f.name) for f in fields(summary) if f.name not in ("cost", "config", "event_count")}
+        cost = summary.cost
         with Session(self.engine) as s, s.begin():
             s.add(
                 RunRow(
-                    id=summary.id,
-                    claim=summary.claim,
-                    protocol=summary.protocol,
-                    status=summary.status,
-                    verdict=summary.verdict,
-                    confidence=summary.confidence,
-                    created_at=summary.created_at,
-                    finished_at=summary.finished_at,
+                    **same_name,
                     config=json.dumps(summary.config),
-                    app_version=summary.app_version,
-                    model_calls=summary.cost.calls,
-                    tokens_in=summary.cost.tokens_in,
-                    tokens_out=summary.cost.tokens_out,
-                    model_seconds=summary.cost.model_seconds,
+                    model_calls=cost.calls,
+                    tokens_in=cost.tokens_in,
+                    tokens_out=cost.tokens_out,
+                    model_seconds=cost.model_seconds,
                     event_count=len(events),
-                    attempts=summary.attempts,
-                    checker_verdict=summary.checker_verdict,
-                    checker_note=summary.checker_note,
-                    checker_by=summary.checker_by,
-                    origin=summary.origin,
                 )
             )
             s.flush()

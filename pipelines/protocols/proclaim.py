@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -628,16 +628,7 @@ def _deliberate(ctx: RunContext, cfg: ProClaimConfig, court: Court, ballots: lis
             winning_votes=outcome.winning_votes,
             total_votes=outcome.total_votes,
             tie_break=outcome.tie_break,
-            vote_share_term=terms.vote_share_term,
-            quality_sum=terms.quality_sum,
-            quality_term=terms.quality_term,
-            c_base=terms.c_base,
-            delta_rs=terms.delta_rs,
-            s_ref=terms.s_ref,
-            delta_ref=terms.delta_ref,
-            unclamped=terms.unclamped,
-            floor_applied=terms.floor_applied,
-            c_final=terms.c_final,
+            **asdict(terms),  # every term of the confidence, under the event's names
         )
     )
     ctx.emit(StageCompleted(stage="panel", detail=f"{outcome.label} ({_tally(outcome.counts)})"))
