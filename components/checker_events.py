@@ -12,18 +12,14 @@ from typing import Any
 
 from components.safe_text import escape_markdown
 from components.verdict import when
+from pipelines.digest import describe_intervention
 from pipelines.events import (
     INTERVENTIONS,
-    CheckerAddedEvidence,
-    CheckerAddedQuery,
-    CheckerAdmittedEvidence,
-    CheckerEditedQuery,
-    CheckerStruckEvidence,
     Event,
     RunInterrupted,
     RunResumed,
     StepPaused,
-    StepResumed,
+    VerdictOverridden,
 )
 
 CHECKER_EVENTS = (*INTERVENTIONS, StepPaused, RunResumed, RunInterrupted)
@@ -46,28 +42,18 @@ def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None]
             planned_text = "; ".join(f"{escape_markdown(a)}: “{escape_markdown(q)}”" for a, q in planned.items())
             # markup: the title is the app's, planned_text is escaped above
             transcript.info(f"⏸️ **{title}** for the checker." + (f" Planned next: {planned_text}" if planned_text else ""))
-        case CheckerEditedQuery(agent=agent, before=before, after=after):
-            transcript.markdown(
-                f"{_who(evt)} edited **{escape_markdown(agent)}**'s next query: “{escape_markdown(before)}” → “{escape_markdown(after)}”"
-            )
-        case CheckerAddedQuery(query=query):
-            transcript.markdown(f"{_who(evt)} added a query: “{escape_markdown(query)}”")
-        case CheckerStruckEvidence(evidence_id=eid, reason=reason):
-            transcript.markdown(f"{_who(evt)} struck **{escape_markdown(eid)}**: {escape_markdown(reason)}")
-        case CheckerAdmittedEvidence(evidence_id=eid, reason=reason):
-            transcript.markdown(f"{_who(evt)} admitted **{escape_markdown(eid)}**: {escape_markdown(reason)}")
-        case CheckerAddedEvidence(evidence=e):
-            where = f" from {escape_markdown(e.url)}" if e.url else ""
-            transcript.markdown(
-                f"{_who(evt)} added evidence **{escape_markdown(e.id)}**{where}: “{escape_markdown(e.text[:300])}”"
-            )  # markup: where is escaped
-        case StepResumed(action=action, note=note):
-            verb = "stopped the debate: the verdict comes next" if action == "stop" else "let the run continue"
-            transcript.markdown(f"{_who(evt)} {verb}" + (f" — {escape_markdown(note)}" if note else ""))  # markup: verb is the app's
         case RunResumed(attempt=attempt, replayed=replayed):
             log(f"▶️ resumed (attempt {attempt})")
             transcript.info(  # markup: numbers and a time only
                 f"▶️ **Resumed** ({when(evt.at)}, attempt {attempt}): the {replayed} events above are from before; the journal answered the calls already made."
             )
-        case _:
-            pass  # an override and an interruption show in the verdict box
+        case VerdictOverridden() | RunInterrupted():
+            pass  # shown in the verdict box
+        case _ if isinstance(evt, INTERVENTIONS):
+            transcript.markdown(
+                f"{_who(evt)} · {describe_intervention(evt, _escaped)}"
+            )  # markup: every quoted string is escaped by _escaped
+
+
+def _escaped(text: str, limit: int) -> str:
+    return escape_markdown(text[:limit])

@@ -9,7 +9,7 @@ Pure: no I/O, no Streamlit, nothing but the events it is fed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict
 from pipelines.events import (
     INTERVENTIONS,
     CheckerAddedEvidence,
+    CheckerAddedQuery,
     CheckerAdmittedEvidence,
+    CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
     EvidenceRetrieved,
@@ -30,6 +32,7 @@ from pipelines.events import (
     StageCompleted,
     StageStarted,
     StatementChecked,
+    StepResumed,
     TurnCompleted,
     VerdictOverridden,
     VerdictReached,
@@ -209,6 +212,30 @@ class RunDigest:
             self.statements.setdefault(cited, []).append(f"{evt.turn_id}{mark}: {evt.statement[:120]}")
 
 
+def describe_intervention(evt: Event, quote: Callable[[str, int], str]) -> str:
+    """What the checker did, in words, for a report or a page; each quoted string goes through ``quote(text, limit)``, which escapes it for its sink."""
+    match evt:
+        case CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
+            return f"round {r}: edited {quote(agent, 80)}'s next query “{quote(before, 200)}” → “{quote(after, 200)}”"
+        case CheckerAddedQuery(round=r, query=query):
+            return f"round {r}: added a query “{quote(query, 200)}”"
+        case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
+            return f"round {r}: struck {quote(eid, 40)} ({quote(reason, 300)})"
+        case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
+            return f"round {r}: admitted {quote(eid, 40)} ({quote(reason, 300)})"
+        case CheckerAddedEvidence(round=r, evidence=item):
+            where = f" from {quote(item.url, 200)}" if item.url else ""
+            return f"round {r}: added evidence {quote(item.id, 40)}{where}: “{quote(item.text, 200)}”"
+        case StepResumed(round=r, action=action, note=note):
+            done = "stopped the debate: the verdict comes next" if action == "stop" else "let the run continue"
+            return f"round {r}: {done}" + (f" ({quote(note, 300)})" if note else "")
+        case VerdictOverridden(label=label, note=note, model_verdict=was):
+            said = f" (the model said {quote(was.label, 40)})" if was else ""
+            return f"set the verdict to **{quote(label, 40)}**{said}" + (f": {quote(note, 500)}" if note else "")
+        case _:
+            return ""
+
+
 def digest(events: Iterable[Event]) -> RunDigest:
     """A stored run's events read in one pass."""
     found = RunDigest()
@@ -217,4 +244,4 @@ def digest(events: Iterable[Event]) -> RunDigest:
     return found
 
 
-__all__ = ["INTERVENTIONS", "Cost", "RunDigest", "call_stage", "digest", "stage_name"]
+__all__ = ["INTERVENTIONS", "Cost", "RunDigest", "call_stage", "describe_intervention", "digest", "stage_name"]

@@ -19,13 +19,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipelines import __version__
-from pipelines.digest import Cost, RunDigest, digest
+from pipelines.digest import Cost, RunDigest, describe_intervention, digest
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     CheckerAddedEvidence,
-    CheckerAddedQuery,
     CheckerAdmittedEvidence,
-    CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
     EvidenceRetrieved,
@@ -36,9 +34,7 @@ from pipelines.events import (
     RunResumed,
     RunStarted,
     StageFailed,
-    StepResumed,
     TurnCompleted,
-    VerdictOverridden,
     dump_event,
     parse_event,
 )
@@ -390,28 +386,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
 
 
 def _describe_intervention(e: Event) -> str:
-    stamp = f"- {_when(e.at)} · {md(getattr(e, 'by', ''))}"
-    match e:
-        case CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
-            return f"{stamp} · round {r}: edited {md(agent)}'s next query “{_cell(before, 200)}” → “{_cell(after, 200)}”"
-        case CheckerAddedQuery(round=r, query=query):
-            return f"{stamp} · round {r}: added a query “{_cell(query, 200)}”"
-        case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
-            return f"{stamp} · round {r}: struck {md(eid)} ({_cell(reason, 300)})"
-        case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
-            return f"{stamp} · round {r}: admitted {md(eid)} ({_cell(reason, 300)})"
-        case CheckerAddedEvidence(round=r, evidence=ev):
-            where = f" from {_cell(ev.url, 200)}" if ev.url else ""
-            return f"{stamp} · round {r}: added evidence {md(ev.id)}{where}: “{_cell(ev.text, 200)}”"
-        case StepResumed(round=r, action=action, note=note):
-            return f"{stamp} · round {r}: {'stopped the debate' if action == 'stop' else 'continued'}" + (
-                f" ({_cell(note, 300)})" if note else ""
-            )
-        case VerdictOverridden(label=label, note=note, model_verdict=mv):
-            was = f" (the model said {md(mv.label)})" if mv else ""
-            return f"{stamp}: set the verdict to **{md(label)}**{was}" + (f": {_cell(note, 500)}" if note else "")
-        case _:
-            return ""
+    return f"- {_when(e.at)} · {md(getattr(e, 'by', ''))} · {describe_intervention(e, _cell)}"
 
 
 # --- schema.org ClaimReview -------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.digest import Cost, RunDigest, digest, stage_name
+from pipelines.digest import Cost, RunDigest, describe_intervention, digest, stage_name
 from pipelines.events import (
     CheckerAdmittedEvidence,
     CheckerStruckEvidence,
@@ -100,3 +100,16 @@ def test_cost_describes_itself_in_numbers_only() -> None:
     assert Cost(calls=3, tokens_in=1234, tokens_out=56, model_seconds=2.25).describe() == (
         "3 model calls · 1,234 tokens in · 56 out · 2.2 s of model time"
     )
+
+
+def test_an_intervention_is_described_once_with_every_quoted_string_passed_through_the_sinks_escaper() -> None:
+    struck = CheckerStruckEvidence(round=2, evidence_id="E1", reason="[click](http://evil.test)", by="ann")
+    quoted: list[tuple[str, int]] = []
+
+    def quote(text: str, limit: int) -> str:
+        quoted.append((text, limit))
+        return "<" + text[:limit] + ">"
+
+    assert describe_intervention(struck, quote) == "round 2: struck <E1> (<[click](http://evil.test)>)"
+    assert quoted == [("E1", 40), ("[click](http://evil.test)", 300)]
+    assert describe_intervention(RunFailed(reason="x"), quote) == ""
