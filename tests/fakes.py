@@ -65,6 +65,16 @@ def fake_config(**updates: object) -> RunConfig:
     return config.model_copy(update={"corpus": "demo", **updates})
 
 
+def with_settings(config: RunConfig, section: str, **changes: object) -> RunConfig:
+    """``config`` with some settings of one section changed: ``retrieval``, ``checker``, or a protocol's own."""
+    return config.model_copy(update={section: getattr(config, section).model_copy(update=changes)})
+
+
+def protocol_config(protocol: str, **settings: object) -> RunConfig:
+    """``fake_config`` for ``protocol``, with some of the protocol's own settings changed."""
+    return with_settings(fake_config(protocol=protocol), protocol, **settings)
+
+
 def make_services(
     data_dir: Path, embedder: Embedder, web: object | None = None, chat: FakeChatModel | None = None, *, cache: bool = False
 ) -> Services:

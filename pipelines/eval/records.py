@@ -54,26 +54,18 @@ class EvalStore:
         _Base.metadata.create_all(engine)
 
     def save(self, report: EvalReport) -> None:
+        # The headline columns the report holds under the same name, then those it holds elsewhere.
+        same_name = {c.key: getattr(report, c.key) for c in EvaluationRow.__table__.columns if c.key in EvalReport.model_fields}
+        cost = report.cost
         with Session(self.engine) as s, s.begin():
             s.merge(
                 EvaluationRow(
-                    id=report.id,
-                    created_at=report.created_at,
-                    dataset=report.dataset,
-                    split=report.split,
-                    protocol=report.protocol,
-                    backend=report.backend,
-                    labels=report.labels,
-                    claims=report.claims,
-                    failed=report.failed,
-                    accuracy=report.accuracy,
-                    macro_f1=report.macro_f1,
+                    **same_name,
                     ece=report.calibration.ece,
-                    evidence_recall=report.evidence_recall,
-                    model_calls=report.cost.calls,
-                    tokens_in=report.cost.tokens_in,
-                    tokens_out=report.cost.tokens_out,
-                    seconds=report.cost.wall_seconds,
+                    model_calls=cost.calls,
+                    tokens_in=cost.tokens_in,
+                    tokens_out=cost.tokens_out,
+                    seconds=cost.wall_seconds,
                     report=report.model_dump_json(),
                 )
             )

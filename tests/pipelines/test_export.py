@@ -27,7 +27,7 @@ from pipelines.llm.fake import FakeChatModel
 from pipelines.runner import stream_run
 from pipelines.services import Services
 from pipelines.store import RunStore
-from tests.fakes import CannedWeb, fake_config
+from tests.fakes import CannedWeb, fake_config, with_settings
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -39,7 +39,7 @@ def finished(services: Services) -> tuple[RunStore, str]:
     services.chat_override = FakeChatModel()
     services.web = CannedWeb()  # type: ignore[assignment]
     config = fake_config(protocol="single")
-    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
+    config = with_settings(config, "retrieval", web_search=True)
     events = list(stream_run(CLAIM, config, services))
     assert isinstance(events[-1], VerdictReached)
     run_id = events[0].run_id  # type: ignore[attr-defined]
