@@ -166,3 +166,15 @@ def make_context(services: Services, config: RunConfig, claim: str, reviewer: ob
         reviewer=reviewer,  # type: ignore[arg-type]
     )
     return ctx, events
+
+
+def hand_record(
+    claim: str, *events: dict[str, Any], run_id: str = "r1", status: str = "failed", at: float = 1.0, **run: Any
+) -> dict[str, Any]:
+    """A single-protocol run record as someone might write it by hand: the run's row, its RunStarted, then ``events``."""
+    return {
+        "format": "debatedesk.run",
+        "schema_version": 1,
+        "run": {"id": run_id, "claim": claim, "protocol": "single", "status": status, "created_at": at, **run},
+        "events": [{"type": "RunStarted", "at": at, "run_id": run_id, "claim": claim, "protocol": "single"}, *events],
+    }
