@@ -37,8 +37,7 @@ from pipelines.events import (
     VerdictOverridden,
     VerdictReached,
 )
-from pipelines.models import Evidence, Verdict
-from pipelines.stages.argument import citations
+from pipelines.models import Evidence, Verdict, citations
 
 
 class Cost(BaseModel):

@@ -22,11 +22,11 @@ from langchain_core.messages import BaseMessage
 from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
-from pipelines.models import Evidence, Turn, Verdict
+from pipelines.models import Evidence, Turn, Verdict, citations
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.roles import POLITICIAN, SCIENTIST, AgentRole
-from pipelines.stages.argument import citations, stream_turn
+from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import format_history
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, report
 from pipelines.stages.retrieval import format_evidence, retrieve_for_claim

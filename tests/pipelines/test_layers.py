@@ -44,3 +44,9 @@ def test_the_runner_keeps_only_a_runs_life() -> None:
     tree = ast.parse((PIPELINES / "runner.py").read_text())
     classes = sorted(node.name for node in tree.body if isinstance(node, ast.ClassDef))
     assert classes == ["RunHandle"], f"runner.py defines {classes}: storing, redacting and journalling live in their own modules"
+
+
+def test_the_digest_reads_only_events_and_the_domain_model() -> None:
+    """Everything from the store to the page reads runs through the digest, so it sits just above the events."""
+    inside = sorted(m for m in imported_modules(PIPELINES / "digest.py") if m.startswith("pipelines."))
+    assert set(inside) <= {"pipelines.events", "pipelines.models"}, f"digest.py imports {inside}"
