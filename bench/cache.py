@@ -57,7 +57,7 @@ def main() -> None:
             timings.append(seconds)
             print(
                 f"{name}: {report.claims} claims in {seconds:.2f} s ({seconds / report.claims:.3f} s a claim); "
-                f"{report.model_calls} model calls, {report.cached_calls} from the cache; accuracy {report.accuracy:.3f}"
+                f"{report.cost.calls} model calls, {report.cost.cached_calls} from the cache; accuracy {report.accuracy:.3f}"
             )
         ratio = timings[0] / timings[1]
         print(

@@ -38,10 +38,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
+from pipelines.digest import digest
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report
-from pipelines.events import EvidenceRetrieved, ExhibitStanceRead, ModelCallCompleted, VerdictAggregated
+from pipelines.events import ExhibitStanceRead, VerdictAggregated
 from pipelines.runner import Services
 
 BINARY = ("SUPPORTS", "REFUTES")
@@ -84,7 +85,8 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
     records = []
     for row in report.rows:
         events = services.store.events(row.run_id) if row.run_id else []
-        evidence = {e.evidence.id: e.evidence for e in events if isinstance(e, EvidenceRetrieved)}
+        run = digest(events)
+        evidence = run.evidence
         stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
         aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
         final = aggregated[-1] if aggregated else None
@@ -101,7 +103,6 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
         ]
         docs = {x["doc_id"] for x in exhibits} if stances else {e.doc_id for e in evidence.values()}
         golds = gold_docs.get(row.id, set())
-        calls = [e for e in events if isinstance(e, ModelCallCompleted)]
         records.append(
             ClaimRecord(
                 id=row.id,
@@ -111,10 +112,10 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
                 p_supported=final.calibrated if final is not None else None,
                 raw_supported=final.raw if final is not None else None,
                 deciding_found=bool(golds & docs) if golds else None,
-                calls=sum(not c.cached for c in calls),
-                cached_calls=sum(c.cached for c in calls),
-                tokens=sum(c.tokens_in + c.tokens_out for c in calls),
-                seconds=row.seconds,
+                calls=run.cost.calls - run.cost.cached_calls,
+                cached_calls=run.cost.cached_calls,
+                tokens=run.cost.tokens_in + run.cost.tokens_out,
+                seconds=row.cost.wall_seconds,
                 exhibits=exhibits,
                 debated=any(a.debated for a in aggregated),
             )

@@ -23,8 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fit_desk_calibration import Example, design, examples_from_store, fit_logistic, predict, scores
 from pipelines.config import AppSettings
+from pipelines.digest import digest
 from pipelines.eval.datasets import load_dataset
-from pipelines.events import EvidenceRetrieved, ExhibitStanceRead
+from pipelines.events import ExhibitStanceRead
 from pipelines.store import RunStore
 
 
@@ -51,7 +52,7 @@ def deciding_found(data_dir: Path, split: str, count: int) -> float:
             continue
         seen.add(key)
         events = store.events(run.id)
-        doc_of = {e.evidence.id: e.evidence.doc_id for e in events if isinstance(e, EvidenceRetrieved)}
+        doc_of = {eid: item.doc_id for eid, item in digest(events).evidence.items()}
         read = [doc_of.get(e.evidence_id) for e in events if isinstance(e, ExhibitStanceRead) and e.round == 1][:count]
         found.append(bool(docs[key] & set(read)))
     return float(np.mean(found)) if found else float("nan")

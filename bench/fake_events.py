@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +52,16 @@ def _stable(value: Any) -> Any:
 def fingerprint(data_dir: Path, claims: int) -> list[dict[str, Any]]:
     services = runner.Services.create(AppSettings(data_dir=data_dir), embedder=default_embedder(), with_store=False)
     services.response_cache = None
+    return fingerprint_runs(services, CLAIMS[:claims])
+
+
+def fingerprint_runs(services: Any, claims: Sequence[str], protocols: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Every protocol (or those named) on each claim, on the fake backend with the web off: one row per event, volatile fields left out."""
     rows: list[dict[str, Any]] = []
-    for protocol in sorted(protocol_names()):
+    for protocol in sorted(protocols or protocol_names()):
         config = RunConfig().with_backend("fake").model_copy(update={"corpus": "demo", "protocol": protocol})
         config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
-        for number, claim in enumerate(CLAIMS[:claims]):
+        for number, claim in enumerate(claims):
             for index, event in enumerate(runner.stream_run(claim, config, services, run_id=f"fp-{protocol}-{number}")):
                 rows.append({"protocol": protocol, "claim": number, "index": index, "event": _stable(dump_event(event))})
     return rows

@@ -34,9 +34,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings
+from pipelines.digest import digest
 from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
-from pipelines.events import ExhibitStanceRead, RunStarted
+from pipelines.events import ExhibitStanceRead
 from pipelines.stages.stance import STANCES, Stance
 from pipelines.stages.stance_aggregation import Calibration, calibration_key, prompt_sha, stance_features
 from pipelines.store import RunStore
@@ -67,8 +68,7 @@ def examples_from_store(data_dir: Path) -> list[tuple[str, tuple[Stance, ...], d
         if run.protocol != "desk" or run.status != "completed":
             continue
         events = store.events(run.id)
-        started = next((e for e in events if isinstance(e, RunStarted)), None)
-        settings = dict(started.config.get("desk", {})) if started else {}
+        settings = dict(digest(events).config.get("desk", {}))
         stances = tuple(_stance(e) for e in events if isinstance(e, ExhibitStanceRead) and e.round == 1)
         found.append((run.claim, stances, settings))
     return found

@@ -29,7 +29,7 @@ from openai import OpenAI
 
 from bench.peak_memory import uncached_embedded_config
 from pipelines.config import AppSettings
-from pipelines.events import ModelCallCompleted, RunFailed, VerdictReached
+from pipelines.digest import digest
 from pipelines.llm.embedded import assemble_model, default_threads, ensure_server, stop_server
 from pipelines.runner import stream_run
 from pipelines.services import Services
@@ -38,19 +38,15 @@ from pipelines.services import Services
 def one_debate(services: Services, protocol: str, claim: str) -> dict[str, object]:
     config = uncached_embedded_config(protocol)
     started = time.perf_counter()
-    calls = tokens_out = 0
-    model_s = 0.0
-    outcome = "no verdict"
-    for evt in stream_run(claim, config, services):
-        if isinstance(evt, ModelCallCompleted):
-            calls += 1
-            tokens_out += evt.tokens_out
-            model_s += evt.seconds
-        elif isinstance(evt, VerdictReached):
-            outcome = evt.verdict.label
-        elif isinstance(evt, RunFailed):
-            outcome = f"failed: {evt.reason}"
-    return {"wall_s": time.perf_counter() - started, "model_s": model_s, "calls": calls, "tokens_out": tokens_out, "verdict": outcome}
+    run = digest(stream_run(claim, config, services))
+    cost = run.cost
+    return {
+        "wall_s": time.perf_counter() - started,
+        "model_s": cost.model_seconds,
+        "calls": cost.calls,
+        "tokens_out": cost.tokens_out,
+        "verdict": run.outcome,
+    }
 
 
 def main() -> None:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.events import Event, ModelCallCompleted, QueryIssued, RunFailed, VerdictReached
+from pipelines.digest import Cost, digest
+from pipelines.events import Event
 from pipelines.runner import stream_run
 from pipelines.services import Services
 
@@ -38,26 +39,26 @@ GOLD = {"SUPPORT": "SUPPORTS", "REFUTE": "REFUTES", "NOTENOUGHINFO": "NOT ENOUGH
 class Tally:
     """What one condition cost and concluded, overall and on repeat-abstract claims."""
 
+    cost: Cost = field(default_factory=Cost)  # every claim's model calls; wall_seconds: the whole condition
     tool_calls: int = 0
-    model_calls: int = 0
     correct: int = 0
     claims: int = 0
     no_tool_claims: int = 0
     failed: int = 0
     repeat_tool_calls: int = 0
     repeat_claims: int = 0
-    seconds: float = 0.0
     verdicts: list[str] = field(default_factory=list)
 
     def add(self, events: Sequence[Event], gold: str, repeat: bool) -> None:
-        tools = sum(isinstance(e, QueryIssued) for e in events)
-        verdict = next((e.verdict.label for e in events if isinstance(e, VerdictReached)), "failed")
+        run = digest(events)
+        tools = run.queries
+        verdict = run.verdict.label if run.verdict is not None else "failed"
         self.tool_calls += tools
-        self.model_calls += sum(isinstance(e, ModelCallCompleted) for e in events)
+        self.cost += run.cost.model_copy(update={"wall_seconds": 0.0})
         self.correct += verdict == gold
         self.claims += 1
         self.no_tool_claims += tools == 0
-        self.failed += any(isinstance(e, RunFailed) for e in events)
+        self.failed += run.failure is not None
         self.verdicts.append(verdict)
         if repeat:
             self.repeat_tool_calls += tools
@@ -79,7 +80,7 @@ def run_condition(claims: Sequence[dict[str, str]], config: RunConfig, services:
         seen.add(row["cord_id"])
         if number % 20 == 0:
             print(f"  {number}/{len(claims)} claims, {tally.tool_calls} tool calls so far", flush=True)
-    tally.seconds = time.perf_counter() - started
+    tally.cost = tally.cost.model_copy(update={"wall_seconds": time.perf_counter() - started})
     return tally
 
 
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, t in results.items():
         print(
             f"| {name} | {t.tool_calls} | {t.repeat_tool_calls} ({t.repeat_claims} claims) | {t.no_tool_claims}/{t.claims} | "
-            f"{t.model_calls} | {t.correct}/{t.claims} ({t.correct / max(t.claims, 1):.1%}) | {t.failed} | {t.seconds:.1f} |"
+            f"{t.cost.calls} | {t.correct}/{t.claims} ({t.correct / max(t.claims, 1):.1%}) | {t.failed} | {t.cost.wall_seconds:.1f} |"
         )
     cold = results["without memory"]
     print()
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"{name} / without memory: tool calls {ratio(warm.tool_calls, cold.tool_calls)}, "
             f"on repeat-abstract claims {ratio(warm.repeat_tool_calls, cold.repeat_tool_calls)}, "
-            f"model calls {ratio(warm.model_calls, cold.model_calls)}; same verdict {same}/{len(claims)}"
+            f"model calls {ratio(warm.cost.calls, cold.cost.calls)}; same verdict {same}/{len(claims)}"
         )
 
 

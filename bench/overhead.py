@@ -34,7 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.events import ModelCallCompleted, RunFailed
+from pipelines.digest import digest
+from pipelines.events import RunFailed
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
 from pipelines.runner import stream_run
@@ -89,7 +90,7 @@ def measure(protocol: str, claim: str, services: Services, latency: float) -> di
     wall = time.perf_counter() - started
     if isinstance(events[-1], RunFailed):
         raise SystemExit(f"{protocol} failed: {events[-1].reason}")
-    calls = [(e.at - e.seconds, e.at) for e in events if isinstance(e, ModelCallCompleted)]
+    calls = [(e.at - e.seconds, e.at) for e in digest(events).calls]
     critical = critical_path(calls, weight=latency)
     recorded = critical_path(calls)
     return {

@@ -55,7 +55,7 @@ def uncached_embedded_config(protocol: str) -> RunConfig:
 def child(protocol: str, claim: str) -> None:
     """The measured process: load what the app loads, report, run one debate, report the high-water mark."""
     from pipelines.config import AppSettings
-    from pipelines.events import RunFailed, VerdictReached
+    from pipelines.digest import digest
     from pipelines.runner import stream_run
     from pipelines.services import Services
 
@@ -64,12 +64,7 @@ def child(protocol: str, claim: str) -> None:
     config = uncached_embedded_config(protocol)
     services.embedder.embed(["warm up"])
     print(json.dumps({"phase": "loaded", "rss_kib": rss_kib(os.getpid())}), flush=True)
-    outcome = "no verdict"
-    for evt in stream_run(claim, config, services):
-        if isinstance(evt, VerdictReached):
-            outcome = evt.verdict.label
-        elif isinstance(evt, RunFailed):
-            outcome = f"failed: {evt.reason}"
+    outcome = digest(stream_run(claim, config, services)).outcome
     print(json.dumps({"phase": "done", "verdict": outcome, "hwm_kib": rss_kib(os.getpid(), "VmHWM")}), flush=True)
 
 

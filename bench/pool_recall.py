@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.retrieval_quality import Claim, load_claims
 from pipelines.config import AppSettings, RunConfig
-from pipelines.events import EvidenceRetrieved, RunFailed
+from pipelines.digest import digest
 from pipelines.runner import stream_run
 from pipelines.services import Services
 
@@ -62,13 +62,11 @@ def pool_recall(protocol: str, claims: list[Claim], services: Services, config: 
     documents = passages = 0
     started = time.perf_counter()
     for claim in claims:
-        pool_docs: set[str] = set()
-        pool_passages: set[str] = set()
-        for evt in stream_run(claim.text, config, services):
-            if isinstance(evt, EvidenceRetrieved) and evt.evidence.source == "corpus" and evt.evidence.doc_id:
-                pool_docs.add(evt.evidence.doc_id)
-                pool_passages.add(f"{evt.evidence.doc_id}#{evt.evidence.passage_index}")
-            failed += isinstance(evt, RunFailed)
+        run = digest(stream_run(claim.text, config, services))
+        pool = [e for e in run.evidence.values() if e.source == "corpus" and e.doc_id]
+        pool_docs = {str(e.doc_id) for e in pool}
+        pool_passages = {f"{e.doc_id}#{e.passage_index}" for e in pool}
+        failed += run.failure is not None
         found += claim.doc_id in pool_docs
         documents += len(pool_docs)
         passages += len(pool_passages)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import statistics
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.events import ModelCallCompleted, RunFailed, StageCompleted, StageStarted, VerdictReached
+from pipelines.digest import Cost, digest
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
 from pipelines.runner import stream_run
@@ -74,20 +73,6 @@ class ServedLikeFake(FakeChatModel):
 
 
 @dataclass
-class Cost:
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    model_seconds: float = 0.0
-
-    def add(self, evt: ModelCallCompleted) -> None:
-        self.calls += 1
-        self.tokens_in += evt.tokens_in
-        self.tokens_out += evt.tokens_out
-        self.model_seconds += evt.seconds
-
-
-@dataclass
 class ClaimRun:
     protocol: str
     claim: str
@@ -97,40 +82,19 @@ class ClaimRun:
     verdict: str = ""
 
 
-def stage_name(stage: str) -> str:
-    """Stages of every round count together: "round 3: arguments" -> "rounds: arguments", "RAG round 2 query" -> "RAG query"."""
-    return re.sub(r" round \d+ ", " ", re.sub(r"^round \d+: ", "rounds: ", stage))
-
-
-def call_stage(open_stages: list[str], role: str) -> str:
-    """The innermost open stages (a stage that another open one extends is its parent, not a sibling)."""
-    innermost = sorted({s for s in open_stages if not any(o != s and o.startswith(s) for o in open_stages)})
-    return " + ".join(innermost) if innermost else f"(no stage: {role} calls)"
-
-
 def run_claim(protocol: str, claim: str, services: Services, base: RunConfig) -> ClaimRun:
     config = base.model_copy(update={"protocol": protocol})
-    result = ClaimRun(protocol=protocol, claim=claim, wall_s=0.0, total=Cost())
-    # Stages nest ("role switch" > "role switch: arguments") and run side by side ("RAG answer" with "Search answer"):
-    # a call belongs to the innermost open stages; side-by-side ones share it ("RAG answer + Search answer").
-    open_stages: list[str] = []
     started = time.perf_counter()
-    for evt in stream_run(claim, config, services):
-        if isinstance(evt, StageStarted):
-            open_stages.append(stage_name(evt.stage))
-        elif isinstance(evt, StageCompleted) and stage_name(evt.stage) in open_stages:
-            del open_stages[len(open_stages) - 1 - open_stages[::-1].index(stage_name(evt.stage))]
-        elif isinstance(evt, ModelCallCompleted):
-            result.total.add(evt)
-            result.by_stage.setdefault(call_stage(open_stages, evt.role), Cost()).add(evt)
-        elif isinstance(evt, VerdictReached):
-            result.verdict = (
-                f"{evt.verdict.label} ({evt.verdict.confidence:.2f})" if evt.verdict.confidence is not None else evt.verdict.label
-            )
-        elif isinstance(evt, RunFailed):
-            result.verdict = f"FAILED: {evt.reason[:80]}"
-    result.wall_s = time.perf_counter() - started
-    return result
+    # Stages nest ("role switch" > "role switch: arguments") and run side by side ("RAG answer" with "Search answer"):
+    # the digest counts a call towards the innermost open stages; side-by-side ones share it ("RAG answer + Search answer").
+    run = digest(stream_run(claim, config, services))
+    wall = time.perf_counter() - started
+    verdict = run.verdict
+    if verdict is not None:
+        shown = f"{verdict.label} ({verdict.confidence:.2f})" if verdict.confidence is not None else verdict.label
+    else:
+        shown = f"FAILED: {(run.failure or 'no verdict')[:80]}"
+    return ClaimRun(protocol=protocol, claim=claim, wall_s=wall, total=run.cost, by_stage=run.by_stage, verdict=shown)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,11 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         stages: dict[str, Cost] = defaultdict(Cost)
         for r in runs[protocol]:
             for name, cost in r.by_stage.items():
-                total = stages[name]
-                total.calls += cost.calls
-                total.tokens_in += cost.tokens_in
-                total.tokens_out += cost.tokens_out
-                total.model_seconds += cost.model_seconds
+                stages[name] += cost
         n = len(runs[protocol])
         print(f"\n{protocol}: where the cost goes (per claim)")
         print("| stage | calls | tokens in | tokens out | model time (s) |")

@@ -26,15 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
+from pipelines.digest import digest
 from pipelines.events import (
     Event,
-    ModelCallCompleted,
     RoundStarted,
-    RunFailed,
     ScoreComputed,
     StageFailed,
     TurnCompleted,
-    VerdictReached,
     dump_event,
 )
 from pipelines.llm import embedded
@@ -56,10 +54,10 @@ def check_covid_claims(folder: Path, n: int) -> list[tuple[str, str, str, str]]:
 
 
 def summarize(corpus: str, claim_id: str, claim: str, gold: str, events: list[Event], wall: float) -> str:
-    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
+    run = digest(events)
+    calls, cost = run.calls, run.cost
     by_role = {role: sum(c.role == role for c in calls) for role in ("debater", "scorer", "judge")}
-    verdict = next((e.verdict for e in events if isinstance(e, VerdictReached)), None)
-    failed = next((e.reason for e in events if isinstance(e, RunFailed)), None)
+    verdict, failed = run.verdict, run.failure
     rounds = sum(isinstance(e, RoundStarted) for e in events)
     scores: dict[str, dict[str, float]] = {}
     for e in events:
@@ -80,8 +78,8 @@ def summarize(corpus: str, claim_id: str, claim: str, gold: str, events: list[Ev
     short = claim if len(claim) <= 80 else claim[:77] + "..."
     return (
         f"| {corpus} | {short} | {gold} | {label} | {decided} | {rounds} | {wall:.0f} | {len(calls)} "
-        f"({by_role['debater']}/{by_role['scorer']}/{by_role['judge']}; {sum(c.cached for c in calls)} cached) | {sum(c.tokens_in for c in calls):,} | "
-        f"{sum(c.tokens_out for c in calls):,} | {per_round('F')} | {per_round('AR')} | {len(stage_failures)} |"
+        f"({by_role['debater']}/{by_role['scorer']}/{by_role['judge']}; {cost.cached_calls} cached) | {cost.tokens_in:,} | "
+        f"{cost.tokens_out:,} | {per_round('F')} | {per_round('AR')} | {len(stage_failures)} |"
     )
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.events import ModelCallCompleted, RoundStarted, StageStarted, TurnCompleted, VerdictReached
+from pipelines.digest import digest
+from pipelines.events import RoundStarted, StageStarted, TurnCompleted
 from pipelines.llm.fake import FakeChatModel
 from pipelines.runner import stream_run
 from pipelines.services import Services
@@ -68,15 +69,17 @@ def main() -> None:
     events = list(stream_run(CLAIM, config, services))
     wall = time.perf_counter() - started
 
-    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
-    model_sum = sum(c.seconds for c in calls)
+    run = digest(events)
+    calls = run.calls
+    model_sum = run.cost.model_seconds
     busy = union_length([(c.at - c.seconds, c.at) for c in calls])
     mean_call = model_sum / len(calls)
     rounds = sum(isinstance(e, RoundStarted) for e in events)
     judged = any(isinstance(e, StageStarted) and e.stage == "judge" for e in events)
     chain = rounds * 4 + int(judged)  # query/rewrite -> answer -> statements -> verdicts, per round; then the judge
     critical = chain * mean_call
-    verdict = next(e.verdict for e in events if isinstance(e, VerdictReached))
+    verdict = run.verdict
+    assert verdict is not None, run.outcome
     turns = sum(isinstance(e, TurnCompleted) for e in events)
     by_role: dict[str, int] = {}
     for c in calls:

@@ -22,12 +22,11 @@ class ConfidencePoint:
 def build_confidence_figure(points: list[ConfidencePoint], tau_s: float | None = None, tau_v: float | None = None) -> go.Figure:
     """Stop margin s and verdict confidence c per round, with their thresholds as dashed lines."""
     ordered = sorted(points, key=lambda p: p.round)
-    names = [f"{p.round} · {p.phase}" for p in ordered]
     figure = go.Figure()
     figure.add_trace(
-        go.Scatter(
-            x=names,
-            y=[p.verdict_confidence for p in ordered],
+        _scatter(
+            ordered,
+            [p.verdict_confidence for p in ordered],
             mode="lines+markers+text",
             name="verdict confidence c",
             text=[p.label for p in ordered],
@@ -38,25 +37,14 @@ def build_confidence_figure(points: list[ConfidencePoint], tau_s: float | None =
     with_margin = [p for p in ordered if p.stop_margin is not None]
     if with_margin:
         figure.add_trace(
-            go.Scatter(
-                x=[f"{p.round} · {p.phase}" for p in with_margin],
-                y=[p.stop_margin for p in with_margin],
-                mode="lines+markers",
-                name="stop margin s",
-                line={"color": "#ff7f0e"},
+            _scatter(
+                with_margin, [p.stop_margin for p in with_margin], mode="lines+markers", name="stop margin s", line={"color": "#ff7f0e"}
             )
         )
     stops = [p for p in ordered if p.stopped]
     if stops:
-        figure.add_trace(
-            go.Scatter(
-                x=[f"{p.round} · {p.phase}" for p in stops],
-                y=[p.verdict_confidence for p in stops],
-                mode="markers",
-                name="stopped here",
-                marker={"symbol": "star", "size": 16, "color": "#2ca02c"},
-            )
-        )
+        star = {"symbol": "star", "size": 16, "color": "#2ca02c"}
+        figure.add_trace(_scatter(stops, [p.verdict_confidence for p in stops], mode="markers", name="stopped here", marker=star))
     if tau_v is not None:
         figure.add_hline(y=tau_v, line_dash="dash", line_color="#1f77b4", annotation_text=f"τv = {tau_v:.2f}")
     if tau_s is not None:
@@ -70,3 +58,8 @@ def build_confidence_figure(points: list[ConfidencePoint], tau_s: float | None =
         title={"text": "Stop margin and verdict confidence per round", "font": {"size": 14}},
     )
     return figure
+
+
+def _scatter(points: list[ConfidencePoint], values: list[float | None], **style: object) -> go.Scatter:
+    """One series over the rounds the points were read in (x: "round · phase")."""
+    return go.Scatter(x=[f"{p.round} · {p.phase}" for p in points], y=values, **style)

@@ -46,12 +46,12 @@ def comparison_frame(runs: Sequence[Sequence[Event]]) -> pd.DataFrame:
                 "verdict": outcome.verdict or ("failed" if outcome.failed else "—"),
                 "confidence": outcome.confidence,
                 "decided by": outcome.decided_by,
-                "model calls": outcome.model_calls,
-                "from cache": outcome.cached_calls,  # a repeated call costs nothing: say so, or the run looks free
-                "tokens in": outcome.tokens_in,
-                "tokens out": outcome.tokens_out,
-                "model time (s)": outcome.model_seconds,
-                "wall time (s)": outcome.wall_seconds,
+                "model calls": outcome.cost.calls,
+                "from cache": outcome.cost.cached_calls,  # a repeated call costs nothing: say so, or the run looks free
+                "tokens in": outcome.cost.tokens_in,
+                "tokens out": outcome.cost.tokens_out,
+                "model time (s)": outcome.cost.model_seconds,
+                "wall time (s)": outcome.cost.wall_seconds,
             }
         )
     return pd.DataFrame(rows)

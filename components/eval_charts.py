@@ -41,13 +41,13 @@ def results_frame(reports: Sequence[EvalReport]) -> pd.DataFrame:
                 "ECE": None if r.calibration.ece is None else round(r.calibration.ece, 3),
                 "ECE claims": r.calibration.covered,
                 "evidence recall": None if r.evidence_recall is None else round(r.evidence_recall, 3),
-                "calls / claim": round(r.per_claim("model_calls"), 2),
-                "cached calls": r.cached_calls,
+                "calls / claim": round(r.per_claim("calls"), 2),
+                "cached calls": r.cost.cached_calls,
                 "tokens in / claim": round(r.per_claim("tokens_in")),
                 "tokens out / claim": round(r.per_claim("tokens_out")),
                 "retrievals / claim": round(r.per_claim("retrieval_calls"), 2),
-                "s / claim": round(r.per_claim("seconds"), 2),
-                "wall s": round(r.seconds, 1),
+                "s / claim": round(r.per_claim("wall_seconds"), 2),
+                "wall s": round(r.cost.wall_seconds, 1),
                 "id": r.id,
             }
         )
@@ -56,7 +56,7 @@ def results_frame(reports: Sequence[EvalReport]) -> pd.DataFrame:
 
 def claims_frame(report: EvalReport) -> pd.DataFrame:
     """One row per claim of an evaluation (for st.dataframe)."""
-    return pd.DataFrame([row.model_dump() for row in report.rows])
+    return pd.DataFrame([row.flat_row() for row in report.rows])
 
 
 def axis_label(report: EvalReport) -> str:
@@ -70,9 +70,7 @@ def build_accuracy_cost_figure(reports: Sequence[EvalReport]) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=("Accuracy and macro-F1", "Model calls and tokens per claim", "Seconds per claim"))
     fig.add_trace(go.Bar(name="accuracy", x=names, y=[r.accuracy for r in reports], marker_color=PALETTE[0]), row=1, col=1)
     fig.add_trace(go.Bar(name="macro-F1", x=names, y=[r.macro_f1 for r in reports], marker_color=PALETTE[1]), row=1, col=1)
-    fig.add_trace(
-        go.Bar(name="model calls", x=names, y=[r.per_claim("model_calls") for r in reports], marker_color=PALETTE[2]), row=1, col=2
-    )
+    fig.add_trace(go.Bar(name="model calls", x=names, y=[r.per_claim("calls") for r in reports], marker_color=PALETTE[2]), row=1, col=2)
     fig.add_trace(
         go.Bar(
             name="tokens (thousands)",
@@ -83,7 +81,7 @@ def build_accuracy_cost_figure(reports: Sequence[EvalReport]) -> go.Figure:
         row=1,
         col=2,
     )
-    fig.add_trace(go.Bar(name="seconds", x=names, y=[r.per_claim("seconds") for r in reports], marker_color=PALETTE[3]), row=1, col=3)
+    fig.add_trace(go.Bar(name="seconds", x=names, y=[r.per_claim("wall_seconds") for r in reports], marker_color=PALETTE[3]), row=1, col=3)
     fig.update_yaxes(range=[0, 1], row=1, col=1)
     fig.update_xaxes(tickangle=0)
     fig.update_layout(barmode="group", height=420, margin={"t": 80, "b": 10}, legend={"orientation": "h", "y": 1.18, "x": 0})

@@ -46,8 +46,8 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
         pending = handle.pending
         if pending is not None and seen >= len(handle.events):
             view.status.update(label=f"{pause_title(pending.round)}: waiting for you", state="running", expanded=False)
-            view._render_evidence()
-            render_review_form(handle, pending, dict(view.evidence), dict(view.struck))
+            view.render_evidence()
+            render_review_form(handle, pending, dict(view.digest.evidence), dict(view.digest.struck))
             return view
         if not handle.wait(seen, timeout=POLL_S) and time.monotonic() - last_beat > BEAT_S:
             # Nothing new: still touch the page now and then. Streamlit can only stop or rerun a script at an

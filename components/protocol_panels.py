@@ -1,14 +1,15 @@
 """What the desk, radar, madke and mermaid protocols add to a run's view: the exhibits' stances and the
 aggregated verdict, confidence plot, omitted context, evidence picks, triplets, ReAct steps and the evidence memory.
 
-``ProtocolPanels`` sits inside a RunView and receives every event after the RunView has
-handled it; its panels appear only when their events arrive, so other protocols look as before.
+``ProtocolPanels`` sits inside a RunView and receives every event after the run's digest has
+read it; it writes into the transcript and the turn boxes the view hands it, and its panels
+appear only when their events arrive, so other protocols look as before.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +17,7 @@ import streamlit as st
 from components.badges import label_badge
 from components.charts import ConfidencePoint, build_confidence_figure
 from components.safe_text import escape_markdown
+from pipelines.digest import RunDigest
 from pipelines.events import (
     AgreementChecked,
     ClaimDecomposed,
@@ -36,19 +38,18 @@ from pipelines.events import (
 )
 from pipelines.models import Evidence
 
-if TYPE_CHECKING:
-    from components.transcript import RunView
-
 FINAL_JUDGES = ("Judge",)
 ACTION_ICONS = {"corpus_search": "📚", "web_search": "🌐", "memory_lookup": "🧠", "answer": "✅"}
 
 
 class ProtocolPanels:
-    """Protocol-specific panels of one RunView, created lazily in ``area``."""
+    """Protocol-specific panels of one RunView, created lazily in ``area``; notes go into ``transcript`` and under a turn's box."""
 
-    def __init__(self, area: Any, key: str) -> None:
+    def __init__(self, area: Any, key: str, transcript: Any, turn_boxes: dict[str, Any]) -> None:
         self.area = area
         self.key = key
+        self.transcript = transcript
+        self.turn_boxes = turn_boxes  # turn id -> the container under its message, filled by the view as turns arrive
         self.slots: dict[str, Any] = {}
         self.config: dict[str, Any] = {}
         self.points: dict[int, ConfidencePoint] = {}
@@ -64,14 +65,14 @@ class ProtocolPanels:
         self.aggregated: VerdictAggregated | None = None
         self.debate_note = ""
 
-    def feed(self, evt: Event, view: RunView) -> None:
+    def feed(self, evt: Event, run: RunDigest) -> None:
         match evt:
             case RunStarted(config=config):
                 self.config = config
             case LabelProbabilitiesEstimated():
                 self._probabilities(evt)
             case StopRuleChecked():
-                view.transcript.caption(_stop_text(evt, self.last_method))  # markup: _stop_text escapes what it quotes
+                self.transcript.caption(_stop_text(evt, self.last_method))  # markup: _stop_text escapes what it quotes
                 self.points[evt.round] = ConfidencePoint(
                     round=evt.round,
                     phase=evt.phase,
@@ -89,11 +90,11 @@ class ProtocolPanels:
                 self._render_picks()
             case TurnCompleted(turn=turn):
                 pick = self.picks.get((turn.agent, turn.round))
-                box = view.turn_boxes.get(turn.id)
+                box = self.turn_boxes.get(turn.id)
                 if pick is not None and box is not None:
                     box.caption("📌 " + escape_markdown(_pick_text(pick)))
             case AgreementChecked(round=number, agree=agree, consistent=consistent, reason=reason):
-                view.transcript.caption(  # markup: a round number, marks and the escaped reason
+                self.transcript.caption(  # markup: a round number, marks and the escaped reason
                     f"⚖️ Judge after round {number}: agree {'✅' if agree else '❌'} · consistent {'✅' if consistent else '❌'}"
                     + (" → the debate stops" if agree and consistent else " → the debate goes on")
                     + (f" — {escape_markdown(reason)}" if reason else "")
@@ -101,7 +102,7 @@ class ProtocolPanels:
             case ClaimDecomposed():
                 self._render_triplets(evt)
             case ReasoningStepTaken():
-                view.transcript.markdown(_step_text(evt))  # markup: _step_text escapes what it quotes
+                self.transcript.markdown(_step_text(evt))  # markup: _step_text escapes what it quotes
             case MemoryRecalled():
                 self.recalled[evt.evidence.id] = evt
                 self._render_memory()
@@ -111,14 +112,14 @@ class ProtocolPanels:
             case ExhibitStanceRead(evidence_id=eid):
                 self.first_stances.setdefault(eid, evt)
                 self.stances[eid] = evt
-                self._render_exhibits(view)
+                self._render_exhibits(run)
             case VerdictAggregated():
                 self.aggregated = evt
-                self._render_exhibits(view)  # now each exhibit's direction is known
-                self._render_aggregate(view)
+                self._render_exhibits(run)  # now each exhibit's direction is known
+                self._render_aggregate(run)
             case StageCompleted(stage="debate", detail=detail) if self.stances:
                 self.debate_note = detail
-                self._render_aggregate(view)
+                self._render_aggregate(run)
             case VerdictReached(verdict=verdict):
                 self.used = {c for c in verdict.cited if c in self.recalled}
                 if self.recalled:
@@ -128,9 +129,9 @@ class ProtocolPanels:
 
     # --- desk ----------------------------------------------------------------------------
 
-    def _render_exhibits(self, view: RunView) -> None:
+    def _render_exhibits(self, run: RunDigest) -> None:
         points_to = self.aggregated.points_to if self.aggregated is not None else {}
-        frame = pd.DataFrame(exhibit_rows(self.stances, self.first_stances, view.evidence, points_to))
+        frame = pd.DataFrame(exhibit_rows(self.stances, self.first_stances, run.evidence, points_to))
         reread = any(s.round > 1 for s in self.stances.values())
         with self._slot("exhibits").container(border=True):
             st.markdown(f"**🗂️ Exhibits and their stance** ({len(self.stances)} read)")
@@ -161,7 +162,7 @@ class ProtocolPanels:
                 },
             )
 
-    def _render_aggregate(self, view: RunView) -> None:
+    def _render_aggregate(self, run: RunDigest) -> None:
         agg = self.aggregated
         if agg is None:
             return
@@ -174,7 +175,7 @@ class ProtocolPanels:
             st.markdown(escape_markdown(agg.reason))
             for eid in agg.rests_on:
                 stance = self.stances.get(eid)
-                evidence = view.evidence.get(eid)
+                evidence = run.evidence.get(eid)
                 if stance is None or evidence is None:
                     continue
                 quoted = " … ".join(stance.quoted) or evidence.text[:300]

@@ -1,4 +1,9 @@
-"""Renders a run's events, live as they stream or replayed from the store: the same code for both."""
+"""Renders a run's events, live as they stream or replayed from the store: the same code for both.
+
+Each event first goes into the run's digest (``pipelines.digest``), which keeps the verdict,
+the evidence, the checker's strikes and the cost; the view draws those from it, and lays out
+what only a page shows (stage log, rounds, streamed turns, score badges).
+"""
 
 from __future__ import annotations
 
@@ -8,18 +13,23 @@ from typing import Any
 import streamlit as st
 
 from components.badges import avatar_for, label_badge, score_badge
-from components.checker_events import is_checker_event, render_checker_event, render_verdicts
+from components.checker_events import is_checker_event, render_checker_event
 from components.evidence_table import render_evidence_table
 from components.protocol_panels import ProtocolPanels
 from components.safe_text import escape_markdown
+from components.verdict import render_verdict
+from pipelines.digest import RunDigest
 from pipelines.events import (
     ArgumentDelta,
+    CheckerAddedEvidence,
+    CheckerAdmittedEvidence,
+    CheckerStruckEvidence,
     Event,
-    EvidenceRetrieved,
-    ModelCallCompleted,
     QueryIssued,
     RoundStarted,
     RunFailed,
+    RunInterrupted,
+    RunResumed,
     RunStarted,
     ScoreComputed,
     StageCompleted,
@@ -32,9 +42,8 @@ from pipelines.events import (
     WebResultsFiltered,
     WebSearchUnavailable,
 )
-from pipelines.llm.client import CallTally
-from pipelines.models import Evidence, Verdict
-from pipelines.stages.argument import citations, strip_label_line
+from pipelines.models import Verdict
+from pipelines.stages.argument import strip_label_line
 
 METRIC_ORDER = {"F": 0, "AR": 1}
 
@@ -46,8 +55,9 @@ class RunView:
         self.live = live
         self.key = key
         self.status: Any = st.status("Starting…", expanded=True) if live else None
+        self.digest = RunDigest()
         self.verdict_slot = st.empty()
-        self.panels = ProtocolPanels(st.container(), key)
+        panels_area = st.container()
         self.transcript = st.container()
         with st.expander("Evidence", expanded=True):
             self.evidence_slot = st.empty()
@@ -56,6 +66,7 @@ class RunView:
         self.turn_text: dict[str, str] = {}
         self.turn_slots: dict[str, Any] = {}
         self.turn_boxes: dict[str, Any] = {}
+        self.panels = ProtocolPanels(panels_area, key, self.transcript, self.turn_boxes)
         self.label_slots: dict[str, Any] = {}
         self.score_slots: dict[str, Any] = {}
         self.scores: dict[str, dict[str, ScoreComputed]] = {}
@@ -65,41 +76,37 @@ class RunView:
         self.rounds: set[int] = set()
         self.round_boxes: dict[int, Any] = {}
         self.current_round = 0
-        self.evidence: dict[str, Evidence] = {}
-        self.cited_by: dict[str, list[str]] = {}
-        self.statements: dict[str, list[str]] | None = None  # evidence id -> statements resting on it, once any is checked
-        self.tally = CallTally()
-        self.failed = False
-        self.verdict: Verdict | None = None
-        self.struck: dict[str, str] = {}  # the checker's strikes (id -> reason), shown in the evidence table
-        self.admitted: dict[str, str] = {}
-        self.override: VerdictOverridden | None = None
-        self.interrupted = False
         self._table_renders = itertools.count()  # each render of the evidence table needs a key of its own
 
+    @property
+    def verdict(self) -> Verdict | None:
+        """The model's verdict, once reached."""
+        return self.digest.verdict
+
     def feed(self, evt: Event) -> None:
+        self.digest.feed(evt)
         match evt:
             case RunStarted(protocol=protocol, claim=claim):
-                self._log(f"🚀 {escape_markdown(protocol)} run started on: {escape_markdown(claim[:200])}")
+                self.log(f"🚀 {escape_markdown(protocol)} run started on: {escape_markdown(claim[:200])}")
             case StageStarted(stage=stage, detail=detail):
-                self._log(f"⏳ **{escape_markdown(stage)}**: {escape_markdown(detail)}")
+                self.log(f"⏳ **{escape_markdown(stage)}**: {escape_markdown(detail)}")
                 if self.status is not None:
                     self.status.update(label=f"{stage}: {detail}"[:120])
             case StageCompleted(stage=stage, detail=detail):
-                self._log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
+                self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
             case StageFailed(stage=stage, reason=reason):
-                self._log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
+                self.log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
                 self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")
             case WebSearchUnavailable(reason=reason, fallback=fallback, agent=agent, round=number):
                 note = f"🌐 Web search unavailable ({reason})" + (f" — using {fallback} instead." if fallback else ".")
-                self._log(escape_markdown(note))
+                self.log(escape_markdown(note))
                 if agent:  # shown in that agent's message header
                     self.fallbacks[(agent, number)] = fallback or "no web results"
                 else:
                     self.transcript.info(escape_markdown(note))
             case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy, reasons=reasons, round=number):
                 note = f"🛡️ Source policy ({policy}) kept {filtered} web result{'s' if filtered != 1 else ''} away from the agents; {kept} used."
-                self._log(escape_markdown(note))
+                self.log(escape_markdown(note))
                 self._section(number).caption(escape_markdown(note + " " + "; ".join(reasons[:5])))
             case RoundStarted(round=number):
                 self._round(number)
@@ -109,9 +116,7 @@ class RunView:
                 if evt is not first and evt.query != first.query and evt.query not in more:
                     more.append(evt.query)
                 mark = " (rewritten)" if evt.rewritten else ""
-                self._log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
-            case EvidenceRetrieved(evidence=e):
-                self.evidence[e.id] = e
+                self.log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
             case ArgumentDelta(turn_id=turn_id, agent=agent, round=number, text=text):
                 self._turn_box(turn_id, agent, number)
                 self.turn_text[turn_id] = self.turn_text.get(turn_id, "") + text
@@ -123,55 +128,45 @@ class RunView:
                 self.turn_slots[turn.id].markdown(escape_markdown(body))
                 if turn.label is not None:  # debaters in radar and the like argue without a label
                     self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
-                for eid in turn.cited:
-                    self.cited_by.setdefault(eid, []).append(turn.id)
-                self._render_evidence()
+                self.render_evidence()
             case StatementChecked(turn_id=turn_id, statement=statement, supported=supported, evidence_id=eid):
                 box = self.turn_boxes.get(turn_id)
                 if box is not None:
                     mark = f"✅ supported by {escape_markdown(eid)}" if supported and eid else "❌ unsupported"
                     box.caption(f"{mark}: {escape_markdown(statement)}")  # markup: mark is escaped above
-                self.statements = self.statements if self.statements is not None else {}
-                # An item is cited by the statement that rests on it and by any that names it as [E3].
-                for cited in dict.fromkeys([*([eid] if supported and eid else []), *citations(statement)]):
-                    mark = "" if supported and cited == eid else " (unsupported)"
-                    self.statements.setdefault(cited, []).append(f"{turn_id}{mark}: {statement[:120]}")
             case ScoreComputed(target=target):
                 self.scores.setdefault(target, {})[evt.metric] = evt
                 self._render_scores(target)
-                if evt.metric == "F" and self.statements is not None:
-                    self._render_evidence()  # the statements column just changed
-            case ModelCallCompleted():
-                self.tally.add(evt)
-            case VerdictReached(verdict=verdict):
-                self.verdict = verdict
-                render_verdicts(self)
-            case RunFailed(reason=reason):
-                self.failed = True
-                self.verdict_slot.error(
-                    f"❌ The run failed: {escape_markdown(reason)}. Everything produced before the failure is shown below and kept in History."
-                )
+                if evt.metric == "F" and self.digest.statements is not None:
+                    self.render_evidence()  # the statements column just changed
+            case VerdictReached() | VerdictOverridden() | RunFailed() | RunInterrupted() | RunResumed():
+                render_verdict(self.verdict_slot, self.digest)
+                render_checker_event(evt, self.transcript, self.log)
+            case CheckerStruckEvidence() | CheckerAdmittedEvidence() | CheckerAddedEvidence():
+                render_checker_event(evt, self.transcript, self.log)
+                self.render_evidence()
             case _ if is_checker_event(evt):
-                render_checker_event(self, evt)
+                render_checker_event(evt, self.transcript, self.log)
             case _:
                 pass
-        self.panels.feed(evt, self)
+        self.panels.feed(evt, self.digest)
 
     def finish(self) -> None:
-        self._render_evidence()
-        if self.tally.calls:
-            self.cost_slot.caption(  # markup: numbers only
-                f"💰 {self.tally.calls} model calls · {self.tally.tokens_in:,} tokens in · {self.tally.tokens_out:,} out · {self.tally.seconds:.1f} s of model time"
-            )
+        self.render_evidence()
+        cost = self.digest.cost
+        if cost.calls:
+            self.cost_slot.caption(f"💰 {cost.describe()}")  # markup: numbers only
         if self.status is not None:
-            state = "error" if self.failed else "complete"
-            label = "Run failed" if self.failed else "Run interrupted" if self.interrupted else "Run complete"
+            failed = self.digest.failure is not None
+            state = "error" if failed else "complete"
+            label = "Run failed" if failed else "Run interrupted" if self.digest.interruption is not None else "Run complete"
             self.status.update(label=label, state=state, expanded=False)
         else:
             with self.transcript.expander("Stages"):
-                st.markdown("  \n".join(self.stage_log))  # markup: every line is escaped in _log's callers
+                st.markdown("  \n".join(self.stage_log))  # markup: every line is escaped in log's callers
 
-    def _log(self, line: str) -> None:
+    def log(self, line: str) -> None:
+        """One line of the stage log (Markdown: callers escape what they quote)."""
         self.stage_log.append(line)
         if self.status is not None:
             self.status.markdown(line)  # markup: callers escape what they quote
@@ -234,26 +229,17 @@ class RunView:
                     for m in details:
                         st.caption(f"{escape_markdown(m.metric)}: {escape_markdown(m.detail)}")
 
-    def _render_evidence(self) -> None:
+    def render_evidence(self) -> None:
+        """The evidence table as the digest has it now: every item, who cites it, the checker's strikes."""
+        run = self.digest
         with self.evidence_slot.container():
             render_evidence_table(
-                list(self.evidence.values()),
-                self.cited_by,
+                list(run.evidence.values()),
+                run.cited_by,
                 key=f"{self.key}-evidence-{next(self._table_renders)}",
-                statements=self.statements,
-                struck=self.struck,
+                statements=run.statements,
+                struck=run.struck,
             )
-
-    def _render_verdict(self, verdict: Verdict) -> None:
-        with self.verdict_slot.container(border=True):
-            conf = f" · confidence {verdict.confidence:.2f}" if verdict.confidence is not None else ""
-            st.markdown(f"### Verdict {label_badge(verdict.label)}{conf}")  # markup: conf is a number
-            st.markdown(f"**Decided by {escape_markdown(verdict.decided_by)}.** Why: {escape_markdown(verdict.stop_reason)}")
-            if verdict.cited:
-                cited = [self.evidence[c] for c in verdict.cited if c in self.evidence]
-                st.markdown(
-                    "**Rests on:** " + "; ".join(f"{escape_markdown(c.id)} ({escape_markdown(c.source_label)})" for c in cited)
-                )  # markup: joined escaped parts
 
 
 def replay(events: list[Event], key: str = "replay") -> RunView:

@@ -102,8 +102,8 @@ table = pd.DataFrame(
             "status": f"{STATUS_ICONS.get(r.status, '')} {r.status}",
             "verdict": r.final_verdict or "",
             "checker": f"{r.checker_verdict} by {r.checker_by}" if r.checker_verdict else "",
-            "model calls": r.model_calls,
-            "tokens": r.tokens_in + r.tokens_out,
+            "model calls": r.cost.calls,
+            "tokens": r.cost.tokens_in + r.cost.tokens_out,
             "events": r.event_count,
             "origin": r.origin,
             "id": r.id,
@@ -140,7 +140,7 @@ events = store.events(run.id)
 st.subheader(escape_markdown(run.claim))
 st.caption(  # markup: an icon from a fixed table, times, numbers and escaped fields
     f"{STATUS_ICONS.get(run.status, '')} {escape_markdown(run.status)} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
-    f"finished {when(run.finished_at)} · {run.model_calls} model calls, {run.tokens_in + run.tokens_out:,} tokens, {run.model_seconds:.1f} s · "
+    f"finished {when(run.finished_at)} · {run.cost.calls} model calls, {run.cost.tokens_in + run.cost.tokens_out:,} tokens, {run.cost.model_seconds:.1f} s · "
     f"{len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · {escape_markdown(run.origin)} · id {escape_markdown(run.id)}"
 )
 
@@ -209,6 +209,6 @@ with tab_compare:
                     f"**{escape_markdown(shown.protocol)}** · {escape_markdown(str(model.get('backend', '?')))} {escape_markdown(str(model.get('model') or ''))}"
                 )
                 st.caption(  # markup: a time and numbers
-                    f"{when(shown.created_at)} · {shown.model_calls} calls · {shown.tokens_in + shown.tokens_out:,} tokens · {shown.model_seconds:.1f} s"
+                    f"{when(shown.created_at)} · {shown.cost.calls} calls · {shown.cost.tokens_in + shown.cost.tokens_out:,} tokens · {shown.cost.model_seconds:.1f} s"
                 )
                 replay(store.events(shown.id), key=f"compare-{shown.id}")

@@ -24,8 +24,9 @@ from typing import Any, Literal
 
 from corpora.jsonl import jsonl_objects
 from pipelines.config import RunConfig
+from pipelines.digest import Cost, digest
 from pipelines.errors import DebateDeskError
-from pipelines.events import Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, RunFailed, RunStarted, VerdictReached
+from pipelines.events import Event
 from pipelines.runner import check_names, stream_run
 from pipelines.services import Services
 from pipelines.text_safety import UnsafeClaimError, check_claim_text, csv_cell
@@ -70,17 +71,19 @@ class ClaimOutcome:
     rationale: str = ""
     sources: tuple[str, ...] = ()
     error: str = ""
-    model_calls: int = 0
-    cached_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
+    cost: Cost = field(default_factory=Cost)  # wall_seconds: from submitting the claim to its outcome
     retrieval_calls: int = 0
-    seconds: float = 0.0
     # (document id, sentence index) of every corpus sentence the run retrieved: for evidence recall.
     retrieved_sentences: tuple[tuple[str, int], ...] = field(default=(), repr=False)
 
+    @property
+    def seconds(self) -> float:
+        return self.cost.wall_seconds
+
     def export_row(self) -> dict[str, Any]:
-        row = {name: getattr(self, name) for name in EXPORT_FIELDS}
+        cost = self.cost
+        flat = {"model_calls": cost.calls, "cached_calls": cost.cached_calls, "tokens_in": cost.tokens_in, "tokens_out": cost.tokens_out}
+        row = {name: flat[name] if name in flat else getattr(self, name) for name in EXPORT_FIELDS}
         row["sources"] = list(self.sources)
         return row
 
@@ -202,7 +205,9 @@ def run_claim(item: BatchItem, config: RunConfig, services: Services) -> ClaimOu
         for evt in stream_run(item.claim, config, services):
             events.append(evt)
     except DebateDeskError as exc:  # refused before it started (empty or huge claim, unknown corpus...)
-        return ClaimOutcome(item.index, item.id, item.claim, "failed", error=str(exc), seconds=time.perf_counter() - started)
+        return ClaimOutcome(
+            item.index, item.id, item.claim, "failed", error=str(exc), cost=Cost(wall_seconds=time.perf_counter() - started)
+        )
     except Exception as exc:  # a bug in one run must not sink the batch; it is logged and reported
         log.exception("claim %s of a batch crashed", item.id)
         return outcome_from_events(item, events, time.perf_counter() - started, crash=f"internal error (please report): {exc!r}")
@@ -211,32 +216,24 @@ def run_claim(item: BatchItem, config: RunConfig, services: Services) -> ClaimOu
 
 def outcome_from_events(item: BatchItem, events: Sequence[Event], seconds: float, crash: str = "") -> ClaimOutcome:
     """A claim's outcome read off its run's events."""
-    run_id = next((e.run_id for e in events if isinstance(e, RunStarted)), None)
-    verdict = next((e.verdict for e in reversed(events) if isinstance(e, VerdictReached)), None)
-    failure = next((e.reason for e in reversed(events) if isinstance(e, RunFailed)), "")
-    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
-    evidence = {e.evidence.id: e.evidence for e in events if isinstance(e, EvidenceRetrieved)}
-    retrieved = sorted({(e.doc_id, i) for e in evidence.values() if e.doc_id for i in e.sentence_indices})
-    cited = [evidence[c].source_label for c in (verdict.cited if verdict else ()) if c in evidence]
-    error = crash or failure or ("" if verdict else "the run ended without a verdict")
+    run = digest(events)
+    verdict = run.verdict
+    retrieved = sorted({(e.doc_id, i) for e in run.evidence.values() if e.doc_id for i in e.sentence_indices})
+    error = crash or run.failure or ("" if verdict else "the run ended without a verdict")
     return ClaimOutcome(
         index=item.index,
         id=item.id,
         claim=item.claim,
         status="completed" if verdict is not None and not error else "failed",
-        run_id=run_id,
+        run_id=run.run_id,
         verdict=verdict.label if verdict else None,
         confidence=verdict.confidence if verdict else None,
         decided_by=verdict.decided_by if verdict else "",
         rationale=verdict.rationale if verdict else "",
-        sources=tuple(dict.fromkeys(cited)),
+        sources=tuple(dict.fromkeys(e.source_label for e in run.cited_evidence())),
         error=error,
-        model_calls=len(calls),
-        cached_calls=sum(c.cached for c in calls),
-        tokens_in=sum(c.tokens_in for c in calls),
-        tokens_out=sum(c.tokens_out for c in calls),
-        retrieval_calls=sum(isinstance(e, QueryIssued) for e in events),
-        seconds=round(seconds, 3),
+        cost=run.cost.model_copy(update={"wall_seconds": round(seconds, 3)}),
+        retrieval_calls=run.queries,
         retrieved_sentences=tuple(retrieved),
     )
 

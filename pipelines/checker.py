@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pipelines.context import Review, Reviewer
+from pipelines.digest import digest
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     CheckerAddedEvidence,
@@ -29,7 +30,6 @@ from pipelines.events import (
     StepPaused,
     StepResumed,
     VerdictOverridden,
-    VerdictReached,
 )
 from pipelines.models import Evidence
 from pipelines.store import RunStore
@@ -226,10 +226,7 @@ def override_verdict(store: RunStore, run_id: str, label: str, note: str, by: st
         raise ValueError(f"the note is {len(note):,} characters; keep it under {MAX_NOTE_CHARS:,}")
     if store.get_run(run_id) is None:
         raise ValueError(f"no run {run_id!r} in the store")
-    model = None
-    for evt in store.events(run_id):
-        if isinstance(evt, VerdictReached):
-            model = evt.verdict
+    model = digest(store.events(run_id)).verdict
     event = VerdictOverridden(model_verdict=model, label=label, note=note.strip(), by=by.strip())
     store.append(run_id, event)
     return event

@@ -26,6 +26,7 @@ from pipelines.config import AppSettings, RunConfig
 
 if TYPE_CHECKING:
     from pipelines.store import RunStore
+from pipelines.digest import RunDigest
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     AgreementChecked,
@@ -362,15 +363,15 @@ def _corpora(args: argparse.Namespace) -> int:
 
 def _print_events(events: Iterable[Event], *, as_json: bool) -> int:
     """Print a run's events as they come (JSON lines, or turns as text); 1 when the run failed."""
-    failed = False
+    run = RunDigest()
     printer = _TurnPrinter()
     for evt in events:
-        failed = failed or isinstance(evt, RunFailed)
+        run.feed(evt)
         if as_json:
             print(json.dumps(dump_event(evt)), flush=True)
         else:
             printer.print(evt)
-    return 1 if failed else 0
+    return 1 if run.failure is not None else 0
 
 
 def _options(args: argparse.Namespace) -> int:

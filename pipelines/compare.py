@@ -13,7 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pipelines.config import RunConfig
-from pipelines.events import Event, ModelCallCompleted, RunFailed, RunStarted, VerdictReached
+from pipelines.digest import Cost, digest
+from pipelines.events import Event
 from pipelines.runner import preflight, stream_run
 from pipelines.services import Services
 
@@ -28,13 +29,8 @@ class RunOutcome:
     verdict: str | None
     confidence: float | None
     decided_by: str
-    model_calls: int
-    tokens_in: int
-    tokens_out: int
-    model_seconds: float
-    wall_seconds: float
+    cost: Cost
     failed: str | None = None
-    cached_calls: int = 0  # answered from the response cache: no tokens, no model time
 
 
 def stream_side_by_side(claim: str, configs: Sequence[RunConfig], services: Services) -> Iterator[tuple[int, Event]]:
@@ -75,21 +71,13 @@ def stream_side_by_side(claim: str, configs: Sequence[RunConfig], services: Serv
 
 def summarize_run(events: Sequence[Event]) -> RunOutcome:
     """A run's verdict, confidence and cost (model calls, tokens, model time, wall time) from its events."""
-    started = next((e for e in events if isinstance(e, RunStarted)), None)
-    verdict = next((e.verdict for e in events if isinstance(e, VerdictReached)), None)
-    failed = next((e.reason for e in events if isinstance(e, RunFailed)), None)
-    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
-    wall = (events[-1].at - events[0].at) if events else 0.0
+    run = digest(events)
+    verdict = run.verdict
     return RunOutcome(
-        protocol=started.protocol if started else "?",
+        protocol=run.protocol or "?",
         verdict=verdict.label if verdict else None,
         confidence=verdict.confidence if verdict else None,
         decided_by=verdict.decided_by if verdict else "",
-        model_calls=len(calls),
-        tokens_in=sum(c.tokens_in for c in calls),
-        tokens_out=sum(c.tokens_out for c in calls),
-        model_seconds=round(sum(c.seconds for c in calls), 3),
-        wall_seconds=round(wall, 3),
-        failed=failed,
-        cached_calls=sum(1 for c in calls if c.cached),
+        cost=run.cost.rounded(3),
+        failed=run.failure,
     )

@@ -258,6 +258,18 @@ class VerdictOverridden(Event):
     by: str
 
 
+# What the checker does to a run (step mode and the verdict override), in the order the record lists them.
+INTERVENTIONS: tuple[type[Event], ...] = (
+    CheckerEditedQuery,
+    CheckerAddedQuery,
+    CheckerStruckEvidence,
+    CheckerAdmittedEvidence,
+    CheckerAddedEvidence,
+    StepResumed,
+    VerdictOverridden,
+)
+
+
 # --- Courtroom protocols (proclaim): every term of every score, so the audit screens can show it.
 
 

@@ -19,16 +19,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipelines import __version__
+from pipelines.digest import Cost, RunDigest, describe_intervention, digest
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     CheckerAddedEvidence,
-    CheckerAddedQuery,
     CheckerAdmittedEvidence,
-    CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
     EvidenceRetrieved,
-    ModelCallCompleted,
     QueryIssued,
     RoundStarted,
     RunFailed,
@@ -36,14 +34,10 @@ from pipelines.events import (
     RunResumed,
     RunStarted,
     StageFailed,
-    StepResumed,
     TurnCompleted,
-    VerdictOverridden,
-    VerdictReached,
     dump_event,
     parse_event,
 )
-from pipelines.models import Evidence, Verdict
 from pipelines.redaction import scrub_url
 from pipelines.safe_text import escape_markdown
 from pipelines.store import RUN_STATUSES, RunStore, RunSummary
@@ -78,6 +72,8 @@ class RecordError(DebateDeskError, ValueError):
 
 
 class Totals(BaseModel):
+    """A run's cost as the record file spells it (format v1): the digest's ``Cost`` under these names, and the event count."""
+
     model_config = ConfigDict(extra="forbid")
 
     model_calls: int = Field(ge=0, description="ModelCallCompleted events")
@@ -133,24 +129,8 @@ def record_schema() -> dict[str, Any]:
 
 def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
     """The whole run as a JSON-ready dict in the versioned schema."""
-    info = RunInfo(
-        id=summary.id,
-        claim=summary.claim,
-        protocol=summary.protocol,
-        status=summary.status,  # type: ignore[arg-type]
-        created_at=summary.created_at,
-        finished_at=summary.finished_at,
-        app_version=summary.app_version,
-        config=summary.config,
-        verdict=summary.verdict,
-        confidence=summary.confidence,
-        checker_verdict=summary.checker_verdict,
-        checker_note=summary.checker_note,
-        checker_by=summary.checker_by,
-        attempts=summary.attempts,
-        origin=summary.origin,
-        totals=totals_of(events),
-    )
+    same_name = {name: getattr(summary, name) for name in RunInfo.model_fields if name != "totals"}  # the run's row
+    info = RunInfo(**same_name, totals=totals_of(digest(events)))
     record = RunRecord(
         exported_at=round(time.time(), 3), exported_by=f"DebateDesk {__version__}", run=info, events=[dump_event(e) for e in events]
     )
@@ -162,14 +142,14 @@ def to_json(summary: RunSummary, events: Sequence[Event]) -> str:
     return json_for_html(to_record(summary, events)) + "\n"
 
 
-def totals_of(events: Sequence[Event]) -> Totals:
-    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
+def totals_of(run: RunDigest) -> Totals:
+    cost = run.cost
     return Totals(
-        model_calls=len(calls),
-        tokens_in=sum(c.tokens_in for c in calls),
-        tokens_out=sum(c.tokens_out for c in calls),
-        model_seconds=round(sum(c.seconds for c in calls), 4),
-        events=len(events),
+        model_calls=cost.calls,
+        tokens_in=cost.tokens_in,
+        tokens_out=cost.tokens_out,
+        model_seconds=round(cost.model_seconds, 4),
+        events=run.events,
     )
 
 
@@ -210,28 +190,11 @@ def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
     if problems:
         raise RecordError(problems)
     run = record.run
-    totals = totals_of(events)
+    cost = digest(events).cost
     summary = RunSummary(
-        id=run.id,
-        claim=run.claim,
-        protocol=run.protocol,
-        status=run.status,
-        verdict=run.verdict,
-        confidence=run.confidence,
-        created_at=run.created_at,
-        finished_at=run.finished_at,
-        model_calls=totals.model_calls,
-        tokens_in=totals.tokens_in,
-        tokens_out=totals.tokens_out,
-        config=run.config,
-        app_version=run.app_version,
-        model_seconds=totals.model_seconds,
+        **run.model_dump(exclude={"totals"}),
+        cost=Cost(calls=cost.calls, tokens_in=cost.tokens_in, tokens_out=cost.tokens_out, model_seconds=round(cost.model_seconds, 4)),
         event_count=len(events),
-        attempts=run.attempts,
-        checker_verdict=run.checker_verdict,
-        checker_note=run.checker_note,
-        checker_by=run.checker_by,
-        origin=run.origin,
     )
     return summary, events
 
@@ -265,18 +228,16 @@ def _consistency_problems(run: RunInfo, events: list[Event]) -> list[str]:
             problems.extend(f"events[{i}].turn.cited: {c} is not an evidence item of this run" for c in e.turn.cited if c not in known)
         elif isinstance(e, CheckerStruckEvidence | CheckerAdmittedEvidence) and e.evidence_id not in known:
             problems.append(f"events[{i}].evidence_id: {e.evidence_id} is not an evidence item of this run")
-    model_verdicts = [e.verdict.label for e in events if isinstance(e, VerdictReached)]
-    if run.verdict is not None and (not model_verdicts or model_verdicts[-1] != run.verdict):
-        problems.append(
-            f"run.verdict: {run.verdict!r} is not the last VerdictReached in the events ({model_verdicts[-1] if model_verdicts else 'none'})"
-        )
-    overrides = [e for e in events if isinstance(e, VerdictOverridden)]
-    if run.checker_verdict is not None and (not overrides or overrides[-1].label != run.checker_verdict):
+    read = digest(events)
+    model_verdict = read.verdict.label if read.verdict is not None else None
+    if run.verdict is not None and model_verdict != run.verdict:
+        problems.append(f"run.verdict: {run.verdict!r} is not the last VerdictReached in the events ({model_verdict or 'none'})")
+    if run.checker_verdict is not None and (read.override is None or read.override.label != run.checker_verdict):
         problems.append(f"run.checker_verdict: {run.checker_verdict!r} is not the last VerdictOverridden in the events")
-    if run.status == "completed" and not model_verdicts:
+    if run.status == "completed" and model_verdict is None:
         problems.append("run.status: a completed run has a VerdictReached event")
     if run.totals is not None:
-        actual = totals_of(events)
+        actual = totals_of(read)
         for name in ("model_calls", "tokens_in", "tokens_out", "events"):
             if getattr(run.totals, name) != getattr(actual, name):
                 problems.append(f"run.totals.{name}: says {getattr(run.totals, name)} but the events add up to {getattr(actual, name)}")
@@ -333,24 +294,9 @@ def _when(ts: float | None) -> str:
 
 def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     """A readable report of the run: verdicts, interventions, rounds, evidence and cost."""
-    evidence: dict[str, Evidence] = {}
-    cited_by: dict[str, list[str]] = {}
-    struck: dict[str, str] = {}
-    model_verdict: Verdict | None = None
-    for e in events:
-        if isinstance(e, EvidenceRetrieved | CheckerAddedEvidence):
-            evidence.setdefault(e.evidence.id, e.evidence)
-        elif isinstance(e, TurnCompleted):
-            for c in e.turn.cited:
-                cited_by.setdefault(c, []).append(e.turn.id)
-        elif isinstance(e, CheckerStruckEvidence):
-            struck[e.evidence_id] = e.reason
-        elif isinstance(e, CheckerAdmittedEvidence):
-            struck.pop(e.evidence_id, None)
-        elif isinstance(e, VerdictReached):
-            model_verdict = e.verdict
+    run = digest(events)
+    evidence, cited_by, struck, model_verdict = run.evidence, run.cited_by, run.struck, run.verdict
     config = summary.config
-    totals = totals_of(events)
     lines = [f"# Fact-check: {md(summary.claim)}", ""]
     verdict_line = f"**{md(summary.verdict)}**" if summary.verdict else "none (the run did not reach one)"
     if summary.confidence is not None:
@@ -375,10 +321,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
         ("Corpus", md(str(config.get("corpus", "—"))) + ("" if web is None else f"; web search {'on' if web else 'off'}")),
         ("Run", f"`{summary.id}` · {md(summary.status)} · started {_when(summary.created_at)} · finished {_when(summary.finished_at)}"),
         ("Attempts", str(summary.attempts)),
-        (
-            "Cost",
-            f"{totals.model_calls} model calls · {totals.tokens_in:,} tokens in · {totals.tokens_out:,} out · {totals.model_seconds:.1f} s",
-        ),
+        ("Cost", run.cost.describe()),
         ("App version", md(summary.app_version)),
     ]
     lines += ["| | |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in rows], ""]
@@ -392,8 +335,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
             ]
         if model_verdict.stop_reason:
             lines += [f"Decided by {md(model_verdict.decided_by)}: {md(model_verdict.stop_reason)}", ""]
-    interventions = [_describe_intervention(e) for e in events]
-    interventions = [i for i in interventions if i]
+    interventions = [_describe_intervention(e) for e in run.interventions]
     if interventions:
         lines += ["## Checker's interventions", "", *interventions, ""]
     lines += ["## Transcript", ""]
@@ -432,7 +374,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
             lines += [f"**{md(ev.id)}** {_cell(ev.title, 120)}: {_cell(ev.text, 1500)}", ""]
     else:
         lines += ["No evidence was retrieved.", ""]
-    calls = [e for e in events if isinstance(e, ModelCallCompleted)]
+    calls = run.calls
     if calls:
         lines += ["## Model calls", "", "| # | role | model | tokens in | tokens out | seconds |", "| --- | --- | --- | --- | --- | --- |"]
         lines += [
@@ -444,28 +386,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
 
 
 def _describe_intervention(e: Event) -> str:
-    stamp = f"- {_when(e.at)} · {md(getattr(e, 'by', ''))}"
-    match e:
-        case CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
-            return f"{stamp} · round {r}: edited {md(agent)}'s next query “{_cell(before, 200)}” → “{_cell(after, 200)}”"
-        case CheckerAddedQuery(round=r, query=query):
-            return f"{stamp} · round {r}: added a query “{_cell(query, 200)}”"
-        case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
-            return f"{stamp} · round {r}: struck {md(eid)} ({_cell(reason, 300)})"
-        case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
-            return f"{stamp} · round {r}: admitted {md(eid)} ({_cell(reason, 300)})"
-        case CheckerAddedEvidence(round=r, evidence=ev):
-            where = f" from {_cell(ev.url, 200)}" if ev.url else ""
-            return f"{stamp} · round {r}: added evidence {md(ev.id)}{where}: “{_cell(ev.text, 200)}”"
-        case StepResumed(round=r, action=action, note=note):
-            return f"{stamp} · round {r}: {'stopped the debate' if action == 'stop' else 'continued'}" + (
-                f" ({_cell(note, 300)})" if note else ""
-            )
-        case VerdictOverridden(label=label, note=note, model_verdict=mv):
-            was = f" (the model said {md(mv.label)})" if mv else ""
-            return f"{stamp}: set the verdict to **{md(label)}**{was}" + (f": {_cell(note, 500)}" if note else "")
-        case _:
-            return ""
+    return f"- {_when(e.at)} · {md(getattr(e, 'by', ''))} · {describe_intervention(e, _cell)}"
 
 
 # --- schema.org ClaimReview -------------------------------------------------------------------
@@ -495,16 +416,10 @@ def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: 
             f"run {summary.id} has no verdict ({summary.status}); a ClaimReview needs one — resume the run or set a verdict"
         )
     value, name = RATING_SCALE.get(label.upper(), (3, label.title()))
-    evidence: dict[str, Evidence] = {}
-    rationale = ""
-    cited: tuple[str, ...] = ()
-    for e in events:
-        if isinstance(e, EvidenceRetrieved | CheckerAddedEvidence):
-            evidence.setdefault(e.evidence.id, e.evidence)
-        elif isinstance(e, VerdictReached):
-            rationale, cited = e.verdict.rationale, e.verdict.cited
+    run = digest(events)
+    rationale = run.verdict.rationale if run.verdict is not None else ""
     explanation = summary.checker_note if summary.checker_verdict and summary.checker_note else rationale
-    sources = [evidence[c] for c in cited if c in evidence] or list(evidence.values())
+    sources = run.cited_evidence() or list(run.evidence.values())
     # Only public http(s) pages are cited: a javascript:, data: or intranet URL must not reach a published page.
     citations = [
         {"@type": "CreativeWork", "name": e.title or e.source_label, "url": e.url} for e in sources if e.url and public_http_url(e.url)

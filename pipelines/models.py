@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,6 +13,12 @@ LABELS: tuple[Label, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 EvidenceSource = Literal["corpus", "web", "user", "memory"]
 AdmissibilityStatus = Literal["admitted", "disputed", "discarded"]
 Role = Literal["debater", "judge", "scorer"]
+_CITATION = re.compile(r"\[(E\d+)\]")
+
+
+def citations(text: str) -> tuple[str, ...]:
+    """Evidence ids a text cites as ``[E3]``, in first-seen order."""
+    return tuple(dict.fromkeys(_CITATION.findall(text)))
 
 
 class Frozen(BaseModel):

@@ -10,11 +10,12 @@ the redactor in case an error message echoes the URL.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
-from pipelines.events import ArgumentDelta, Event, RunFailed, RunInterrupted, TurnCompleted, VerdictReached
+from pipelines.events import ArgumentDelta, Event, RunFailed, RunInterrupted, TurnCompleted, VerdictReached, dump_event, parse_event
 
 # Query parameters that carry credentials (Azure's api-key, Google's key, token, signatures...).
 SENSITIVE_PARAM = re.compile(
@@ -52,6 +53,28 @@ def url_secrets(url: str) -> list[str]:
     found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if SENSITIVE_PARAM.match(k)]
     found = [unquote(s) for s in found if s]
     return sorted({v for s in found for v in (s, quote(s, safe="")) if len(v) >= 4}, key=len, reverse=True)
+
+
+class Redactor:
+    """Replaces API keys in events and log text with a marker, whatever put them there (an echoed error, a model)."""
+
+    MARK = "[redacted]"
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        self.secrets = [s for s in secrets if s]
+
+    def text(self, value: str) -> str:
+        for secret in self.secrets:
+            value = value.replace(secret, self.MARK)
+        return value
+
+    def event(self, evt: Event) -> Event:
+        if not self.secrets:
+            return evt
+        raw = json.dumps(dump_event(evt))
+        if not any(s in raw for s in self.secrets):
+            return evt
+        return parse_event(json.loads(self.text(raw)))
 
 
 class StreamRedactor:
@@ -95,4 +118,4 @@ class StreamRedactor:
         return [held.model_copy(update={"text": self._text(held.text)})] if held is not None and held.text else []
 
 
-__all__ = ["SENSITIVE_PARAM", "StreamRedactor", "scrub_url", "url_secrets"]
+__all__ = ["SENSITIVE_PARAM", "Redactor", "StreamRedactor", "scrub_url", "url_secrets"]

@@ -1,29 +1,27 @@
-"""Run a protocol on a claim: validate, wire models and tools, persist and stream every event.
+"""A run's life: validate the claim, wire models and tools, run the protocol on a thread, end the record.
 
 ``stream_run`` is the one entry point for the UI, the CLI and tests: it runs the protocol on
 a background thread's event loop and yields events as they happen, so a page can render
-while the debate goes on.
+while the debate goes on. Storing the events is ``event_writer.EventWriter``'s job, keeping
+keys out of them ``redaction.Redactor``'s, answering a resumed run's calls the ``journal``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import queue
 import threading
 import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 from pipelines.checker import PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, ModelSpec, RunConfig
 from pipelines.context import Review, RunContext, Toolbox
 from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
+from pipelines.event_writer import EventWriter
 from pipelines.events import (
     Event,
-    ModelCallCompleted,
     RunFailed,
     RunInterrupted,
     RunResumed,
@@ -31,8 +29,6 @@ from pipelines.events import (
     StageCompleted,
     StageStarted,
     VerdictReached,
-    dump_event,
-    parse_event,
 )
 from pipelines.journal import (
     EventDeduper,
@@ -45,11 +41,11 @@ from pipelines.journal import (
     reserved_evidence_ids,
 )
 from pipelines.llm.cache import caches
-from pipelines.llm.client import LLM, CallTally
+from pipelines.llm.client import LLM
 from pipelines.llm.registry import get_backend
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import get_protocol
-from pipelines.redaction import StreamRedactor, scrub_url
+from pipelines.redaction import Redactor, StreamRedactor, scrub_url
 from pipelines.services import Services
 from pipelines.store import OWNER, RunStore, busy_message
 from pipelines.text_safety import check_claim_text
@@ -107,12 +103,6 @@ async def execute(
     served back); with a ``gate`` the run pauses for the checker after each round.
     """
     protocol = get_protocol(config.protocol)
-    tally = CallTally()
-
-    def on_call(evt: ModelCallCompleted) -> None:
-        tally.add(evt)
-        emit(evt)
-
     journal_cache = JournalCache(journal) if journal is not None else None
     announced: set[str] = set()
 
@@ -134,7 +124,7 @@ async def execute(
             model_name=spec.model or backend.default_model or backend.name,
             max_retries=spec.max_retries,
             limiter=services.limiters.get(f"{spec.backend}|{spec.base_url}", spec.concurrency),
-            on_call=on_call,
+            on_call=emit,
             cache=JournalFirstCache.over(journal_cache, services.response_cache if caches(spec) else None),
             params={"temperature": spec.temperature, "max_tokens": spec.max_tokens, "base_url": spec.base_url},
         )
@@ -405,124 +395,10 @@ def _launch(
     handle.thread.start()
 
 
-class EventWriter:
-    """Stores a run's events and journal entries in order on a thread of its own, so the run's event loop never waits on the database.
-
-    Writing inline cost the loop 1-2 ms an event and 1.5-4.5 ms a journal entry (more on a busy
-    machine), and a streamed answer emits dozens of events: time the protocol's next step
-    could not start in. Items are stored in the order they were put, the events that queued
-    up during a write together in the next transaction; ``close`` waits for the last one, so
-    a finished run's record is complete before its status changes and its stream ends.
-    A failed write is kept and raised by ``flush`` (the run then fails, as it did when the
-    write was inline); nothing more is written after one failed.
-    """
-
-    _STOP = object()
-
-    def __init__(self, store: RunStore, run_id: str) -> None:
-        self._store = store
-        self._run_id = run_id
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._idle = threading.Condition()
-        self._pending = 0
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._drain, name=f"events-{run_id}", daemon=True)
-        self._thread.start()
-
-    def put(self, evt: Event) -> None:
-        self._enqueue(evt)
-
-    def journal_put(self, run_id: str, kind: str, key: str, payload: str) -> None:
-        """The run journal's sink (the RunStore method of the same name, queued)."""
-        self._enqueue(_JournalEntry(run_id, kind, key, payload))
-
-    def _enqueue(self, item: Event | _JournalEntry) -> None:
-        with self._idle:
-            self._pending += 1
-        self._queue.put(item)
-
-    def flush(self) -> None:
-        """Wait until every event put so far is stored; raise the error of a failed write."""
-        with self._idle:
-            self._idle.wait_for(lambda: self._pending == 0)
-        if self.error is not None:
-            raise self.error
-
-    def close(self) -> None:
-        if self._thread.is_alive():
-            self._queue.put(self._STOP)
-            self._thread.join()
-
-    def _drain(self) -> None:
-        stopping = False
-        while not stopping:
-            batch = [self._queue.get()]
-            while True:  # what queued up while the last batch was written goes in one transaction
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stopping = any(item is self._STOP for item in batch)
-            items = [item for item in batch if item is not self._STOP]
-            if self.error is None:
-                try:
-                    self._write(items)
-                except Exception as exc:  # handed to the run's thread by flush
-                    log.error("storing events of run %s failed: %s", self._run_id, exc)
-                    self.error = exc
-            with self._idle:
-                self._pending -= len(items)
-                self._idle.notify_all()
-
-    def _write(self, items: list[object]) -> None:
-        events: list[Event] = []
-        for item in items:
-            if isinstance(item, Event):
-                events.append(item)
-                continue
-            if events:
-                self._store.append_many(self._run_id, events, owner=OWNER)
-                events = []
-            assert isinstance(item, _JournalEntry)
-            self._store.journal_put(item.run_id, item.kind, item.key, item.payload)
-        if events:
-            self._store.append_many(self._run_id, events, owner=OWNER)  # stored only while this process owns the run
-
-
-@dataclass(frozen=True)
-class _JournalEntry:
-    run_id: str
-    kind: str
-    key: str
-    payload: str
-
-
 def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: float = 30.0) -> None:
     # A long model call emits nothing for minutes; the heartbeat tells other processes the run is alive.
     while not stop.wait(every_s):
         store.touch(run_id)
-
-
-class Redactor:
-    """Replaces API keys in events and log text with a marker, whatever put them there (an echoed error, a model)."""
-
-    MARK = "[redacted]"
-
-    def __init__(self, secrets: Sequence[str]) -> None:
-        self.secrets = [s for s in secrets if s]
-
-    def text(self, value: str) -> str:
-        for secret in self.secrets:
-            value = value.replace(secret, self.MARK)
-        return value
-
-    def event(self, evt: Event) -> Event:
-        if not self.secrets:
-            return evt
-        raw = json.dumps(dump_event(evt))
-        if not any(s in raw for s in self.secrets):
-            return evt
-        return parse_event(json.loads(self.text(raw)))
 
 
 def stream_run(claim_text: str, config: RunConfig, services: Services, run_id: str | None = None) -> Iterator[Event]:

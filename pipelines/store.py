@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
 
 from sqlalchemy import (
@@ -39,8 +39,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines import __version__
+from pipelines.digest import Cost, digest
 from pipelines.errors import RunBusyError
-from pipelines.events import Event, ModelCallCompleted, VerdictOverridden, VerdictReached, dump_event, parse_event
+from pipelines.events import Event, dump_event, parse_event
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -121,12 +122,9 @@ class RunSummary:
     confidence: float | None
     created_at: float
     finished_at: float | None
-    model_calls: int
-    tokens_in: int
-    tokens_out: int
+    cost: Cost  # kept per run as it is stored; no wall time (the run's created_at and finished_at give it)
     config: dict[str, Any]
     app_version: str = __version__
-    model_seconds: float = 0.0
     event_count: int = 0
     attempts: int = 1
     checker_verdict: str | None = None
@@ -338,26 +336,27 @@ class RunStore:
             if not events:
                 return seq
             rows = []
-            calls = [e for e in events if isinstance(e, ModelCallCompleted)]
-            values: dict[str, Any] = {
-                "event_count": func.coalesce(RunRow.event_count, 0) + len(events),
-                "heartbeat_at": time.time(),
-            }
             for evt in events:
                 seq += 1
                 rows.append(
                     {"run_id": run_id, "seq": seq, "type": type(evt).__name__, "at": evt.at, "payload": json.dumps(dump_event(evt))}
                 )
-                if isinstance(evt, VerdictReached):
-                    values.update(verdict=evt.verdict.label, confidence=evt.verdict.confidence)
-                elif isinstance(evt, VerdictOverridden):
-                    values.update(checker_verdict=evt.label, checker_note=evt.note, checker_by=evt.by)
-            if calls:
+            added = digest(events)  # what these events add to the run's row
+            values: dict[str, Any] = {
+                "event_count": func.coalesce(RunRow.event_count, 0) + len(events),
+                "heartbeat_at": time.time(),
+            }
+            if added.verdict is not None:
+                values.update(verdict=added.verdict.label, confidence=added.verdict.confidence)
+            if added.override is not None:
+                values.update(checker_verdict=added.override.label, checker_note=added.override.note, checker_by=added.override.by)
+            cost = added.cost
+            if cost.calls:
                 values.update(
-                    model_calls=RunRow.model_calls + len(calls),
-                    tokens_in=RunRow.tokens_in + sum(e.tokens_in for e in calls),
-                    tokens_out=RunRow.tokens_out + sum(e.tokens_out for e in calls),
-                    model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + sum(e.seconds for e in calls),
+                    model_calls=RunRow.model_calls + cost.calls,
+                    tokens_in=RunRow.tokens_in + cost.tokens_in,
+                    tokens_out=RunRow.tokens_out + cost.tokens_out,
+                    model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + cost.model_seconds,
                 )
             guard = update(RunRow).where(RunRow.id == run_id)
             if owner is not None:
@@ -395,29 +394,18 @@ class RunStore:
 
     def insert_record(self, summary: RunSummary, events: Sequence[Event]) -> None:
         """Store a whole run at once (an imported transcript); its events keep their order."""
+        same_name = {f.name: getattr(summary, f.name) for f in fields(summary) if f.name not in ("cost", "config", "event_count")}
+        cost = summary.cost
         with Session(self.engine) as s, s.begin():
             s.add(
                 RunRow(
-                    id=summary.id,
-                    claim=summary.claim,
-                    protocol=summary.protocol,
-                    status=summary.status,
-                    verdict=summary.verdict,
-                    confidence=summary.confidence,
-                    created_at=summary.created_at,
-                    finished_at=summary.finished_at,
+                    **same_name,
                     config=json.dumps(summary.config),
-                    app_version=summary.app_version,
-                    model_calls=summary.model_calls,
-                    tokens_in=summary.tokens_in,
-                    tokens_out=summary.tokens_out,
-                    model_seconds=summary.model_seconds,
+                    model_calls=cost.calls,
+                    tokens_in=cost.tokens_in,
+                    tokens_out=cost.tokens_out,
+                    model_seconds=cost.model_seconds,
                     event_count=len(events),
-                    attempts=summary.attempts,
-                    checker_verdict=summary.checker_verdict,
-                    checker_note=summary.checker_note,
-                    checker_by=summary.checker_by,
-                    origin=summary.origin,
                 )
             )
             s.flush()
@@ -493,12 +481,9 @@ def _summary(row: RunRow) -> RunSummary:
         confidence=row.confidence,
         created_at=row.created_at,
         finished_at=row.finished_at,
-        model_calls=row.model_calls,
-        tokens_in=row.tokens_in,
-        tokens_out=row.tokens_out,
+        cost=Cost(calls=row.model_calls, tokens_in=row.tokens_in, tokens_out=row.tokens_out, model_seconds=float(row.model_seconds or 0.0)),
         config=json.loads(row.config or "{}"),
         app_version=row.app_version,
-        model_seconds=float(row.model_seconds or 0.0),
         event_count=int(row.event_count or 0),
         attempts=int(row.attempts or 1),
         checker_verdict=row.checker_verdict,

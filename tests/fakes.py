@@ -65,6 +65,16 @@ def fake_config(**updates: object) -> RunConfig:
     return config.model_copy(update={"corpus": "demo", **updates})
 
 
+def with_settings(config: RunConfig, section: str, **changes: object) -> RunConfig:
+    """``config`` with some settings of one section changed: ``retrieval``, ``checker``, or a protocol's own."""
+    return config.model_copy(update={section: getattr(config, section).model_copy(update=changes)})
+
+
+def protocol_config(protocol: str, **settings: object) -> RunConfig:
+    """``fake_config`` for ``protocol``, with some of the protocol's own settings changed."""
+    return with_settings(fake_config(protocol=protocol), protocol, **settings)
+
+
 def make_services(
     data_dir: Path, embedder: Embedder, web: object | None = None, chat: FakeChatModel | None = None, *, cache: bool = False
 ) -> Services:
@@ -156,3 +166,15 @@ def make_context(services: Services, config: RunConfig, claim: str, reviewer: ob
         reviewer=reviewer,  # type: ignore[arg-type]
     )
     return ctx, events
+
+
+def hand_record(
+    claim: str, *events: dict[str, Any], run_id: str = "r1", status: str = "failed", at: float = 1.0, **run: Any
+) -> dict[str, Any]:
+    """A single-protocol run record as someone might write it by hand: the run's row, its RunStarted, then ``events``."""
+    return {
+        "format": "debatedesk.run",
+        "schema_version": 1,
+        "run": {"id": run_id, "claim": claim, "protocol": "single", "status": status, "created_at": at, **run},
+        "events": [{"type": "RunStarted", "at": at, "run_id": run_id, "claim": claim, "protocol": "single"}, *events],
+    }

@@ -14,10 +14,11 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from pipelines.batch import BatchItem, ClaimOutcome, iter_batch
 from pipelines.config import RunConfig
+from pipelines.digest import Cost
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem
 from pipelines.eval.labels import LabelMode, canonical, classes, keeps
@@ -44,12 +45,18 @@ class ClaimScore(BaseModel):
     status: str
     error: str = ""
     run_id: str | None = None
-    model_calls: int = 0
-    cached_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
+    cost: Cost = Cost()  # wall_seconds: the claim's own run
     retrieval_calls: int = 0
-    seconds: float = 0.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cost_from_flat_fields(cls, data: Any) -> Any:
+        return cost_from_flat_fields(data)
+
+    def flat_row(self) -> dict[str, Any]:
+        """The row as the per-claim CSV's columns: the cost spread over model_calls, cached_calls, tokens_in, tokens_out and seconds."""
+        row = self.model_dump(mode="json", exclude={"cost"})
+        return {**row, **flat_cost(self.cost)}
 
 
 class EvalReport(BaseModel):
@@ -75,12 +82,8 @@ class EvalReport(BaseModel):
     evidence_recall: float | None
     evidence_recall_claims: int
     document_recall: float | None
-    model_calls: int
-    cached_calls: int
-    tokens_in: int
-    tokens_out: int
+    cost: Cost  # every claim's calls and tokens; wall_seconds: the whole evaluation, claims run side by side
     retrieval_calls: int
-    seconds: float  # wall time of the whole evaluation
     concurrency: int = 1
     config: dict[str, Any] = Field(default_factory=dict)
     rows: list[ClaimScore] = Field(default_factory=list)
@@ -104,9 +107,37 @@ class EvalReport(BaseModel):
     def title(self) -> str:
         return f"{self.protocol} · {self.backend} · {self.dataset}/{self.split} · {self.claims} claims ({self.labels})"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _cost_from_flat_fields(cls, data: Any) -> Any:
+        return cost_from_flat_fields(data)
+
     def per_claim(self, name: str) -> float:
-        """Mean per claim of a cost column (model_calls, tokens_in, tokens_out, retrieval_calls, seconds)."""
-        return sum(float(getattr(r, name)) for r in self.rows) / len(self.rows) if self.rows else 0.0
+        """Mean per claim of a ``Cost`` field (calls, tokens_in, tokens_out, wall_seconds...) or of retrieval_calls."""
+        if not self.rows:
+            return 0.0
+        return sum(float(getattr(r.cost, name) if name in Cost.model_fields else getattr(r, name)) for r in self.rows) / len(self.rows)
+
+
+# Reports saved before the cost was one field spread it over these; they still load.
+FLAT_COST = {
+    "model_calls": "calls",
+    "cached_calls": "cached_calls",
+    "tokens_in": "tokens_in",
+    "tokens_out": "tokens_out",
+    "seconds": "wall_seconds",
+}
+
+
+def cost_from_flat_fields(data: Any) -> Any:
+    if not isinstance(data, dict) or "cost" in data or not any(name in data for name in FLAT_COST):
+        return data
+    rest = {k: v for k, v in data.items() if k not in FLAT_COST}
+    return {**rest, "cost": {field: data[name] for name, field in FLAT_COST.items() if name in data}}
+
+
+def flat_cost(cost: Cost) -> dict[str, Any]:
+    return {name: getattr(cost, field) for name, field in FLAT_COST.items()}
 
 
 OutcomeListener = Callable[[ClaimOutcome, int, int], None]
@@ -198,12 +229,8 @@ def score_claim(item: EvalItem, outcome: ClaimOutcome, extra_labels: Mapping[str
         status=outcome.status,
         error=error,
         run_id=outcome.run_id,
-        model_calls=outcome.model_calls,
-        cached_calls=outcome.cached_calls,
-        tokens_in=outcome.tokens_in,
-        tokens_out=outcome.tokens_out,
+        cost=outcome.cost,
         retrieval_calls=outcome.retrieval_calls,
-        seconds=outcome.seconds,
     )
 
 
@@ -248,12 +275,8 @@ def build_report(
         evidence_recall=metrics.mean(recalls),
         evidence_recall_claims=len(recalls),
         document_recall=sum(found) / len(found) if found else None,
-        model_calls=sum(r.model_calls for r in rows),
-        cached_calls=sum(r.cached_calls for r in rows),
-        tokens_in=sum(r.tokens_in for r in rows),
-        tokens_out=sum(r.tokens_out for r in rows),
+        cost=Cost.total(r.cost for r in rows).model_copy(update={"wall_seconds": round(seconds, 3)}),
         retrieval_calls=sum(r.retrieval_calls for r in rows),
-        seconds=round(seconds, 3),
         concurrency=concurrency,
         config=config.snapshot(),
         rows=rows,
@@ -298,11 +321,11 @@ def format_report(report: EvalReport) -> str:
     for label, counts in zip(report.confusion.rows, report.confusion.counts, strict=True):
         lines.append(f"    {label:<17}" + "".join(f"{n:>{width}}" for n in counts))
     lines.append(
-        f"  cost per claim  {report.per_claim('model_calls'):.1f} model calls ({report.cached_calls} cached in all), "
+        f"  cost per claim  {report.per_claim('calls'):.1f} model calls ({report.cost.cached_calls} cached in all), "
         f"{report.per_claim('tokens_in'):.0f} tokens in, {report.per_claim('tokens_out'):.0f} out, "
-        f"{report.per_claim('retrieval_calls'):.1f} retrievals, {report.per_claim('seconds'):.2f} s"
+        f"{report.per_claim('retrieval_calls'):.1f} retrievals, {report.per_claim('wall_seconds'):.2f} s"
     )
-    lines.append(f"  wall time       {report.seconds:.1f} s for {report.claims} claims at concurrency {report.concurrency}")
+    lines.append(f"  wall time       {report.cost.wall_seconds:.1f} s for {report.claims} claims at concurrency {report.concurrency}")
     return "\n".join(lines)
 
 
@@ -328,7 +351,7 @@ def format_claims(report: EvalReport) -> str:
         conf = f"{r.confidence:.2f}" if r.confidence is not None else "  - "
         rec = f"{r.evidence_recall:.2f}" if r.evidence_recall is not None else "  - "
         lines.append(
-            f"  {r.id[:27]:<27} {r.gold:<16} {r.predicted or r.status!s:<16} {conf:>5} {rec:>6} {r.model_calls:>5} "
-            f"{r.tokens_in:>7} {r.tokens_out:>7} {r.retrieval_calls:>4} {r.seconds:>6.1f}  {r.run_id or r.error[:60]}"
+            f"  {r.id[:27]:<27} {r.gold:<16} {r.predicted or r.status!s:<16} {conf:>5} {rec:>6} {r.cost.calls:>5} "
+            f"{r.cost.tokens_in:>7} {r.cost.tokens_out:>7} {r.retrieval_calls:>4} {r.cost.wall_seconds:>6.1f}  {r.run_id or r.error[:60]}"
         )
     return "\n".join(lines)

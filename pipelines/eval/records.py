@@ -54,26 +54,18 @@ class EvalStore:
         _Base.metadata.create_all(engine)
 
     def save(self, report: EvalReport) -> None:
+        # The headline columns the report holds under the same name, then those it holds elsewhere.
+        same_name = {c.key: getattr(report, c.key) for c in EvaluationRow.__table__.columns if c.key in EvalReport.model_fields}
+        cost = report.cost
         with Session(self.engine) as s, s.begin():
             s.merge(
                 EvaluationRow(
-                    id=report.id,
-                    created_at=report.created_at,
-                    dataset=report.dataset,
-                    split=report.split,
-                    protocol=report.protocol,
-                    backend=report.backend,
-                    labels=report.labels,
-                    claims=report.claims,
-                    failed=report.failed,
-                    accuracy=report.accuracy,
-                    macro_f1=report.macro_f1,
+                    **same_name,
                     ece=report.calibration.ece,
-                    evidence_recall=report.evidence_recall,
-                    model_calls=report.model_calls,
-                    tokens_in=report.tokens_in,
-                    tokens_out=report.tokens_out,
-                    seconds=report.seconds,
+                    model_calls=cost.calls,
+                    tokens_in=cost.tokens_in,
+                    tokens_out=cost.tokens_out,
+                    seconds=cost.wall_seconds,
                     report=report.model_dump_json(),
                 )
             )
@@ -110,9 +102,9 @@ def write_report_files(report: EvalReport, folder: Path) -> tuple[Path, Path]:
 
 def claims_csv(report: EvalReport) -> str:
     buffer = io.StringIO()
-    fields = list(type(report.rows[0]).model_fields) if report.rows else ["id"]
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\r\n")  # RFC 4180; a field holding "\r" is quoted too
+    rows = [row.flat_row() for row in report.rows]
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["id"], lineterminator="\r\n")  # RFC 4180; "\r" is quoted too
     writer.writeheader()
-    for row in report.rows:
-        writer.writerow({name: csv_cell(value) for name, value in row.model_dump(mode="json").items()})  # formulas stay text
+    for row in rows:
+        writer.writerow({name: csv_cell(value) for name, value in row.items()})  # formulas stay text
     return buffer.getvalue()

@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -49,24 +49,6 @@ def call_key(model: str, messages: Sequence[BaseMessage], params: dict[str, Any]
         {"model": model, "messages": [[m.type, str(m.content)] for m in messages], "params": params}, sort_keys=True, default=str
     )
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-@dataclass
-class CallTally:
-    """Running totals of one run's model calls (the cost shown beside a verdict)."""
-
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    seconds: float = 0.0
-    by_role: dict[str, int] = field(default_factory=dict)
-
-    def add(self, event: ModelCallCompleted) -> None:
-        self.calls += 1
-        self.tokens_in += event.tokens_in
-        self.tokens_out += event.tokens_out
-        self.seconds += event.seconds
-        self.by_role[event.role] = self.by_role.get(event.role, 0) + 1
 
 
 def response_format_for(schema: type[BaseModel]) -> dict[str, Any]:

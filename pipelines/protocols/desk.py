@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import asdict
 
 from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
@@ -139,23 +140,9 @@ async def _read(
 def _aggregate(ctx: RunContext, stances: list[Stance], calibration: Calibration | None, *, round: int, debated: bool) -> Aggregate:
     cfg = ctx.config.desk
     result = aggregate(stances, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at)
-    ctx.emit(
-        VerdictAggregated(
-            round=round,
-            probabilities=result.probabilities,
-            label=result.label,
-            confidence=result.confidence,
-            raw=result.raw,
-            calibrated=result.calibrated,
-            features=result.features,
-            calibration=result.calibration,
-            rests_on=result.rests_on,
-            points_to=result.points_to,
-            reason=result.reason,
-            conflict=result.conflict,
-            debated=debated,
-        )
-    )
+    recorded = asdict(result)
+    del recorded["contested"]  # which exhibits the debate takes up: the run shows it by debating them
+    ctx.emit(VerdictAggregated(round=round, debated=debated, **recorded))
     return result
 
 

@@ -26,7 +26,7 @@ from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
 from pipelines.stages.evidence_selection import select_evidence
 from pipelines.stages.judge import verdict_from_ruling
-from pipelines.stages.retrieval import format_evidence, retrieve
+from pipelines.stages.retrieval import format_evidence, retrieve_for_claim
 from pipelines.stages.summarizer import summarize_debate
 
 POOL = "Knowledge pool"
@@ -75,11 +75,7 @@ async def _build_pool(ctx: RunContext) -> list[Evidence]:
             detail=f"{cfg.madke.corpus_k} corpus passages" + (f" and {cfg.madke.web_k} web results" if use_web else "") + " for the claim",
         )
     )
-    pool: list[Evidence] = []
-    if cfg.madke.corpus_k:
-        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="corpus", k=cfg.madke.corpus_k, with_rewrites=True)
-    if use_web:
-        pool += await retrieve(ctx, agent=POOL, round=0, query=ctx.claim.text, tool="web", k=cfg.madke.web_k, with_rewrites=True)
+    pool = await retrieve_for_claim(ctx, agent=POOL, corpus_k=cfg.madke.corpus_k, web_k=cfg.madke.web_k)
     ctx.emit(StageCompleted(stage="knowledge pool", detail=f"{len(pool)} items shared by both debaters"))
     return pool
 

@@ -32,10 +32,9 @@ from pipelines.events import (
     TurnCompleted,
 )
 from pipelines.memory import EvidenceMemory, Recall, evidence_key
-from pipelines.models import Evidence, Label, Turn, Verdict
+from pipelines.models import Evidence, Label, Turn, Verdict, citations
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.stages.argument import citations
 from pipelines.stages.decomposition import Decomposition, decompose_claim
 from pipelines.stages.retrieval import format_evidence, retrieve
 

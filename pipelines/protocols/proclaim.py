@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -263,12 +263,12 @@ async def _plan(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, round: in
     experts = "; ".join(court.experts) or "none"
 
     async def gap(counsel: CourtRole) -> EvidenceGap:
-        messages = load_prompt("proclaim_gap").render(
-            role=counsel.name,
-            brief=counsel.brief,
-            claim=ctx.claim.text,
-            round=round,
-            premises=_premise_lines(court.premises),
+        messages = _counsel_prompt(
+            "proclaim_gap",
+            ctx,
+            court,
+            counsel,
+            round,
             evidence=evidence,
             history=history,
             discovery_need=court.discovery.get(counsel.name) or "none yet",
@@ -389,16 +389,8 @@ async def _arguments(ctx: RunContext, cfg: ProClaimConfig, court: Court, number:
             if switched
             else ""
         )
-        messages = load_prompt("proclaim_argument").render(
-            role=side.name,
-            brief=side.brief,
-            claim=ctx.claim.text,
-            round=number,
-            premises=_premise_lines(court.premises),
-            evidence=evidence,
-            history=history,
-            testimony=testimony,
-            note=note,
+        messages = _counsel_prompt(
+            "proclaim_argument", ctx, court, side, number, evidence=evidence, history=history, testimony=testimony, note=note
         )
         turn = await stream_turn(ctx, agent=agent, round=number, messages=messages, role=counsel.model_role)
         return counsel.name, turn
@@ -628,16 +620,7 @@ def _deliberate(ctx: RunContext, cfg: ProClaimConfig, court: Court, ballots: lis
             winning_votes=outcome.winning_votes,
             total_votes=outcome.total_votes,
             tie_break=outcome.tie_break,
-            vote_share_term=terms.vote_share_term,
-            quality_sum=terms.quality_sum,
-            quality_term=terms.quality_term,
-            c_base=terms.c_base,
-            delta_rs=terms.delta_rs,
-            s_ref=terms.s_ref,
-            delta_ref=terms.delta_ref,
-            unclamped=terms.unclamped,
-            floor_applied=terms.floor_applied,
-            c_final=terms.c_final,
+            **asdict(terms),  # every term of the confidence, under the event's names
         )
     )
     ctx.emit(StageCompleted(stage="panel", detail=f"{outcome.label} ({_tally(outcome.counts)})"))
@@ -722,6 +705,13 @@ def _show(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> str:
         assert a is not None
         lines.append(f"{format_evidence([e])} ({a.status}; w={a.weight:.2f}; c={a.credibility:.2f})")
     return "\n".join(lines) or format_evidence([])
+
+
+def _counsel_prompt(name: str, ctx: RunContext, court: Court, counsel: CourtRole, round: int, **shown: str) -> list[BaseMessage]:
+    """A counsel's prompt: its role and brief, the claim, the round and the premises, with what this step ``shown`` to it."""
+    return load_prompt(name).render(
+        role=counsel.name, brief=counsel.brief, claim=ctx.claim.text, round=round, premises=_premise_lines(court.premises), **shown
+    )
 
 
 def _history(court: Court) -> str:

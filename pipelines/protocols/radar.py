@@ -22,14 +22,14 @@ from langchain_core.messages import BaseMessage
 from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
-from pipelines.models import Evidence, Turn, Verdict
+from pipelines.models import Evidence, Turn, Verdict, citations
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.roles import POLITICIAN, SCIENTIST, AgentRole
-from pipelines.stages.argument import citations, stream_turn
+from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import format_history
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, report
-from pipelines.stages.retrieval import format_evidence, retrieve
+from pipelines.stages.retrieval import format_evidence, retrieve_for_claim
 
 LABELS = ("TRUE", "HALF-TRUE", "FALSE")
 STOP_OPTIONS = ("STOP", "CONTINUE")
@@ -127,11 +127,7 @@ async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
             detail=f"top {cfg.radar.top_k} passages for the claim" + (" and the web" if use_web else "") + ", shared by all agents",
         )
     )
-    found = await retrieve(ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="corpus", k=cfg.radar.top_k, with_rewrites=True)
-    if use_web:
-        found += await retrieve(
-            ctx, agent=RETRIEVER, round=0, query=ctx.claim.text, tool="web", k=cfg.radar.web_results, with_rewrites=True
-        )
+    found = await retrieve_for_claim(ctx, agent=RETRIEVER, corpus_k=cfg.radar.top_k, web_k=cfg.radar.web_results)
     ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(found)} shared evidence items"))
     return found
 

@@ -9,7 +9,7 @@ from langchain_core.messages import BaseMessage
 
 from pipelines.context import RunContext
 from pipelines.events import ArgumentDelta, TurnCompleted
-from pipelines.models import LABELS, Label, Turn
+from pipelines.models import LABELS, Label, Turn, citations
 
 
 def _heading_line(headings: str) -> re.Pattern[str]:
@@ -20,7 +20,6 @@ def _heading_line(headings: str) -> re.Pattern[str]:
 _LABEL_LINE = _heading_line("label|verdict|answer")
 # A line that names a label under any heading a model uses for its decision ("Ruling: REFUTES").
 _NAMED_LINE = _heading_line("label|verdict|answer|ruling|decision|conclusion")
-_CITATION = re.compile(r"\[(E\d+)\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DECISION_WORD = re.compile(r"\b(?:label|verdict|ruling)\b", re.IGNORECASE)
 _LABEL_WORDS: dict[str, Label] = {
@@ -88,11 +87,6 @@ def _label_at_start(text: str) -> Label | None:
 
 def _normalise(text: str) -> str:
     return " ".join(re.sub(r"[^A-Z ]", " ", text.upper()).split())
-
-
-def citations(text: str) -> tuple[str, ...]:
-    """Evidence ids cited as ``[E3]``, in first-seen order."""
-    return tuple(dict.fromkeys(_CITATION.findall(text)))
 
 
 def strip_label_line(text: str) -> str:

@@ -70,6 +70,17 @@ async def retrieve(
     return found
 
 
+async def retrieve_for_claim(ctx: RunContext, *, agent: str, corpus_k: int, web_k: int) -> list[Evidence]:
+    """The claim itself (and its rewrites) searched before any debate: ``corpus_k`` passages, then ``web_k`` web results
+    when the run searches the web; the pool some protocols share among all their agents."""
+    found: list[Evidence] = []
+    if corpus_k:
+        found += await retrieve(ctx, agent=agent, round=0, query=ctx.claim.text, tool="corpus", k=corpus_k, with_rewrites=True)
+    if ctx.config.retrieval.web_search and web_k > 0:
+        found += await retrieve(ctx, agent=agent, round=0, query=ctx.claim.text, tool="web", k=web_k, with_rewrites=True)
+    return found
+
+
 async def claim_rewrites(ctx: RunContext, n: int | None = None) -> list[str]:
     """The claim rewritten into ``n`` (default ``retrieval.rewrites``) search queries by the debater model, once per run.
 

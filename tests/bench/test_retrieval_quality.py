@@ -16,6 +16,7 @@ from corpora.base import Document
 from corpora.loaders import CheckCovidLoader
 from pipelines.config import RunConfig
 from tests.conftest import CHECK_COVID as BESIDE_REPO
+from tests.fakes import with_settings
 
 # Beside the repo in CI; a worktree elsewhere points at it with DEBATEDESK_CHECKCOVID_DIR.
 CHECK_COVID = Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR") or BESIDE_REPO)
@@ -64,7 +65,7 @@ def test_pool_recall_runs_a_protocol_over_claims(slice_: tuple[list[Claim], list
     services.builtin_corpora["check-covid"] = SliceLoader  # only used if the index were empty
     assert services.index.count("check-covid") > 0
     config = RunConfig().with_backend("fake")
-    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": False})})
+    config = with_settings(config, "retrieval", web_search=False)
     result = pool_recall("single", claims[:3], services, config)
     assert result.claims == 3 and result.failed == 0 and 0 <= result.recall <= 1 and result.documents >= 1
     assert result.line().startswith("| single | 0 | 3 |")

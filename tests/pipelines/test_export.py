@@ -27,7 +27,7 @@ from pipelines.llm.fake import FakeChatModel
 from pipelines.runner import stream_run
 from pipelines.services import Services
 from pipelines.store import RunStore
-from tests.fakes import CannedWeb, fake_config
+from tests.fakes import CannedWeb, fake_config, hand_record, with_settings
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -39,7 +39,7 @@ def finished(services: Services) -> tuple[RunStore, str]:
     services.chat_override = FakeChatModel()
     services.web = CannedWeb()  # type: ignore[assignment]
     config = fake_config(protocol="single")
-    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
+    config = with_settings(config, "retrieval", web_search=True)
     events = list(stream_run(CLAIM, config, services))
     assert isinstance(events[-1], VerdictReached)
     run_id = events[0].run_id  # type: ignore[attr-defined]
@@ -184,28 +184,15 @@ def test_garbage_is_refused_clearly(data: bytes, expected: str) -> None:
 
 
 def test_a_hand_written_minimal_record_is_accepted() -> None:
-    record = {
-        "format": "debatedesk.run",
-        "schema_version": 1,
-        "run": {
-            "id": "hand-1",
-            "claim": "The tower grows in summer",
-            "protocol": "single",
-            "status": "completed",
-            "created_at": 1700000000,
-        },
-        "events": [
-            {"type": "RunStarted", "at": 1700000000, "run_id": "hand-1", "claim": "The tower grows in summer", "protocol": "single"},
-            {
-                "type": "EvidenceRetrieved",
-                "at": 1700000001,
-                "agent": "A",
-                "round": 1,
-                "evidence": {"id": "E1", "source": "corpus", "text": "Iron expands in heat."},
-            },
-            {"type": "VerdictReached", "at": 1700000002, "verdict": {"label": "SUPPORTS", "cited": ["E1"]}},
-        ],
-    }
+    evidence = {"id": "E1", "source": "corpus", "text": "Iron expands in heat."}
+    record = hand_record(
+        "The tower grows in summer",
+        {"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": evidence},
+        {"type": "VerdictReached", "at": 1700000002, "verdict": {"label": "SUPPORTS", "cited": ["E1"]}},
+        run_id="hand-1",
+        status="completed",
+        at=1700000000,
+    )
     summary, events = load_record(json.dumps(record))
     assert summary.id == "hand-1" and len(events) == 3 and summary.event_count == 3
 

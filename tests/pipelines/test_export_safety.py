@@ -8,6 +8,7 @@ from typing import Any
 from pipelines.events import Event
 from pipelines.export import export_run, load_record, to_claimreview
 from pipelines.store import RunSummary
+from tests.fakes import hand_record
 
 SCRIPT = "</script><script>alert(document.domain)</script>"
 HOSTILE_URLS = [
@@ -38,37 +39,29 @@ def hostile_record() -> dict[str, Any]:
     ]
     cited = [e["id"] for e in evidence]
     claim = f"Masks work {SCRIPT} <!-- \u2028 &lt;"
-    return {
-        "format": "debatedesk.run",
-        "schema_version": 1,
-        "run": {
-            "id": "hostile-1",
-            "claim": claim,
-            "protocol": "single",
-            "status": "completed",
-            "created_at": 1700000000,
-            "verdict": "SUPPORTS",
-            "checker_verdict": f"FALSE{SCRIPT}",
-            "checker_note": f"note {SCRIPT} [x](javascript:alert(5)) ![i](http://evil.example/p.png)",
-            "checker_by": f"Ana{SCRIPT}",
+    return hand_record(
+        claim,
+        *[{"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": e} for e in evidence],
+        {
+            "type": "VerdictReached",
+            "at": 1700000002,
+            "verdict": {"label": "SUPPORTS", "rationale": f"because {SCRIPT}", "cited": cited},
         },
-        "events": [
-            {"type": "RunStarted", "at": 1700000000, "run_id": "hostile-1", "claim": claim, "protocol": "single"},
-            *[{"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": e} for e in evidence],
-            {
-                "type": "VerdictReached",
-                "at": 1700000002,
-                "verdict": {"label": "SUPPORTS", "rationale": f"because {SCRIPT}", "cited": cited},
-            },
-            {
-                "type": "VerdictOverridden",
-                "at": 1700000003,
-                "label": f"FALSE{SCRIPT}",
-                "note": f"note {SCRIPT} [x](javascript:alert(5)) ![i](http://evil.example/p.png)",
-                "by": f"Ana{SCRIPT}",
-            },
-        ],
-    }
+        {
+            "type": "VerdictOverridden",
+            "at": 1700000003,
+            "label": f"FALSE{SCRIPT}",
+            "note": f"note {SCRIPT} [x](javascript:alert(5)) ![i](http://evil.example/p.png)",
+            "by": f"Ana{SCRIPT}",
+        },
+        run_id="hostile-1",
+        status="completed",
+        at=1700000000,
+        verdict="SUPPORTS",
+        checker_verdict=f"FALSE{SCRIPT}",
+        checker_note=f"note {SCRIPT} [x](javascript:alert(5)) ![i](http://evil.example/p.png)",
+        checker_by=f"Ana{SCRIPT}",
+    )
 
 
 def hostile_run() -> tuple[RunSummary, list[Event]]:

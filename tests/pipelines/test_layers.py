@@ -32,3 +32,21 @@ def test_the_llm_backends_do_not_import_stages_or_protocols() -> None:
             name for name in imported_modules(path) if name.startswith(("pipelines.stages", "pipelines.protocols", "pipelines.runner"))
         ]
         assert not upward, f"{path.relative_to(PIPELINES)} imports {upward}"
+
+
+@pytest.mark.parametrize("name", ["event_writer", "redaction", "journal", "services", "store"])
+def test_what_a_run_is_made_of_does_not_import_the_runner(name: str) -> None:
+    upward = [m for m in imported_modules(PIPELINES / f"{name}.py") if m == "pipelines.runner"]
+    assert not upward, f"{name}.py imports the runner: the runner uses it, not the other way round"
+
+
+def test_the_runner_keeps_only_a_runs_life() -> None:
+    tree = ast.parse((PIPELINES / "runner.py").read_text())
+    classes = sorted(node.name for node in tree.body if isinstance(node, ast.ClassDef))
+    assert classes == ["RunHandle"], f"runner.py defines {classes}: storing, redacting and journalling live in their own modules"
+
+
+def test_the_digest_reads_only_events_and_the_domain_model() -> None:
+    """Everything from the store to the page reads runs through the digest, so it sits just above the events."""
+    inside = sorted(m for m in imported_modules(PIPELINES / "digest.py") if m.startswith("pipelines."))
+    assert set(inside) <= {"pipelines.events", "pipelines.models"}, f"digest.py imports {inside}"

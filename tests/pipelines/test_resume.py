@@ -28,7 +28,7 @@ from pipelines.runner import resume_run, stream_run
 from pipelines.services import Services
 from pipelines.store import RunStore
 from pipelines.tools.embeddings import Embedder
-from tests.fakes import CannedWeb, fake_config, make_services
+from tests.fakes import CannedWeb, fake_config, make_services, with_settings
 from tests.pipelines.protocols import rounds_protocol
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
@@ -84,7 +84,7 @@ def test_single_resumed_after_a_crash_equals_an_uninterrupted_run(fresh: Service
     assert model.calls == 1, "the query call came from the journal; only the answer call was made again"
     run = again.store.get_run(run_id)  # type: ignore[union-attr]
     assert run is not None and run.status == "completed" and run.attempts == 2 and run.verdict == reference[-1].verdict.label  # type: ignore[attr-defined]
-    assert run.model_calls == 2 and run.event_count == len(record)
+    assert run.cost.calls == 2 and run.event_count == len(record)
 
 
 @pytest.mark.parametrize("fail_after", [1, 4, 7, 10])
@@ -127,7 +127,7 @@ def test_resume_replays_web_results_without_the_network(fresh: Services) -> None
     web = CannedWeb()
     fresh.web = web  # type: ignore[assignment]
     config = fake_config(protocol="single")
-    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
+    config = with_settings(config, "retrieval", web_search=True)
     fresh.chat_override = FakeChatModel(fail_after=1)
     crashed = list(stream_run(CLAIM, config, fresh))
     run_id = crashed[0].run_id  # type: ignore[attr-defined]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from sqlalchemy import text
@@ -20,6 +22,7 @@ from tests.fakes import fake_config, make_services
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -43,25 +46,35 @@ def other_process(services: Services, chat: FakeChatModel) -> Services:
     return again
 
 
+def race(attempt: Callable[[T], object], contenders: Sequence[T], timeout: float = 60) -> list[object]:
+    """Run ``attempt`` for every contender at once, each on its own thread; what each returned, or the RunBusyError it raised."""
+    results: list[object] = []
+
+    def one(contender: T) -> None:
+        try:
+            results.append(attempt(contender))
+        except RunBusyError as exc:
+            results.append(exc)
+
+    threads = [threading.Thread(target=one, args=(c,)) for c in contenders]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+    return results
+
+
 def test_the_store_lets_exactly_one_of_two_takeovers_win(fresh: Services) -> None:
     """The compare-and-set itself, raced from two connections (two processes' stores) on SQLite and PostgreSQL."""
     run_id = failed_run(fresh)
     stores = [RunStore(fresh.store.url) for _ in range(2)]  # type: ignore[union-attr]
     start = threading.Barrier(2)
-    outcomes: list[object] = []
 
-    def take(store: RunStore) -> None:
+    def take(store: RunStore) -> int:
         start.wait()
-        try:
-            outcomes.append(store.reopen(run_id))
-        except RunBusyError as exc:
-            outcomes.append(exc)
+        return store.reopen(run_id)
 
-    threads = [threading.Thread(target=take, args=(s,)) for s in stores]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = race(take, stores)
     assert sorted(map(type, outcomes), key=str) == sorted([int, RunBusyError], key=str), outcomes
     assert fresh.store.get_run(run_id).attempts == 2  # type: ignore[union-attr]
     refusal = next(o for o in outcomes if isinstance(o, RunBusyError))
@@ -85,19 +98,7 @@ def test_two_resumes_racing_past_the_status_check_one_is_refused_and_calls_no_mo
             return summary
 
         monkeypatch.setattr(session.store, "get_run", checked)
-    results: list[object] = []
-
-    def resume(session: Services) -> None:
-        try:
-            results.append(list(resume_run(run_id, session).stream()))
-        except RunBusyError as exc:
-            results.append(exc)
-
-    threads = [threading.Thread(target=resume, args=(s,)) for s in sessions]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
+    results = race(lambda session: list(resume_run(run_id, session).stream()), sessions)
     refused = [r for r in results if isinstance(r, RunBusyError)]
     finished = [r for r in results if isinstance(r, list)]
     assert len(refused) == 1 and len(finished) == 1, results

@@ -12,9 +12,9 @@ from pipelines.config import ROLES, ModelSpec, RunConfig
 from pipelines.events import ArgumentDelta, RunFailed, TurnCompleted, VerdictReached
 from pipelines.export import EXPORT_FORMATS, RecordError, export_run, load_record
 from pipelines.llm.fake import FakeChatModel
-from pipelines.redaction import StreamRedactor, scrub_url, url_secrets
-from pipelines.runner import Redactor, Services, resume_run, stream_run
-from tests.fakes import fake_config
+from pipelines.redaction import Redactor, StreamRedactor, scrub_url, url_secrets
+from pipelines.runner import Services, resume_run, stream_run
+from tests.fakes import fake_config, hand_record
 from tests.pipelines.test_secrets import everything_stored
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -120,18 +120,6 @@ def test_scrub_url_removes_user_info_and_credential_parameters(url: str, scrubbe
 
 
 def test_an_imported_record_with_credentials_in_a_base_url_is_refused() -> None:
-    record = {
-        "format": "debatedesk.run",
-        "schema_version": 1,
-        "run": {
-            "id": "r1",
-            "claim": "c1 claim",
-            "protocol": "single",
-            "status": "failed",
-            "created_at": 1.0,
-            "config": {"debater": ModelSpec(base_url=CRED_URL).model_dump(mode="json", exclude={"api_key"})},
-        },
-        "events": [{"type": "RunStarted", "at": 1.0, "run_id": "r1", "claim": "c1 claim", "protocol": "single", "config": {}}],
-    }
+    record = hand_record("c1 claim", config={"debater": ModelSpec(base_url=CRED_URL).model_dump(mode="json", exclude={"api_key"})})
     with pytest.raises(RecordError, match="run.config.debater.base_url: records never hold credentials"):
         load_record(json.dumps(record))

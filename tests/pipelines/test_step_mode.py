@@ -26,7 +26,7 @@ from pipelines.export import load_record, to_json, to_markdown
 from pipelines.llm.fake import FakeChatModel
 from pipelines.runner import RunHandle, resume_run, start_run
 from pipelines.services import Services
-from tests.fakes import fake_config
+from tests.fakes import fake_config, with_settings
 from tests.pipelines.protocols import rounds_protocol
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -41,7 +41,7 @@ def rounds() -> Iterator[None]:
 
 def step_config(protocol: str = "single", timeout_min: float = 1.0):  # type: ignore[no-untyped-def]
     config = fake_config(protocol=protocol)
-    return config.model_copy(update={"checker": config.checker.model_copy(update={"step_mode": True, "pause_timeout_min": timeout_min})})
+    return with_settings(config, "checker", step_mode=True, pause_timeout_min=timeout_min)
 
 
 def drive(handle: RunHandle, decide: Decide, by: str = "Ana") -> list[Event]:

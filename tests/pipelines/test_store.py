@@ -52,7 +52,7 @@ def test_events_come_back_in_order_with_per_run_totals(store_url: str) -> None: 
     assert store.events("r1") == events
     run = store.get_run("r1")
     assert run is not None
-    assert (run.status, run.verdict, run.confidence, run.model_calls, run.tokens_in, run.tokens_out) == (
+    assert (run.status, run.verdict, run.confidence, run.cost.calls, run.cost.tokens_in, run.cost.tokens_out) == (
         "completed",
         "SUPPORTS",
         0.8,
@@ -60,7 +60,7 @@ def test_events_come_back_in_order_with_per_run_totals(store_url: str) -> None: 
         150,
         30,
     )
-    assert run.model_seconds == pytest.approx(0.75) and run.event_count == 6 and run.app_version and run.finished_at
+    assert run.cost.model_seconds == pytest.approx(0.75) and run.event_count == 6 and run.app_version and run.finished_at
     assert run.config["debater"] == {"backend": "fake"}
 
 
@@ -80,8 +80,15 @@ def test_events_appended_together_keep_their_order_and_totals(store_url: str) ->
     assert store.events("r1") == [*first, *rest, StageStarted(stage="after", at=store.events("r1")[-1].at)]
     run = store.get_run("r1")
     assert run is not None
-    assert (run.verdict, run.confidence, run.model_calls, run.tokens_in, run.tokens_out, run.event_count) == ("REFUTES", 0.6, 2, 150, 30, 6)
-    assert run.model_seconds == pytest.approx(0.75)
+    assert (run.verdict, run.confidence, run.cost.calls, run.cost.tokens_in, run.cost.tokens_out, run.event_count) == (
+        "REFUTES",
+        0.6,
+        2,
+        150,
+        30,
+        6,
+    )
+    assert run.cost.model_seconds == pytest.approx(0.75)
 
 
 def test_a_checker_override_is_the_final_verdict_and_the_models_stays(store_url: str) -> None:  # noqa: F811

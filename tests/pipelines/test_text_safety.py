@@ -21,7 +21,7 @@ from pipelines.export import RecordError, load_record
 from pipelines.runner import Services, start_run, validate_claim
 from pipelines.store import RunStore
 from pipelines.text_safety import csv_cell, json_for_html, terminal_text
-from tests.fakes import fake_config
+from tests.fakes import fake_config, hand_record
 from tests.stores import store_url  # noqa: F401  (fixture)
 
 HOSTILE_CLAIMS = {
@@ -85,12 +85,7 @@ def test_batch_files_refuse_a_hostile_claim_naming_it(filename: str, content: st
 
 def test_an_imported_record_with_a_hostile_claim_is_refused(tmp_path: Path) -> None:
     claim = "Masks \x1b[31mwork"
-    record = {
-        "format": "debatedesk.run",
-        "schema_version": 1,
-        "run": {"id": "r1", "claim": claim, "protocol": "single", "status": "failed", "created_at": 1.0},
-        "events": [{"type": "RunStarted", "at": 1.0, "run_id": "r1", "claim": claim, "protocol": "single", "config": {}}],
-    }
+    record = hand_record(claim)
     with pytest.raises(RecordError, match=r"run.claim contains a control character, U\+001B"):
         load_record(json.dumps(record))
 

@@ -6,9 +6,10 @@ import pytest
 
 from pipelines.batch import ClaimOutcome
 from pipelines.config import RunConfig
+from pipelines.digest import Cost
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, GoldSentence, load_dataset
-from pipelines.eval.harness import build_report, evaluate, evaluation_config, format_report, score_claim
+from pipelines.eval.harness import ClaimScore, build_report, evaluate, evaluation_config, format_report, score_claim
 from pipelines.eval.records import EvalStore, write_report_files
 from pipelines.llm.fake import FakeChatModel
 from pipelines.tools.embeddings import MiniLMEmbedder
@@ -41,10 +42,11 @@ def test_ten_dev_claims_on_the_fake_backend_are_run_scored_stored_and_repeat_fro
     # Per claim: calls, tokens, retrievals, time, and a normal stored run behind each row.
     assert services.store is not None
     for row in report.rows:
-        assert row.model_calls == 2 and row.tokens_in > 0 and row.tokens_out > 0 and row.retrieval_calls == 1 and row.seconds > 0
+        cost = row.cost
+        assert cost.calls == 2 and cost.tokens_in > 0 and cost.tokens_out > 0 and row.retrieval_calls == 1 and cost.wall_seconds > 0
         stored = services.store.get_run(row.run_id or "")
         assert stored is not None and stored.status == "completed" and stored.claim == row.claim
-    assert report.cached_calls == 0
+    assert report.cost.cached_calls == 0
 
     # Kept on disk and in the run database, comparable later.
     json_path, csv_path = write_report_files(report, tmp_path / "evals")
@@ -55,9 +57,9 @@ def test_ten_dev_claims_on_the_fake_backend_are_run_scored_stored_and_repeat_fro
 
     # The same evaluation again: every model call comes from the response cache, and the verdicts are the same.
     again = evaluate(dataset, config, services, limit=EVAL_SAMPLE, seed=0, concurrency=2)
-    assert again.cached_calls == again.model_calls == 20
+    assert again.cost.cached_calls == again.cost.calls == 20
     assert [r.predicted for r in again.rows] == [r.predicted for r in report.rows]
-    assert again.tokens_in == 0
+    assert again.cost.tokens_in == 0
     text = format_report(report)
     assert "accuracy" in text and "n/a: the single verdicts carry no confidence" in text
 
@@ -88,7 +90,7 @@ def test_binary_mode_runs_only_supports_and_refutes_claims(
 def _outcome(verdict: str | None, confidence: float | None, retrieved: tuple[tuple[str, int], ...] = ()) -> ClaimOutcome:
     return ClaimOutcome(
         index=0, id="x", claim="c", status="completed" if verdict else "failed", verdict=verdict, confidence=confidence,
-        retrieved_sentences=retrieved, model_calls=3,
+        retrieved_sentences=retrieved, cost=Cost(calls=3),
     )  # fmt: skip
 
 
@@ -124,3 +126,12 @@ def test_scoring_maps_protocol_labels_and_computes_calibration_from_stated_confi
     saved.pop("ceiling"), saved.pop("conflicting_claims")
     assert report.model_validate(saved).ceiling == 0.5, "a report saved before the ceiling existed gets it from its rows"
     assert "ceiling         0.500 (4 of the 4 claims share their exact text with a claim of another gold label" in format_report(report)
+
+
+def test_a_report_saved_before_the_cost_was_one_field_still_loads() -> None:
+    row = ClaimScore.model_validate(
+        {"id": "a", "claim": "c", "gold": "SUPPORTS", "predicted": None, "verdict": None, "confidence": None, "correct": False,
+         "evidence_recall": None, "document_found": None, "status": "failed", "model_calls": 3, "tokens_in": 40, "seconds": 1.5}
+    )  # fmt: skip
+    assert row.cost == Cost(calls=3, tokens_in=40, wall_seconds=1.5)
+    assert {k: row.flat_row()[k] for k in ("model_calls", "tokens_in", "seconds")} == {"model_calls": 3, "tokens_in": 40, "seconds": 1.5}

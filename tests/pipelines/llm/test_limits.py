@@ -23,6 +23,14 @@ def _hammer(limiter: SharedLimiter, tasks: int, peak: list[int], lock: threading
     asyncio.run(many())
 
 
+async def _held_with_a_waiter(limiter: SharedLimiter) -> asyncio.Future[None]:
+    """The limiter's one slot taken, and a second acquire waiting for it."""
+    await limiter.acquire()
+    waiter = asyncio.ensure_future(limiter.acquire())
+    await asyncio.sleep(0.01)
+    return waiter
+
+
 def test_one_bound_holds_across_threads_each_with_its_own_event_loop() -> None:
     limiter, peak, active, lock = SharedLimiter(2), [0], [0], threading.Lock()
     threads = [threading.Thread(target=_hammer, args=(limiter, 4, peak, lock, active)) for _ in range(3)]
@@ -39,9 +47,7 @@ def test_a_cancelled_waiter_does_not_leak_its_slot() -> None:
     limiter = SharedLimiter(1)
 
     async def go() -> None:
-        await limiter.acquire()
-        waiter = asyncio.ensure_future(limiter.acquire())
-        await asyncio.sleep(0.01)
+        waiter = await _held_with_a_waiter(limiter)
         waiter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiter
@@ -57,9 +63,7 @@ def test_growing_the_bound_lets_waiters_in() -> None:
     limiter = SharedLimiter(1)
 
     async def go() -> None:
-        await limiter.acquire()
-        waiter = asyncio.ensure_future(limiter.acquire())
-        await asyncio.sleep(0.01)
+        waiter = await _held_with_a_waiter(limiter)
         assert not waiter.done()
         limiter.resize(2)
         await asyncio.wait_for(waiter, 1)

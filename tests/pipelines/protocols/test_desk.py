@@ -27,7 +27,7 @@ from pipelines.runner import Services, stream_run
 from pipelines.stages.stance import STANCES, Stance, option_orders, read_stance
 from pipelines.stages.stance_aggregation import Calibration, aggregate, calibration_key, load_calibration, stance_features
 from pipelines.tools.web import WebResult
-from tests.fakes import CannedWeb, fake_config
+from tests.fakes import CannedWeb, fake_config, protocol_config, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 EXHIBIT = Evidence(id="E1", source="corpus", title="Masks", text="Trials found masks reduce transmission.")
@@ -159,8 +159,7 @@ def test_the_shipped_calibration_is_found_by_model_name() -> None:
 
 def desk_config(**desk: object) -> RunConfig:
     """desk on the fake, reading passages: the fake judges a whole document by any negation in it, a passage by its own words."""
-    config = fake_config(protocol="desk")
-    return config.model_copy(update={"desk": config.desk.model_copy(update={"unit": "passage", "exhibits": 8, **desk})})
+    return protocol_config("desk", **{"unit": "passage", "exhibits": 8, **desk})
 
 
 def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services) -> None:
@@ -191,7 +190,7 @@ def test_exhibits_that_conflict_are_argued_over_and_read_again(services: Service
         ]
     )
     config = desk_config()
-    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
+    config = with_settings(config, "retrieval", web_search=True)
     events = list(stream_run(CLAIM, config, services))
     first = [e for e in events if isinstance(e, VerdictAggregated) and e.round == 1]
     assert first and first[0].conflict
@@ -211,7 +210,7 @@ def test_switching_the_debate_off_keeps_the_first_reading(services: Services) ->
         [WebResult(title="Contrary", url="https://example.org/c", snippet="Masks do not reduce transmission of respiratory viruses.")]
     )
     config = desk_config(debate=False)
-    config = config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"web_search": True})})
+    config = with_settings(config, "retrieval", web_search=True)
     events = list(stream_run(CLAIM, config, services))
     assert not any(isinstance(e, TurnCompleted) for e in events)
     assert any(isinstance(e, StageCompleted) and e.stage == "debate" and "switched off" in e.detail for e in events)
@@ -231,7 +230,7 @@ def test_an_exhibit_read_as_its_document_keeps_every_sentence_once(services: Ser
 
 def test_desk_can_read_each_exhibit_as_its_whole_document(services: Services) -> None:
     config = fake_config(protocol="desk")
-    config = config.model_copy(update={"desk": config.desk.model_copy(update={"unit": "document", "exhibits": 2})})
+    config = with_settings(config, "desk", unit="document", exhibits=2)
     events = list(stream_run(CLAIM, config, services))
     retrieved = {e.evidence.id: e.evidence for e in events if isinstance(e, EvidenceRetrieved)}
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]

@@ -5,18 +5,13 @@ from pipelines.events import EvidenceRetrieved, QueryIssued, RoundStarted, TurnC
 from pipelines.protocols.mad import run_mad
 from pipelines.runner import stream_run
 from pipelines.services import Services
-from tests.fakes import fake_config, make_context
+from tests.fakes import make_context, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 
 
-def mad_config(**mad: object):  # type: ignore[no-untyped-def]
-    config = fake_config(protocol="mad")
-    return config.model_copy(update={"mad": config.mad.model_copy(update=mad)})
-
-
 def test_three_rounds_of_two_debaters_then_the_judge_and_no_retrieval(services: Services) -> None:
-    events = list(stream_run(CLAIM, mad_config(), services))
+    events = list(stream_run(CLAIM, protocol_config("mad"), services))
 
     assert not any(isinstance(e, (QueryIssued, EvidenceRetrieved)) for e in events)
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
@@ -29,7 +24,7 @@ def test_three_rounds_of_two_debaters_then_the_judge_and_no_retrieval(services: 
 
 
 def test_stop_on_agreement_ends_after_the_first_agreeing_round(services: Services) -> None:
-    events = list(stream_run(CLAIM, mad_config(stop_on_agreement=True), services))
+    events = list(stream_run(CLAIM, protocol_config("mad", stop_on_agreement=True), services))
 
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1]
     assert "agreed in round 1" in events[-1].verdict.stop_reason  # type: ignore[attr-defined]
@@ -42,7 +37,7 @@ async def test_the_review_hook_runs_after_each_round_and_can_stop(services: Serv
         rounds.append(round)
         return Review(stop=round == 2)
 
-    ctx, _ = make_context(services, mad_config(), CLAIM, reviewer=reviewer)
+    ctx, _ = make_context(services, protocol_config("mad"), CLAIM, reviewer=reviewer)
     verdict = await run_mad(ctx)  # type: ignore[arg-type]
 
     assert rounds == [1, 2]

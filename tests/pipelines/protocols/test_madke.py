@@ -15,18 +15,13 @@ from pipelines.events import (
 from pipelines.llm import fake
 from pipelines.runner import stream_run
 from pipelines.services import Services
-from tests.fakes import CannedWeb, fake_config
+from tests.fakes import CannedWeb, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 
 
-def madke_config(**madke: object):  # type: ignore[no-untyped-def]
-    config = fake_config(protocol="madke")
-    return config.model_copy(update={"madke": config.madke.model_copy(update=madke)})
-
-
 def test_pool_first_then_picks_then_agreement_stops_and_the_summarizer_rules(services: Services) -> None:
-    events = list(stream_run(CLAIM, madke_config(), services))
+    events = list(stream_run(CLAIM, protocol_config("madke"), services))
 
     kinds = [type(e) for e in events]
     assert max(i for i, k in enumerate(kinds) if k is QueryIssued) < kinds.index(RoundStarted), "retrieval happens once, before the debate"
@@ -46,7 +41,7 @@ def test_pool_first_then_picks_then_agreement_stops_and_the_summarizer_rules(ser
 
 def test_web_results_join_the_pool(services: Services) -> None:
     services.web = CannedWeb()
-    events = list(stream_run(CLAIM, madke_config(), services))
+    events = list(stream_run(CLAIM, protocol_config("madke"), services))
 
     sources = [e.evidence.source for e in events if isinstance(e, EvidenceRetrieved)]
     assert sources.count("corpus") == 10 and sources.count("web") == 2
@@ -54,7 +49,7 @@ def test_web_results_join_the_pool(services: Services) -> None:
 
 def test_without_agreement_the_debate_runs_every_round(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(fake.RESPONDERS, "AgreementCheck", lambda view, schema: {"agree": False, "consistent": True, "reason": "no"})
-    events = list(stream_run(CLAIM, madke_config(max_rounds=3, max_picks=2), services))
+    events = list(stream_run(CLAIM, protocol_config("madke", max_rounds=3, max_picks=2), services))
 
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
     picks = [e for e in events if isinstance(e, EvidenceSelected)]
@@ -64,7 +59,7 @@ def test_without_agreement_the_debate_runs_every_round(services: Services, monke
 
 
 def test_a_debater_may_find_nothing_useful(services: Services) -> None:
-    events = list(stream_run("Quantum chromodynamics explains stock prices", madke_config(), services))
+    events = list(stream_run("Quantum chromodynamics explains stock prices", protocol_config("madke"), services))
 
     picks = [e for e in events if isinstance(e, EvidenceSelected)]
     assert picks and all(p.none_found and not p.evidence_ids for p in picks)

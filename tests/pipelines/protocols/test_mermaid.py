@@ -15,15 +15,10 @@ from pipelines.events import (
 from pipelines.runner import stream_run
 from pipelines.services import Services
 from pipelines.stages.decomposition import parse_triplets
-from tests.fakes import fake_config
+from tests.fakes import protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 RELATED = "Cloth masks reduce transmission of respiratory viruses a little"
-
-
-def mermaid_config(**mermaid: object):  # type: ignore[no-untyped-def]
-    config = fake_config(protocol="mermaid")
-    return config.model_copy(update={"mermaid": config.mermaid.model_copy(update=mermaid)})
 
 
 def tool_calls(events: list[object]) -> int:
@@ -38,7 +33,7 @@ def fresh(services: Services) -> Services:
 
 
 def test_decompose_search_answer_and_keep(fresh: Services) -> None:
-    events = list(stream_run(CLAIM, mermaid_config(), fresh))
+    events = list(stream_run(CLAIM, protocol_config("mermaid"), fresh))
 
     decomposed = next(e for e in events if isinstance(e, ClaimDecomposed))
     assert decomposed.source == "model" and decomposed.triplets[0].subject == "Masks" and decomposed.triplets[0].relation == "reduce"
@@ -51,10 +46,10 @@ def test_decompose_search_answer_and_keep(fresh: Services) -> None:
 
 
 def test_memory_saves_tool_calls_on_a_related_claim(fresh: Services) -> None:
-    first = list(stream_run(CLAIM, mermaid_config(), fresh))
-    second = list(stream_run(RELATED, mermaid_config(), fresh))
+    first = list(stream_run(CLAIM, protocol_config("mermaid"), fresh))
+    second = list(stream_run(RELATED, protocol_config("mermaid"), fresh))
     fresh.memory.clear()  # type: ignore[union-attr]
-    cold = list(stream_run(RELATED, mermaid_config(use_memory=False), fresh))
+    cold = list(stream_run(RELATED, protocol_config("mermaid", use_memory=False), fresh))
 
     recalled = [e for e in second if isinstance(e, MemoryRecalled)]
     assert recalled and all(r.for_claim == CLAIM and r.match for r in recalled)
@@ -66,7 +61,7 @@ def test_memory_saves_tool_calls_on_a_related_claim(fresh: Services) -> None:
 
 
 def test_the_checkers_triplets_replace_the_models(fresh: Services) -> None:
-    config = mermaid_config(triplets="masks | cut | viral spread; respirators | filter | particles", topic="masks")
+    config = protocol_config("mermaid", triplets="masks | cut | viral spread; respirators | filter | particles", topic="masks")
     events = list(stream_run(CLAIM, config, fresh))
 
     decomposed = next(e for e in events if isinstance(e, ClaimDecomposed))
@@ -75,7 +70,7 @@ def test_the_checkers_triplets_replace_the_models(fresh: Services) -> None:
 
 
 def test_the_cap_forces_an_answer(fresh: Services) -> None:
-    events = list(stream_run("Quantum chromodynamics explains stock prices", mermaid_config(max_steps=2), fresh))
+    events = list(stream_run("Quantum chromodynamics explains stock prices", protocol_config("mermaid", max_steps=2), fresh))
 
     steps = [e for e in events if isinstance(e, ReasoningStepTaken)]
     assert [(s.step, s.action, s.forced) for s in steps] == [(1, "corpus_search", False), (2, "answer", True)]
@@ -84,7 +79,7 @@ def test_the_cap_forces_an_answer(fresh: Services) -> None:
 
 
 def test_every_tool_is_tried_once_before_giving_up(fresh: Services) -> None:
-    events = list(stream_run("Quantum chromodynamics explains stock prices", mermaid_config(), fresh))
+    events = list(stream_run("Quantum chromodynamics explains stock prices", protocol_config("mermaid"), fresh))
 
     actions = [e.action for e in events if isinstance(e, ReasoningStepTaken)]
     assert actions == ["corpus_search", "web_search", "memory_lookup", "answer"]
@@ -93,7 +88,7 @@ def test_every_tool_is_tried_once_before_giving_up(fresh: Services) -> None:
 
 def test_without_a_store_the_run_says_memory_is_unavailable(fresh: Services) -> None:
     fresh.memory = None
-    events = list(stream_run(CLAIM, mermaid_config(), fresh))
+    events = list(stream_run(CLAIM, protocol_config("mermaid"), fresh))
 
     assert any(isinstance(e, StageFailed) and e.stage == "memory" for e in events)
     assert not any(isinstance(e, MemoryUpdated) for e in events)
@@ -106,7 +101,7 @@ def test_bad_triplets_get_a_message_that_says_how_to_write_them() -> None:
 
 
 def test_recall_only_keeps_the_memory_lookup_tool_out_of_the_loop(fresh: Services) -> None:
-    events = list(stream_run("Quantum chromodynamics explains stock prices", mermaid_config(memory_tool=False), fresh))
+    events = list(stream_run("Quantum chromodynamics explains stock prices", protocol_config("mermaid", memory_tool=False), fresh))
 
     actions = [e.action for e in events if isinstance(e, ReasoningStepTaken)]
     assert "memory_lookup" not in actions and actions[-1] == "answer"

@@ -39,7 +39,7 @@ from pipelines.models import Claim
 from pipelines.protocols.proclaim import run_proclaim
 from pipelines.runner import stream_run
 from pipelines.services import Services
-from tests.fakes import DeadWeb, ScriptedFake, fake_config
+from tests.fakes import DeadWeb, ScriptedFake, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 QUIET = {"plateau_delta": 0.0, "novelty_exhausted_below": 0.0, "critic_can_resolve": False, "judge_can_close": False}
@@ -47,8 +47,7 @@ QUIET = {"plateau_delta": 0.0, "novelty_exhausted_below": 0.0, "critic_can_resol
 
 def court_config(quiet: bool = False, **proclaim: Any) -> RunConfig:
     """The fake backend on `proclaim`; ``quiet`` turns every stop rule but max rounds off."""
-    base = fake_config(protocol="proclaim")
-    return base.model_copy(update={"proclaim": base.proclaim.model_copy(update={**(QUIET if quiet else {}), **proclaim})})
+    return protocol_config("proclaim", **{**(QUIET if quiet else {}), **proclaim})
 
 
 def run(services: Services, config: RunConfig, chat: ScriptedFake | None = None, claim: str = CLAIM) -> list[Event]:

@@ -24,7 +24,7 @@ from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
 from pipelines.runner import resume_run, start_run, stream_run
 from pipelines.services import Services
-from tests.fakes import fake_config
+from tests.fakes import fake_config, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 LIFECYCLE = (RunStarted, RunFailed, RunResumed, ArgumentDelta)
@@ -80,9 +80,9 @@ def test_a_crashed_round_protocol_resumes_with_every_event_once(services: Servic
 def test_step_mode_edits_and_strikes_reach_a_round_protocol(services: Services, protocol: str) -> None:
     services.chat_override = FakeChatModel()
     config = fake_config(protocol=protocol)
-    config = config.model_copy(update={"checker": config.checker.model_copy(update={"step_mode": True})})
+    config = with_settings(config, "checker", step_mode=True)
     if protocol == "toolmad":  # the fake debaters agree at once: without this the debate ends before the first pause
-        config = config.model_copy(update={"toolmad": config.toolmad.model_copy(update={"early_stop": False})})
+        config = with_settings(config, "toolmad", early_stop=False)
     handle = start_run(CLAIM, config, services, interactive=True)
     edited: dict[str, str] = {}
     struck: list[str] = []

@@ -18,15 +18,10 @@ from pipelines.protocols.radar import run_radar, should_stop, stop_margin
 from pipelines.runner import stream_run
 from pipelines.services import Services
 from pipelines.stages.label_probability import LabelDistribution
-from tests.fakes import fake_config, make_context
+from tests.fakes import make_context, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 TAU_S, TAU_V = -0.15, 0.7
-
-
-def radar_config(**radar: object):  # type: ignore[no-untyped-def]
-    config = fake_config(protocol="radar")
-    return config.model_copy(update={"radar": config.radar.model_copy(update=radar)})
 
 
 @pytest.mark.parametrize(
@@ -54,7 +49,7 @@ def test_stop_rule_thresholds_are_inclusive(s: float, c: float, stops: bool) -> 
 
 
 def test_strong_evidence_stops_after_the_rebuttal_with_the_round_judges_verdict(services: Services) -> None:
-    events = list(stream_run(CLAIM, radar_config(), services))
+    events = list(stream_run(CLAIM, protocol_config("radar"), services))
 
     stages = [e.stage for e in events if isinstance(e, StageStarted)]
     assert stages == ["retrieval", "opening", "stop check", "rebuttal", "stop check", "explanation"]
@@ -72,7 +67,7 @@ def test_strong_evidence_stops_after_the_rebuttal_with_the_round_judges_verdict(
 
 
 def test_a_strict_confidence_threshold_runs_the_whole_debate(services: Services) -> None:
-    events = list(stream_run(CLAIM, radar_config(tau_v=0.99), services))
+    events = list(stream_run(CLAIM, protocol_config("radar", tau_v=0.99), services))
 
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
     assert [c.stop for c in events if isinstance(c, StopRuleChecked)] == [False, False]
@@ -83,7 +78,7 @@ def test_a_strict_confidence_threshold_runs_the_whole_debate(services: Services)
 
 
 def test_a_strict_stop_margin_threshold_also_runs_the_whole_debate(services: Services) -> None:
-    events = list(stream_run(CLAIM, radar_config(tau_s=0.95), services))
+    events = list(stream_run(CLAIM, protocol_config("radar", tau_s=0.95), services))
 
     assert [c.stop for c in events if isinstance(c, StopRuleChecked)] == [False, False]
     assert isinstance(events[-1], VerdictReached)
@@ -91,7 +86,7 @@ def test_a_strict_stop_margin_threshold_also_runs_the_whole_debate(services: Ser
 
 def test_without_token_probabilities_it_samples_and_says_so(services: Services) -> None:
     services.chat_override = FakeChatModel(logprobs=False)
-    events = list(stream_run(CLAIM, radar_config(samples=4), services))
+    events = list(stream_run(CLAIM, protocol_config("radar", samples=4), services))
 
     readings = [e for e in events if isinstance(e, LabelProbabilitiesEstimated)]
     assert readings and {r.method for r in readings} == {"sampling"}
@@ -100,7 +95,7 @@ def test_without_token_probabilities_it_samples_and_says_so(services: Services) 
 
 
 def test_early_stop_off_runs_no_stop_checks(services: Services) -> None:
-    events = list(stream_run(CLAIM, radar_config(early_stop=False, explain_verdict=False), services))
+    events = list(stream_run(CLAIM, protocol_config("radar", early_stop=False, explain_verdict=False), services))
 
     assert not any(isinstance(e, StopRuleChecked) for e in events)
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
@@ -113,7 +108,7 @@ async def test_the_checker_can_stop_the_debate_at_the_review(services: Services)
         reviews.append(round)
         return Review(stop=True)
 
-    ctx, events = make_context(services, radar_config(tau_v=0.99), CLAIM, reviewer=reviewer)
+    ctx, events = make_context(services, protocol_config("radar", tau_v=0.99), CLAIM, reviewer=reviewer)
     verdict = await run_radar(ctx)  # type: ignore[arg-type]
 
     assert reviews == [1]
@@ -130,7 +125,7 @@ async def test_struck_evidence_is_kept_from_the_agents(services: Services) -> No
         struck_after[round] = cited
         return Review(struck=dict.fromkeys(cited, "not admissible"))
 
-    ctx, events = make_context(services, radar_config(tau_v=0.99), CLAIM, reviewer=reviewer)
+    ctx, events = make_context(services, protocol_config("radar", tau_v=0.99), CLAIM, reviewer=reviewer)
     log["events"] = events
     await run_radar(ctx)  # type: ignore[arg-type]
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 from pydantic import Field
 
+from bench.overhead import peak_in_flight
 from pipelines.context import Review, RunContext, Toolbox
 from pipelines.events import (
     ArgumentDelta,
@@ -34,7 +35,7 @@ from pipelines.protocols.toolmad import run_toolmad
 from pipelines.runner import stream_run
 from pipelines.services import Services
 from pipelines.tools.web import WebResult
-from tests.fakes import CannedWeb, DeadWeb, fake_config
+from tests.fakes import CannedWeb, DeadWeb, protocol_config
 
 AGREED = "Masks reduce transmission of respiratory viruses"  # the demo corpus supports it plainly
 UNRELATED = "Quantum chromodynamics explains stock prices"  # nothing in the demo corpus bears on it
@@ -50,10 +51,7 @@ REFUTING_WEB = CannedWeb(
 
 
 def run(claim: str, services: Services, **toolmad: object) -> list[Event]:
-    config = fake_config(protocol="toolmad")
-    if toolmad:
-        config = config.model_copy(update={"toolmad": config.toolmad.model_copy(update=toolmad)})
-    return list(stream_run(claim, config, services))
+    return list(stream_run(claim, protocol_config("toolmad", **toolmad), services))
 
 
 def verdict_of(events: Sequence[Event]) -> Verdict:
@@ -250,15 +248,6 @@ def intervals(events: Sequence[Event], role: str) -> list[tuple[float, float]]:
     return [(e.at - e.seconds, e.at) for e in of(events, ModelCallCompleted) if e.role == role]
 
 
-def most_at_once(spans: list[tuple[float, float]]) -> int:
-    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans], key=lambda p: (p[0], p[1]))
-    running = best = 0
-    for _, step in edges:
-        running += step
-        best = max(best, running)
-    return best
-
-
 def test_both_debaters_and_all_scores_of_a_round_run_concurrently(services: Services) -> None:
     latency = 0.2
     services.chat_override = FakeChatModel(latency_s=latency)
@@ -272,9 +261,9 @@ def test_both_debaters_and_all_scores_of_a_round_run_concurrently(services: Serv
     # not asserted here: a loaded machine stretches any timing).
     answer_calls = [e.seconds for e in of(events, ModelCallCompleted) if e.role == "debater" and e.at > min(starts.values())]
     assert len(answer_calls) == 2 and min(answer_calls) >= latency
-    assert most_at_once(intervals(events, "debater")) == 2
+    assert peak_in_flight(intervals(events, "debater")) == 2
     # Each answer's statements and questions are asked for at once, and both answers' scores overlap.
-    assert most_at_once(intervals(events, "scorer")) >= 3, "F and AR of both answers are computed at once"
+    assert peak_in_flight(intervals(events, "scorer")) >= 3, "F and AR of both answers are computed at once"
 
 
 # --- step mode: the review hook after each round ----------------------------------------
@@ -295,8 +284,7 @@ def direct_run(
 ):  # type: ignore[no-untyped-def]
     """Run toolmad in-process with a reviewer (the runner has no step mode yet); returns events, verdict and the prompts sent."""
     chat = chat or Recorder(prompts=[])
-    config = fake_config(protocol="toolmad")
-    config = config.model_copy(update={"toolmad": config.toolmad.model_copy(update=toolmad)})
+    config = protocol_config("toolmad", **toolmad)
     events = events if events is not None else []
     services.ensure_corpus("demo")
     ctx = RunContext(

@@ -10,7 +10,7 @@ from pipelines.config import RunConfig
 from pipelines.events import Event, EvidenceRetrieved, QueryIssued, StageCompleted, StageFailed, StageStarted, VerdictReached
 from pipelines.runner import stream_run
 from pipelines.tools.embeddings import Embedder
-from tests.fakes import ScriptedFake, fake_config, make_services
+from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 REWRITES = ["hand washing hygiene infection", "vaccine trial efficacy"]  # words that reach other demo documents
@@ -18,7 +18,7 @@ REWRITES = ["hand washing hygiene infection", "vaccine trial efficacy"]  # words
 
 def config_for(protocol: str, rewrites: int) -> RunConfig:
     config = fake_config(protocol=protocol)
-    return config.model_copy(update={"retrieval": config.retrieval.model_copy(update={"rewrites": rewrites, "web_search": False})})
+    return with_settings(config, "retrieval", rewrites=rewrites, web_search=False)
 
 
 def run(demo_data_dir: Path, embedder: Embedder, protocol: str, rewrites: int, chat: ScriptedFake) -> list[Event]:

@@ -11,7 +11,7 @@ from pipelines.llm.fake import FakeChatModel
 from pipelines.runner import stream_run
 from pipelines.services import Services
 from pipelines.tools.web import WebResult
-from tests.fakes import CannedWeb, fake_config
+from tests.fakes import CannedWeb, fake_config, with_settings
 
 PAGES = [
     WebResult(title="Masks study (CDC)", url="https://www.cdc.gov/masks", snippet="Masks reduce transmission of respiratory viruses."),
@@ -22,8 +22,7 @@ PAGES = [
 
 
 def with_retrieval(**updates: object) -> RunConfig:
-    config = fake_config(protocol="toolmad")  # its debaters search with the run's top_k
-    return config.model_copy(update={"retrieval": config.retrieval.model_copy(update=updates)})
+    return with_settings(fake_config(protocol="toolmad"), "retrieval", **updates)  # toolmad's debaters search with the run's top_k
 
 
 def run(services: Services, config: RunConfig, claim: str = "Masks reduce transmission of respiratory viruses") -> list:  # type: ignore[type-arg]
