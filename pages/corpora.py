@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.pages import render_page_title
 from components.safe_text import escape_markdown
 from components.services import get_services
 from corpora.chunking import chunk_documents
@@ -16,7 +17,7 @@ from pipelines.tools.corpus_index import validate_corpus_name
 state.ensure_framed("pages/corpora.py")
 
 services = get_services()
-st.title("📚 Corpora")
+render_page_title("pages/corpora.py")
 
 known = services.index.corpora()
 rows = [

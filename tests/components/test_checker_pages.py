@@ -39,7 +39,7 @@ def test_step_mode_pauses_and_the_form_submits_the_review(app: AppTest, demo_dat
     app.button[0].click().run()
     assert not app.exception
     assert "Paused before the first search — your turn" in text_of(app)
-    query = next(t for t in app.text_input if t.label == "Next query for Checker")
+    query = next(t for t in app.text_input if t.label == "Next query for Analyst")
     query.input("bus ventilation masks study")
     next(b for b in app.button if b.label.startswith("Stop and rule")).click().run()
     assert not app.exception

@@ -20,7 +20,7 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     page.get_by_role("button", name="Verify").click()
 
     page.get_by_text("Paused before the first search — your turn").wait_for(timeout=90_000)
-    query = page.get_by_role("textbox", name="Next query for Checker")
+    query = page.get_by_role("textbox", name="Next query for Analyst")
     # The form's heading can reach the page a moment before its widgets have their values: wait for the value, not just the box.
     expect(query).to_have_value("masks reduce transmission respiratory viruses crowded schools", timeout=30_000)
     query.fill("cloth masks classroom transmission study")

@@ -1,0 +1,45 @@
+"""The app's pages in one list: one title per page, used alike by the navigation, the page's heading and the browser tab."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+APP_NAME = "DebateDesk"
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """A page of the app: its script, its title (the same in the navigation, its heading and the tab) and its icon."""
+
+    path: str
+    title: str
+    icon: str
+
+
+PAGES = (
+    PageInfo("pages/verify.py", "Verify a claim", "⚖️"),
+    PageInfo("pages/history.py", "History", "🗂️"),
+    PageInfo("pages/corpora.py", "Corpora", "📚"),
+    PageInfo("pages/batch.py", "Batch", "📋"),
+    PageInfo("pages/benchmark.py", "Benchmark", "📊"),
+)
+
+
+def page_info(path: str) -> PageInfo:
+    for info in PAGES:
+        if info.path == path:
+            return info
+    raise KeyError(f"{path} is not a page of the app; pages: {', '.join(p.path for p in PAGES)}")
+
+
+def tab_title(info: PageInfo) -> str:
+    return f"{info.title} · {APP_NAME}"
+
+
+def render_page_title(path: str) -> None:
+    """The page's heading and browser tab, from its entry in PAGES."""
+    info = page_info(path)
+    st.set_page_config(page_title=tab_title(info), page_icon=info.icon)
+    st.title(f"{info.icon} {info.title}")  # markup: our own constants
