@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.review_form import render_checker_name
+
 APP_NAME = "DebateDesk"
 
 
@@ -24,6 +26,7 @@ PAGES = (
     PageInfo("pages/corpora.py", "Corpora", "📚"),
     PageInfo("pages/batch.py", "Batch", "📋"),
     PageInfo("pages/benchmark.py", "Benchmark", "📊"),
+    PageInfo("pages/settings.py", "Settings", "⚙️"),
 )
 
 
@@ -38,8 +41,10 @@ def tab_title(info: PageInfo) -> str:
     return f"{info.title} · {APP_NAME}"
 
 
-def render_page_title(path: str) -> None:
-    """The page's heading and browser tab, from its entry in PAGES."""
+def render_page_header(path: str) -> None:
+    """The top of every page: its browser tab and heading, from its entry in PAGES, and the checker's name at the top of
+    the sidebar (drawn by each page, not app.py, so the field is the same widget whichever way the page is run)."""
     info = page_info(path)
     st.set_page_config(page_title=tab_title(info), page_icon=info.icon)
     st.title(f"{info.icon} {info.title}")  # markup: our own constants
+    render_checker_name()

@@ -28,14 +28,16 @@ def pause_title(round: int) -> str:
 
 
 def render_checker_name() -> str:
-    """The sidebar field every intervention is attributed to."""
+    """The field every intervention is attributed to, at the top of every page's sidebar (components.pages draws it)."""
     state.prepare_checker_name_widget()
     st.sidebar.text_input(
         "Your name (audit trail)",
         key=state.CHECKER_NAME_WIDGET,
         on_change=state.remember_checker_name,
+        max_chars=state.MAX_CHECKER_NAME,
         placeholder="e.g. Ana Ruiz",
-        help="Every step-mode decision and verdict override is recorded with this name and the time.",
+        help="Every step-mode decision and verdict override is recorded with this name and the time. "
+        "It stays while you move between pages, and the page's address keeps it: bookmark it to find your name there next time.",
     )
     return state.checker_name()
 

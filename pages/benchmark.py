@@ -9,7 +9,7 @@ import streamlit as st
 from components import state
 from components.eval_charts import report_label
 from components.eval_view import get_eval_store, render_comparison
-from components.pages import render_page_title
+from components.pages import render_page_header
 from components.safe_text import escape_markdown
 from components.services import get_services
 from pipelines.config import RunConfig
@@ -31,7 +31,7 @@ DATASETS = {
 
 services = get_services()
 store = get_eval_store()
-render_page_title("pages/benchmark.py")
+render_page_header("pages/benchmark.py")
 st.caption(
     "How good is each protocol, and what does it cost? Run protocols on claims whose answers are known; every claim is a normal "
     "stored run, every evaluation is kept, and any of them can be compared below."

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from components import state
-from components.pages import render_page_title
+from components.pages import render_page_header
 from components.safe_text import escape_markdown
 from components.services import get_services
 from corpora.chunking import chunk_documents
@@ -17,7 +17,7 @@ from pipelines.tools.corpus_index import validate_corpus_name
 state.ensure_framed("pages/corpora.py")
 
 services = get_services()
-render_page_title("pages/corpora.py")
+render_page_header("pages/corpora.py")
 
 known = services.index.corpora()
 rows = [

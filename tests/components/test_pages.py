@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_each_page_titles_itself_from_the_page_list(info) -> None:  # type: ignore[no-untyped-def]
     source = (ROOT / info.path).read_text(encoding="utf-8")
     assert f'state.ensure_framed("{info.path}")' in source
-    assert f'render_page_title("{info.path}")' in source
+    assert f'render_page_header("{info.path}")' in source
     assert "st.title(" not in source  # one scheme: the heading comes from PAGES
 
 
