@@ -269,6 +269,8 @@ BATCH_ERROR = "batch_error"
 BATCH_PASTE = "batch_paste"
 BENCH_COMPARE = "bench_compare"
 BENCH_ERROR = "bench_error"
+CORPORA_MESSAGE = "corpora_message"  # what the last ingestion, deletion or indexing did, shown once at the top of Corpora
+CORPORA_PREFIX = "corpora."  # widget keys of the Corpora page
 
 
 def set_batch_outcomes(outcomes: list[Any]) -> None:
