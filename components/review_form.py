@@ -201,6 +201,7 @@ def _override(store: RunStore, run_id: str, key: str) -> None:
             store, run_id, str(st.session_state.get(f"{key}.override.label", "")), str(st.session_state.get(f"{key}.override.note", "")), by
         )
     except ValueError as exc:
-        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ {exc}"))
+        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ {escape_markdown(str(exc))}"))
         return
-    state.set_message(state.OVERRIDE_MESSAGE, ("success", f"Recorded: {evt.label} by {evt.by}."))
+    # The name is the checker's own typing: shown as text, like everything a user supplied.
+    state.set_message(state.OVERRIDE_MESSAGE, ("success", f"Recorded: {escape_markdown(evt.label)} by {escape_markdown(evt.by)}."))
