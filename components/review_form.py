@@ -185,6 +185,10 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
     message = state.take_message(state.OVERRIDE_MESSAGE)
     if message:
         getattr(st, message[0])(message[1])
+    user = state.signed_in_user()
+    if user is not None and not user.can_override:
+        st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {user.role}.")  # markup: a role of ours
+        return
     with st.expander("🧑‍⚖️ Override the verdict", expanded=False):
         options = list(dict.fromkeys([*labels, *(x for x in ("TRUE", "HALF-TRUE", "FALSE") if x not in labels)]))
         index = options.index(model_label) if model_label in options else 0
@@ -195,6 +199,10 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
 
 
 def _override(store: RunStore, run_id: str, key: str) -> None:
+    user = state.signed_in_user()
+    if user is not None and not user.can_override:  # the form is not shown to them; refuse a stale one all the same
+        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ Only an editor overrides verdicts; you are signed in as a {user.role}."))
+        return
     by = state.checker_name()
     try:
         evt = override_verdict(

@@ -12,6 +12,7 @@ from pipelines.llm.connection import ConnectionReport
 from pipelines.llm.presets import apply_preset
 from pipelines.models import Evidence
 from pipelines.runner import RunHandle
+from pipelines.users import User
 
 CLAIM = "claim_text"
 PENDING_CLAIM = "pending_claim"
@@ -42,6 +43,9 @@ IMPORT_MESSAGE = "import_message"
 COMPARE_WITH = "compare_with"
 LAST_COMPARISON = "last_comparison"
 
+
+SIGNED_IN = "signed_in"  # the User signed in on a shared desk (components.sign_in)
+SIGN_IN_MESSAGE = "sign_in_message"
 
 FRAMED = "framed"  # set by app.py: the page runs inside the app's navigation
 RETURN_TO = "return_to"  # a page opened by its URL before the navigation existed, to show once it does
@@ -143,6 +147,27 @@ def _keep_name_in_url() -> None:
         st.query_params[CHECKER_PARAM] = name
     elif not name and CHECKER_PARAM in st.query_params:
         del st.query_params[CHECKER_PARAM]
+
+
+def set_checker_name(name: str) -> None:
+    st.session_state[CHECKER_NAME] = _clean_name(name)
+    _keep_name_in_url()
+
+
+def signed_in_user() -> User | None:
+    user = st.session_state.get(SIGNED_IN)
+    return user if isinstance(user, User) else None
+
+
+def sign_in(user: User) -> None:
+    st.session_state[SIGNED_IN] = user
+    set_checker_name(user.name)
+
+
+def sign_out() -> None:
+    """on_click of Sign out: forget who it was, and the run in progress on this page is left to History."""
+    st.session_state.pop(SIGNED_IN, None)
+    set_checker_name("")
 
 
 def prepare_checker_name_widget() -> None:
