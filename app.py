@@ -3,18 +3,11 @@
 import streamlit as st
 
 from components import state
+from components.pages import APP_NAME, PAGES
 
-st.set_page_config(page_title="DebateDesk", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title=APP_NAME, page_icon="⚖️", layout="wide")  # each page then names its tab (components.pages)
 state.init_state()
-navigation = st.navigation(
-    [
-        st.Page("pages/verify.py", title="Verify a claim", icon="⚖️", default=True),
-        st.Page("pages/history.py", title="History", icon="🗂️"),
-        st.Page("pages/corpora.py", title="Corpora", icon="📚"),
-        st.Page("pages/batch.py", title="Batch", icon="📋"),
-        st.Page("pages/benchmark.py", title="Benchmark", icon="📊"),
-    ]
-)
+navigation = st.navigation([st.Page(p.path, title=p.title, icon=p.icon, default=i == 0) for i, p in enumerate(PAGES)])
 if (page := state.take_return_to()) is not None:
     st.switch_page(page)
 navigation.run()

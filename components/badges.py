@@ -14,7 +14,8 @@ LABEL_COLOURS = {
     "INCONCLUSIVE": "gray",
 }
 AGENT_AVATARS = {
-    "Checker": "🔎",
+    "Analyst": "🔎",
+    "Human checker": "🧑‍💼",
     "RAG": "📚",
     "Search": "🌐",
     "Judge": "⚖️",

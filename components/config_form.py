@@ -11,7 +11,7 @@ from pydantic.fields import FieldInfo
 
 from components.safe_text import escape_markdown
 from components.state import CONFIG_PREFIX
-from pipelines.config import ROLES, RunConfig
+from pipelines.config import ROLES, ModelSpec, RunConfig
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
 
@@ -19,7 +19,8 @@ BACKEND_ICONS = {"fake": "🧪", "embedded": "💻", "openai": "🌐"}
 
 
 def render_config_form(corpora: list[str], base: RunConfig | None = None) -> RunConfig:
-    """Sidebar widgets for a RunConfig; returns the config they describe."""
+    """Sidebar widgets for what changes from claim to claim: the protocol and its own settings, the corpus, web search and
+    step mode. Models, search and step mode's details come from ``base`` (the Settings page); returns the config of a run."""
     base = base or RunConfig()
     names = protocol_names()
     protocol = st.sidebar.selectbox(
@@ -38,82 +39,101 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         key=CONFIG_PREFIX + "corpus",
         help=RunConfig.model_fields["corpus"].description,
     )
-    backends = backend_names()
-    backend = st.sidebar.selectbox(
-        "Model backend (all roles)",
-        backends,
-        index=backends.index(base.debater.backend) if base.debater.backend in backends else 0,
-        format_func=lambda n: f"{BACKEND_ICONS.get(n, '')} {n}",
-        key=CONFIG_PREFIX + "backend",
-        help="Change per role under 'Models per role'.",
-    )
-    info = get_backend(backend)
-    if not info.is_real_model:
-        st.sidebar.warning("🧪 **fake** is not a real model: its answers come from word overlap. For demos and tests only.")
-    elif backend == "embedded":
-        st.sidebar.info(
-            "💻 Qwen2.5-Coder-1.5B runs on this machine: private and offline, but a **weak judge**. Treat its verdicts as a first pass."
-        )
     web = st.sidebar.toggle(
         "Web search", value=base.retrieval.web_search, key=CONFIG_PREFIX + "web", help=RunConfig.model_fields["retrieval"].description
     )
-
     step = st.sidebar.toggle(
         "Step mode",
         value=base.checker.step_mode,
         key=CONFIG_PREFIX + "step",
         help=RunConfig.model_fields["checker"].annotation.model_fields["step_mode"].description,  # type: ignore[union-attr]
     )
+    _render_models_summary(base)
 
     data = base.model_dump()
     data.update(protocol=protocol, corpus=corpus)
     for role in ROLES:
-        data[role]["backend"] = backend
         data[role]["api_key"] = base.role(role).api_key
     data["retrieval"]["web_search"] = web
     data["checker"]["step_mode"] = step
-
-    with st.sidebar.expander("Models per role"):
-        for role in ROLES:
-            st.markdown(f"**{RunConfig.model_fields[role].title}**")  # markup: the config model's own field title
-            data[role] = _render_model(getattr(base, role), data[role], role)
-    for name, field in RunConfig.model_fields.items():
-        if name in ("protocol", "corpus", *ROLES):
-            continue
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            with st.sidebar.expander(f"Settings: {field.title or name}"):
-                shown_above = {"retrieval": {"web_search"}, "checker": {"step_mode"}}.get(name, set())
-                data[name] = _render_section(annotation, data[name], name, skip=shown_above)
+    section = RunConfig.model_fields.get(protocol)
+    if section is not None and isinstance(section.annotation, type) and issubclass(section.annotation, BaseModel):
+        with st.sidebar.expander(f"Settings: {protocol}"):
+            data[protocol] = render_section(section.annotation, data[protocol], protocol)
     try:
         return RunConfig.model_validate(data)
-    except ValidationError as exc:  # e.g. a malformed domain: say which setting and how to fix it, and start nothing
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}" for err in exc.errors()
-        )
+    except ValidationError as exc:  # e.g. a malformed number: say which setting and how to fix it, and start nothing
+        problems = describe_problems(exc)
         st.sidebar.error(f"⚠️ {escape_markdown(problems)}")  # the messages quote what was typed
         st.error(f"⚠️ Fix the run settings in the sidebar before verifying: {escape_markdown(problems)}")
         st.stop()
         raise  # st.stop() does not return; this line keeps type checkers sure of it
 
 
-def _render_model(spec: BaseModel, values: dict[str, Any], role: str) -> dict[str, Any]:
-    values = dict(values)
+def describe_problems(exc: ValidationError) -> str:
+    """Each invalid setting by its path, with pydantic's reason (which may quote what was typed: escape it where shown)."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}" for err in exc.errors())
+
+
+def models_summary(config: RunConfig) -> str:
+    """One line for the sidebar: which backend and model plays each role (roles that agree are named together)."""
+    by_model: dict[str, list[str]] = {}
+    for role in ROLES:
+        spec = config.role(role)
+        backend = get_backend(spec.backend)
+        name = spec.model or backend.default_model
+        shown = f"{BACKEND_ICONS.get(spec.backend, '')} {spec.backend}" + (f" · {name}" if name and name != spec.backend else "")
+        by_model.setdefault(shown, []).append(role)
+    if len(by_model) == 1:
+        return f"{next(iter(by_model))} for every role"
+    return "; ".join(f"{', '.join(roles)}: {model}" for model, roles in by_model.items())
+
+
+def _render_models_summary(config: RunConfig) -> None:
+    st.sidebar.caption(f"**Models:** {escape_markdown(models_summary(config))}")  # a model name is typed by the user
+    st.sidebar.page_link("pages/settings.py", label="Models, search and pauses", icon="⚙️")
+    backends = {config.role(r).backend for r in ROLES}
+    if any(not get_backend(b).is_real_model for b in backends):
+        st.sidebar.warning("🧪 **fake** is not a real model: its answers come from word overlap. For demos and tests only.")
+    elif "embedded" in backends:
+        st.sidebar.info(
+            "💻 Qwen2.5-Coder-1.5B runs on this machine: private and offline, but a **weak judge**. Treat its verdicts as a first pass."
+        )
+
+
+def render_model_fields(spec: ModelSpec, key_prefix: str) -> dict[str, Any]:
+    """Every field of one role's ModelSpec (backend first) as widgets keyed under ``key_prefix``; returns their values."""
+    values = spec.model_dump()
     backends = backend_names()
     values["backend"] = st.selectbox(
-        "Backend", backends, index=backends.index(values["backend"]), key=f"{CONFIG_PREFIX}{role}.backend.{values['backend']}"
+        "Backend",
+        backends,
+        index=backends.index(spec.backend) if spec.backend in backends else 0,
+        format_func=lambda n: f"{BACKEND_ICONS.get(n, '')} {n}",
+        key=f"{key_prefix}.backend",
+        help=ModelSpec.model_fields["backend"].description,
     )
-    rest = _render_section(type(spec), values, role, skip={"backend"})
-    rest["backend"] = values["backend"]
-    return rest
+    endpoint = {"model", "base_url", "api_key"}
+    values = render_section(ModelSpec, values, key_prefix, skip=set(ModelSpec.model_fields) - endpoint, prefixed=False)
+    with st.expander("Sampling, limits and cache"):
+        return render_section(ModelSpec, values, key_prefix, skip={"backend", *endpoint}, prefixed=False)
 
 
-def _render_section(model: type[BaseModel], values: dict[str, Any], prefix: str, skip: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+def render_section(
+    model: type[BaseModel],
+    values: dict[str, Any],
+    prefix: str,
+    skip: set[str] = frozenset(),  # type: ignore[assignment]
+    *,
+    prefixed: bool = True,
+) -> dict[str, Any]:
+    """A widget per field of ``model`` (bounds, titles and help from the config model), keyed ``cfg.PREFIX.FIELD``
+    (or ``PREFIX.FIELD`` when not ``prefixed``); returns the values, with the skipped fields as they were."""
     out = dict(values)
     for name, field in model.model_fields.items():
         if name in skip:
             continue
-        out[name] = _render_field(field, values.get(name), f"{CONFIG_PREFIX}{prefix}.{name}")
+        out[name] = _render_field(field, values.get(name), f"{CONFIG_PREFIX if prefixed else ''}{prefix}.{name}")
     return out
 
 

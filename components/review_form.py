@@ -28,14 +28,16 @@ def pause_title(round: int) -> str:
 
 
 def render_checker_name() -> str:
-    """The sidebar field every intervention is attributed to."""
+    """The field every intervention is attributed to, at the top of every page's sidebar (components.pages draws it)."""
     state.prepare_checker_name_widget()
     st.sidebar.text_input(
         "Your name (audit trail)",
         key=state.CHECKER_NAME_WIDGET,
         on_change=state.remember_checker_name,
+        max_chars=state.MAX_CHECKER_NAME,
         placeholder="e.g. Ana Ruiz",
-        help="Every step-mode decision and verdict override is recorded with this name and the time.",
+        help="Every step-mode decision and verdict override is recorded with this name and the time. "
+        "It stays while you move between pages, and the page's address keeps it: bookmark it to find your name there next time.",
     )
     return state.checker_name()
 
@@ -183,6 +185,10 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
     message = state.take_message(state.OVERRIDE_MESSAGE)
     if message:
         getattr(st, message[0])(message[1])
+    user = state.signed_in_user()
+    if user is not None and not user.can_override:
+        st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {user.role}.")  # markup: a role of ours
+        return
     with st.expander("🧑‍⚖️ Override the verdict", expanded=False):
         options = list(dict.fromkeys([*labels, *(x for x in ("TRUE", "HALF-TRUE", "FALSE") if x not in labels)]))
         index = options.index(model_label) if model_label in options else 0
@@ -193,12 +199,17 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
 
 
 def _override(store: RunStore, run_id: str, key: str) -> None:
+    user = state.signed_in_user()
+    if user is not None and not user.can_override:  # the form is not shown to them; refuse a stale one all the same
+        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ Only an editor overrides verdicts; you are signed in as a {user.role}."))
+        return
     by = state.checker_name()
     try:
         evt = override_verdict(
             store, run_id, str(st.session_state.get(f"{key}.override.label", "")), str(st.session_state.get(f"{key}.override.note", "")), by
         )
     except ValueError as exc:
-        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ {exc}"))
+        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ {escape_markdown(str(exc))}"))
         return
-    state.set_message(state.OVERRIDE_MESSAGE, ("success", f"Recorded: {evt.label} by {evt.by}."))
+    # The name is the checker's own typing: shown as text, like everything a user supplied.
+    state.set_message(state.OVERRIDE_MESSAGE, ("success", f"Recorded: {escape_markdown(evt.label)} by {escape_markdown(evt.by)}."))

@@ -6,9 +6,13 @@ from typing import Any
 
 import streamlit as st
 
+from pipelines.config import RunConfig
 from pipelines.events import Event, parse_event
+from pipelines.llm.connection import ConnectionReport
+from pipelines.llm.presets import apply_preset
 from pipelines.models import Evidence
 from pipelines.runner import RunHandle
+from pipelines.users import User
 
 CLAIM = "claim_text"
 PENDING_CLAIM = "pending_claim"
@@ -21,6 +25,13 @@ AUDIT_PREFIX = "audit."  # widgets of the audit screens (evidence filters, chart
 ACTIVE_RUN = "active_run"  # the RunHandle of a run going on in the background (kept across reruns)
 CHECKER_NAME = "checker_name"  # kept across pages (widget state is dropped when a page without the widget runs)
 CHECKER_NAME_WIDGET = "checker_name.widget"
+CHECKER_PARAM = "checker"  # the name in the page's URL: a reload or a bookmark keeps it, and it is this browser's, not the server's
+MAX_CHECKER_NAME = 80
+# The Settings page: models per role, search and step mode, kept for the session as one RunConfig (API keys in memory only)
+RUN_SETTINGS = "run_settings"
+SETTINGS_PREFIX = "settings."  # widget keys of the Settings page
+SETTINGS_GENERATION = "settings_generation"  # bumped when a preset or a reset redraws the page's widgets from the stored settings
+CONNECTION_PREFIX = "connection."  # the last connection test of each role
 PASTED = "pasted_evidence"  # evidence the checker added to the current pause, not yet submitted
 REVIEW_ERROR = "review_error"
 REVIEW_PREFIX = "review."  # widget keys of the pause form
@@ -32,6 +43,9 @@ IMPORT_MESSAGE = "import_message"
 COMPARE_WITH = "compare_with"
 LAST_COMPARISON = "last_comparison"
 
+
+SIGNED_IN = "signed_in"  # the User signed in on a shared desk (components.sign_in)
+SIGN_IN_MESSAGE = "sign_in_message"
 
 FRAMED = "framed"  # set by app.py: the page runs inside the app's navigation
 RETURN_TO = "return_to"  # a page opened by its URL before the navigation existed, to show once it does
@@ -45,7 +59,9 @@ def init_state() -> None:
     st.session_state.setdefault(LAST_EVENTS, [])
     st.session_state.setdefault(LAST_ERROR, None)
     st.session_state.setdefault(ACTIVE_RUN, None)
-    st.session_state.setdefault(CHECKER_NAME, "")
+    if CHECKER_NAME not in st.session_state:  # a new session: the name from the URL, if it carries one
+        st.session_state[CHECKER_NAME] = _clean_name(st.query_params.get(CHECKER_PARAM, ""))
+    _keep_name_in_url()
     st.session_state.setdefault(PASTED, [])
     st.session_state.setdefault(REVIEW_ERROR, None)
     st.session_state.setdefault(RESUME_REQUEST, None)
@@ -117,7 +133,41 @@ def set_active_run(handle: RunHandle | None) -> None:
 
 
 def checker_name() -> str:
-    return " ".join(str(st.session_state.get(CHECKER_NAME, "")).split())
+    return _clean_name(st.session_state.get(CHECKER_NAME, ""))
+
+
+def _clean_name(value: object) -> str:
+    return " ".join(str(value or "").split())[:MAX_CHECKER_NAME]
+
+
+def _keep_name_in_url() -> None:
+    """Every run: the URL carries the name (a page switch drops query parameters), so a reload keeps it."""
+    name = checker_name()
+    if name and st.query_params.get(CHECKER_PARAM) != name:
+        st.query_params[CHECKER_PARAM] = name
+    elif not name and CHECKER_PARAM in st.query_params:
+        del st.query_params[CHECKER_PARAM]
+
+
+def set_checker_name(name: str) -> None:
+    st.session_state[CHECKER_NAME] = _clean_name(name)
+    _keep_name_in_url()
+
+
+def signed_in_user() -> User | None:
+    user = st.session_state.get(SIGNED_IN)
+    return user if isinstance(user, User) else None
+
+
+def sign_in(user: User) -> None:
+    st.session_state[SIGNED_IN] = user
+    set_checker_name(user.name)
+
+
+def sign_out() -> None:
+    """on_click of Sign out: forget who it was, and the run in progress on this page is left to History."""
+    st.session_state.pop(SIGNED_IN, None)
+    set_checker_name("")
 
 
 def prepare_checker_name_widget() -> None:
@@ -126,7 +176,53 @@ def prepare_checker_name_widget() -> None:
 
 
 def remember_checker_name() -> None:
-    st.session_state[CHECKER_NAME] = st.session_state.get(CHECKER_NAME_WIDGET, "")
+    st.session_state[CHECKER_NAME] = _clean_name(st.session_state.get(CHECKER_NAME_WIDGET, ""))
+    _keep_name_in_url()
+
+
+def run_settings() -> RunConfig:
+    """The Settings page's choices (models per role, search, step mode) over the defaults and the environment."""
+    stored = st.session_state.get(RUN_SETTINGS)
+    return stored if isinstance(stored, RunConfig) else RunConfig()
+
+
+def set_run_settings(config: RunConfig) -> None:
+    st.session_state[RUN_SETTINGS] = config
+
+
+def settings_prefix() -> str:
+    """Widget keys of the Settings page. A browser keeps showing a widget's own value while its key stays the same,
+    whatever the session state says; so a preset or a reset gives the page new keys, drawn from the stored settings."""
+    generation = int(st.session_state.get(SETTINGS_GENERATION, 0))
+    return SETTINGS_PREFIX + (f"v{generation}." if generation else "")
+
+
+def _redraw_settings() -> None:
+    old = settings_prefix()
+    for key in [k for k in st.session_state if str(k).startswith((old, CONNECTION_PREFIX))]:
+        del st.session_state[key]
+    st.session_state[SETTINGS_GENERATION] = int(st.session_state.get(SETTINGS_GENERATION, 0)) + 1
+
+
+def choose_preset(name: str) -> None:
+    """on_click of the preset button: every role on the preset, the page redrawn from it, old test results dropped."""
+    set_run_settings(apply_preset(run_settings(), name))
+    _redraw_settings()
+
+
+def reset_settings() -> None:
+    """on_click of Reset: back to the defaults and the environment's settings."""
+    st.session_state.pop(RUN_SETTINGS, None)
+    _redraw_settings()
+
+
+def set_connection_report(role: str, report: ConnectionReport | None) -> None:
+    st.session_state[CONNECTION_PREFIX + role] = report
+
+
+def connection_report(role: str) -> ConnectionReport | None:
+    value = st.session_state.get(CONNECTION_PREFIX + role)
+    return value if isinstance(value, ConnectionReport) else None
 
 
 def pasted() -> list[Evidence]:
@@ -198,6 +294,8 @@ BATCH_ERROR = "batch_error"
 BATCH_PASTE = "batch_paste"
 BENCH_COMPARE = "bench_compare"
 BENCH_ERROR = "bench_error"
+CORPORA_MESSAGE = "corpora_message"  # what the last ingestion, deletion or indexing did, shown once at the top of Corpora
+CORPORA_PREFIX = "corpora."  # widget keys of the Corpora page
 
 
 def set_batch_outcomes(outcomes: list[Any]) -> None:

@@ -75,6 +75,7 @@ class RunView:
         self.fallbacks: dict[tuple[str, int], str] = {}
         self.rounds: set[int] = set()
         self.round_boxes: dict[int, Any] = {}
+        self.round_titles: dict[int, str] = {}  # sections that are not "Round N" (proclaim's role switch)
         self.current_round = 0
         self._table_renders = itertools.count()  # each render of the evidence table needs a key of its own
 
@@ -109,7 +110,7 @@ class RunView:
                 self.log(escape_markdown(note))
                 self._section(number).caption(escape_markdown(note + " " + "; ".join(reasons[:5])))
             case RoundStarted(round=number):
-                self._round(number)
+                self._round(number, evt.heading)
             case QueryIssued():
                 first = self.queries.setdefault((evt.agent, evt.round), evt)  # the agent's own query, not the checker's extras
                 more = self.also_searched.setdefault((evt.agent, evt.round), [])
@@ -171,13 +172,15 @@ class RunView:
         if self.status is not None:
             self.status.markdown(line)  # markup: callers escape what they quote
 
-    def _round(self, number: int) -> None:
+    def _round(self, number: int, heading: str) -> None:
         """Each round is a section of the transcript: its heading, then its agents' messages."""
         self.current_round = max(self.current_round, number)
         if number not in self.rounds:
             self.rounds.add(number)
+            if heading != f"Round {number}":
+                self.round_titles[number] = heading
             self.round_boxes[number] = self.transcript.container()
-            self.round_boxes[number].subheader(f"Round {number}")  # markup: a number
+            self.round_boxes[number].subheader(escape_markdown(heading))
 
     def _section(self, number: int) -> Any:
         if number in self.round_boxes:
@@ -200,7 +203,8 @@ class RunView:
 
     def _turn_header(self, agent: str, number: int) -> str:
         """Who speaks, in which round, with which tool and query (marked when rewritten or when the web fell back)."""
-        header = f"**{escape_markdown(agent)}**" + (f" · round {number}" if number else "")
+        when = escape_markdown(self.round_titles[number].lower()) if number in self.round_titles else f"round {number}"
+        header = f"**{escape_markdown(agent)}**" + (f" · {when}" if number else "")
         query = self.queries.get((agent, number))
         if query is not None:
             tool = "🌐 web search" if query.tool == "web" else "📚 corpus search"

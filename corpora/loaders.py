@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from corpora.base import Document, split_sentences
+from corpora.formats import HTML_SUFFIXES, PDF_SUFFIXES, html_document, pdf_document
 from corpora.jsonl import jsonl_objects
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl")
+SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", *PDF_SUFFIXES, *HTML_SUFFIXES)
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
@@ -53,7 +54,7 @@ class CheckCovidLoader:
 
 @dataclass
 class FileLoader:
-    """A user's .txt, .md and .jsonl files (JSONL rows need "text"; "id", "title", "url" are optional)."""
+    """A user's .txt, .md, .jsonl, .pdf and .html files (JSONL rows need "text"; "id", "title", "url" are optional)."""
 
     paths: list[Path]
     name: str = "files"
@@ -69,6 +70,12 @@ class FileLoader:
             raise CorpusFileError(f"{shown}: unsupported file type; use {', '.join(SUPPORTED_SUFFIXES)}")
         if path.stat().st_size > MAX_FILE_BYTES:
             raise CorpusFileError(f"{shown}: larger than {MAX_FILE_BYTES // 2**20} MB; split it into smaller files")
+        if path.suffix.lower() in PDF_SUFFIXES:
+            yield pdf_document(path, shown, CorpusFileError)
+            return
+        if path.suffix.lower() in HTML_SUFFIXES:
+            yield html_document(path, shown, CorpusFileError)
+            return
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:

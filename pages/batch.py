@@ -5,6 +5,7 @@ import streamlit as st
 from components import state
 from components.batch_view import render_batch_results, render_outcomes_table
 from components.config_form import render_config_form
+from components.pages import render_page_header
 from components.safe_text import escape_markdown
 from components.services import get_services
 from pipelines.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
@@ -13,13 +14,13 @@ from pipelines.errors import DebateDeskError
 state.ensure_framed("pages/batch.py")
 
 services = get_services()
-st.title("📋 Batch")
+render_page_header("pages/batch.py")
 st.caption(
     f"Check up to {MAX_BATCH_CLAIMS:,} claims in one go with the run settings in the sidebar. Each claim becomes a normal stored run; "
     "a claim that fails is reported and the rest go on."
 )
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names())
+config = render_config_form(services.corpus_names(), state.run_settings())
 
 upload_tab, paste_tab = st.tabs(["📄 Upload a file", "✍️ Paste a list"])
 with upload_tab:

@@ -9,10 +9,12 @@ import streamlit as st
 from components import state
 from components.eval_charts import report_label
 from components.eval_view import get_eval_store, render_comparison
+from components.pages import render_page_header
 from components.safe_text import escape_markdown
 from components.services import get_services
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
+from pipelines.eval.corpus_check import evidence_coverage
 from pipelines.eval.datasets import Dataset, load_check_covid, load_jsonl
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import LABEL_MODES
@@ -30,7 +32,7 @@ DATASETS = {
 
 services = get_services()
 store = get_eval_store()
-st.title("📊 Benchmark")
+render_page_header("pages/benchmark.py")
 st.caption(
     "How good is each protocol, and what does it cost? Run protocols on claims whose answers are known; every claim is a normal "
     "stored run, every evaluation is kept, and any of them can be compared below."
@@ -46,7 +48,14 @@ with st.form("benchmark"):
         "Labels may be spelt as any protocol or Check-COVID does (TRUE, SUPPORTED, REFUTE, NEI, …).",
     )
     corpora = services.corpus_names()
-    corpus = left.selectbox("Corpus for your file", corpora, help="Check-COVID always searches the check-covid corpus.")
+    corpus = left.selectbox(
+        "Corpus for your file",
+        corpora,
+        index=None,
+        placeholder="the corpus that holds your claims' evidence",
+        help="Which corpus the protocols search for your file's claims (add one on the Corpora page). "
+        "Check-COVID always searches the check-covid corpus.",
+    )
     protocols = right.multiselect(
         "Protocols", protocol_names(), default=["desk", "single"], format_func=lambda n: f"{n} — {get_protocol(n).title}"
     )
@@ -83,12 +92,33 @@ def load_chosen() -> tuple[Dataset, str]:
     if dataset_key == "upload":
         if upload is None:
             raise DebateDeskError("choose a JSONL file for 'My own JSONL file'")
+        if corpus is None:
+            raise DebateDeskError("choose the corpus for your file: the one that holds your claims' evidence (add it on the Corpora page)")
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / Path(upload.name).name
             path.write_bytes(upload.getvalue())
-            return load_jsonl(path), corpus
+            dataset = load_jsonl(path)
+        check_evidence_is_in(dataset, corpus)
+        return dataset, corpus
     _, split = dataset_key.split("/")
     return load_check_covid(services.settings.checkcovid_dir, split), "check-covid"
+
+
+def check_evidence_is_in(dataset: Dataset, corpus: str) -> None:
+    """Refuse a corpus that holds none of the documents the file's gold evidence names; warn when some are missing."""
+    services.ensure_corpus(corpus)
+    coverage = evidence_coverage(dataset, {d.id for d in services.index.documents(corpus)})
+    examples = ", ".join(coverage.missing[:3])
+    if coverage.none_found:
+        raise DebateDeskError(
+            f"none of the {coverage.named} documents your file's evidence names (e.g. {examples}) is in the corpus {corpus!r}: "
+            "choose the corpus that holds them, or add them on the Corpora page"
+        )
+    if coverage.missing:
+        st.warning(  # markup: counts and escaped names
+            f"⚠️ {len(coverage.missing)} of the {coverage.named} documents your file's evidence names are not in "
+            f"{escape_markdown(corpus)} (e.g. {escape_markdown(examples)}): the evidence scores count them as never found."
+        )
 
 
 if submitted:

@@ -7,7 +7,8 @@ import streamlit as st
 
 from components import state
 from components.courtroom import render_courtroom_audit
-from components.review_form import render_checker_name, render_override_form
+from components.pages import render_page_header
+from components.review_form import render_override_form
 from components.safe_text import escape_markdown
 from components.services import get_services
 from components.transcript import replay
@@ -24,8 +25,7 @@ FORMAT_LABELS = {"json": "JSON record", "md": "Markdown report", "claimreview": 
 
 services = get_services()
 store = services.store
-st.title("🗂️ History")
-render_checker_name()
+render_page_header("pages/history.py")
 if store is None:
     st.error("This app runs without a run store, so there is no history.")
     st.stop()

@@ -7,7 +7,7 @@ from components.compare import render_compare_picker, replay_side_by_side, run_s
 from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
-from components.review_form import render_checker_name
+from components.pages import render_page_header
 from components.safe_text import escape_markdown
 from components.services import get_services
 from components.transcript import replay
@@ -17,10 +17,9 @@ from pipelines.runner import resume_run, start_run
 state.ensure_framed("pages/verify.py")
 
 services = get_services()
-st.title("⚖️ Verify a claim")
+render_page_header("pages/verify.py")
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names())
-render_checker_name()
+config = render_config_form(services.corpus_names(), state.run_settings())
 compare_config = render_compare_picker(config)
 
 st.text_area(

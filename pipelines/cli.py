@@ -263,8 +263,8 @@ class _TurnPrinter:
 
 def _print_human(evt: Event) -> None:
     match evt:
-        case RoundStarted(round=number):
-            print(f"\n── round {number}", flush=True)
+        case RoundStarted():
+            print(f"\n── {evt.heading.lower()}", flush=True)
         case ScoreComputed(target=target, metric=metric, value=value, threshold=threshold):
             verdict = "" if threshold is None else f" ({'meets' if value >= threshold else 'below'} {threshold:.2f})"
             print(f"  {target} {metric} = {value:.2f}{verdict}", flush=True)

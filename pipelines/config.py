@@ -718,6 +718,12 @@ class AppSettings(BaseSettings):
         title="Public URL of reports",
         description="Where published reports live (e.g. https://desk.example.org/runs); a ClaimReview's url is this plus the run id.",
     )
+    users_file: Path | None = Field(
+        default=None,
+        title="Sign-in users file",
+        description="A TOML file of the desk's users (name, role editor or checker, bcrypt password hash; see pipelines/users.py). "
+        "Set, every page asks to sign in and actions carry the signed-in name; unset (the default), nobody signs in.",
+    )
     checkcovid_dir: Path = Field(
         default=Path("../shared/data/check-covid"),
         title="Check-COVID folder",

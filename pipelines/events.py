@@ -64,6 +64,11 @@ class StageFailed(Event):
 class RoundStarted(Event):
     type: Literal["RoundStarted"] = "RoundStarted"
     round: int
+    title: str = ""  # the section's heading when it is not "Round N", e.g. proclaim's "Role switch" after the debate
+
+    @property
+    def heading(self) -> str:
+        return self.title or f"Round {self.round}"
 
 
 class QueryIssued(Event):

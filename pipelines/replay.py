@@ -38,4 +38,4 @@ def steps(events: Sequence[Event]) -> list[Step]:
 
 def _title(events: Sequence[Event], i: int) -> str:
     previous = [e for e in events[:i] if isinstance(e, RoundStarted)]
-    return f"Round {previous[-1].round}" if previous else "Before the first round"
+    return previous[-1].heading if previous else "Before the first round"

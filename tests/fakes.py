@@ -178,3 +178,31 @@ def hand_record(
         "run": {"id": run_id, "claim": claim, "protocol": "single", "status": status, "created_at": at, **run},
         "events": [{"type": "RunStarted", "at": at, "run_id": run_id, "claim": claim, "protocol": "single"}, *events],
     }
+
+
+def make_pdf(pages: list[str], *, title: str = "") -> bytes:
+    """A small, valid PDF with one line of Helvetica text per page (empty string: a page with no text, as a scan has)."""
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", "", "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    kids = []
+    for text in pages:
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        stream = f"BT /F1 11 Tf 40 760 Td ({escaped}) Tj ET" if text else ""
+        objects.append(f"<< /Length {len(stream.encode('latin-1'))} >>\nstream\n{stream}\nendstream")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {len(objects)} 0 R >>"
+        )
+        kids.append(f"{len(objects)} 0 R")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    if title:
+        objects.append(f"<< /Title ({title}) >>")
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    info = f" /Info {len(objects)} 0 R" if title else ""
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out

@@ -39,7 +39,7 @@ async def run_mad(ctx: RunContext) -> Verdict:
             stop_reason = f"both debaters agreed in round {number}; the judge ruled"
             break
     ctx.emit(StageStarted(stage="judge", detail="ruling on the debate"))
-    ruling = await judge_from_history(ctx, turns=history, evidence=None, round=len({t.round for t in history}) + 1)
+    ruling = await judge_from_history(ctx, turns=history, evidence=None, round=0)  # round 0: the ruling, after the rounds
     ctx.emit(StageCompleted(stage="judge", detail=ruling.label or "no label"))
     return verdict_from_ruling(ruling, decided_by="judge", stop_reason=stop_reason)
 

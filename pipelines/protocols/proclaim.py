@@ -69,6 +69,7 @@ from pipelines.protocols.proclaim_scoring import (
     reflection_score,
     role_switch_delta,
 )
+from pipelines.roles import HUMAN_CHECKER
 from pipelines.stages.admissibility import assess_admissibility, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
 from pipelines.stages.novelty import filter_novel
@@ -190,7 +191,7 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
     panel = asyncio.create_task(_convene(ctx, cfg, court, seats))
 
     async def switch_and_check() -> float:
-        delta = await _role_switch(ctx, cfg, court) if cfg.role_switch else 0.0
+        delta = await _role_switch(ctx, cfg, court, after_round=last_round) if cfg.role_switch else 0.0
         await _premise_checklist(ctx, cfg, court)
         return delta
 
@@ -313,7 +314,7 @@ async def _progressive_retrieval(ctx: RunContext, cfg: ProClaimConfig, court: Co
     for side, query in plan.queries.items():
         found += await _search(ctx, agent=side, round=number, query=query, k=cfg.round_top_k, rewritten=True)
     for query in plan.extra_queries:
-        found += await _search(ctx, agent="Checker", round=number, query=query, k=cfg.round_top_k)
+        found += await _search(ctx, agent=HUMAN_CHECKER, round=number, query=query, k=cfg.round_top_k)
     candidates = list({e.id: e for e in found}.values())
     known = [e for e in candidates if e.id in court.record]  # already in the pool: nothing new (novelty 0)
     fresh = [e for e in candidates if e.id not in court.record]
@@ -374,8 +375,10 @@ async def _expert_witness(ctx: RunContext, cfg: ProClaimConfig, court: Court, nu
     ctx.emit(StageCompleted(stage=f"round {number}: expert witness"))
 
 
-async def _arguments(ctx: RunContext, cfg: ProClaimConfig, court: Court, number: int, *, switched: bool = False) -> dict[str, Turn]:
-    """Both counsels argue at once, each answering the other's previous argument."""
+async def _arguments(
+    ctx: RunContext, cfg: ProClaimConfig, court: Court, number: int, *, switched: bool = False, turn_round: int | None = None
+) -> dict[str, Turn]:
+    """Both counsels argue at once, each answering the other's previous argument (their turns in ``turn_round``, else ``number``)."""
     stage = "role switch: arguments" if switched else f"round {number}: arguments"
     ctx.emit(StageStarted(stage=stage, detail="both counsels argue, citing exhibits"))
     evidence = _show(ctx, cfg, court)
@@ -392,7 +395,7 @@ async def _arguments(ctx: RunContext, cfg: ProClaimConfig, court: Court, number:
         messages = _counsel_prompt(
             "proclaim_argument", ctx, court, side, number, evidence=evidence, history=history, testimony=testimony, note=note
         )
-        turn = await stream_turn(ctx, agent=agent, round=number, messages=messages, role=counsel.model_role)
+        turn = await stream_turn(ctx, agent=agent, round=turn_round or number, messages=messages, role=counsel.model_role)
         return counsel.name, turn
 
     pairs = [(c, _opponent(c)) if switched else (c, c) for c in COUNSELS]
@@ -521,13 +524,18 @@ async def _admit_from_checker(ctx: RunContext, cfg: ProClaimConfig, court: Court
 # --- 6. Role switch
 
 
-async def _role_switch(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> float:
-    """Counsels swap sides and argue again from the admitted evidence; gamma rates the consistency."""
+async def _role_switch(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, after_round: int) -> float:
+    """Counsels swap sides and argue again from the admitted evidence; gamma rates the consistency.
+
+    Its turns are numbered on after the debate's rounds (``after_round + 1``, ...) under sections of
+    their own, so a transcript never shows them inside the debate's round 1."""
     ctx.emit(StageStarted(stage="role switch", detail="the counsels swap sides and argue again"))
     original = _final_arguments(court)
     switched_messages: list[str] = []
     for number in range(1, cfg.role_switch_rounds + 1):
-        turns = await _arguments(ctx, cfg, court, number, switched=True)
+        section = after_round + number
+        ctx.emit(RoundStarted(round=section, title="Role switch" + (f", round {number}" if cfg.role_switch_rounds > 1 else "")))
+        turns = await _arguments(ctx, cfg, court, number, switched=True, turn_round=section)
         switched_messages += [f"{c.name} as {_opponent(c).name}, switched round {number}:\n{turns[c.name].text}" for c in COUNSELS]
     messages = load_prompt("proclaim_consistency").render(claim=ctx.claim.text, original=original, switched="\n\n".join(switched_messages))
     rating = await _ask(ctx, PRESIDING_JUDGE, messages, ConsistencyRating, stage="role switch", fallback="delta_rs is 0")

@@ -13,7 +13,7 @@ from pipelines.schemas import SearchQueries
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve
 
-AGENT = "Checker"
+AGENT = "Analyst"  # not "Checker": that is the person at the desk (pipelines.roles.HUMAN_CHECKER)
 
 
 async def _search(ctx: RunContext, searches: list[tuple[str, str]], found: dict[str, Evidence]) -> None:

@@ -92,6 +92,25 @@ class IngestReport:
     already_present: int
 
 
+@dataclass(frozen=True)
+class DocumentSummary:
+    """One document of a corpus as a listing shows it: its id, title, file or source, web address and passage count."""
+
+    id: str
+    title: str
+    source: str
+    url: str | None
+    passages: int
+
+
+@dataclass(frozen=True)
+class DeletionReport:
+    corpus: str
+    documents: int  # how many of the asked-for documents were found and removed
+    passages: int
+    corpus_removed: bool  # no document was left, so the corpus went too (a corpus is never empty)
+
+
 def validate_corpus_name(name: str) -> str:
     """Corpus names become collection names: lowercase letters, digits, '.', '_' and '-'."""
     cleaned = name.strip().lower()
@@ -325,6 +344,61 @@ class CorpusIndex:
             for pid, meta, text in zip(got["ids"], got.get("metadatas") or [], got.get("documents") or [], strict=False)
         ]
         return sorted(passages, key=lambda p: p.index)
+
+    def documents(self, corpus: str) -> list[DocumentSummary]:
+        """Every document of a corpus with its passage count, by title (read from the passages' metadata)."""
+        col = self._existing(corpus)
+        found: dict[str, tuple[dict[str, Any], int]] = {}
+        page = 2000
+        for offset in range(0, col.count(), page):
+            got = col.get(include=["metadatas"], limit=page, offset=offset)
+            for pid, meta in zip(got["ids"], got.get("metadatas") or [], strict=False):
+                meta = meta or {}
+                doc = str(meta.get("doc_id", pid))
+                first, count = found.get(doc, (meta, 0))
+                found[doc] = (first, count + 1)
+        summaries = [
+            DocumentSummary(
+                id=doc,
+                title=str(meta.get("title") or doc),
+                source=str(meta.get("source") or ""),
+                url=str(meta.get("url") or "") or None,
+                passages=count,
+            )
+            for doc, (meta, count) in found.items()
+        ]
+        return sorted(summaries, key=lambda d: (d.title.lower(), d.id))
+
+    def delete_documents(self, corpus: str, doc_ids: Iterable[str]) -> DeletionReport:
+        """Remove documents (every passage of each) from a corpus, with the same revision protocol as an ingestion,
+        so other processes' BM25 indexes go stale at once. Removing the last document removes the corpus."""
+        corpus = validate_corpus_name(corpus)
+        wanted = sorted(set(doc_ids))
+        with self._lock, corpus_lock(self._data_dir, corpus):
+            col = self._existing(corpus)
+            ids: list[str] = []
+            docs: set[str] = set()
+            for start in range(0, len(wanted), 500):
+                got = col.get(where={"doc_id": {"$in": wanted[start : start + 500]}}, include=["metadatas"])
+                ids += got["ids"]
+                docs |= {str((meta or {}).get("doc_id")) for meta in got.get("metadatas") or []}
+            if not ids:
+                return DeletionReport(corpus, 0, 0, corpus_removed=False)
+            if len(ids) >= col.count():
+                self._drop(corpus)
+                return DeletionReport(corpus, len(docs), len(ids), corpus_removed=True)
+            meta = dict(col.metadata or {})
+            meta["revision"] = PENDING + uuid.uuid4().hex[:12]  # readers stop trusting their BM25 index before it goes stale
+            col.modify(metadata=_writable_metadata(meta))
+            col.delete(ids=ids)
+            meta["revision"] = uuid.uuid4().hex[:12]
+            col.modify(metadata=_writable_metadata(meta))
+            col = self._collection(corpus)
+            index = self._lexical_index(corpus, col, _revision_of(col))  # rebuilt now, so the next search is fast
+            meta = dict(col.metadata or {})
+            meta["documents"] = len(set(index.doc_ids))
+            col.modify(metadata=_writable_metadata(meta))
+        return DeletionReport(corpus, len(docs), len(ids), corpus_removed=False)
 
     def delete(self, corpus: str) -> None:
         """Remove a corpus: its Chroma collection and its BM25 index."""

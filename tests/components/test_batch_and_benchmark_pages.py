@@ -48,3 +48,43 @@ def test_benchmark_page_runs_an_evaluation_and_compares_it(
     assert len(table) >= 1 and table["claims"].iloc[0] == 3 and 0 <= table["accuracy"].iloc[0] <= 1
     assert len(at.get("plotly_chart")) >= 3  # accuracy and cost, reliability, a confusion matrix
     assert at.multiselect(key="bench_compare").value
+
+
+OWN_FILE = (
+    b'{"claim": "Masks reduce transmission", "label": "SUPPORTS", "id": "c1", "evidence": [{"doc_id": "cord-0001", "sentences": [0]}]}\n'
+)
+
+
+def own_file(at: AppTest) -> AppTest:
+    at.selectbox[0].select("upload")  # the form's dataset box
+    at.file_uploader[0].set_value(("claims.jsonl", OWN_FILE, "application/json"))
+    return at
+
+
+def test_benchmark_on_your_own_file_asks_for_its_corpus(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
+    at = own_file(_app(monkeypatch, demo_data_dir, "pages/benchmark.py"))
+    assert at.selectbox[1].value is None  # no corpus is chosen for you (it was check-covid, silently)
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("choose the corpus for your file" in e.value for e in at.error)
+
+
+def test_benchmark_refuses_a_corpus_without_any_of_the_files_evidence(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
+    at = own_file(_app(monkeypatch, demo_data_dir, "pages/benchmark.py"))
+    at.selectbox[1].select("demo")
+    at.button[0].click().run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "none of the 1 documents" in errors and "cord" in errors and "demo" in errors
+    assert not at.get("progress")  # refused before anything ran (the table below may hold earlier tests' evaluations)
+
+
+def test_benchmark_on_your_own_file_searches_the_corpus_you_chose(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
+    at = _app(monkeypatch, demo_data_dir, "pages/benchmark.py")
+    at.selectbox[0].select("upload")
+    at.file_uploader[0].set_value(("claims.jsonl", OWN_FILE.replace(b"cord-0001", b"masks-3"), "application/json"))
+    at.selectbox[1].select("demo")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table["claims"]) == [1, 1]  # desk and single, each on the one claim, searching demo

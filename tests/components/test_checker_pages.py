@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.safe_text import escape_markdown
 from pipelines.config import AppSettings
 from pipelines.export import to_json
 from pipelines.store import RunStore
@@ -39,7 +40,7 @@ def test_step_mode_pauses_and_the_form_submits_the_review(app: AppTest, demo_dat
     app.button[0].click().run()
     assert not app.exception
     assert "Paused before the first search — your turn" in text_of(app)
-    query = next(t for t in app.text_input if t.label == "Next query for Checker")
+    query = next(t for t in app.text_input if t.label == "Next query for Analyst")
     query.input("bus ventilation masks study")
     next(b for b in app.button if b.label.startswith("Stop and rule")).click().run()
     assert not app.exception
@@ -78,11 +79,11 @@ def test_history_filters_imports_and_overrides(app: AppTest, demo_data_dir: Path
     labels = [b.label for b in app.button]
     assert not any("Resume" in label for label in labels), "a completed run is not resumable"
 
-    app.sidebar.text_input(key="checker_name.widget").input("Ana").run()
+    app.sidebar.text_input(key="checker_name.widget").input("Ana ![x](https://evil.example/p.png)").run()
     app.selectbox(key=f"history-{run_id}.override.label").select("REFUTES")
     app.text_area(key=f"history-{run_id}.override.note").input("the bus study was retracted")
     next(b for b in app.button if b.label == "Record my verdict").click().run()
-    assert any("Recorded: REFUTES by Ana" in s.value for s in app.success)
+    assert any(f"Recorded: REFUTES by {escape_markdown('Ana ![x](https://evil.example/p.png)')}" in s.value for s in app.success)
     assert "Checker's verdict" in text_of(app)
     store = store_of(demo_data_dir)
     assert store.get_run(run_id).final_verdict == "REFUTES"  # type: ignore[union-attr]

@@ -1,4 +1,4 @@
-"""The sidebar's retrieval settings: search mode, rerank and the web source policy, on the real page."""
+"""Retrieval on the real page: the evidence table's scores and positions (the settings themselves: test_settings_page.py)."""
 
 from pathlib import Path
 
@@ -6,7 +6,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.evidence_table import evidence_frame, position_label
-from components.safe_text import escape_markdown
 from pipelines.models import Evidence
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,15 +22,6 @@ def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     return at
-
-
-def test_a_malformed_domain_stops_the_page_with_a_message_that_says_how_to_fix_it(app: AppTest) -> None:
-    app.text_input(key="cfg.retrieval.deny_domains").input("https://www.dailymail.co.uk/health").run()
-    assert not app.exception
-    messages = " ".join(e.value for e in app.error) + " ".join(e.value for e in app.sidebar.error)
-    assert escape_markdown("write only the domain, e.g. www.dailymail.co.uk") in messages  # shown as text: it quotes what was typed
-    app.text_input(key="cfg.retrieval.deny_domains").input("dailymail.co.uk").run()
-    assert not app.error and not app.sidebar.error
 
 
 def test_the_evidence_table_shows_every_score_and_the_passage_position(app: AppTest) -> None:

@@ -37,13 +37,19 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
+    yield from serve_app(tmp_path_factory, demo_data_dir)
+
+
+def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settings: str) -> Iterator[str]:
+    """The app on a free loopback port, on the fake backend with web search off, and ``settings`` as DEBATEDESK_* variables."""
     port = _free_port()
     env = {
         **os.environ,
-        "DEBATEDESK_DATA_DIR": str(demo_data_dir),
+        "DEBATEDESK_DATA_DIR": str(data_dir),
         "DEBATEDESK_RETRIEVAL__WEB_SEARCH": "false",
         "HF_HUB_OFFLINE": "1",
         **{f"DEBATEDESK_{r}__BACKEND": "fake" for r in ("DEBATER", "JUDGE", "SCORER")},
+        **{f"DEBATEDESK_{k.upper()}": v for k, v in settings.items()},
     }
     log = (tmp_path_factory.mktemp("app") / "streamlit.log").open("w")
     proc = subprocess.Popen(

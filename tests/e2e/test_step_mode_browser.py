@@ -20,7 +20,7 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     page.get_by_role("button", name="Verify").click()
 
     page.get_by_text("Paused before the first search — your turn").wait_for(timeout=90_000)
-    query = page.get_by_role("textbox", name="Next query for Checker")
+    query = page.get_by_role("textbox", name="Next query for Analyst")
     # The form's heading can reach the page a moment before its widgets have their values: wait for the value, not just the box.
     expect(query).to_have_value("masks reduce transmission respiratory viruses crowded schools", timeout=30_000)
     query.fill("cloth masks classroom transmission study")
@@ -28,7 +28,7 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     page.get_by_role("button", name="Continue").click()
 
     page.get_by_text("Paused after round 1 — your turn").wait_for(timeout=90_000)
-    page.get_by_text("edited Checker's next query").first.wait_for(timeout=30_000)
+    page.get_by_text("edited Analyst's next query").first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Continue").click()
 
     page.get_by_text("Verdict").first.wait_for(timeout=90_000)
@@ -41,7 +41,7 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     page.get_by_role("combobox", name="Open a run").click()
     page.get_by_role("option").first.click()
     page.get_by_text("Step 5 of 5").wait_for(timeout=60_000)
-    page.get_by_text("edited Checker's next query").first.wait_for(timeout=30_000)
+    page.get_by_text("edited Analyst's next query").first.wait_for(timeout=30_000)
     page.get_by_text("query: “cloth masks classroom transmission study”").first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Previous").click()
     page.get_by_text("Step 4 of 5").wait_for(timeout=30_000)

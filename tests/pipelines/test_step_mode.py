@@ -63,7 +63,7 @@ def test_single_pauses_before_the_search_and_before_the_answer(services: Service
     def decide(pending: PendingReview, events: list[Event]) -> Review:
         pauses.append(pending)
         if pending.round == 0:
-            return Review(queries={"Checker": "surgical masks influenza trial"})
+            return Review(queries={"Analyst": "surgical masks influenza trial"})
         pasted = pasted_evidence(
             "new", "Masks reduce transmission of respiratory viruses in a 2024 cluster trial.", title="My note", round=1, by="Ana"
         )
@@ -71,7 +71,7 @@ def test_single_pauses_before_the_search_and_before_the_answer(services: Service
 
     events = drive(start_run(CLAIM, step_config(), services, interactive=True), decide)
     assert [p.round for p in pauses] == [0, 1]
-    assert pauses[0].next_queries == {"Checker": "masks reduce transmission respiratory viruses"}
+    assert pauses[0].next_queries == {"Analyst": "masks reduce transmission respiratory viruses"}
     queries = [e.query for e in events if isinstance(e, QueryIssued) and e.tool == "corpus"]
     assert queries == ["surgical masks influenza trial"], "the edited query is the one used"
     edit = next(e for e in events if isinstance(e, CheckerEditedQuery))
@@ -155,7 +155,7 @@ def test_a_pause_nobody_answers_interrupts_the_run_and_resume_asks_again(service
     resumed = resume_run(run_id, services, interactive=True)
     assert resumed.gate is not None
     resumed.gate.timeout_s = 60
-    drive(resumed, lambda p, e: Review(queries={"Checker": "mask trial"}) if p.round == 0 else Review())
+    drive(resumed, lambda p, e: Review(queries={"Analyst": "mask trial"}) if p.round == 0 else Review())
     record = services.store.events(run_id)  # type: ignore[union-attr]
     assert [e.round for e in record if isinstance(e, StepPaused)] == [0, 1], "the pause before the resume is not repeated"
     assert [e.query for e in record if isinstance(e, QueryIssued) and e.tool == "corpus"] == ["mask trial"]
@@ -167,7 +167,7 @@ def test_a_resumed_step_mode_run_replays_the_checkers_decisions(services: Servic
     handle = start_run(CLAIM, step_config(), services, interactive=True)
     drive(
         handle,
-        lambda p, e: Review(queries={"Checker": "masks influenza household"}) if p.round == 0 else Review(struck={"E1": "duplicate"}),
+        lambda p, e: Review(queries={"Analyst": "masks influenza household"}) if p.round == 0 else Review(struck={"E1": "duplicate"}),
     )
     assert handle.status == "failed"
     services.chat_override = FakeChatModel()

@@ -143,6 +143,11 @@ def _write_marker(target: Path) -> None:
     _marker_path(target).write_text(_marker_text(target))
 
 
+def is_prepared(cache_dir: Path) -> bool:
+    """Whether the verified GGUF is already in ``cache_dir/models`` (a cheap check: sizes and the marker, no hashing)."""
+    return _is_verified(cache_dir / "models" / MODEL_FILE)
+
+
 def _is_verified(target: Path) -> bool:
     marker = _marker_path(target)
     if not (target.is_file() and marker.is_file()):

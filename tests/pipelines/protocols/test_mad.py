@@ -17,7 +17,7 @@ def test_three_rounds_of_two_debaters_then_the_judge_and_no_retrieval(services: 
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2, 3]
     turns = [(e.turn.agent, e.turn.round) for e in events if isinstance(e, TurnCompleted)]
     assert sorted(turns[:6]) == [(agent, r) for agent in ("Debater A", "Debater B") for r in (1, 2, 3)]
-    assert turns[-1][0] == "Judge"
+    assert turns[-1] == ("Judge", 0)  # the ruling, after the rounds (it was drawn as a "round 4")
     verdict = events[-1].verdict  # type: ignore[attr-defined]
     assert verdict.decided_by == "judge" and verdict.label == "NOT ENOUGH INFO"  # the fake knows nothing without evidence
     assert "after 3 rounds" in verdict.stop_reason

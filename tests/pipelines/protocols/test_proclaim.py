@@ -88,7 +88,8 @@ def test_stage_sequence_from_premises_to_a_panel_verdict(services: Services) -> 
     assert all(n.round >= 1 for n in of(events, NoveltyAssessed))
     # both counsels argue every round, citing exhibits
     turns = [t.turn for t in of(events, TurnCompleted)]
-    assert {"Plaintiff-r1", "Defense-r1", "Plaintiff → Defense-r1", "Defense → Plaintiff-r1"} <= {t.id for t in turns}
+    switch = stopped(events).round + 1  # the role switch's section follows the debate's last round
+    assert {"Plaintiff-r1", "Defense-r1", f"Plaintiff → Defense-r{switch}", f"Defense → Plaintiff-r{switch}"} <= {t.id for t in turns}
     assert all(t.cited for t in turns if t.agent in ("Plaintiff", "Defense"))
     confidence = of(events, ConfidenceComputed)[0]
     verdict = events[-1].verdict  # type: ignore[attr-defined]
@@ -116,7 +117,7 @@ def test_independent_calls_run_at_once(services: Services) -> None:
 
 def test_max_rounds_alone(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=3))
-    assert [r.round for r in of(events, RoundStarted)] == [1, 2, 3]
+    assert [r.round for r in of(events, RoundStarted) if not r.title] == [1, 2, 3]
     assert (stopped(events).rule, stopped(events).round) == ("max rounds", 3)
 
 
@@ -209,6 +210,16 @@ def test_role_switch_on_swaps_sides_and_adjusts_confidence(services: Services) -
     assert switch.gamma >= 7 and switch.delta_rs == pytest.approx(0.10)
     assert {"Plaintiff → Defense", "Defense → Plaintiff"} <= {t.turn.agent for t in of(events, TurnCompleted)}
     assert of(events, ConfidenceComputed)[0].delta_rs == pytest.approx(0.10)
+
+
+def test_role_switch_turns_have_a_section_of_their_own_after_the_debate(services: Services) -> None:
+    events = run(services, court_config(quiet=True, max_rounds=2, role_switch_rounds=2))
+    debate = [e.round for e in of(events, RoundStarted) if not e.title]
+    sections = [(e.round, e.heading) for e in of(events, RoundStarted) if e.title]
+    last = max(debate)
+    assert sections == [(last + 1, "Role switch, round 1"), (last + 2, "Role switch, round 2")]
+    switched = [t.turn for t in of(events, TurnCompleted) if "→" in t.turn.agent]
+    assert sorted({t.round for t in switched}) == [last + 1, last + 2]  # never inside the debate's round 1
 
 
 def test_inconsistent_role_switch_lowers_confidence(services: Services) -> None:

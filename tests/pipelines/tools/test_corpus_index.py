@@ -239,3 +239,37 @@ def test_a_dense_candidate_the_bm25_index_lacks_still_gets_its_document(index: C
     )
     hit = index.search("lib", "Are vaccinated people less often ill?", k=1, mode="dense")[0]
     assert hit.passage.doc_id == "vaccines" and "measles" in hit.passage.text
+
+
+# --- Listing and deleting documents (the Corpora page)
+
+
+def test_documents_are_listed_by_title_with_their_passages(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("lib", library(tmp_path))
+    docs = index.documents("lib")
+    assert [(d.title, d.id, d.source, d.passages) for d in docs] == [
+        ("Baking", "bread", "library.jsonl", 1),
+        ("Suspension bridges", "bridges", "library.jsonl", 1),
+        ("Vaccination", "vaccines", "library.jsonl", 1),
+    ]
+    with pytest.raises(UnknownCorpusError, match="unknown corpus 'nope'"):
+        index.documents("nope")
+
+
+def test_deleting_documents_removes_them_from_both_indexes_and_the_counts(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("lib", library(tmp_path))
+    report = index.delete_documents("lib", ["vaccines", "not-there"])
+    assert (report.documents, report.passages, report.corpus_removed) == (1, 1, False)
+    assert [d.id for d in index.documents("lib")] == ["bread", "bridges"]
+    assert index.corpora()["lib"] == {"passages": 2, "documents": 2}
+    assert sorted(lexical_ids(index, "lib")) == ["bread#p0", "bridges#p0"]
+    for mode in ("dense", "lexical", "hybrid"):
+        assert all(h.passage.doc_id != "vaccines" for h in index.search("lib", "vaccines measles immune", k=3, mode=mode))  # type: ignore[arg-type]
+    assert index.delete_documents("lib", ["vaccines"]).documents == 0  # already gone: nothing to do
+
+
+def test_deleting_every_document_removes_the_corpus(index: CorpusIndex, tmp_path: Path) -> None:
+    index.ingest("lib", library(tmp_path))
+    report = index.delete_documents("lib", ["bread", "bridges", "vaccines"])
+    assert report.corpus_removed and report.documents == 3
+    assert "lib" not in index.corpora() and not index.lexical_path("lib").exists()

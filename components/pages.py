@@ -1,0 +1,55 @@
+"""The app's pages in one list: one title per page, used alike by the navigation, the page's heading and the browser tab."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from components.review_form import render_checker_name
+from components.sign_in import render_signed_in, require_sign_in
+
+APP_NAME = "DebateDesk"
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """A page of the app: its script, its title (the same in the navigation, its heading and the tab) and its icon."""
+
+    path: str
+    title: str
+    icon: str
+
+
+PAGES = (
+    PageInfo("pages/verify.py", "Verify a claim", "⚖️"),
+    PageInfo("pages/history.py", "History", "🗂️"),
+    PageInfo("pages/corpora.py", "Corpora", "📚"),
+    PageInfo("pages/batch.py", "Batch", "📋"),
+    PageInfo("pages/benchmark.py", "Benchmark", "📊"),
+    PageInfo("pages/settings.py", "Settings", "⚙️"),
+)
+
+
+def page_info(path: str) -> PageInfo:
+    for info in PAGES:
+        if info.path == path:
+            return info
+    raise KeyError(f"{path} is not a page of the app; pages: {', '.join(p.path for p in PAGES)}")
+
+
+def tab_title(info: PageInfo) -> str:
+    return f"{info.title} · {APP_NAME}"
+
+
+def render_page_header(path: str) -> None:
+    """The top of every page: its browser tab and heading, from its entry in PAGES, and the checker's name at the top of
+    the sidebar (drawn by each page, not app.py, so the field is the same widget whichever way the page is run)."""
+    info = page_info(path)
+    st.set_page_config(page_title=tab_title(info), page_icon=info.icon)
+    user = require_sign_in()  # on a shared desk: the sign-in form until someone signs in, then their name
+    st.title(f"{info.icon} {info.title}")  # markup: our own constants
+    if user is not None:
+        render_signed_in(user)
+    else:
+        render_checker_name()

@@ -1,0 +1,63 @@
+"""In Chromium: upload a PDF and a saved web page into a new corpus; it shows at once; find and delete a document."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import screenshot
+from tests.fakes import make_pdf
+
+pytestmark = pytest.mark.e2e
+
+HTML = b"""<html><head><title>Masks on buses</title></head><body><nav>Home</nav>
+<article><p>Riders who wore masks fell ill less often.</p></article></body></html>"""
+
+
+def frame_height(page, index: int) -> float:  # type: ignore[no-untyped-def]
+    """Dataframes are drawn on a canvas: their size says how many rows they hold."""
+    box = page.locator('[data-testid="stDataFrame"]').nth(index).bounding_box()
+    assert box is not None
+    return float(box["height"])
+
+
+def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "trial.pdf").write_bytes(make_pdf(["Surgical masks cut influenza in the trial."], title="Mask trial"))
+    (tmp_path / "buses.html").write_bytes(HTML)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Corpora", exact=True).click()
+    page.locator("h1", has_text="Corpora").wait_for(timeout=120_000)
+    before = frame_height(page, 0)
+
+    name = page.get_by_role("textbox", name="Corpus name")
+    name.fill("e2e-uploads")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([tmp_path / "trial.pdf", tmp_path / "buses.html"])
+    page.get_by_role("button", name="Ingest").click()
+    page.get_by_text("e2e-uploads: 2 documents").wait_for(timeout=120_000)
+    page.wait_for_timeout(1000)
+    assert frame_height(page, 0) > before  # the overview has the new corpus's row at once
+    expect(page.get_by_text("2 of 2 documents.")).to_be_visible()
+    screenshot(page, "corpora-uploaded")
+
+    page.get_by_role("textbox", name="Find documents").fill("buses")
+    page.keyboard.press("Enter")
+    page.get_by_text("1 of 2 documents.").wait_for(timeout=30_000)
+
+    page.locator('[data-testid="stMultiSelect"]', has_text="Documents to delete").locator("input").click()
+    page.get_by_role("option", name="Masks on buses · buses").click()
+    page.keyboard.press("Escape")
+    page.get_by_text("Yes, delete them from this corpus").click()
+    page.get_by_role("button", name="Delete", exact=True).click()
+    page.get_by_text("Deleted 1 document(s)").wait_for(timeout=60_000)
+    expect(page.get_by_role("textbox", name="Find documents")).to_have_count(1, timeout=30_000)  # the rerun's stale copy gone
+    page.get_by_role("textbox", name="Find documents").fill("")
+    page.keyboard.press("Enter")
+    page.get_by_text("1 of 1 documents.").wait_for(timeout=30_000)
+    screenshot(page, "corpora-deleted")
+
+    # The last document: the corpus goes too (and the shared test data folder is as it was).
+    page.locator('[data-testid="stMultiSelect"]', has_text="Documents to delete").locator("input").click()
+    page.get_by_role("option", name="Mask trial · trial").click()
+    page.keyboard.press("Escape")
+    page.get_by_text("Yes, delete them from this corpus").click()
+    page.get_by_role("button", name="Delete", exact=True).click()
+    page.get_by_text("the corpus is gone too").wait_for(timeout=60_000)
