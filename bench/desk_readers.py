@@ -85,7 +85,7 @@ async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[st
     record["shots"] = list((await read_stance(llm, item.claim, exhibit, shots=3)).per_order)
     empty = Evidence(id="E1", source="corpus", title="", text="N/A")
     record["prior"] = list((await read_stance(llm, item.claim, empty)).per_order)
-        record["negation"], _ = await negate(llm, item.claim)
+    record["negation"], _ = await negate(llm, item.claim)
     if record["negation"]:
         both = await read_stance(llm, item.claim, exhibit, negation=record["negation"])
         record["opposite"] = list(both.per_order[len(record["plain"]) :])

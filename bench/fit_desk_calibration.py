@@ -206,7 +206,11 @@ def main() -> None:
         for claim, stances, run_settings in runs
         if " ".join(claim.split()) in gold_by_text and stances
     ]
-    unread = [e for e in examples if e.settings.get("negation") and any(len(s.per_order) != 2 * int(e.settings.get("orders", 3)) for s in e.stances)]
+    unread = [
+        e
+        for e in examples
+        if e.settings.get("negation") and any(len(s.per_order) != 2 * int(e.settings.get("orders", 3)) for s in e.stances)
+    ]
     if unread:
         print(f"left out {len(unread)} claims whose opposite was not read (desk now states it plainly when the model writes none)")
         examples = [e for e in examples if e not in unread]
