@@ -200,7 +200,7 @@ async def negate(llm: LLM, claim: str) -> tuple[str, bool]:
     lines = [line.strip().strip('"').strip() for line in text.strip().splitlines() if line.strip()]
     negation = lines[0] if lines else ""
     if negation.lower().startswith(("claim:", "rewritten claim:", "opposite:")):
-        negation = negation.split(":", 1)[1].strip()
+        negation = negation.split(":", 1)[1].strip().strip('"').strip()
     same = " ".join(negation.lower().split()) == " ".join(claim.lower().split())
     if same or len(negation) < 3:
         return plain_negation(claim), False

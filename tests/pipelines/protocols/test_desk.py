@@ -168,7 +168,7 @@ def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services)
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     exhibits = {e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
     assert stances and {s.evidence_id for s in stances} <= exhibits
-    assert all(len(s.per_order) == 3 and s.method == "logprobs" for s in stances)
+    assert all(len(s.per_order) == 6 and s.method == "logprobs" for s in stances), "3 orders for the claim, 3 for its opposite"
     assert all(s.quoted for s in stances), "every exhibit quotes the sentences closest to the claim"
     aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
     assert len(aggregated) == 1 and not aggregated[0].debated
@@ -312,9 +312,29 @@ def test_worked_examples_come_before_the_question_each_answer_in_its_own_positio
         shot_messages(4)
 
 
+def test_a_model_that_writes_no_opposite_gets_one_stated_plainly() -> None:
+    from pipelines.stages.stance import negate
+
+    class Echo:
+        model_name = "echo"
+
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        async def reply(self, messages: Sequence[Any], **params: Any) -> Reply:
+            return Reply(text=self.text, tokens=())
+
+    assert asyncio.run(negate(Echo(CLAIM), CLAIM)) == ("It is not true that masks reduce transmission of respiratory viruses.", False)  # type: ignore[arg-type]
+    assert asyncio.run(negate(Echo(""), CLAIM))[1] is False  # type: ignore[arg-type]
+    written = asyncio.run(negate(Echo('Opposite: "Masks do not reduce transmission of respiratory viruses"\nmore'), CLAIM))  # type: ignore[arg-type]
+    assert written == ("Masks do not reduce transmission of respiratory viruses", True)
+
+
 def test_desk_reads_the_claims_opposite_and_says_so(services: Services) -> None:
-    plain = list(stream_run(CLAIM, desk_config(exhibits=3), services))
-    events = list(stream_run(CLAIM, desk_config(exhibits=3, negation=True, shots=3), services))
+    plain = list(stream_run(CLAIM, desk_config(exhibits=3, negation=False), services))
+    assert all(len(s.per_order) == 3 for s in plain if isinstance(s, ExhibitStanceRead))
+    assert not any(isinstance(e, StageCompleted) and e.stage == "negation" for e in plain)
+    events = list(stream_run(CLAIM, desk_config(exhibits=3, shots=3), services))
     opposite = [e for e in events if isinstance(e, StageCompleted) and e.stage == "negation"]
     assert opposite and opposite[0].detail.startswith("the claim's opposite: ") and "not" in opposite[0].detail
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
