@@ -45,10 +45,13 @@ class PositionBiasedModel:
         self.pull = pull
         self.prompts: list[str] = []
 
+    def weights(self, text: str) -> dict[str, float]:
+        return {letter: self.truth[_WORD[word]] * (self.pull if letter == "A" else 1.0) for letter, word in _OPTION.findall(text)}
+
     async def reply(self, messages: Sequence[Any], **params: Any) -> Reply:
         text = "\n".join(str(m.content) for m in messages)
         self.prompts.append(text)
-        weights = {letter: self.truth[_WORD[word]] * (self.pull if letter == "A" else 1.0) for letter, word in _OPTION.findall(text)}
+        weights = self.weights(text)
         total = sum(weights.values())
         top = tuple((letter, math.log(w / total)) for letter, w in weights.items())
         best = max(top, key=lambda t: t[1])
@@ -253,31 +256,17 @@ def test_a_calibration_fitted_for_other_settings_says_so() -> None:
     assert "negation False (this run: True)" in calibration_mismatch(fitted, exhibits=5, orders=3, negation=True, shots=0)
 
 
-class LeaningModel:
+class LeaningModel(PositionBiasedModel):
     """A stand-in LLM that reads the true stance of whichever claim it is asked about, times a pull towards "contradicts"."""
 
     model_name = "leaning"
 
-    def __init__(self, truth: dict[str, float], pull: float = 3.0) -> None:
-        self.truth = truth
-        self.pull = pull
-        self.prompts: list[str] = []
-
-    async def reply(self, messages: Sequence[Any], **params: Any) -> Reply:
-        text = "\n".join(str(m.content) for m in messages)
-        self.prompts.append(text)
+    def weights(self, text: str) -> dict[str, float]:
         asked = re.findall(r"^Claim: (.+)$", text, flags=re.MULTILINE)[-1]
-        truth = (
-            self.truth
-            if asked == CLAIM
-            else {"SUPPORTS": self.truth["REFUTES"], "REFUTES": self.truth["SUPPORTS"], "UNRELATED": self.truth["UNRELATED"]}
-        )
+        t = self.truth
+        truth = t if asked == CLAIM else {"SUPPORTS": t["REFUTES"], "REFUTES": t["SUPPORTS"], "UNRELATED": t["UNRELATED"]}
         question = text.rsplit("Claim:", 1)[-1]
-        weights = {letter: truth[_WORD[w]] * (self.pull if w == "contradicts" else 1.0) for letter, w in _OPTION.findall(question)}
-        total = sum(weights.values())
-        top = tuple((letter, math.log(w / total)) for letter, w in weights.items())
-        best = max(top, key=lambda t: t[1])
-        return Reply(text=best[0], tokens=(TokenLogprob(best[0], best[1], top),))
+        return {letter: truth[_WORD[w]] * (self.pull if w == "contradicts" else 1.0) for letter, w in _OPTION.findall(question)}
 
 
 def test_reading_the_claims_opposite_too_cancels_a_lean_towards_one_answer() -> None:
