@@ -71,6 +71,7 @@ class Stance:
     per_order: tuple[dict[StanceKey, float], ...]  # with a negation read too: the claim's orders, then the negation's (swapped back)
     method: Literal["logprobs", "sampling"]
     note: str = ""
+    opposite_from: int = 0  # where the opposite's readings start in per_order (0: the opposite was not read)
 
     @property
     def leaning(self) -> StanceKey:
@@ -78,8 +79,10 @@ class Stance:
 
     @property
     def orders_agree(self) -> bool:
-        """Whether every option order gave the same most likely answer."""
-        return len({max(STANCES, key=lambda s: p[s]) for p in self.per_order}) == 1
+        """Whether every option order gave the same most likely answer (the claim's orders, and the opposite's, each among themselves)."""
+        cut = self.opposite_from
+        groups = (self.per_order[:cut], self.per_order[cut:]) if cut else (self.per_order,)
+        return all(len({max(STANCES, key=lambda s: p[s]) for p in group}) <= 1 for group in groups)
 
     def p(self, stance: StanceKey) -> float:
         return self.probabilities[stance]
@@ -187,7 +190,10 @@ async def read_stance(
             if read.method == "sampling":
                 method, note = "sampling", read.note
     averaged = {s: round(sum(p[s] for p in per_order) / len(per_order), 4) for s in STANCES}
-    return Stance(exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note)
+    opposite_from = len(option_orders(orders)) if negation else 0
+    return Stance(
+        exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note, opposite_from=opposite_from
+    )
 
 
 async def negate(llm: LLM, claim: str) -> tuple[str, bool]:

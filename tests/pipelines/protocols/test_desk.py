@@ -278,6 +278,8 @@ def test_reading_the_claims_opposite_too_cancels_a_lean_towards_one_answer() -> 
     assert both.leaning == "SUPPORTS" and both.p("SUPPORTS") > 0.55
     assert len(both.per_order) == 6 and len(model.prompts) == 3 + 6
     assert all(p["SUPPORTS"] > p["UNRELATED"] for p in both.per_order[3:]), "the opposite's readings count the other way round"
+    assert both.opposite_from == 3 and both.orders_agree, "the claim's orders agree among themselves, and the opposite's"
+    assert not Stance("E1", both.probabilities, both.per_order, "logprobs").orders_agree, "across the two they need not"
 
 
 def test_worked_examples_come_before_the_question_each_answer_in_its_own_position() -> None:
