@@ -80,15 +80,14 @@ async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[st
     gold = item.gold_evidence[0]
     exhibit = passage(doc, gold.sentence)
     record: dict[str, Any] = {"id": item.id, "claim": item.claim, "label": item.label}
-    record["plain"] = list((await read_stance(llm, item.claim, exhibit)).per_order)
+    record["negation"], _ = await negate(llm, item.claim)
+    both = await read_stance(llm, item.claim, exhibit, negation=record["negation"])  # the claim's orders, then the opposite's
+    record["plain"] = list(both.per_order[: both.opposite_from])
+    record["opposite"] = list(both.per_order[both.opposite_from :])
     record["neutral"] = list((await read_stance(WithoutDetailsLine(llm), item.claim, exhibit)).per_order)  # type: ignore[arg-type]
     record["shots"] = list((await read_stance(llm, item.claim, exhibit, shots=3)).per_order)
     empty = Evidence(id="E1", source="corpus", title="", text="N/A")
     record["prior"] = list((await read_stance(llm, item.claim, empty)).per_order)
-    record["negation"], _ = await negate(llm, item.claim)
-    if record["negation"]:
-        both = await read_stance(llm, item.claim, exhibit, negation=record["negation"])
-        record["opposite"] = list(both.per_order[len(record["plain"]) :])
     vectors = embedder.embed([item.claim, *doc["abstract"]])
     best = int(np.argmax(vectors[1:] @ vectors[0]))
     one = Evidence(id="E1", source="corpus", title=doc["title"], text=doc["abstract"][best])
@@ -150,6 +149,10 @@ READERS: dict[str, Callable[[dict[str, Any]], dict[str, float]]] = {
 def analyse(path: Path) -> None:
     rows = [json.loads(line) for line in path.open()]
     y = np.array([r["label"] == "SUPPORTS" for r in rows])
+    if y.all() or not y.any():
+        raise SystemExit(
+            f"{path}: {len(rows)} claims, all {rows[0]['label'] if rows else 'missing'}: comparing readers needs SUPPORT and REFUTE claims"
+        )
 
     def auc(x: np.ndarray) -> float:
         pos, neg = x[y], x[~y]

@@ -39,16 +39,12 @@ from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
 from pipelines.events import ExhibitStanceRead
 from pipelines.stages.stance import STANCES, Stance
-from pipelines.stages.stance_aggregation import Calibration, calibration_key, prompt_sha, stance_features
+from pipelines.stages.stance_aggregation import FITTED_DEFAULTS, Calibration, calibration_key, prompt_sha, stance_features
 from pipelines.store import RunStore
 
 FEATURE_SETS = (("net",), ("gap",), ("net", "gap"), ("net", "gap", "top"))
 L2 = 0.01
-READER_SETTINGS: dict[str, Any] = {
-    "unit": "passage",
-    "negation": False,
-    "shots": 0,
-}  # how the runs read their exhibits (their desk settings)
+READER_SETTINGS: dict[str, Any] = {"unit": "passage", **FITTED_DEFAULTS}  # how the runs read their exhibits (their desk settings)
 CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "pipelines" / "calibration"
 
 

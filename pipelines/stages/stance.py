@@ -145,7 +145,7 @@ def shot_messages(shots: int) -> list[BaseMessage]:
     prompt = load_prompt("desk_stance")
     messages: list[BaseMessage] = []
     for i, shot in enumerate(worked_examples()[:shots]):
-        order = _ORDERS[3][(i + 1) % 3]
+        order = option_orders(3)[(i + 1) % 3]
         example = Evidence(id="E1", source="corpus", title=shot.title, text=shot.passage)
         question = prompt.render(claim=shot.claim, exhibit=exhibit_line(example), arguments="", options=options_block(order))[1]
         messages += [HumanMessage(content=question.content), AIMessage(content=LETTERS[order.index(shot.answer)])]
