@@ -18,6 +18,7 @@ from pipelines.llm.fake import FakeChatModel
 from pipelines.services import Services
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebResult
+from pipelines.users import hash_password
 
 # Command-line arguments for a quick run: the single-agent baseline, the fake backend, the demo corpus.
 SINGLE_ON_FAKE_DEMO = ("--protocol", "single", "--backend", "fake", "--corpus", "demo")
@@ -206,3 +207,14 @@ def make_pdf(pages: list[str], *, title: str = "") -> bytes:
     info = f" /Info {len(objects)} 0 R" if title else ""
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{info} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return out
+
+
+def users_file(path: Path) -> Path:
+    """A shared desk's users file at ``path``: Ana Ruiz (editor) and Bo Lind (checker), both with password ``pw-for-tests``."""
+    hashed = hash_password("pw-for-tests", rounds=4)
+    path.write_text(
+        f'[users.ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'
+        f'[users.bo]\nname = "Bo Lind"\nrole = "checker"\npassword_hash = "{hashed}"\n',
+        encoding="utf-8",
+    )
+    return path

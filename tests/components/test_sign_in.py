@@ -8,22 +8,15 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipelines.users import hash_password
 from tests.components.conftest import fake_app
+from tests.fakes import users_file
 
 CLAIM = "Masks reduce transmission of respiratory viruses on trams"
 
 
 @pytest.fixture(scope="module")
 def users_toml(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    hashed = hash_password("pw-for-tests", rounds=4)
-    path = tmp_path_factory.mktemp("desk") / "users.toml"
-    path.write_text(
-        f'[users.ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'
-        f'[users.bo]\nname = "Bo Lind"\nrole = "checker"\npassword_hash = "{hashed}"\n',
-        encoding="utf-8",
-    )
-    return path
+    return users_file(tmp_path_factory.mktemp("desk") / "users.toml")
 
 
 def desk(monkeypatch: pytest.MonkeyPatch, data_dir: Path, users: Path) -> AppTest:

@@ -21,6 +21,15 @@ def frame_height(page, index: int) -> float:  # type: ignore[no-untyped-def]
     return float(box["height"])
 
 
+def delete_document(page, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Pick one document to delete, confirm, and press Delete."""
+    page.locator('[data-testid="stMultiSelect"]', has_text="Documents to delete").locator("input").click()
+    page.get_by_role("option", name=option).click()
+    page.keyboard.press("Escape")
+    page.get_by_text("Yes, delete them from this corpus").click()
+    page.get_by_role("button", name="Delete", exact=True).click()
+
+
 def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "trial.pdf").write_bytes(make_pdf(["Surgical masks cut influenza in the trial."], title="Mask trial"))
     (tmp_path / "buses.html").write_bytes(HTML)
@@ -42,11 +51,7 @@ def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> Non
     page.keyboard.press("Enter")
     page.get_by_text("1 of 2 documents.").wait_for(timeout=30_000)
 
-    page.locator('[data-testid="stMultiSelect"]', has_text="Documents to delete").locator("input").click()
-    page.get_by_role("option", name="Masks on buses · buses").click()
-    page.keyboard.press("Escape")
-    page.get_by_text("Yes, delete them from this corpus").click()
-    page.get_by_role("button", name="Delete", exact=True).click()
+    delete_document(page, "Masks on buses · buses")
     page.get_by_text("Deleted 1 document(s)").wait_for(timeout=60_000)
     expect(page.get_by_role("textbox", name="Find documents")).to_have_count(1, timeout=30_000)  # the rerun's stale copy gone
     page.get_by_role("textbox", name="Find documents").fill("")
@@ -55,9 +60,5 @@ def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> Non
     screenshot(page, "corpora-deleted")
 
     # The last document: the corpus goes too (and the shared test data folder is as it was).
-    page.locator('[data-testid="stMultiSelect"]', has_text="Documents to delete").locator("input").click()
-    page.get_by_role("option", name="Mask trial · trial").click()
-    page.keyboard.press("Escape")
-    page.get_by_text("Yes, delete them from this corpus").click()
-    page.get_by_role("button", name="Delete", exact=True).click()
+    delete_document(page, "Mask trial · trial")
     page.get_by_text("the corpus is gone too").wait_for(timeout=60_000)

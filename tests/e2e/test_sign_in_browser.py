@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from pipelines.users import hash_password
 from tests.e2e.conftest import screenshot, serve_app
+from tests.fakes import users_file
 
 pytestmark = pytest.mark.e2e
 
@@ -16,13 +16,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses on ferries"
 
 @pytest.fixture(scope="module")
 def desk_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
-    hashed = hash_password("pw-for-tests", rounds=4)
-    users = tmp_path_factory.mktemp("desk") / "users.toml"
-    users.write_text(
-        f'[users.ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'
-        f'[users.bo]\nname = "Bo Lind"\nrole = "checker"\npassword_hash = "{hashed}"\n',
-        encoding="utf-8",
-    )
+    users = users_file(tmp_path_factory.mktemp("desk") / "users.toml")
     yield from serve_app(tmp_path_factory, demo_data_dir, users_file=str(users))
 
 
