@@ -13,7 +13,15 @@ Each SUPPORT/REFUTE claim is read against its gold sentence with one sentence ei
   (contextual calibration, Zhao et al. 2021);
 - ``negation``: the plain reading averaged with the claim's opposite read the other way
   round (``desk.negation``);
-- ``sentence``: the abstract's sentence closest to the claim (MiniLM) read alone.
+- ``sentence``: the abstract's sentence closest to the claim (MiniLM) read alone;
+- ``truefalse``: another question, "according to the passage, is the claim true?" (true /
+  false / not stated), the claim and its opposite;
+- ``passage_first``: the shipped question with the passage before the claim (so the claim
+  and its opposite would share the passage as a prefix the server reuses);
+- ``quotes``: the passage's 2 sentences closest to the claim (what desk quotes), the claim and
+  its opposite.
+
+``--readers`` picks which are collected (the shipped reader, the claim and its opposite, always is).
 
 One JSON line per claim keeps every order's probabilities, so ``--analyse`` compares the
 readers and their mixtures offline: AUC of p(supports) - p(contradicts) between SUPPORT and
@@ -37,17 +45,31 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from corpora.base import split_sentences
 from pipelines.config import AppSettings, ModelSpec
 from pipelines.eval.datasets import load_dataset
 from pipelines.llm.client import LLM
 from pipelines.llm.registry import build_chat_model
 from pipelines.models import Evidence
-from pipelines.stages.stance import STANCES, negate, read_stance
+from pipelines.prompts import load_prompt
+from pipelines.stages.label_probability import estimate_label_probabilities, options_line
+from pipelines.stages.stance import LETTERS, STANCES, SWAPPED, StanceKey, exhibit_line, negate, option_orders, options_block, read_stance
 from pipelines.tools.embeddings import MiniLMEmbedder
 
 Reading = Sequence[Mapping[str, float]]
+TRUEFALSE_SYSTEM = (
+    "You check a claim against one passage of evidence. Say whether, according to the passage, the claim is true, false, "
+    "or not stated. Answer with one letter."
+)
+TRUEFALSE_OPTIONS: dict[StanceKey, str] = {
+    "SUPPORTS": "True: the passage says so.",
+    "REFUTES": "False: the passage says otherwise.",
+    "UNRELATED": "Not stated: the passage does not say.",
+}
+OLD_READERS = ("neutral", "shots", "prior", "sentence")
+NEW_READERS = ("truefalse", "passage_first", "quotes")
 DETAILS_LINE = " Details matter: a passage that gives a different number, time, direction or group than the claim contradicts it."
 
 
@@ -76,7 +98,39 @@ def passage(doc: dict[str, Any], sentence: int) -> Evidence:
     return Evidence(id="E1", source="corpus", title=doc["title"], text=" ".join(sentences[max(0, j - 1) : j + 2]))
 
 
-async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[str, Any]) -> dict[str, Any]:
+async def read_frame(
+    llm: LLM, ask: Callable[[str, Sequence[StanceKey]], list[BaseMessage]], claim: str, negation: str
+) -> list[dict[str, float]]:
+    """One question asked of the claim and of its opposite in 3 option orders; the opposite's readings swapped back."""
+    readings: list[dict[str, float]] = []
+    for statement, swapped in ((claim, False), (negation, True)):
+        for order in option_orders(3):
+            read = await estimate_label_probabilities(llm, ask(statement, order), LETTERS, max_tokens=1)
+            reading: dict[str, float] = {(SWAPPED[s] if swapped else s): read.p(k) for k, s in zip(LETTERS, order, strict=True)}
+            readings.append(reading)
+    return readings
+
+
+def truefalse_question(line: str) -> Callable[[str, Sequence[StanceKey]], list[BaseMessage]]:
+    def ask(claim: str, order: Sequence[StanceKey]) -> list[BaseMessage]:
+        options = "\n".join([*(f"{k}. {TRUEFALSE_OPTIONS[s]}" for k, s in zip(LETTERS, order, strict=True)), options_line(LETTERS)])
+        question = f"Claim: {claim}\n\nPassage:\n{line}\n\nAccording to the passage, is the claim true?\n{options}"
+        return [SystemMessage(content=TRUEFALSE_SYSTEM), HumanMessage(content=question)]
+
+    return ask
+
+
+def passage_first_question(line: str) -> Callable[[str, Sequence[StanceKey]], list[BaseMessage]]:
+    system = load_prompt("desk_stance").render(claim="", exhibit="", arguments="", options="")[0]
+
+    def ask(claim: str, order: Sequence[StanceKey]) -> list[BaseMessage]:
+        question = f"Passage:\n{line}\n\nClaim: {claim}\n\nWhat does the passage say about the claim?\n{options_block(order)}"
+        return [system, HumanMessage(content=question)]
+
+    return ask
+
+
+async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[str, Any], readers: Sequence[str]) -> dict[str, Any]:
     gold = item.gold_evidence[0]
     exhibit = passage(doc, gold.sentence)
     record: dict[str, Any] = {"id": item.id, "claim": item.claim, "label": item.label}
@@ -84,18 +138,33 @@ async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[st
     both = await read_stance(llm, item.claim, exhibit, negation=record["negation"])  # the claim's orders, then the opposite's
     record["plain"] = list(both.per_order[: both.opposite_from])
     record["opposite"] = list(both.per_order[both.opposite_from :])
-    record["neutral"] = list((await read_stance(WithoutDetailsLine(llm), item.claim, exhibit)).per_order)  # type: ignore[arg-type]
-    record["shots"] = list((await read_stance(llm, item.claim, exhibit, shots=3)).per_order)
-    empty = Evidence(id="E1", source="corpus", title="", text="N/A")
-    record["prior"] = list((await read_stance(llm, item.claim, empty)).per_order)
-    vectors = embedder.embed([item.claim, *doc["abstract"]])
-    best = int(np.argmax(vectors[1:] @ vectors[0]))
-    one = Evidence(id="E1", source="corpus", title=doc["title"], text=doc["abstract"][best])
-    record["sentence"] = list((await read_stance(llm, item.claim, one)).per_order)
+    if "neutral" in readers:
+        record["neutral"] = list((await read_stance(WithoutDetailsLine(llm), item.claim, exhibit)).per_order)  # type: ignore[arg-type]
+    if "shots" in readers:
+        record["shots"] = list((await read_stance(llm, item.claim, exhibit, shots=3)).per_order)
+    if "prior" in readers:
+        empty = Evidence(id="E1", source="corpus", title="", text="N/A")
+        record["prior"] = list((await read_stance(llm, item.claim, empty)).per_order)
+    if "sentence" in readers:
+        vectors = embedder.embed([item.claim, *doc["abstract"]])
+        best = int(np.argmax(vectors[1:] @ vectors[0]))
+        one = Evidence(id="E1", source="corpus", title=doc["title"], text=doc["abstract"][best])
+        record["sentence"] = list((await read_stance(llm, item.claim, one)).per_order)
+    line = exhibit_line(exhibit)
+    if "truefalse" in readers:
+        record["truefalse"] = await read_frame(llm, truefalse_question(line), item.claim, record["negation"])
+    if "passage_first" in readers:
+        record["passage_first"] = await read_frame(llm, passage_first_question(line), item.claim, record["negation"])
+    if "quotes" in readers:
+        sentences = split_sentences(exhibit.text) or [exhibit.text]
+        vectors = embedder.embed([item.claim, *sentences])
+        closest = sorted(np.argsort(-(vectors[1:] @ vectors[0]), kind="stable")[:2].tolist())
+        quoted = exhibit.model_copy(update={"text": " ".join(sentences[i] for i in closest)})
+        record["quotes"] = list((await read_stance(llm, item.claim, quoted, negation=record["negation"])).per_order)
     return record
 
 
-async def collect(split: str, limit: int, out: Path, seed: int) -> None:
+async def collect(split: str, limit: int, out: Path, seed: int, readers: Sequence[str]) -> None:
     settings = AppSettings()
     corpus = corpus_by_id(Path(settings.checkcovid_dir))
     dataset = load_dataset("check-covid", split, checkcovid_dir=settings.checkcovid_dir)
@@ -113,7 +182,7 @@ async def collect(split: str, limit: int, out: Path, seed: int) -> None:
         if item.id in done:
             continue
         started = time.perf_counter()
-        record = await read_claim(llm, embedder, item, corpus[item.gold_evidence[0].doc_id])
+        record = await read_claim(llm, embedder, item, corpus[item.gold_evidence[0].doc_id], readers)
         record["seconds"] = round(time.perf_counter() - started, 1)
         with out.open("a") as f:
             f.write(json.dumps(record) + "\n")
@@ -143,6 +212,20 @@ READERS: dict[str, Callable[[dict[str, Any]], dict[str, float]]] = {
     "negation + shots": lambda r: mean([*r["shots"], *r.get("opposite", [])]),
     "sentence": lambda r: mean(r["sentence"]),
     "plain + sentence": lambda r: mean([*r["plain"], *r["sentence"]]),
+    "truefalse (claim and opposite)": lambda r: mean(r["truefalse"]),
+    "passage first (claim and opposite)": lambda r: mean(r["passage_first"]),
+    "quotes (claim and opposite)": lambda r: mean(r["quotes"]),
+    "negation + truefalse": lambda r: mean([*r["plain"], *r["opposite"], *r["truefalse"]]),
+    "negation + quotes": lambda r: mean([*r["plain"], *r["opposite"], *r["quotes"]]),
+}
+NEEDS = {
+    "neutral": "neutral",
+    "shots": "shots",
+    "prior": "prior",
+    "sentence": "sentence",
+    "truefalse": "truefalse",
+    "passage first": "passage_first",
+    "quotes": "quotes",
 }
 
 
@@ -169,11 +252,15 @@ def analyse(path: Path) -> None:
     print(f"{len(rows)} claims, {int(y.sum())} SUPPORT; median {np.median([r['seconds'] for r in rows]):.0f} s a claim")
     print("| reader | AUC | accuracy (leave one out) | mean supports / contradicts / unrelated |\n| --- | ---: | ---: | --- |")
     for name, read in READERS.items():
+        if any(word in name and NEEDS[word] not in rows[0] for word in NEEDS):
+            continue  # this file did not collect that reader
         p = [read(r) for r in rows]
         x = np.array([q["SUPPORTS"] - q["REFUTES"] for q in p])
         m = np.array([[q[s] for s in STANCES] for q in p]).mean(0)
         print(f"| {name} | {auc(x):.3f} | {loo_accuracy(x):.3f} | {' / '.join(f'{v:.2f}' for v in m)} |")
     for key in ("plain", "neutral", "shots"):
+        if key not in rows[0]:
+            continue
         agree = np.mean([len({max(STANCES, key=o.get) for o in r[key]}) == 1 for r in rows])
         print(f"{key}: the orders agreed on {agree:.0%} of claims")
 
@@ -184,12 +271,21 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=80)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default="bench/results/desk-readers.jsonl")
+    parser.add_argument(
+        "--readers",
+        default=",".join(OLD_READERS),
+        help=f"which readers to collect besides the shipped one: {', '.join(OLD_READERS + NEW_READERS)}",
+    )
     parser.add_argument("--analyse", default="", help="compare the readers in this records file, without the model")
     args = parser.parse_args()
     if args.analyse:
         analyse(Path(args.analyse))
         return
-    asyncio.run(collect(args.split, args.limit, Path(args.out), args.seed))
+    readers = [r.strip() for r in args.readers.split(",") if r.strip()]
+    unknown = sorted(set(readers) - set(OLD_READERS + NEW_READERS))
+    if unknown:
+        parser.error(f"unknown readers: {', '.join(unknown)}")
+    asyncio.run(collect(args.split, args.limit, Path(args.out), args.seed, readers))
     analyse(Path(args.out))
 
 
