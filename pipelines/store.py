@@ -373,6 +373,12 @@ class RunStore:
             payloads = s.scalars(select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)).all()
             return [parse_event(p) for p in payloads]
 
+    def events_of_type(self, run_id: str, type_name: str) -> list[Event]:
+        """A run's events of one type, in order (a live page reads the checker's overrides this way, not the whole run)."""
+        with Session(self.engine) as s:
+            query = select(EventRow.payload).where(EventRow.run_id == run_id, EventRow.type == type_name).order_by(EventRow.seq)
+            return [parse_event(p) for p in s.scalars(query).all()]
+
     # --- journal ----------------------------------------------------------------------------
 
     def journal_put(self, run_id: str, kind: str, key: str, payload: str) -> None:
