@@ -31,8 +31,7 @@ def render_verdict(slot: Any, run: RunDigest) -> None:
     """Fill ``slot`` from what the run has reached so far (live, or replayed from the store)."""
     card = verdict_card(run)
     if card is not None and card.checker is not None:
-        with slot.container(border=True):
-            _render_checker(card)
+        _render_card(slot, card)
     elif run.failure is not None:
         slot.error(
             f"❌ The run failed: {escape_markdown(run.failure)}. Everything produced before the failure is shown below and kept in History."
@@ -42,11 +41,31 @@ def render_verdict(slot: Any, run: RunDigest) -> None:
             f"⏸️ The run was interrupted: {escape_markdown(run.interruption)}. Everything so far is kept; resume it from **History**."
         )
     elif card is not None and card.model is not None:
-        with slot.container(border=True):
-            _render_model(card, card.model, heading="###", title="Verdict")
-            _render_audit(card.audit)
+        _render_card(slot, card)
     else:
         slot.empty()
+
+
+def _render_card(slot: Any, card: VerdictCard) -> None:
+    """The card in three parts, the same three whoever leads: the checker's verdict (when set), the model's, the audit trail.
+
+    Streamlit redraws a block in place child by child: a card drawn again in the same script run (the model's, then the
+    checker's over it, as a replay or a live page after an override does) must not have fewer children than the one it
+    replaces, or the old card's extra elements stay below. With the same three parts, nothing is left over.
+    """
+    with slot.container(border=True):
+        head, model_part, audit_part = st.container(), st.container(border=card.checker is not None), st.container()
+        if card.checker is not None:
+            with head:
+                _render_checker(card)
+        if card.model is not None:
+            with model_part:
+                if card.checker is not None:
+                    _render_model(card, card.model, heading="####", title="The model's verdict, kept in the record")
+                else:
+                    _render_model(card, card.model, heading="###", title="Verdict")
+        with audit_part:
+            _render_audit(card.audit)
 
 
 def card_label(label: CardLabel) -> str:
@@ -64,10 +83,6 @@ def _render_checker(card: VerdictCard) -> None:
         f"Set by {escape_markdown(override.by)} at {_date_time(override.at)}"
         + (f". Why: {escape_markdown(override.note)}" if override.note else " (no note)")
     )
-    if card.model is not None:
-        with st.container(border=True):
-            _render_model(card, card.model, heading="####", title="The model's verdict, kept in the record")
-    _render_audit(card.audit)
 
 
 def _render_model(card: VerdictCard, model: ModelSide, *, heading: str, title: str) -> None:

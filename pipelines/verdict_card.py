@@ -248,12 +248,12 @@ def _exhibit(run: RunDigest, e: Evidence, claim_words: set[str]) -> CardExhibit:
 
 
 def closest_sentences(text: str, claim_words: set[str], limit: int = MAX_QUOTES) -> tuple[str, ...]:
-    """The passage's sentences sharing most words with the claim, in the passage's order (the first ones when none shares a word)."""
+    """The passage's sentences sharing most words with the claim, in the passage's order (its first sentence when none shares a word)."""
     sentences = split_sentences(text)
     if not sentences:
         return ()
     overlap = {i: len(_words(s) & claim_words) for i, s in enumerate(sentences)}
-    best = sorted(overlap, key=lambda i: (-overlap[i], i))[:limit]
+    best = [i for i in sorted(overlap, key=lambda i: (-overlap[i], i))[:limit] if overlap[i] > 0] or [0]
     return tuple(sentences[i] for i in sorted(best))
 
 
