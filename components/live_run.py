@@ -58,6 +58,7 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
             elapsed = time.time() - (view.digest.started_at or time.time())
             view.status.update(label=f"{_stage_label(handle)} · {elapsed:.0f} s")
             view.render_cost()
+            view.refresh_evidence()
     if store is not None:
         for evt in store.events_of_type(handle.run_id, "VerdictOverridden"):
             view.feed(evt)  # a verdict the checker set after the run: the card shows it over the model's

@@ -106,6 +106,7 @@ class RunView:
                     self.status.update(label=f"{stage}: {detail}"[:120])
             case StageCompleted(stage=stage, detail=detail):
                 self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
+                self.refresh_evidence()  # a search just ended: what it found shows now, not when the first turn ends
             case StageFailed(stage=stage, reason=reason):
                 self.log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
                 self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")
@@ -130,8 +131,8 @@ class RunView:
                 mark = " (rewritten)" if evt.rewritten else ""
                 self.log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
             case ArgumentDelta(turn_id=turn_id, agent=agent, round=number, text=text):
-                if turn_id not in self.turn_slots and len(self.digest.evidence) != self._evidence_drawn:
-                    self.render_evidence()  # a turn starts streaming: show what it argues from now, not when it ends
+                if turn_id not in self.turn_slots:
+                    self.refresh_evidence()  # a turn starts streaming: show what it argues from now, not when it ends
                 self._turn_box(turn_id, agent, number)
                 self.turn_text[turn_id] = self.turn_text.get(turn_id, "") + text
                 self.turn_slots[turn_id].markdown(escape_markdown(self.turn_text[turn_id]) + " ▌")
@@ -285,6 +286,11 @@ class RunView:
                 with st.expander("How these scores were computed"):
                     for m in details:
                         st.caption(f"{escape_markdown(m.metric)}: {escape_markdown(m.detail)}")
+
+    def refresh_evidence(self) -> None:
+        """Draw the evidence table again if items came in since it was last drawn (a live page, between turns)."""
+        if self.live and len(self.digest.evidence) != self._evidence_drawn:
+            self.render_evidence()
 
     def render_evidence(self) -> None:
         """The evidence table as the digest has it now: every item, who cites it, the checker's strikes."""

@@ -52,7 +52,7 @@ NO_CONFIDENCE = {
 NO_CONFIDENCE_DEFAULT = "this protocol's verdict is a label a model wrote, with no probability or vote behind it."
 # How a protocol's confidence is made, for the card's detail.
 CONFIDENCE_SOURCE = {
-    "desk": "the probability of the label, weighed from each exhibit's stance (see 'calibrated' in Decided by)",
+    "desk": "the probability of the label, weighed from each exhibit's stance",
     "proclaim": "the panel's vote share and the quality of the arguments, adjusted by the role switch",
     "radar": "the judge's probability for the label, read from the model's token probabilities or sampling",
 }
@@ -197,7 +197,8 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
     exhibits, note = _exhibits(run, verdict)
     if verdict.confidence is not None:
         source = CONFIDENCE_SOURCE.get(run.protocol, "as the protocol computed it")
-        confidence_note = f"from {source}"
+        calibration = " (not calibrated: read it as a ranking, not a frequency)" if "uncalibrated" in verdict.decided_by else ""
+        confidence_note = f"from {source}{calibration}"
     else:
         confidence_note = NO_CONFIDENCE.get(run.protocol, NO_CONFIDENCE_DEFAULT)
     detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]

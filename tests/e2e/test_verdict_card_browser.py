@@ -85,11 +85,15 @@ def test_the_cost_counts_up_while_the_run_goes_and_a_cached_run_says_so(slow_pag
     claim = "Masks reduce transmission of respiratory viruses in choirs"
     verify(page, claim)
     seen: list[str] = []
+    evidence = page.locator('[data-testid="stExpander"]').filter(has=page.locator("summary", has_text=re.compile(r"Evidence$")))
+    evidence_while_running = False
     deadline = time.time() + 300
     while time.time() < deadline:
         line = cost_line(page)
         if line and (not seen or line != seen[-1]):
             seen.append(line)
+        if "so far" in line and evidence.locator('[data-testid="stDataFrame"]').count():
+            evidence_while_running = True
         if "Cost:" in line and "so far" not in line:  # the run ended: the line says "Cost", no longer "Cost so far"
             break
         page.wait_for_timeout(250)
@@ -98,6 +102,7 @@ def test_the_cost_counts_up_while_the_run_goes_and_a_cached_run_says_so(slow_pag
     assert len(calls) >= 3, f"the call count grew while the run went: {seen}"
     elapsed = [int(m.group(1)) for line in live if (m := re.search(r"(\d+) s elapsed", line))]
     assert elapsed and max(elapsed) > min(elapsed), f"the elapsed time counted up: {live}"
+    assert evidence_while_running, "the evidence found so far shows while the exhibits are read, not only at the end"
     assert re.search(r"\d+ model calls · [\d,]+ tokens in · [\d,]+ out · [\d.]+ s of model time · \d+ s wall time", seen[-1]), seen[-1]
     page.get_by_text("Cost by stage").click()
     table = page.locator("table").filter(has_text="of which cached").first
