@@ -159,6 +159,8 @@ class RunView:
                     self.render_evidence()  # the statements column just changed
             case VerdictReached() | VerdictOverridden() | RunFailed() | RunInterrupted() | RunResumed():
                 render_verdict(self.verdict_slot, self.digest)
+                if self.live:
+                    self.render_cost()  # the card and the cost it took appear together, whatever the redraw throttle held back
                 render_checker_event(evt, self.transcript, self.log)
             case CheckerStruckEvidence() | CheckerAdmittedEvidence() | CheckerAddedEvidence():
                 render_checker_event(evt, self.transcript, self.log)
