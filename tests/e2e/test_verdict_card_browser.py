@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ROOT, screenshot, serve_app
+from tests.e2e.conftest import ROOT, open_in_history, screenshot, serve_app
 
 pytestmark = pytest.mark.e2e
 
@@ -155,11 +155,7 @@ def test_an_override_shows_on_the_card_with_its_audit_trail_and_in_history(slow_
     assert checker.locator("b").count() == 0, "the note is shown as text, never as markup"
     screenshot(page, "override-on-card")
 
-    page.get_by_role("link", name="History").click()
-    page.get_by_role("textbox", name="Claim contains").fill("night buses")
-    page.keyboard.press("Enter")
-    page.get_by_role("combobox", name="Open a run").click()
-    page.get_by_role("option").first.click()
+    open_in_history(page, "night buses")
     page.locator("h3", has_text="Checker's verdict").wait_for(timeout=60_000)
     checker = card(page, "Checker's verdict")
     expect(checker.locator("h3")).to_contain_text("NOT ENOUGH INFO")
