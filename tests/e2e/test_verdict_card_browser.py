@@ -68,6 +68,7 @@ def test_the_card_quotes_its_exhibits_and_states_its_confidence_or_why_not(slow_
         assert quoted in DEMO_DOCUMENTS, f"a quote is a sentence of the corpus, word for word: {quoted!r}"
     assert box.locator("strong").filter(has_text=re.compile(r"^E\d+$")).count() >= 2, "each exhibit named by its id"
     expect(box.get_by_text("How this was decided (engineering detail)")).to_be_visible()
+    page.get_by_text("Run complete").wait_for(timeout=60_000)  # the script has ended: the page holds this run only
     screenshot(page, "card-desk-quoted-exhibits")
 
     choose(page, "single")
@@ -77,6 +78,7 @@ def test_the_card_quotes_its_exhibits_and_states_its_confidence_or_why_not(slow_
     expect(box.get_by_text("Confidence: not stated by this protocol")).to_be_visible()
     expect(box.get_by_text("one agent writes a label with its answer; nothing measures how sure it is.")).to_be_visible()
     assert box.locator("blockquote").count() >= 1
+    page.get_by_text("Run complete").wait_for(timeout=60_000)  # the script has ended: the page holds this run only
     screenshot(page, "card-single-no-confidence")
 
 
