@@ -7,6 +7,7 @@ LABEL_COLOURS = {
     "SUPPORTED": "green",
     "TRUE": "green",
     "REFUTES": "red",
+    "REFUTED": "red",
     "NOT SUPPORTED": "red",
     "FALSE": "red",
     "HALF-TRUE": "orange",

@@ -14,6 +14,7 @@ from components.state import CONFIG_PREFIX
 from pipelines.config import ROLES, ModelSpec, RunConfig
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
+from pipelines.verdict_card import model_caveat
 
 BACKEND_ICONS = {"fake": "🧪", "embedded": "💻", "openai": "🌐"}
 
@@ -92,13 +93,10 @@ def models_summary(config: RunConfig) -> str:
 def _render_models_summary(config: RunConfig) -> None:
     st.sidebar.caption(f"**Models:** {escape_markdown(models_summary(config))}")  # a model name is typed by the user
     st.sidebar.page_link("pages/settings.py", label="Models, search and pauses", icon="⚙️")
-    backends = {config.role(r).backend for r in ROLES}
-    if any(not get_backend(b).is_real_model for b in backends):
-        st.sidebar.warning("🧪 **fake** is not a real model: its answers come from word overlap. For demos and tests only.")
-    elif "embedded" in backends:
-        st.sidebar.info(
-            "💻 Qwen2.5-Coder-1.5B runs on this machine: private and offline, but a **weak judge**. Treat its verdicts as a first pass."
-        )
+    caveat = model_caveat({config.role(r).backend for r in ROLES})
+    if caveat is not None:  # the same words stand on every verdict card of a run with these models
+        kind, text = caveat
+        getattr(st.sidebar, kind)(escape_markdown(text))
 
 
 def render_model_fields(spec: ModelSpec, key_prefix: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
     """Render ``handle``'s events, follow it live until it finishes or waits for the checker, then show what comes next."""
     view = RunView(live=True, key=f"live-{handle.run_id}")
     seen = 0
-    started = last_beat = time.monotonic()
+    last_beat = time.monotonic()
     events = handle.events
     # What happened before this rerun: completed turns carry their whole text, their chunks need not be redrawn.
     completed = {e.turn.id for e in events[: len(events)] if isinstance(e, TurnCompleted)}
@@ -49,11 +49,19 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
             view.render_evidence()
             render_review_form(handle, pending, dict(view.digest.evidence), dict(view.digest.struck))
             return view
-        if not handle.wait(seen, timeout=POLL_S) and time.monotonic() - last_beat > BEAT_S:
-            # Nothing new: still touch the page now and then. Streamlit can only stop or rerun a script at an
-            # st call, so a silent wait (a long model call) must not hold the script (or the server's shutdown).
+        handle.wait(seen, timeout=POLL_S)
+        if time.monotonic() - last_beat > BEAT_S:
+            # Every second, new events or not: the elapsed time and the cost keep counting while an argument streams,
+            # and a silent wait (a long model call) still touches the page. Streamlit can only stop or rerun a script
+            # at an st call, so the script (and the server's shutdown) is never held.
             last_beat = time.monotonic()
-            view.status.update(label=f"{_stage_label(handle)} · {last_beat - started:.0f} s")
+            elapsed = time.time() - (view.digest.started_at or time.time())
+            view.status.update(label=f"{_stage_label(handle)} · {elapsed:.0f} s")
+            view.render_cost()
+            view.refresh_evidence()
+    if store is not None:
+        for evt in store.events_of_type(handle.run_id, "VerdictOverridden"):
+            view.feed(evt)  # a verdict the checker set after the run: the card shows it over the model's
     view.finish()
     if handle.status == "interrupted":
         st.info("⏸️ This run is interrupted. Open **History** to resume it.")

@@ -8,12 +8,14 @@ what only a page shows (stage log, rounds, streamed turns, score badges).
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 import streamlit as st
 
 from components.badges import avatar_for, label_badge, score_badge
 from components.checker_events import is_checker_event, render_checker_event
+from components.cost import render_cost
 from components.evidence_table import render_evidence_table
 from components.protocol_panels import ProtocolPanels
 from components.safe_text import escape_markdown
@@ -25,6 +27,7 @@ from pipelines.events import (
     CheckerAdmittedEvidence,
     CheckerStruckEvidence,
     Event,
+    ModelCallCompleted,
     QueryIssued,
     RoundStarted,
     RunFailed,
@@ -44,8 +47,10 @@ from pipelines.events import (
 )
 from pipelines.models import Verdict
 from pipelines.stages.argument import strip_label_line
+from pipelines.stages.faithfulness import answer_paragraphs, place_statements
 
 METRIC_ORDER = {"F": 0, "AR": 1}
+COST_REDRAW_S = 0.25  # a live run redraws its cost at most this often (a fast backend makes dozens of calls a second)
 
 
 class RunView:
@@ -56,15 +61,21 @@ class RunView:
         self.key = key
         self.status: Any = st.status("Starting…", expanded=True) if live else None
         self.digest = RunDigest()
+        self.cost_line = st.empty()
+        with st.expander("Cost by stage", expanded=False):
+            self.cost_table = st.empty()
         self.verdict_slot = st.empty()
         panels_area = st.container()
         self.transcript = st.container()
         with st.expander("Evidence", expanded=True):
             self.evidence_slot = st.empty()
-        self.cost_slot = st.empty()
+        self._cost_drawn = 0.0
+        self._evidence_drawn = -1  # how many items the evidence table showed when last drawn
         self.stage_log: list[str] = []
         self.turn_text: dict[str, str] = {}
         self.turn_slots: dict[str, Any] = {}
+        self.turn_body: dict[str, str] = {}  # a completed turn's text as shown (its label line apart)
+        self.mark_slots: dict[str, Any] = {}
         self.turn_boxes: dict[str, Any] = {}
         self.panels = ProtocolPanels(panels_area, key, self.transcript, self.turn_boxes)
         self.label_slots: dict[str, Any] = {}
@@ -95,6 +106,7 @@ class RunView:
                     self.status.update(label=f"{stage}: {detail}"[:120])
             case StageCompleted(stage=stage, detail=detail):
                 self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
+                self.refresh_evidence()  # a search just ended: what it found shows now, not when the first turn ends
             case StageFailed(stage=stage, reason=reason):
                 self.log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
                 self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")
@@ -119,6 +131,8 @@ class RunView:
                 mark = " (rewritten)" if evt.rewritten else ""
                 self.log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
             case ArgumentDelta(turn_id=turn_id, agent=agent, round=number, text=text):
+                if turn_id not in self.turn_slots:
+                    self.refresh_evidence()  # a turn starts streaming: show what it argues from now, not when it ends
                 self._turn_box(turn_id, agent, number)
                 self.turn_text[turn_id] = self.turn_text.get(turn_id, "") + text
                 self.turn_slots[turn_id].markdown(escape_markdown(self.turn_text[turn_id]) + " ▌")
@@ -126,13 +140,16 @@ class RunView:
                 self._turn_box(turn.id, turn.agent, turn.round)
                 self.turn_text[turn.id] = turn.text
                 body = strip_label_line(turn.text) if turn.label else turn.text  # the label shows as a badge below
+                self.turn_body[turn.id] = body
                 self.turn_slots[turn.id].markdown(escape_markdown(body))
+                self._render_marked(turn.id)  # statements checked before the turn's end (a replay reorders nothing, but be safe)
                 if turn.label is not None:  # debaters in radar and the like argue without a label
                     self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
                 self.render_evidence()
             case StatementChecked(turn_id=turn_id, statement=statement, supported=supported, evidence_id=eid):
+                self._render_marked(turn_id)
                 box = self.turn_boxes.get(turn_id)
-                if box is not None:
+                if box is not None:  # the list, as detail under the marked text
                     mark = f"✅ supported by {escape_markdown(eid)}" if supported and eid else "❌ unsupported"
                     box.caption(f"{mark}: {escape_markdown(statement)}")  # markup: mark is escaped above
             case ScoreComputed(target=target):
@@ -142,21 +159,23 @@ class RunView:
                     self.render_evidence()  # the statements column just changed
             case VerdictReached() | VerdictOverridden() | RunFailed() | RunInterrupted() | RunResumed():
                 render_verdict(self.verdict_slot, self.digest)
+                if self.live:
+                    self.render_cost()  # the card and the cost it took appear together, whatever the redraw throttle held back
                 render_checker_event(evt, self.transcript, self.log)
             case CheckerStruckEvidence() | CheckerAdmittedEvidence() | CheckerAddedEvidence():
                 render_checker_event(evt, self.transcript, self.log)
                 self.render_evidence()
             case _ if is_checker_event(evt):
                 render_checker_event(evt, self.transcript, self.log)
+            case ModelCallCompleted() if self.live and time.monotonic() - self._cost_drawn > COST_REDRAW_S:
+                self.render_cost()
             case _:
                 pass
         self.panels.feed(evt, self.digest)
 
     def finish(self) -> None:
         self.render_evidence()
-        cost = self.digest.cost
-        if cost.calls:
-            self.cost_slot.caption(f"💰 {cost.describe()}")  # markup: numbers only
+        self.render_cost(running=False)
         if self.status is not None:
             failed = self.digest.failure is not None
             state = "error" if failed else "complete"
@@ -165,6 +184,16 @@ class RunView:
         else:
             with self.transcript.expander("Stages"):
                 st.markdown("  \n".join(self.stage_log))  # markup: every line is escaped in log's callers
+
+    def render_cost(self, *, running: bool | None = None) -> None:
+        """The cost line and the per-stage table as the digest has them now; a running run counts its wall time up to now."""
+        running = self.live if running is None else running
+        cost = self.digest.cost
+        started = self.digest.started_at
+        if running and started is not None:
+            cost = cost.model_copy(update={"wall_seconds": max(0.0, time.time() - started)})
+        render_cost(self.cost_line, self.cost_table, cost, self.digest.by_stage, running=running)
+        self._cost_drawn = time.monotonic()
 
     def log(self, line: str) -> None:
         """One line of the stage log (Markdown: callers escape what they quote)."""
@@ -197,6 +226,7 @@ class RunView:
         with self._section(number).chat_message(agent, avatar=avatar_for(agent)):
             st.markdown(self._turn_header(agent, number))  # markup: _turn_header escapes what it quotes
             self.turn_slots[turn_id] = st.empty()
+            self.mark_slots[turn_id] = st.empty()
             self.label_slots[turn_id] = st.empty()
             self.score_slots[turn_id] = st.empty()
             self.turn_boxes[turn_id] = st.container()
@@ -218,6 +248,32 @@ class RunView:
                 header += " · also searched: " + "; ".join(f"“{escape_markdown(q)}”" for q in more)
         return header
 
+    def _render_marked(self, turn_id: str) -> None:
+        """The turn's text with each checked statement marked where it stands: ✓ and the exhibit it rests on, or ✗ unsupported."""
+        body, checked = self.turn_body.get(turn_id), self.digest.checked.get(turn_id)
+        if body is None or not checked or turn_id not in self.turn_slots:
+            return
+        paragraphs = answer_paragraphs(body)
+        places = place_statements([s for p in paragraphs for s in p], [c.statement for c in checked])
+        marks: dict[int, list[str]] = {}
+        for c, where in zip(checked, places, strict=True):
+            if where is not None:
+                marks.setdefault(where, []).append(statement_mark(c.supported, c.evidence_id))
+        shown, number = [], 0
+        for paragraph in paragraphs:
+            sentences = []
+            for sentence in paragraph:
+                sentences.append(escape_markdown(sentence) + "".join(f" {m}" for m in marks.get(number, [])))
+                number += 1
+            shown.append(" ".join(sentences))
+        self.turn_slots[turn_id].markdown("\n\n".join(shown))  # markup: escaped sentences and statement_mark badges
+        supported = sum(c.supported for c in checked)
+        apart = sum(where is None for where in places)
+        note = f"Faithfulness, marked in the text: {supported} of {len(checked)} statements rest on an exhibit (✓ and its id), the rest are unsupported (✗)."
+        if apart:
+            note += f" {apart} could not be placed in the text; the list below has every statement."
+        self.mark_slots[turn_id].caption(note)  # markup: numbers and our own words
+
     def _render_scores(self, turn_id: str) -> None:
         """The answer's metrics as badges against their thresholds (F first), with how each was computed."""
         slot = self.score_slots.get(turn_id)
@@ -233,9 +289,15 @@ class RunView:
                     for m in details:
                         st.caption(f"{escape_markdown(m.metric)}: {escape_markdown(m.detail)}")
 
+    def refresh_evidence(self) -> None:
+        """Draw the evidence table again if items came in since it was last drawn (a live page, between turns)."""
+        if self.live and len(self.digest.evidence) != self._evidence_drawn:
+            self.render_evidence()
+
     def render_evidence(self) -> None:
         """The evidence table as the digest has it now: every item, who cites it, the checker's strikes."""
         run = self.digest
+        self._evidence_drawn = len(run.evidence)
         with self.evidence_slot.container():
             render_evidence_table(
                 list(run.evidence.values()),
@@ -244,6 +306,13 @@ class RunView:
                 statements=run.statements,
                 struck=run.struck,
             )
+
+
+def statement_mark(supported: bool, evidence_id: str | None) -> str:
+    """A checked statement's mark in the answer's text: a green ✓ with the exhibit it rests on, or a red ✗."""
+    if supported and evidence_id:
+        return f":green-badge[✓ {escape_markdown(evidence_id)}]"
+    return ":red-badge[✗ unsupported]"
 
 
 def replay(events: list[Event], key: str = "replay") -> RunView:

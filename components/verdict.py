@@ -1,4 +1,10 @@
-"""The verdict box of a run, drawn from its digest: the checker's verdict with the model's beside it, the model's, or how the run ended."""
+"""The verdict card of a run, drawn from its digest (live or replayed): the checker's verdict over the model's, or how the run ended.
+
+What the card says comes from ``pipelines.verdict_card``: one label vocabulary with the
+protocol's own word beside it, the confidence or why there is none, the exhibits with their
+quoted sentences and links, a plain reason with the engineering detail folded below, the
+models' caveat and the audit trail. This module only lays it out and escapes it.
+"""
 
 from __future__ import annotations
 
@@ -9,29 +15,23 @@ import streamlit as st
 
 from components.badges import label_badge
 from components.safe_text import escape_markdown
-from pipelines.digest import RunDigest
-from pipelines.models import Verdict
+from pipelines.digest import RunDigest, describe_intervention
+from pipelines.verdict_card import COMMON_LABELS, AuditEntry, CardExhibit, CardLabel, ModelSide, VerdictCard, verdict_card
 
 
 def when(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%S UTC")
 
 
+def _date_time(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def render_verdict(slot: Any, run: RunDigest) -> None:
     """Fill ``slot`` from what the run has reached so far (live, or replayed from the store)."""
-    override = run.override
-    if override is not None:
-        with slot.container(border=True):
-            st.markdown(f"### Checker's verdict {label_badge(override.label)}")
-            st.caption(
-                f"Set by {escape_markdown(override.by)} at {when(override.at)}"
-                + (f": {escape_markdown(override.note)}" if override.note else "")
-            )
-            model = override.model_verdict or run.verdict
-            if model is not None:
-                conf = f" · confidence {model.confidence:.2f}" if model.confidence is not None else ""
-                st.markdown(f"The model's verdict, kept in the record: {label_badge(model.label)}{conf}")  # markup: conf is a number
-                st.caption(f"Decided by {escape_markdown(model.decided_by)}: {escape_markdown(model.stop_reason)}")
+    card = verdict_card(run)
+    if card is not None and card.checker is not None:
+        _render_card(slot, card)
     elif run.failure is not None:
         slot.error(
             f"❌ The run failed: {escape_markdown(run.failure)}. Everything produced before the failure is shown below and kept in History."
@@ -40,18 +40,98 @@ def render_verdict(slot: Any, run: RunDigest) -> None:
         slot.warning(
             f"⏸️ The run was interrupted: {escape_markdown(run.interruption)}. Everything so far is kept; resume it from **History**."
         )
-    elif run.verdict is not None:
-        _model_verdict(slot, run.verdict, run)
+    elif card is not None and card.model is not None:
+        _render_card(slot, card)
     else:
         slot.empty()
 
 
-def _model_verdict(slot: Any, verdict: Verdict, run: RunDigest) -> None:
+def _render_card(slot: Any, card: VerdictCard) -> None:
+    """The card in three parts, the same three whoever leads: the checker's verdict (when set), the model's, the audit trail.
+
+    Streamlit redraws a block in place child by child: a card drawn again in the same script run (the model's, then the
+    checker's over it, as a replay or a live page after an override does) must not have fewer children than the one it
+    replaces, or the old card's extra elements stay below. With the same three parts, nothing is left over.
+    """
     with slot.container(border=True):
-        conf = f" · confidence {verdict.confidence:.2f}" if verdict.confidence is not None else ""
-        st.markdown(f"### Verdict {label_badge(verdict.label)}{conf}")  # markup: conf is a number
-        st.markdown(f"**Decided by {escape_markdown(verdict.decided_by)}.** Why: {escape_markdown(verdict.stop_reason)}")
-        if verdict.cited:
-            st.markdown(
-                "**Rests on:** " + "; ".join(f"{escape_markdown(c.id)} ({escape_markdown(c.source_label)})" for c in run.cited_evidence())
-            )  # markup: joined escaped parts
+        head, model_part, audit_part = st.container(), st.container(border=card.checker is not None), st.container()
+        if card.checker is not None:
+            with head:
+                _render_checker(card)
+        if card.model is not None:
+            with model_part:
+                if card.checker is not None:
+                    _render_model(card, card.model, heading="####", title="The model's verdict, kept in the record")
+                else:
+                    _render_model(card, card.model, heading="###", title="Verdict")
+        with audit_part:
+            _render_audit(card.audit)
+
+
+def card_label(label: CardLabel) -> str:
+    """The common word as a badge, and the protocol's own word small beside it when it differs."""
+    badge = label_badge(label.common) if label.common in COMMON_LABELS else f":blue-badge[{escape_markdown(label.common)}]"
+    own = f" :small[the protocol's word: {escape_markdown(label.own)}]" if label.own != label.common else ""
+    return badge + own
+
+
+def _render_checker(card: VerdictCard) -> None:
+    override = card.checker
+    assert override is not None and card.label is not None
+    st.markdown(f"### Checker's verdict {card_label(card.label)}")  # markup: card_label escapes the words
+    st.caption(
+        f"Set by {escape_markdown(override.by)} at {_date_time(override.at)}"
+        + (f". Why: {escape_markdown(override.note)}" if override.note else " (no note)")
+    )
+
+
+def _render_model(card: VerdictCard, model: ModelSide, *, heading: str, title: str) -> None:
+    st.markdown(f"{heading} {escape_markdown(title)} {card_label(model.label)}")  # markup: card_label escapes the words
+    if model.confidence is not None:
+        st.markdown(f"**Confidence {model.confidence:.2f}** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped note
+    else:
+        st.markdown(f"**Confidence: not stated by this protocol** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped
+    if card.caveat is not None:
+        kind, text = card.caveat
+        getattr(st, kind)(escape_markdown(text))
+    st.markdown("**What it rests on**")
+    for exhibit in model.exhibits:
+        _render_exhibit(exhibit)
+    if model.exhibits_note:
+        st.caption(escape_markdown(model.exhibits_note))
+    st.markdown(f"**Why.** {escape_markdown(model.reason)}")
+    st.caption(f"Decided by {escape_markdown(model.decided_by)}.")
+    with st.expander("How this was decided (engineering detail)"):
+        for line in model.detail:
+            st.caption(escape_markdown(line))
+
+
+def _render_exhibit(exhibit: CardExhibit) -> None:
+    title = escape_markdown(exhibit.title)
+    linked = f"[{title} ↗]({link_target(exhibit.url)})" if exhibit.url else title
+    stance = f" · {escape_markdown(exhibit.stance)}" if exhibit.stance else ""
+    quotes = "".join(f"  \n> “{escape_markdown(q)}”" for q in exhibit.quotes)
+    # markup: every part is escaped above; the link target is a public http(s) URL with its brackets encoded
+    st.markdown(f"**{escape_markdown(exhibit.id)}** · {linked} :small[{escape_markdown(exhibit.source)}{stance}]{quotes}")
+
+
+def link_target(url: str) -> str:
+    """A URL as a Markdown link target: the characters that would end or break the link are percent-encoded."""
+    for ch, code in (("(", "%28"), (")", "%29"), ("<", "%3C"), (">", "%3E"), ("\\", "%5C"), (" ", "%20")):
+        url = url.replace(ch, code)
+    return url
+
+
+def _render_audit(audit: tuple[AuditEntry, ...]) -> None:
+    if not audit:
+        return
+    st.markdown("**Audit trail**")
+    lines = [
+        f"- {_date_time(entry.at)} · {escape_markdown(entry.by or '?')} · {describe_intervention(entry.event, _quote)}" for entry in audit
+    ]
+    st.markdown("\n".join(lines))  # markup: times, escaped names, and describe_intervention quotes through escape_markdown
+
+
+def _quote(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return escape_markdown(flat[: limit - 1] + "…" if len(flat) > limit else flat)

@@ -21,7 +21,7 @@ from pipelines.store import RUN_STATUSES, RunFilter, RunSummary
 state.ensure_framed("pages/history.py")
 
 STATUS_ICONS = {"completed": "✅", "failed": "❌", "interrupted": "⏸️", "running": "⏳"}
-FORMAT_LABELS = {"json": "JSON record", "md": "Markdown report", "claimreview": "ClaimReview JSON-LD"}
+FORMAT_LABELS = {"json": "JSON record", "md": "Markdown report", "csv": "CSV row", "claimreview": "ClaimReview JSON-LD"}
 
 services = get_services()
 store = services.store
@@ -101,8 +101,11 @@ table = pd.DataFrame(
             "protocol": r.protocol,
             "status": f"{STATUS_ICONS.get(r.status, '')} {r.status}",
             "verdict": r.final_verdict or "",
-            "checker": f"{r.checker_verdict} by {r.checker_by}" if r.checker_verdict else "",
+            "checker": f"{r.checker_verdict} by {r.checker_by}" + (f", {when(r.checker_at)}" if r.checker_at else "")
+            if r.checker_verdict
+            else "",
             "model calls": r.cost.calls,
+            "cached": r.cost.cached_calls,
             "tokens": r.cost.tokens_in + r.cost.tokens_out,
             "events": r.event_count,
             "origin": r.origin,
@@ -140,11 +143,11 @@ events = store.events(run.id)
 st.subheader(escape_markdown(run.claim))
 st.caption(  # markup: an icon from a fixed table, times, numbers and escaped fields
     f"{STATUS_ICONS.get(run.status, '')} {escape_markdown(run.status)} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
-    f"finished {when(run.finished_at)} · {run.cost.calls} model calls, {run.cost.tokens_in + run.cost.tokens_out:,} tokens, {run.cost.model_seconds:.1f} s · "
-    f"{len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · {escape_markdown(run.origin)} · id {escape_markdown(run.id)}"
-)
+    f"finished {when(run.finished_at)} · {len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · "
+    f"{escape_markdown(run.origin)} · id {escape_markdown(run.id)}"
+)  # the cost, per stage and with its cached calls, is the replay's first line below
 
-actions = st.columns(4)
+actions = st.columns(1 + len(EXPORT_FORMATS))
 if (
     run.resumable
     and run.origin == "run"

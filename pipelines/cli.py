@@ -5,7 +5,7 @@ python -m pipelines ingest PATH [PATH ...] --corpus NAME
 python -m pipelines corpora
 python -m pipelines model prepare
 python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V]
-python -m pipelines export RUN_ID --format json|md|claimreview [-o FILE]
+python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
 python -m pipelines import FILE
 python -m pipelines resume RUN_ID [--json]
 python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser("export", help="write a stored run as JSON (the whole record), a Markdown report or ClaimReview JSON-LD")
     export.add_argument("run_id")
-    export.add_argument("--format", choices=["json", "md", "claimreview"], default="json")
+    export.add_argument("--format", choices=["json", "md", "csv", "claimreview"], default="json")
     export.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: print)")
     export.set_defaults(handler=_export)
 

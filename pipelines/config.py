@@ -729,6 +729,13 @@ class AppSettings(BaseSettings):
         title="Check-COVID folder",
         description="Path to the Check-COVID dataset (corpus.json and the claim files).",
     )
+    fake_latency_s: float = Field(
+        default=0.0,
+        ge=0,
+        le=10,
+        title="Fake backend's delay",
+        description="Seconds the fake backend waits before each answer (0: instant). For demos and browser tests that watch a run as it goes.",
+    )
 
     @property
     def sqlite_url(self) -> str:

@@ -23,6 +23,7 @@ from pipelines.events import (
     CheckerStruckEvidence,
     Event,
     EvidenceRetrieved,
+    ExhibitStanceRead,
     ModelCallCompleted,
     QueryIssued,
     RunFailed,
@@ -34,6 +35,7 @@ from pipelines.events import (
     StatementChecked,
     StepResumed,
     TurnCompleted,
+    VerdictAggregated,
     VerdictOverridden,
     VerdictReached,
 )
@@ -76,10 +78,19 @@ class Cost(BaseModel):
         )
 
     def describe(self) -> str:
-        """One line for a page or a report: numbers only, safe in any Markdown sink."""
-        return (
+        """One line for a page or a report: numbers only, safe in any Markdown sink; calls answered from the cache are said so."""
+        line = (
             f"{self.calls} model calls · {self.tokens_in:,} tokens in · {self.tokens_out:,} out · {self.model_seconds:.1f} s of model time"
         )
+        return line + (f" ({self.cached_note()})" if self.cached_calls else "")
+
+    def cached_note(self) -> str:
+        """Why a run can cost no tokens: "all 12 calls answered from the cache", "3 of 12 calls answered from the cache"."""
+        if not self.cached_calls:
+            return ""
+        if self.cached_calls == self.calls:
+            return f"all {self.calls} calls answered from the cache or a resumed run's record: no tokens, no model time"
+        return f"{self.cached_calls} of {self.calls} calls answered from the cache or a resumed run's record"
 
     @classmethod
     def total(cls, costs: Iterable[Cost]) -> Cost:
@@ -118,6 +129,9 @@ class RunDigest:
         self.evidence: dict[str, Evidence] = {}
         self.cited_by: dict[str, list[str]] = {}  # evidence id -> the turns that cite it
         self.statements: dict[str, list[str]] | None = None  # evidence id -> statements resting on it, once any is checked
+        self.checked: dict[str, list[StatementChecked]] = {}  # turn id -> its statements as faithfulness checked them
+        self.quotes: dict[str, tuple[str, ...]] = {}  # evidence id -> the sentences a protocol quoted from it (desk's exhibits)
+        self.points_to: dict[str, str] = {}  # evidence id -> supported / refuted / unrelated, when the verdict was aggregated from stances
         self.struck: dict[str, str] = {}
         self.admitted: dict[str, str] = {}
         self.interventions: list[Event] = []
@@ -135,6 +149,11 @@ class RunDigest:
         """Calls, tokens and model time so far; wall time from the first event to the last."""
         wall = (self._last_at - self._first_at) if self._first_at is not None and self._last_at is not None else 0.0
         return self._model_cost.model_copy(update={"wall_seconds": wall})
+
+    @property
+    def started_at(self) -> float | None:
+        """When the first event happened (epoch seconds): a live page counts the elapsed time from it."""
+        return self._first_at
 
     @property
     def final_label(self) -> str | None:
@@ -159,7 +178,8 @@ class RunDigest:
         self.events += 1
         if self._first_at is None:
             self._first_at = evt.at
-        self._last_at = evt.at
+        if not isinstance(evt, VerdictOverridden):  # a verdict set after the run is not the run's time
+            self._last_at = evt.at
         if isinstance(evt, INTERVENTIONS):
             self.interventions.append(evt)
         match evt:
@@ -173,7 +193,12 @@ class RunDigest:
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)
             case StatementChecked():
+                self.checked.setdefault(evt.turn_id, []).append(evt)
                 self._statement(evt)
+            case ExhibitStanceRead(evidence_id=eid, quoted=quoted) if quoted:
+                self.quotes.setdefault(eid, quoted)
+            case VerdictAggregated(points_to=points_to):
+                self.points_to = dict(points_to)
             case CheckerStruckEvidence(evidence_id=eid, reason=reason):
                 self.struck[eid] = reason
             case CheckerAdmittedEvidence(evidence_id=eid, reason=reason):

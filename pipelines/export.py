@@ -8,6 +8,8 @@ written by hand) and lists every problem it finds instead of stopping at the fir
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import time
@@ -19,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipelines import __version__
-from pipelines.digest import Cost, RunDigest, describe_intervention, digest
+from pipelines.digest import RunDigest, describe_intervention, digest
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     CheckerAddedEvidence,
@@ -45,19 +47,22 @@ from pipelines.text_safety import (
     JsonTooDeepError,
     UnsafeTextError,
     check_claim_text,
+    csv_cell,
     json_for_html,
     load_json,
     public_http_url,
     terminal_text,
 )
+from pipelines.verdict_card import ModelSide, audit_trail, common_label, verdict_card
 
 FORMAT = "debatedesk.run"
 SCHEMA_VERSION = 1
 MAX_IMPORT_BYTES = 50 * 1024 * 1024
-ExportFormat = Literal["json", "md", "claimreview"]
+ExportFormat = Literal["json", "md", "csv", "claimreview"]
 EXPORT_FORMATS: dict[str, tuple[str, str]] = {  # format -> (file suffix, MIME type)
     "json": (".json", "application/json"),
     "md": (".md", "text/markdown"),
+    "csv": (".csv", "text/csv"),
     "claimreview": (".jsonld", "application/ld+json"),
 }
 
@@ -101,6 +106,7 @@ class RunInfo(BaseModel):
     checker_verdict: str | None = None
     checker_note: str | None = None
     checker_by: str | None = None
+    checker_at: float | None = Field(default=None, description="when the checker set their verdict (epoch seconds); from the events")
     attempts: int = Field(default=1, ge=1)
     origin: str = "run"
     totals: Totals | None = Field(default=None, description="recomputed from the events on import; must match when given")
@@ -129,8 +135,11 @@ def record_schema() -> dict[str, Any]:
 
 def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
     """The whole run as a JSON-ready dict in the versioned schema."""
-    same_name = {name: getattr(summary, name) for name in RunInfo.model_fields if name != "totals"}  # the run's row
-    info = RunInfo(**same_name, totals=totals_of(digest(events)))
+    derived = {"totals", "checker_at"}  # read off the events, not the run's row
+    same_name = {name: getattr(summary, name) for name in RunInfo.model_fields if name not in derived}  # the run's row
+    read = digest(events)
+    checker_at = read.override.at if read.override is not None and summary.checker_verdict else None  # a row stored before checker_at too
+    info = RunInfo(**same_name, totals=totals_of(read), checker_at=checker_at)
     record = RunRecord(
         exported_at=round(time.time(), 3), exported_by=f"DebateDesk {__version__}", run=info, events=[dump_event(e) for e in events]
     )
@@ -190,11 +199,13 @@ def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
     if problems:
         raise RecordError(problems)
     run = record.run
-    cost = digest(events).cost
+    read = digest(events)
+    cost = read.cost
     summary = RunSummary(
-        **run.model_dump(exclude={"totals"}),
-        cost=Cost(calls=cost.calls, tokens_in=cost.tokens_in, tokens_out=cost.tokens_out, model_seconds=round(cost.model_seconds, 4)),
+        **run.model_dump(exclude={"totals", "checker_at"}),
+        cost=cost.model_copy(update={"wall_seconds": 0.0}).rounded(4),
         event_count=len(events),
+        checker_at=read.override.at if read.override is not None and run.checker_verdict else None,
     )
     return summary, events
 
@@ -234,6 +245,8 @@ def _consistency_problems(run: RunInfo, events: list[Event]) -> list[str]:
         problems.append(f"run.verdict: {run.verdict!r} is not the last VerdictReached in the events ({model_verdict or 'none'})")
     if run.checker_verdict is not None and (read.override is None or read.override.label != run.checker_verdict):
         problems.append(f"run.checker_verdict: {run.checker_verdict!r} is not the last VerdictOverridden in the events")
+    if run.checker_at is not None and (read.override is None or abs(read.override.at - run.checker_at) > 0.001):
+        problems.append("run.checker_at: is not the time of the last VerdictOverridden in the events")
     if run.status == "completed" and model_verdict is None:
         problems.append("run.status: a completed run has a VerdictReached event")
     if run.totals is not None:
@@ -303,10 +316,11 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
         verdict_line += f" (confidence {summary.confidence:.2f})"
     rows = [("Model's verdict", verdict_line)]
     if summary.checker_verdict:
+        at = f" at {_when(run.override.at)}" if run.override is not None else ""
         rows.append(
             (
                 "Checker's verdict",
-                f"**{md(summary.checker_verdict)}** by {md(summary.checker_by or '?')}: {_cell(summary.checker_note or '', 500)}",
+                f"**{md(summary.checker_verdict)}** by {md(summary.checker_by or '?')}{at}: {_cell(summary.checker_note or '', 500)}",
             )
         )
     models = ", ".join(
@@ -325,6 +339,9 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
         ("App version", md(summary.app_version)),
     ]
     lines += ["| | |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in rows], ""]
+    card = verdict_card(run)
+    if card is not None and card.model is not None:
+        lines += _card_lines(card.model)
     if model_verdict is not None:
         lines += ["## The model's reasoning", "", md(model_verdict.rationale or "(no rationale)"), ""]
         if model_verdict.cited:
@@ -337,7 +354,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
             lines += [f"Decided by {md(model_verdict.decided_by)}: {md(model_verdict.stop_reason)}", ""]
     interventions = [_describe_intervention(e) for e in run.interventions]
     if interventions:
-        lines += ["## Checker's interventions", "", *interventions, ""]
+        lines += ["## Checker's interventions (audit trail)", "", *interventions, ""]
     lines += ["## Transcript", ""]
     for e in events:
         match e:
@@ -385,8 +402,82 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _card_lines(model: ModelSide) -> list[str]:
+    """The verdict card in Markdown: the label in the common vocabulary, the confidence or why none, the exhibits with their quotes."""
+    label = f"**{md(model.label.common)}**" + (
+        f" (the protocol's word: {md(model.label.own)})" if model.label.own != model.label.common else ""
+    )
+    confidence = (
+        f"{model.confidence:.2f}, {md(model.confidence_note)}"
+        if model.confidence is not None
+        else f"not stated by this protocol: {md(model.confidence_note)}"
+    )
+    lines = ["## The model's verdict", "", f"{label} · confidence {confidence}", "", md(model.reason), ""]
+    if model.exhibits:
+        lines += ["What it rests on:", ""]
+        for e in model.exhibits:
+            link = f" <{e.url}>" if e.url and not re.search(r"[\s<>\\`|]", e.url) else ""
+            stance = f" · {md(e.stance)}" if e.stance else ""
+            lines.append(f"- **{md(e.id)}** {_cell(e.title, 120)} ({_cell(e.source, 120)}){stance}{link}")
+            lines += [f"  > “{_cell(q, 600)}”" for q in e.quotes]
+        lines.append("")
+    if model.exhibits_note:
+        lines += [md(model.exhibits_note), ""]
+    return lines
+
+
 def _describe_intervention(e: Event) -> str:
     return f"- {_when(e.at)} · {md(getattr(e, 'by', ''))} · {describe_intervention(e, _cell)}"
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+
+CSV_FIELDS = (
+    "run_id", "claim", "protocol", "status", "final_verdict", "model_verdict", "model_verdict_common", "confidence",
+    "checker_verdict", "checker_by", "checker_at", "checker_note", "model_verdict_before_override", "audit_trail", "rests_on",
+    "model_calls", "cached_calls", "tokens_in", "tokens_out", "model_seconds", "wall_seconds", "started", "finished",
+)  # fmt: skip
+
+
+def to_csv(summary: RunSummary, events: Sequence[Event]) -> str:
+    """The run as one CSV row for a spreadsheet: both verdicts, the audit trail (who, when, what), what it rests on, its cost.
+
+    Every cell goes through ``csv_cell``: a claim or a note like ``=HYPERLINK(..)`` stays text.
+    """
+    run = digest(events)
+    cost = run.cost
+    override = run.override
+    trail = " | ".join(f"{_when(a.at)} · {a.by or '?'} · {a.what}" for a in audit_trail(run))
+    row: dict[str, Any] = {
+        "run_id": summary.id,
+        "claim": summary.claim,
+        "protocol": summary.protocol,
+        "status": summary.status,
+        "final_verdict": summary.final_verdict or "",
+        "model_verdict": summary.verdict or "",
+        "model_verdict_common": common_label(summary.verdict) if summary.verdict else "",
+        "confidence": summary.confidence if summary.confidence is not None else "",
+        "checker_verdict": summary.checker_verdict or "",
+        "checker_by": summary.checker_by or "",
+        "checker_at": _when(override.at) if override is not None and summary.checker_verdict else "",
+        "checker_note": summary.checker_note or "",
+        "model_verdict_before_override": override.model_verdict.label if override is not None and override.model_verdict else "",
+        "audit_trail": trail,
+        "rests_on": "; ".join(f"{e.id} ({e.source_label})" for e in run.cited_evidence()),
+        "model_calls": cost.calls,
+        "cached_calls": cost.cached_calls,
+        "tokens_in": cost.tokens_in,
+        "tokens_out": cost.tokens_out,
+        "model_seconds": round(cost.model_seconds, 3),
+        "wall_seconds": round(cost.wall_seconds, 3),
+        "started": _when(summary.created_at),
+        "finished": _when(summary.finished_at),
+    }
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerow({name: csv_cell(terminal_text(value) if isinstance(value, str) else value) for name, value in row.items()})
+    return buffer.getvalue()
 
 
 # --- schema.org ClaimReview -------------------------------------------------------------------
@@ -446,6 +537,8 @@ def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: 
     }
     if summary.checker_verdict and summary.checker_by:
         doc["editor"] = {"@type": "Person", "name": summary.checker_by}
+        if run.override is not None:  # when the checker set the verdict published here
+            doc["dateModified"] = datetime.fromtimestamp(run.override.at, UTC).date().isoformat()
     return doc
 
 
@@ -504,6 +597,8 @@ def export_run(summary: RunSummary, events: Sequence[Event], fmt: str, *, public
         return to_json(summary, events)
     if fmt == "md":
         return to_markdown(summary, events)
+    if fmt == "csv":
+        return to_csv(summary, events)
     if fmt == "claimreview":  # pasted into a page's <script type="application/ld+json">: nothing in it may close the block
         return json_for_html(to_claimreview(summary, events, public_url=public_url)) + "\n"
     raise ValueError(f"unknown export format {fmt!r}; choose one of: {', '.join(EXPORT_FORMATS)}")
@@ -526,6 +621,7 @@ __all__ = [
     "load_record",
     "record_schema",
     "to_claimreview",
+    "to_csv",
     "to_json",
     "to_markdown",
     "to_record",

@@ -85,6 +85,9 @@ class RunRow(_Base):
     checker_note: Mapped[str | None] = mapped_column(Text, nullable=True)
     checker_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     origin: Mapped[str | None] = mapped_column(String(200), nullable=True, default="run")
+    # Added for the verdict card and live cost: when the checker set their verdict; calls answered from a cache.
+    checker_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cached_calls: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
 
 
 class EventRow(_Base):
@@ -131,6 +134,7 @@ class RunSummary:
     checker_note: str | None = None
     checker_by: str | None = None
     origin: str = "run"
+    checker_at: float | None = None
 
     @property
     def final_verdict(self) -> str | None:
@@ -349,7 +353,8 @@ class RunStore:
             if added.verdict is not None:
                 values.update(verdict=added.verdict.label, confidence=added.verdict.confidence)
             if added.override is not None:
-                values.update(checker_verdict=added.override.label, checker_note=added.override.note, checker_by=added.override.by)
+                override = added.override
+                values.update(checker_verdict=override.label, checker_note=override.note, checker_by=override.by, checker_at=override.at)
             cost = added.cost
             if cost.calls:
                 values.update(
@@ -357,6 +362,7 @@ class RunStore:
                     tokens_in=RunRow.tokens_in + cost.tokens_in,
                     tokens_out=RunRow.tokens_out + cost.tokens_out,
                     model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + cost.model_seconds,
+                    cached_calls=func.coalesce(RunRow.cached_calls, 0) + cost.cached_calls,
                 )
             guard = update(RunRow).where(RunRow.id == run_id)
             if owner is not None:
@@ -372,6 +378,12 @@ class RunStore:
         with Session(self.engine) as s:
             payloads = s.scalars(select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)).all()
             return [parse_event(p) for p in payloads]
+
+    def events_of_type(self, run_id: str, type_name: str) -> list[Event]:
+        """A run's events of one type, in order (a live page reads the checker's overrides this way, not the whole run)."""
+        with Session(self.engine) as s:
+            query = select(EventRow.payload).where(EventRow.run_id == run_id, EventRow.type == type_name).order_by(EventRow.seq)
+            return [parse_event(p) for p in s.scalars(query).all()]
 
     # --- journal ----------------------------------------------------------------------------
 
@@ -405,6 +417,7 @@ class RunStore:
                     tokens_in=cost.tokens_in,
                     tokens_out=cost.tokens_out,
                     model_seconds=cost.model_seconds,
+                    cached_calls=cost.cached_calls,
                     event_count=len(events),
                 )
             )
@@ -481,7 +494,13 @@ def _summary(row: RunRow) -> RunSummary:
         confidence=row.confidence,
         created_at=row.created_at,
         finished_at=row.finished_at,
-        cost=Cost(calls=row.model_calls, tokens_in=row.tokens_in, tokens_out=row.tokens_out, model_seconds=float(row.model_seconds or 0.0)),
+        cost=Cost(
+            calls=row.model_calls,
+            cached_calls=int(row.cached_calls or 0),
+            tokens_in=row.tokens_in,
+            tokens_out=row.tokens_out,
+            model_seconds=float(row.model_seconds or 0.0),
+        ),
         config=json.loads(row.config or "{}"),
         app_version=row.app_version,
         event_count=int(row.event_count or 0),
@@ -490,6 +509,7 @@ def _summary(row: RunRow) -> RunSummary:
         checker_note=row.checker_note,
         checker_by=row.checker_by,
         origin=row.origin or "run",
+        checker_at=row.checker_at,
     )
 
 

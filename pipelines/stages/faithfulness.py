@@ -11,15 +11,18 @@ saw, does not get the credit.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from corpora.base import split_sentences
 from pipelines.llm.client import LLM
 from pipelines.models import Evidence
 from pipelines.prompts import load_prompt
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.retrieval import format_evidence
+from pipelines.stopwords import STOPWORDS
 
 
 class AnswerStatements(BaseModel):
@@ -145,3 +148,45 @@ class Faithfulness:
         supported = sum(c.supported for c in checked)
         value = supported / len(checked)
         return FaithfulnessResult(round(value, 4), tuple(checked), f"{supported} of {len(checked)} statements supported by the evidence")
+
+
+# --- the statements placed back in the answer's text, for the page to mark them inline ---------
+
+_LEADING_CITATIONS = re.compile(r"^((?:\[E\d+\]\s*)+)")
+PLACE_MIN_OVERLAP = 0.5  # a statement sits in the sentence holding at least half of its content words
+
+
+def answer_paragraphs(answer: str) -> list[list[str]]:
+    """The answer's paragraphs, each as its sentences; a citation like ``[E1]`` that opens a sentence goes back to the one before it."""
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", answer.strip()):
+        sentences: list[str] = []
+        for sentence in split_sentences(block):
+            lead = _LEADING_CITATIONS.match(sentence)
+            if lead and sentences:
+                sentences[-1] = f"{sentences[-1]} {lead.group(1).strip()}"
+                sentence = sentence[lead.end() :].strip()
+            if sentence:
+                sentences.append(sentence)
+        if sentences:
+            paragraphs.append(sentences)
+    return paragraphs
+
+
+def place_statements(sentences: Sequence[str], statements: Sequence[str]) -> list[int | None]:
+    """For each statement, the index of the sentence it was taken from (most of its content words), or None when no sentence holds it."""
+    sentence_words = [_content_words(s) for s in sentences]
+    placed: list[int | None] = []
+    for statement in statements:
+        words = _content_words(statement)
+        if not words:
+            placed.append(None)
+            continue
+        scores = [len(words & found) / len(words) for found in sentence_words]
+        best = max(range(len(scores)), key=lambda i: (scores[i], -i), default=None)
+        placed.append(best if best is not None and scores[best] >= PLACE_MIN_OVERLAP else None)
+    return placed
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", _CITED.sub(" ", text).lower()) if w not in STOPWORDS}

@@ -44,7 +44,10 @@ def test_radar_shows_omitted_context_stop_checks_and_the_confidence_plot(app: Ap
     page = text_of(app)
     assert "Omitted context the Scientist found" in page and "Stop check after the opening" in page
     assert app.get("plotly_chart"), "s and c per round are plotted"
-    assert "TRUE" in page and "confidence 0.75" in page
+    assert "REFUTED" not in page and "TRUE" in page and "Confidence 0.75" in page, (
+        "radar's TRUE shows as SUPPORTED with its own word beside it"
+    )
+    assert ":green-badge[SUPPORTED]" in page
 
 
 def test_madke_shows_each_debaters_picks(app: AppTest) -> None:

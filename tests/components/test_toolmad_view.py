@@ -1,5 +1,6 @@
 """The Verify page on a `toolmad` debate (AppTest, fake backend, web off), and hostile text rendered as text."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,10 @@ def test_an_agreed_debate_stops_after_round_one_with_passing_badges(app: AppTest
     shown = texts(app)
     assert ":green-badge[F 1.00 ≥ 0.70]" in shown and ":green-badge[AR 0." in shown
     assert "✅ supported by E" in shown
+    marked = [m.value for m in app.markdown if ":green-badge[✓ E" in m.value]
+    assert len(marked) == 2, "each answer's text carries its statements' marks, where they stand"
+    assert all(re.search(r"bias\\\. \\\[E1\\\] :green-badge\[✓ E1\]", m) for m in marked), "the mark follows the sentence it checks"
+    assert "Faithfulness, marked in the text: 3 of 3 statements rest on an exhibit" in shown
     assert "Decided by consensus" in shown and "consensus in round 1" in shown
     frame = app.dataframe[0].value
     assert "statements" in frame.columns and frame["statements"].str.len().max() > 0, "the panel lists which statements cite each item"

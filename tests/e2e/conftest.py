@@ -100,3 +100,12 @@ def screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
     path = RESULTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def open_in_history(page, claim_contains: str) -> None:  # type: ignore[no-untyped-def]
+    """Go to History, filter by part of the claim, and open the first run listed."""
+    page.get_by_role("link", name="History").click()
+    page.get_by_role("textbox", name="Claim contains").fill(claim_contains)
+    page.keyboard.press("Enter")
+    page.get_by_role("combobox", name="Open a run").click()
+    page.get_by_role("option").first.click()

@@ -21,7 +21,11 @@ def verify(page) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     ("protocol", "marker"),
-    [("madke", "Evidence each debater picked"), ("mermaid", "Claim as triplets"), ("mad", "the judge ruled after 3 rounds")],
+    [
+        ("madke", "Evidence each debater picked"),
+        ("mermaid", "Claim as triplets"),
+        ("mad", "Two debaters argued from what the model knows (this protocol retrieves no evidence); a judge then ruled."),
+    ],
 )
 def test_each_protocol_shows_its_own_panel(page, protocol: str, marker: str) -> None:  # type: ignore[no-untyped-def]
     pick(page, "Protocol", protocol)

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import open_in_history, screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -35,11 +35,7 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     page.get_by_text("query: “cloth masks classroom transmission study”").first.wait_for(timeout=30_000)  # the edited query was used
     screenshot(page, "step-mode-finished")
 
-    page.get_by_role("link", name="History").click()
-    page.get_by_role("textbox", name="Claim contains").fill("crowded schools")
-    page.keyboard.press("Enter")
-    page.get_by_role("combobox", name="Open a run").click()
-    page.get_by_role("option").first.click()
+    open_in_history(page, "crowded schools")
     page.get_by_text("Step 5 of 5").wait_for(timeout=60_000)
     page.get_by_text("edited Analyst's next query").first.wait_for(timeout=30_000)
     page.get_by_text("query: “cloth masks classroom transmission study”").first.wait_for(timeout=30_000)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -70,6 +73,7 @@ def test_a_different_run_under_a_taken_id_gets_a_new_id(finished: tuple[RunStore
     record["events"] = record["events"][:3]
     record["run"]["totals"] = None
     record["run"]["status"], record["run"]["verdict"], record["run"]["checker_verdict"] = "failed", None, None
+    record["run"]["checker_at"] = None  # it goes with the checker's verdict
     summary, new = import_run(store, json.dumps(record))
     assert new and summary.id == f"{run_id}-imported-2" and summary.status == "failed"
     first = store.events(summary.id)[0]
@@ -117,7 +121,7 @@ def test_markdown_report_escapes_untrusted_text(finished: tuple[RunStore, str]) 
     assert "## Evidence" in report and "## Model calls" in report
 
 
-@pytest.mark.parametrize("fmt", ["json", "md", "claimreview"])
+@pytest.mark.parametrize("fmt", ["json", "md", "csv", "claimreview"])
 def test_every_format_exports_with_a_file_name(finished: tuple[RunStore, str], fmt: str) -> None:
     store, run_id = finished
     summary = store.get_run(run_id)
@@ -200,3 +204,59 @@ def test_a_hand_written_minimal_record_is_accepted() -> None:
 def test_the_record_schema_is_published(tmp_path: Path) -> None:
     schema = record_schema()
     assert schema["properties"]["schema_version"]["const"] == 1 and "run" in schema["required"]
+
+
+def test_the_override_and_its_audit_trail_are_in_every_export(finished: tuple[RunStore, str]) -> None:
+    store, run_id = finished
+    summary, events = store.get_run(run_id), store.events(run_id)
+    assert summary is not None and summary.checker_at is not None, "the store keeps when the checker set the verdict"
+    at = re.escape(time.strftime("%Y-%m-%d", time.gmtime(summary.checker_at)))
+
+    report = to_markdown(summary, events)
+    assert re.search(rf"Checker's verdict \| \*\*NOT ENOUGH INFO\*\* by Ana at {at} \d\d:\d\d:\d\d UTC: Only one trial", report)
+    assert re.search(
+        rf"## Checker's interventions \(audit trail\)\n\n- {at} [\d:]+ UTC · Ana · set the verdict to \*\*NOT ENOUGH INFO\*\*", report
+    )
+    assert "## The model's verdict" in report and "  > “" in report, "the card: the label in one vocabulary and the quoted exhibits"
+
+    record = json.loads(to_json(summary, events))["run"]
+    assert (record["checker_verdict"], record["checker_by"], record["checker_note"]) == (
+        "NOT ENOUGH INFO",
+        "Ana",
+        "Only one trial; wait for the review.",
+    )
+    assert record["checker_at"] == pytest.approx(summary.checker_at)
+
+    rows = list(csv.DictReader(io.StringIO(export_run(summary, events, "csv"))))
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["checker_verdict"], row["checker_by"], row["final_verdict"]) == ("NOT ENOUGH INFO", "Ana", "NOT ENOUGH INFO")
+    assert row["model_verdict"] == row["model_verdict_before_override"] == summary.verdict
+    assert re.fullmatch(rf"{at} [\d:]+ UTC", row["checker_at"]) and row["checker_note"] == "Only one trial; wait for the review."
+    assert "Ana · set the verdict to NOT ENOUGH INFO" in row["audit_trail"] and "Only one trial" in row["audit_trail"]
+    assert int(row["model_calls"]) == summary.cost.calls and row["rests_on"]
+
+    doc = to_claimreview(summary, events)
+    assert doc["editor"] == {"@type": "Person", "name": "Ana"} and doc["dateModified"] == time.strftime(
+        "%Y-%m-%d", time.gmtime(summary.checker_at)
+    )
+
+
+def test_a_tampered_checker_time_is_refused_on_import(finished: tuple[RunStore, str]) -> None:
+    store, run_id = finished
+    record = json.loads(to_json(store.get_run(run_id), store.events(run_id)))  # type: ignore[arg-type]
+    record["run"]["checker_at"] += 3600
+    with pytest.raises(RecordError, match="run.checker_at: is not the time of the last VerdictOverridden"):
+        load_record(json.dumps(record))
+
+
+def test_a_csv_cell_never_starts_a_formula(services: Services) -> None:
+    services.chat_override = FakeChatModel()
+    events = list(stream_run('=HYPERLINK("http://evil.example") masks work', fake_config(protocol="single"), services))
+    run_id = events[0].run_id  # type: ignore[attr-defined]
+    assert services.store is not None
+    override_verdict(services.store, run_id, "FALSE", "@SUM(A1) is not a note", "+Ana")
+    summary = services.store.get_run(run_id)
+    assert summary is not None
+    row = next(csv.DictReader(io.StringIO(export_run(summary, services.store.events(run_id), "csv"))))
+    assert row["claim"].startswith("'=") and row["checker_note"].startswith("'@") and row["checker_by"].startswith("'+")

@@ -191,7 +191,7 @@ class FakeChatModel(BaseChatModel):
 
 
 def build_fake(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
-    return FakeChatModel()
+    return FakeChatModel(latency_s=settings.fake_latency_s)
 
 
 BACKEND = Backend(

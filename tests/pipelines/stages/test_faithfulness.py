@@ -11,7 +11,7 @@ from pipelines.errors import ModelOutputError
 from pipelines.llm.client import LLM
 from pipelines.llm.fake import FakeChatModel
 from pipelines.models import Evidence
-from pipelines.stages.faithfulness import Faithfulness, normalize_evidence_id
+from pipelines.stages.faithfulness import Faithfulness, answer_paragraphs, normalize_evidence_id, place_statements
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 EVIDENCE = [
@@ -116,3 +116,14 @@ async def test_the_verdict_request_requires_an_evidence_id_so_a_grammar_cannot_d
     verdict_schema = chat.schemas[1]["$defs"]["StatementVerdict"]
     assert verdict_schema["required"] == ["statement", "evidence_id", "supported"]
     assert result.value == 1.0
+
+
+def test_an_answer_is_split_into_sentences_with_each_citation_kept_on_its_own_sentence() -> None:
+    answer = "Masks filter droplets. [E1] Trials were small. [E2][E3]\n\nSo the claim holds."
+    assert answer_paragraphs(answer) == [["Masks filter droplets. [E1]", "Trials were small. [E2][E3]"], ["So the claim holds."]]
+
+
+def test_statements_are_placed_in_the_sentence_they_came_from_or_nowhere() -> None:
+    sentences = ["Masks filter droplets. [E1]", "Trials were small and short. [E2]", "So the claim holds."]
+    statements = ["Trials of masks were small", "Masks filter respiratory droplets", "Vaccines work", "It is."]
+    assert place_statements(sentences, statements) == [1, 0, None, None]
