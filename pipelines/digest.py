@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pipelines.events import (
     INTERVENTIONS,
+    BudgetStop,
     CheckerAddedEvidence,
     CheckerAddedQuery,
     CheckerAdmittedEvidence,
@@ -115,6 +116,9 @@ class RunDigest:
         self.override: VerdictOverridden | None = None
         self.failure: str | None = None
         self.interruption: str | None = None
+        self.stopped_by: BudgetStop | None = None  # the spend limit that stopped the run (its interruption says so in words)
+        self.source_run = ""  # a re-run on frozen evidence: the run whose evidence it used
+        self.started_by = ""
         self.evidence: dict[str, Evidence] = {}
         self.cited_by: dict[str, list[str]] = {}  # evidence id -> the turns that cite it
         self.statements: dict[str, list[str]] | None = None  # evidence id -> statements resting on it, once any is checked
@@ -165,6 +169,7 @@ class RunDigest:
         match evt:
             case RunStarted():
                 self.run_id, self.claim, self.protocol, self.config = evt.run_id, evt.claim, evt.protocol, evt.config
+                self.source_run, self.started_by = evt.source_run, evt.by
             case EvidenceRetrieved(evidence=item) | CheckerAddedEvidence(evidence=item):
                 self.evidence.setdefault(item.id, item)
             case QueryIssued():
@@ -196,9 +201,9 @@ class RunDigest:
             case RunFailed(reason=reason):
                 self.failure = reason
             case RunInterrupted(reason=reason):
-                self.interruption = reason
+                self.interruption, self.stopped_by = reason, evt.budget
             case RunResumed():
-                self.failure = self.interruption = None
+                self.failure = self.interruption = self.stopped_by = None
             case _:
                 pass
 

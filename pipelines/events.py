@@ -39,6 +39,8 @@ class RunStarted(Event):
     claim: str
     protocol: str
     config: dict[str, Any] = Field(default_factory=dict)
+    by: str = ""  # who started it, when the desk has sign-in (or the checker's name)
+    source_run: str = ""  # a re-run on frozen evidence: the stored run whose evidence it used
 
 
 class StageStarted(Event):
@@ -181,13 +183,25 @@ class RunResumed(Event):
     type: Literal["RunResumed"] = "RunResumed"
     attempt: int = Field(ge=2)
     replayed: int = Field(ge=0, description="events already in the record when the run resumed")
+    by: str = ""  # who resumed it
+
+
+class BudgetStop(BaseModel):
+    """Which spend limit stopped a run: a run's own or its batch's, on calls, tokens or money, and how much was used of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    scope: Literal["run", "batch"]
+    limit: Literal["calls", "tokens", "cost"]
+    used: float
+    allowed: float
 
 
 class RunInterrupted(Event):
-    """The run stopped without failing (a step-mode pause nobody answered); it can be resumed."""
+    """The run stopped without failing (a step-mode pause nobody answered, a spend limit reached); it can be resumed."""
 
     type: Literal["RunInterrupted"] = "RunInterrupted"
     reason: str
+    budget: BudgetStop | None = None  # set when a spend limit stopped it
 
 
 class StepPaused(Event):
