@@ -41,9 +41,9 @@ if pending is not None and compare_config is not None:
 else:
     try:
         if pending is not None:
-            state.set_active_run(start_run(pending, config, services, interactive=True))
+            state.set_active_run(start_run(pending, config, services, interactive=True, by=state.checker_name()))
         elif resume_id is not None:
-            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config))
+            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=state.checker_name()))
     except DebateDeskError as exc:
         state.set_error(str(exc))
         state.set_active_run(None)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.batch import run_batch, parse_claims_text
+from pipelines.batch import parse_claims_text, run_batch
 from pipelines.config import BudgetConfig, parse_prices
 from pipelines.events import Event, ModelCallCompleted, RunInterrupted, RunResumed, VerdictReached
 from pipelines.llm.fake import FakeChatModel
