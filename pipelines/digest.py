@@ -20,6 +20,7 @@ from pipelines.events import (
     CheckerAddedEvidence,
     CheckerAddedQuery,
     CheckerAdmittedEvidence,
+    CheckerEditedPlan,
     CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
@@ -219,6 +220,10 @@ class RunDigest:
 def describe_intervention(evt: Event, quote: Callable[[str, int], str]) -> str:
     """What the checker did, in words, for a report or a page; each quoted string goes through ``quote(text, limit)``, which escapes it for its sink."""
     match evt:
+        case CheckerEditedPlan(kind=kind, before=before, after=after):
+            was = "; ".join(quote(item, 200) for item in before)
+            now = "; ".join(quote(item, 200) for item in after)
+            return f"before the first search: rewrote the {quote(kind, 40)} “{was}” → “{now}”"
         case CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
             return f"round {r}: edited {quote(agent, 80)}'s next query “{quote(before, 200)}” → “{quote(after, 200)}”"
         case CheckerAddedQuery(round=r, query=query):

@@ -205,11 +205,13 @@ class RunInterrupted(Event):
 
 
 class StepPaused(Event):
-    """Step mode: the run waits for the checker after a round, with the queries it plans next."""
+    """Step mode: the run waits for the checker after a round, with the queries it plans next (and, after a decomposition, its plan)."""
 
     type: Literal["StepPaused"] = "StepPaused"
     round: int
     next_queries: dict[str, str] = Field(default_factory=dict)
+    plan_kind: str = ""  # "premises", "triplets": what the plan below is, when the pause follows a decomposition
+    plan: tuple[str, ...] = ()
 
 
 class CheckerEditedQuery(Event):
@@ -257,6 +259,17 @@ class CheckerAddedEvidence(Event):
     by: str
 
 
+class CheckerEditedPlan(Event):
+    """The checker rewrote the run's plan after its decomposition (proclaim's premises, mermaid's triplets) before any search."""
+
+    type: Literal["CheckerEditedPlan"] = "CheckerEditedPlan"
+    round: int
+    kind: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    by: str
+
+
 class StepResumed(Event):
     """The checker let the run go on (``continue``) or told it to stop debating and rule (``stop``)."""
 
@@ -279,6 +292,7 @@ class VerdictOverridden(Event):
 
 # What the checker does to a run (step mode and the verdict override), in the order the record lists them.
 INTERVENTIONS: tuple[type[Event], ...] = (
+    CheckerEditedPlan,
     CheckerEditedQuery,
     CheckerAddedQuery,
     CheckerStruckEvidence,
