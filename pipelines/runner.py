@@ -453,7 +453,7 @@ def _launch(
             emit(RunInterrupted(reason=str(exc)))
         except BudgetExhaustedError as exc:  # stopped between two calls: what it did so far is kept, and it can be resumed
             status = "interrupted"
-            emit(RunInterrupted(reason=f"{exc}; raise the limit on the Settings page and resume the run from History", budget=exc.stop))
+            emit(RunInterrupted(reason=f"{exc}; raise the limit on the Settings page to go on", budget=exc.stop))
         except DebateDeskError as exc:
             emit(RunFailed(reason=str(exc)))
         except Exception as exc:  # a bug: record it, then hand it to the caller to raise
