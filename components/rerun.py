@@ -3,6 +3,8 @@ with no new search; and the links between a run and its re-runs, both ways."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
 from components import state
@@ -10,6 +12,7 @@ from components.config_form import models_summary
 from components.safe_text import escape_markdown
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
+from pipelines.events import Event, RunStarted
 from pipelines.protocols.base import PROTOCOLS
 from pipelines.runner import start_run
 from pipelines.services import Services
@@ -38,10 +41,26 @@ def render_rerun_links(run: RunSummary, store: RunStore) -> None:
         st.button(
             f"🔁 {label} {other.protocol} · {other.final_verdict or other.status} · {other.id}",
             key=f"{K}link.{run.id}.{i}",
-            on_click=state.open_history_run,
+            on_click=_open,
             args=(other.id,),
             help="Open the linked run: the same evidence, another protocol or model.",
         )
+
+
+def render_rerun_note(events: Sequence[Event]) -> None:
+    """Above a live re-run: whose evidence it runs on, so nobody takes it for a fresh search."""
+    started = events[0] if events else None
+    if isinstance(started, RunStarted) and started.source_run:
+        st.info(
+            f"🔁 Re-run of run **{escape_markdown(started.source_run)}** on its frozen evidence: no new search; "
+            "both runs link to each other in **History**."
+        )
+
+
+def _open(run_id: str) -> None:
+    """Callback of a link: the page's run picker (its widget, key ``history.open``) shows the linked run."""
+    state.open_history_run(run_id)
+    st.session_state["history.open"] = run_id
 
 
 def render_rerun(run: RunSummary, services: Services) -> None:
@@ -57,7 +76,7 @@ def render_rerun(run: RunSummary, services: Services) -> None:
         )
         names = list(PROTOCOLS)
         protocol = st.selectbox(
-            "Protocol",
+            "Re-run with protocol",
             names,
             index=names.index(run.protocol) if run.protocol in names else 0,
             format_func=lambda n: f"{n} · {PROTOCOLS[n].title}",

@@ -8,6 +8,7 @@ from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
 from components.pages import render_page_header
+from components.rerun import render_rerun_note
 from components.safe_text import escape_markdown
 from components.services import get_services
 from components.transcript import replay
@@ -52,6 +53,7 @@ else:
         st.error(f"⚠️ {escape_markdown(state.last_error())}")
     handle = state.active_run()
     if handle is not None:
+        render_rerun_note(handle.events)
         render_run(handle, services.store)
         if handle.done:
             state.set_last_run(handle.run_id, handle.events)

@@ -45,7 +45,9 @@ def test_a_run_stopped_by_its_budget_keeps_its_events_and_resumes_when_raised(pa
     page.get_by_role("combobox", name="Open a run").click()
     page.get_by_role("option").first.click()
     # the run's status line (and the table's status column) say why it stopped
-    page.locator('[data-testid="stCaptionContainer"]', has_text="interrupted · stopped by budget: 1 of 1 model calls").wait_for(timeout=60_000)
+    page.locator('[data-testid="stCaptionContainer"]', has_text="interrupted · stopped by budget: 1 of 1 model calls").wait_for(
+        timeout=60_000
+    )
     page.get_by_text(re.compile(r"Step \d+ of \d+")).wait_for(timeout=60_000)  # the replay
     page.get_by_text("raise the limit on the Settings page to go on").first.wait_for(timeout=30_000)  # the replay's verdict box
     expect(page.get_by_role("button", name="Resume")).to_be_visible()
