@@ -64,15 +64,16 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
             for agent, query in pending.next_queries.items():
                 st.text_input(f"Next query for {agent}", value=query, key=f"{K}{round_key}.q.{agent}", max_chars=500)
         elif pending.plan is not None:
-            st.caption(f"The {escape_markdown(pending.plan.kind)} above guide the first searches.")
+            st.caption(f"The {escape_markdown(pending.plan.kind)} above guide the first searches: add a line to search for more.")
         else:
             st.caption("No more searches are planned for this run.")
-        st.text_input(
-            "Add a query of your own (optional)",
-            key=f"{K}{round_key}.extra",
-            max_chars=500,
-            placeholder="searched before the run goes on",
-        )
+        if pending.plan is None:  # at a plan pause, a line of the plan is the way to add a search
+            st.text_input(
+                "Add a query of your own (optional)",
+                key=f"{K}{round_key}.extra",
+                max_chars=500,
+                placeholder="searched before the run goes on",
+            )
 
         st.markdown(f"**Evidence** ({len(evidence)} items)")
         if evidence:
