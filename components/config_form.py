@@ -49,6 +49,9 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         help=RunConfig.model_fields["checker"].annotation.model_fields["step_mode"].description,  # type: ignore[union-attr]
     )
     _render_models_summary(base)
+    limits = base.budget.describe()
+    if limits:
+        st.sidebar.caption(f"🛑 Spend limits: {escape_markdown(limits)} (Settings page)")
 
     data = base.model_dump()
     data.update(protocol=protocol, corpus=corpus)

@@ -513,6 +513,20 @@ class BudgetConfig(BaseModel):
         """The price of 1,000 tokens of ``model``."""
         return parse_prices(self.prices).get(model, self.default_price)
 
+    def describe(self) -> str:
+        """The limits in force in a few words ("40 calls, 0.5 per run · 200 calls per batch"), or "" when there are none."""
+
+        def part(calls: int, tokens: int, cost: float, scope: str) -> str:
+            words = [f"{calls:,} calls" if calls else "", f"{tokens:,} tokens" if tokens else "", f"{cost:g} spent" if cost else ""]
+            shown = ", ".join(w for w in words if w)
+            return f"{shown} per {scope}" if shown else ""
+
+        parts = [
+            part(self.max_calls, self.max_tokens, self.max_cost, "run"),
+            part(self.batch_max_calls, self.batch_max_tokens, self.batch_max_cost, "batch"),
+        ]
+        return " · ".join(p for p in parts if p)
+
     @property
     def limits_run(self) -> bool:
         return bool(self.max_calls or self.max_tokens or self.max_cost)
@@ -814,6 +828,24 @@ class AppSettings(BaseSettings):
         description="A TOML file of the desk's users (name, role editor or checker, bcrypt password hash; see pipelines/users.py). "
         "Set, every page asks to sign in and actions carry the signed-in name; unset (the default), nobody signs in.",
     )
+    oidc_editors: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        title="OIDC editors",
+        description="With an [auth] section in .streamlit/secrets.toml (sign-in through an OpenID Connect provider with st.login): "
+        "comma-separated e-mail addresses, or @domain for a whole domain, that sign in as editors.",
+    )
+    oidc_checkers: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        title="OIDC checkers",
+        description="As OIDC editors, for the checker role. Anyone the provider knows but neither list names is refused.",
+    )
+
+    @field_validator("oidc_editors", "oidc_checkers", mode="before")
+    @classmethod
+    def _addresses(cls, value: Any) -> list[str]:
+        items = value.split(",") if isinstance(value, str) else [str(v) for v in value or []]
+        return [i.strip().lower() for i in items if i.strip()]
+
     checkcovid_dir: Path = Field(
         default=Path("../shared/data/check-covid"),
         title="Check-COVID folder",
