@@ -116,7 +116,7 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
         # Step mode: after each tool call the checker may strike or add evidence, search a query of their own, or make it answer now.
         review = await ctx.review(step, {})
         for query in review.extra_queries:
-            found = await retrieve(ctx, agent=HUMAN_CHECKER, round=step, query=query, tool="corpus", k=cfg_k(ctx))
+            found = await retrieve(ctx, agent=HUMAN_CHECKER, round=step, query=query, tool="corpus", k=ctx.config.retrieval.top_k)
             seen.update((e.id, e) for e in found)
             steps.append(f"Step {step}: the checker searched {query!r} -> found {', '.join(e.id for e in found) or 'nothing'}")
         seen.update((e.id, e) for e in review.added)
@@ -297,10 +297,6 @@ async def _keep(ctx: RunContext, decomposition: Decomposition, seen: dict[str, E
     used = [evidence_key(seen[c]) for c in turn.cited if seen[c].source == "memory"]
     await asyncio.to_thread(memory.mark_used, used)
     ctx.emit(MemoryUpdated(added=added, refreshed=refreshed))
-
-
-def cfg_k(ctx: RunContext) -> int:
-    return ctx.config.retrieval.top_k
 
 
 def triplet_line(t: Triplet) -> str:

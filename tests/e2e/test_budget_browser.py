@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, start_claim
 from tests.e2e.test_settings_browser import nav
 
 pytestmark = pytest.mark.e2e
@@ -27,10 +27,7 @@ def test_a_run_stopped_by_its_budget_keeps_its_events_and_resumes_when_raised(pa
     set_call_limit(page, 1)
     screenshot(page, "budget-settings")
     nav(page, "Verify a claim")
-    page.get_by_role("combobox", name="Protocol").click()
-    page.get_by_role("option", name="single — Single agent (baseline)").click()  # one call writes the query, one answers
-    page.locator("textarea").first.fill(CLAIM)
-    page.get_by_role("button", name="Verify").click()
+    start_claim(page, CLAIM, "single — Single agent (baseline)")  # one call writes the query, one answers
 
     page.get_by_text("stopped by budget: 1 of 1 model calls").first.wait_for(timeout=120_000)
     page.get_by_text("Everything so far is kept").first.wait_for(timeout=30_000)

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, start_claim
 
 pytestmark = pytest.mark.e2e
 
@@ -12,13 +12,7 @@ PREMISES = "Cloth masks cut droplet spread indoors\nMasks lower infection rates 
 
 
 def test_editing_proclaim_premises_in_step_mode(page) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("textbox", name="Your name (audit trail)").fill("Ana Ruiz")
-    page.keyboard.press("Enter")
-    page.get_by_text("Step mode").click()
-    page.get_by_role("combobox", name="Protocol").click()
-    page.get_by_role("option", name="proclaim — Courtroom (PROClaim)").click()
-    page.locator("textarea").first.fill(CLAIM)
-    page.get_by_role("button", name="Verify").click()
+    start_claim(page, CLAIM, "proclaim — Courtroom (PROClaim)", name="Ana Ruiz", step_mode=True)
 
     page.get_by_text("Paused before the first search — your turn").wait_for(timeout=120_000)
     premises = page.get_by_role("textbox", name="Edit the premises")

@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, start_claim
 from tests.e2e.test_settings_browser import nav
 
 pytestmark = pytest.mark.e2e
@@ -19,10 +19,7 @@ def open_run(page, option: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("combobox", name="Protocol").click()
-    page.get_by_role("option", name="single — Single agent (baseline)").click()
-    page.locator("textarea").first.fill(CLAIM)
-    page.get_by_role("button", name="Verify").click()
+    start_claim(page, CLAIM, "single — Single agent (baseline)")
     page.get_by_text("Decided by").first.wait_for(timeout=120_000)
 
     nav(page, "History")
