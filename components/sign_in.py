@@ -38,7 +38,7 @@ def require_sign_in() -> User | None:
     if user is not None:
         state.set_checker_name(user.name)  # the account's name, whatever the address or a field says
         return user
-    st.title("⚖️ Sign in to DebateDesk")
+    st.title(TITLE)  # markup: our own constant
     try:
         users = UsersFile.load(path)
     except UsersFileError as exc:  # nobody can sign in until the file is fixed: say how
@@ -107,20 +107,20 @@ def _require_oidc(auth: Mapping[str, Any]) -> User | None:
             st.session_state[state.SIGNED_IN] = user
             state.set_checker_name(user.name)
             return user
-        st.title(TITLE)
+        st.title(TITLE)  # markup: our own constant
         st.error(  # markup: the address is escaped
             f"⚠️ {escape_markdown(str(st.user.get('email') or 'This account'))} is not on this desk's list of editors or checkers "
             "(or the provider has not verified the address). Ask whoever runs the desk to add you."
         )
         st.button("Sign out", key=K + "oidc.out", on_click=_sign_out, icon="🚪")
         st.stop()
-    st.title(TITLE)
+    st.title(TITLE)  # markup: our own constant
     problems = oidc_problems(auth)
     if problems:
-        st.error("⚠️ Sign-in is configured but incomplete: " + escape_markdown("; ".join(problems)) + ". See .streamlit/secrets.toml.")
+        st.error(f"⚠️ Sign-in is configured but incomplete: {escape_markdown('; '.join(problems))}. See .streamlit/secrets.toml.")
         st.stop()
     for provider in oidc_providers(auth):
-        label = f"Sign in with {provider}" if provider else "Sign in with your organisation's account"
+        label = f"Sign in with {escape_markdown(provider)}" if provider else "Sign in with your organisation's account"
         st.button(label, key=f"{K}oidc.{provider or 'default'}", type="primary", on_click=st.login, args=(provider,) if provider else ())
     st.caption("This desk is shared: what you do is recorded with your name. You stay signed in on this browser until you sign out.")
     st.stop()

@@ -41,7 +41,6 @@ from pipelines.stages.decomposition import Decomposition, decompose_claim, parse
 from pipelines.stages.retrieval import format_evidence, retrieve
 
 AGENT = "Researcher"
-
 MEMORY_AGENT = "Memory"
 Action = Literal["corpus_search", "web_search", "memory_lookup", "answer"]
 NO_STEPS = "(none yet)"
@@ -88,6 +87,7 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
     tools = _available_tools(ctx, memory)
     steps: list[str] = []
     final: ReactStep | ForcedAnswer | None = None
+    asked = False  # the checker (step mode) asked for the answer before the cap
     ctx.emit(StageStarted(stage="reasoning", detail=f"ReAct loop, at most {cfg.max_steps} steps"))
     for step in range(1, cfg.max_steps + 1):
         if step == cfg.max_steps:
@@ -121,6 +121,7 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
             steps.append(f"Step {step}: the checker searched {query!r} -> found {', '.join(e.id for e in found) or 'nothing'}")
         seen.update((e.id, e) for e in review.added)
         if review.stop:
+            asked = True
             final = await _forced_answer(ctx, decomposition, seen, steps, step + 1)
             break
     ctx.emit(StageCompleted(stage="reasoning", detail=f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}"))
@@ -136,7 +137,9 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
         cited=turn.cited,
         decided_by="agent",
         stop_reason=(
-            f"forced answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''} (the {cfg.max_steps}-step cap)"
+            f"the checker asked for the answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
+            if asked
+            else f"forced answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''} (the {cfg.max_steps}-step cap)"
             if forced
             else f"the researcher answered after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
         ),

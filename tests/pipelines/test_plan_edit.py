@@ -81,8 +81,9 @@ def test_mermaid_honours_step_mode_with_its_triplets_and_after_each_tool_call(se
     assert decomposed[-1].source == "checker" and str(decomposed[-1].triplets[0]) == "(cloth masks; reduce; influenza in schools)"
     assert any(isinstance(e, CheckerEditedPlan) and e.kind == "triplets" for e in events)
     assert isinstance(events[-1], VerdictReached)
-    if len(pauses) > 1:  # the model called a tool first: a pause after it, and "stop" made it answer at once
-        assert pauses[1].round == 1 and pauses[1].plan is None
+    # the fake researcher calls a tool first: a pause after it, where "stop" makes it answer at once
+    assert [p.round for p in pauses] == [0, 1] and pauses[1].plan is None
+    assert events[-1].verdict.stop_reason == "the checker asked for the answer after 1 tool call"  # type: ignore[attr-defined]
 
 
 def test_a_bad_triplet_line_keeps_the_model_s_triplets_and_says_why(services: Services) -> None:
