@@ -9,7 +9,7 @@ import pytest
 from pipelines.digest import digest
 from pipelines.errors import DebateDeskError
 from pipelines.events import EvidenceRetrieved, RunStarted, VerdictReached
-from pipelines.runner import start_run, stream_run
+from pipelines.runner import resume_run, start_run, stream_run
 from pipelines.services import Services
 from pipelines.store import RunStore
 from pipelines.tools.embeddings import Embedder
@@ -71,3 +71,18 @@ def test_a_rerun_of_an_unknown_run_or_one_without_evidence_is_refused_before_it_
     mad = list(stream_run(CLAIM, fake_config(protocol="mad"), fresh))  # mad argues from what the models know: no evidence
     with pytest.raises(DebateDeskError, match="has no evidence to re-run on"):
         start_run(CLAIM, fake_config(protocol="desk"), fresh, frozen_from=mad[0].run_id)  # type: ignore[attr-defined]
+
+
+def test_a_rerun_stopped_by_its_budget_resumes_on_the_same_frozen_evidence(fresh: Services) -> None:
+    source = digest(list(stream_run(CLAIM, fake_config(protocol="single"), fresh)))
+    index = CountingIndex(fresh.index)
+    fresh.index = index  # type: ignore[assignment]
+    limited = with_settings(fake_config(protocol="desk"), "budget", max_calls=2)
+    stopped = list(start_run(CLAIM, limited, fresh, frozen_from=source.run_id).stream())
+    run_id = stopped[0].run_id  # type: ignore[attr-defined]
+    assert digest(stopped).stopped_by is not None
+
+    list(resume_run(run_id, fresh, secrets_from=with_settings(limited, "budget", max_calls=0)).stream())
+    record = fresh.store.events(run_id)  # type: ignore[union-attr]
+    assert isinstance(record[-1], VerdictReached) and index.searches == 0, "the resumed re-run searched nothing either"
+    assert {e.evidence.text for e in record if isinstance(e, EvidenceRetrieved)} <= {e.text for e in source.evidence.values()}
