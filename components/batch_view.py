@@ -10,6 +10,8 @@ import streamlit as st
 from components.safe_text import escape_markdown
 from pipelines.batch import ClaimOutcome, to_csv, to_jsonl
 
+STATUS_LABELS = {"completed": "✅ completed", "failed": "❌ failed", "stopped": "🛑 stopped by budget", "skipped": "⏭️ not started"}
+
 
 def outcomes_frame(outcomes: Sequence[ClaimOutcome]) -> pd.DataFrame:
     """One row per claim, in input order (pure: no Streamlit calls)."""
@@ -17,7 +19,7 @@ def outcomes_frame(outcomes: Sequence[ClaimOutcome]) -> pd.DataFrame:
         {
             "#": o.index + 1,
             "id": o.id,
-            "status": "✅ completed" if o.status == "completed" else "❌ failed",
+            "status": STATUS_LABELS[o.status],
             "verdict": o.verdict,
             "confidence": o.confidence,
             "claim": o.claim,
@@ -50,9 +52,19 @@ def render_batch_results(outcomes: Sequence[ClaimOutcome], file_stem: str = "bat
     """Summary line, failures with their reasons, the table, and the two downloads."""
     failed = [o for o in outcomes if o.status != "completed"]
     done = len(outcomes) - len(failed)
+    budget = [o for o in outcomes if o.status in ("stopped", "skipped")]
+    if budget:
+        st.warning(  # markup: counts only
+            f"🛑 The batch reached its spend limit: {done} of {len(outcomes)} claims checked, "
+            f"{sum(o.status == 'stopped' for o in budget)} stopped mid-run (resumable from History), "
+            f"{sum(o.status == 'skipped' for o in budget)} not started. Raise the limit on the Settings page to go on."
+        )
+    if len(failed) > len(budget):
+        st.warning(
+            f"⚠️ {done} of {len(outcomes)} claims checked; {len(failed) - len(budget)} failed (the rest went on):"
+        )  # markup: counts only
     if failed:
-        st.warning(f"⚠️ {done} of {len(outcomes)} claims checked; {len(failed)} failed (the rest went on):")  # markup: counts only
-        for o in sorted(failed, key=lambda o: o.index):
+        for o in sorted((o for o in failed if o.status != "skipped"), key=lambda o: o.index):
             st.markdown(f"- **{escape_markdown(o.id)}**: {escape_markdown(o.error)}")
     else:
         st.success(f"✅ All {len(outcomes)} claims checked; each is a stored run.")

@@ -40,6 +40,8 @@ def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None]
             title = f"Paused after round {number}" if number > 0 else "Paused before the first search"
             log(f"⏸️ {title.lower()} for the checker")
             planned_text = "; ".join(f"{escape_markdown(a)}: “{escape_markdown(q)}”" for a, q in planned.items())
+            if evt.plan:
+                planned_text = f"{escape_markdown(evt.plan_kind)}: " + "; ".join(f"“{escape_markdown(item)}”" for item in evt.plan)
             # markup: the title is the app's, planned_text is escaped above
             transcript.info(f"⏸️ **{title}** for the checker." + (f" Planned next: {planned_text}" if planned_text else ""))
         case RunResumed(attempt=attempt, replayed=replayed):

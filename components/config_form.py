@@ -50,6 +50,9 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         help=RunConfig.model_fields["checker"].annotation.model_fields["step_mode"].description,  # type: ignore[union-attr]
     )
     _render_models_summary(base)
+    limits = base.budget.describe()
+    if limits:
+        st.sidebar.caption(f"🛑 Spend limits: {escape_markdown(limits)} (Settings page)")
 
     data = base.model_dump()
     data.update(protocol=protocol, corpus=corpus)
@@ -158,9 +161,10 @@ def _render_field(field: FieldInfo, value: Any, key: str) -> Any:
     if annotation is SecretStr:
         raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value or "")
         return SecretStr(st.text_input(label, value=raw, type="password", key=key, help=help_text))
-    if typing.get_origin(annotation) is list:  # domain lists: one comma-separated text box
+    if typing.get_origin(annotation) is list:  # domain lists, prices: one comma-separated text box
         text = ", ".join(str(v) for v in value or [])
-        return st.text_input(label, value=text, key=key, help=help_text, placeholder="e.g. nih.gov, .edu")
+        example = field.examples[0] if field.examples else "nih.gov, .edu"
+        return st.text_input(label, value=text, key=key, help=help_text, placeholder=f"e.g. {example}")
     if typing.get_origin(annotation) is typing.Literal:
         options = list(typing.get_args(annotation))
         return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key, help=help_text)

@@ -16,6 +16,7 @@ from pipelines.context import Review
 from pipelines.errors import DebateDeskError
 from pipelines.models import Evidence
 from pipelines.runner import RunHandle
+from pipelines.stages.decomposition import parse_triplets
 from pipelines.store import RunStore
 from pipelines.tools.fetch import fetch_page
 
@@ -56,18 +57,23 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
         if error:
             st.error(f"⚠️ {escape_markdown(error)}")
 
+        if pending.plan is not None:
+            _render_plan(round_key, pending)
         st.markdown("**Next queries**")
         if pending.next_queries:
             for agent, query in pending.next_queries.items():
                 st.text_input(f"Next query for {agent}", value=query, key=f"{K}{round_key}.q.{agent}", max_chars=500)
+        elif pending.plan is not None:
+            st.caption(f"The {escape_markdown(pending.plan.kind)} above guide the first searches: add a line to search for more.")
         else:
             st.caption("No more searches are planned for this run.")
-        st.text_input(
-            "Add a query of your own (optional)",
-            key=f"{K}{round_key}.extra",
-            max_chars=500,
-            placeholder="searched before the run goes on",
-        )
+        if pending.plan is None:  # at a plan pause, a line of the plan is the way to add a search
+            st.text_input(
+                "Add a query of your own (optional)",
+                key=f"{K}{round_key}.extra",
+                max_chars=500,
+                placeholder="searched before the run goes on",
+            )
 
         st.markdown(f"**Evidence** ({len(evidence)} items)")
         if evidence:
@@ -89,6 +95,39 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
         right.button(
             "Stop and rule ⏹️", key=f"{K}{round_key}.stop", on_click=_submit, args=(handle, pending, evidence, True), width="stretch"
         )
+
+
+PLAN_HELP = {
+    "premises": "One premise a line. Each premise is searched for on its own, and the court rules on each: add, remove or reword them.",
+    "triplets": "One fact a line, as subject | relation | object. The researcher checks these facts: add, remove or reword them.",
+}
+
+
+def _render_plan(round_key: str, pending: PendingReview) -> None:
+    assert pending.plan is not None
+    kind = pending.plan.kind
+    st.markdown(f"**The plan: {escape_markdown(kind)}**")
+    st.text_area(
+        f"Edit the {kind}",
+        value="\n".join(pending.plan.items),
+        key=f"{K}{round_key}.plan",
+        height=40 + 28 * max(2, len(pending.plan.items)),
+        max_chars=4000,
+        help=PLAN_HELP.get(kind, "One item a line."),
+    )
+
+
+def _plan_lines(round_key: str, pending: PendingReview) -> tuple[str, ...] | None:
+    """The plan as the checker left it; raises ValueError for a triplet line that is not one (nothing is lost: the form stays)."""
+    if pending.plan is None:
+        return None
+    text = str(st.session_state.get(f"{K}{round_key}.plan", "\n".join(pending.plan.items)))
+    lines = tuple(" ".join(line.split()) for line in text.splitlines() if line.strip())
+    if not lines:
+        raise ValueError(f"the {pending.plan.kind} are empty: keep at least one line, or put the planned ones back")
+    if pending.plan.kind == "triplets":
+        parse_triplets("\n".join(lines))
+    return lines
 
 
 def _render_evidence_choice(round_key: str, e: Evidence, struck: dict[str, str]) -> None:
@@ -160,6 +199,7 @@ def build_review(round_key: str, pending: PendingReview, evidence: dict[str, Evi
         admitted=admitted,
         added=tuple(state.pasted()),
         stop=stop,
+        plan=_plan_lines(round_key, pending),
     )
 
 

@@ -17,7 +17,8 @@ services = get_services()
 render_page_header("pages/batch.py")
 st.caption(
     f"Check up to {MAX_BATCH_CLAIMS:,} claims in one go with the run settings in the sidebar. Each claim becomes a normal stored run; "
-    "a claim that fails is reported and the rest go on."
+    "a claim that fails is reported and the rest go on. The spend limits on the **Settings** page apply to each run and to the "
+    "whole batch: once the batch's limit is reached no claim starts."
 )
 st.sidebar.header("Run settings")
 config = render_config_form(services.corpus_names(), state.run_settings())
@@ -57,10 +58,13 @@ if start:
         outcomes = []
         for outcome in iter_batch(items, config, services, concurrency=concurrency):
             outcomes.append(outcome)
-            failed = sum(o.status != "completed" for o in outcomes)
+            failed = sum(o.status == "failed" for o in outcomes)
+            stopped = sum(o.status in ("stopped", "skipped") for o in outcomes)
             progress.progress(
                 len(outcomes) / len(items),
-                text=f"{len(outcomes)} of {len(items)} claims checked" + (f" ({failed} failed)" if failed else ""),
+                text=f"{len(outcomes)} of {len(items)} claims checked"
+                + (f" ({failed} failed)" if failed else "")
+                + (f" ({stopped} stopped or not started: the batch's spend limit)" if stopped else ""),
             )
             render_outcomes_table(outcomes, slot=table)
         table.empty()

@@ -8,6 +8,7 @@ import streamlit as st
 from components import state
 from components.courtroom import render_courtroom_audit
 from components.pages import render_page_header
+from components.rerun import render_rerun, render_rerun_links
 from components.review_form import render_override_form
 from components.safe_text import escape_markdown
 from components.services import get_services
@@ -38,7 +39,16 @@ def when(ts: float | None) -> str:
 
 def describe(run: RunSummary) -> str:
     verdict = run.final_verdict or "no verdict"
-    return f"{STATUS_ICONS.get(run.status, '')} {run.claim[:70]} · {run.protocol} · {verdict} · {when(run.created_at)} · {run.id}"
+    return f"{status_icon(run)} {run.claim[:70]} · {run.protocol} · {verdict} · {when(run.created_at)} · {run.id}"
+
+
+def status_icon(run: RunSummary) -> str:
+    return "🛑" if run.stop_reason else STATUS_ICONS.get(run.status, "")
+
+
+def status_text(run: RunSummary) -> str:
+    """The status, and why a run stopped short when a spend limit stopped it."""
+    return f"{status_icon(run)} {run.status}" + (f" · {run.stop_reason}" if run.stop_reason else "")
 
 
 def import_uploaded() -> None:
@@ -99,7 +109,7 @@ table = pd.DataFrame(
             "started": when(r.created_at),
             "claim": r.claim,
             "protocol": r.protocol,
-            "status": f"{STATUS_ICONS.get(r.status, '')} {r.status}",
+            "status": status_text(r),
             "verdict": r.final_verdict or "",
             "checker": f"{r.checker_verdict} by {r.checker_by}" + (f", {when(r.checker_at)}" if r.checker_at else "")
             if r.checker_verdict
@@ -108,7 +118,8 @@ table = pd.DataFrame(
             "cached": r.cost.cached_calls,
             "tokens": r.cost.tokens_in + r.cost.tokens_out,
             "events": r.event_count,
-            "origin": r.origin,
+            "origin": f"re-run of {r.source_run}" if r.source_run else r.origin,
+            "by": r.started_by or "",
             "id": r.id,
         }
         for r in runs
@@ -142,10 +153,12 @@ events = store.events(run.id)
 
 st.subheader(escape_markdown(run.claim))
 st.caption(  # markup: an icon from a fixed table, times, numbers and escaped fields
-    f"{STATUS_ICONS.get(run.status, '')} {escape_markdown(run.status)} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
+    f"{escape_markdown(status_text(run))} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
     f"finished {when(run.finished_at)} · {len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · "
     f"{escape_markdown(run.origin)} · id {escape_markdown(run.id)}"
+    + (f" · started by {escape_markdown(run.started_by)}" if run.started_by else "")
 )  # the cost, per stage and with its cached calls, is the replay's first line below
+render_rerun_links(run, store)
 
 actions = st.columns(1 + len(EXPORT_FORMATS))
 if (
@@ -166,6 +179,8 @@ for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
     column.download_button(
         f"⬇️ {FORMAT_LABELS[fmt]}", data=data, file_name=export_filename(run, fmt), mime=EXPORT_FORMATS[fmt][1], key=f"history.dl.{fmt}"
     )
+
+render_rerun(run, services)
 
 labels = get_protocol(run.protocol).labels if run.protocol in PROTOCOLS else ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 render_override_form(store, run.id, labels, run.verdict, key=f"history-{run.id}")

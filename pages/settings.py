@@ -8,7 +8,7 @@ from components import state
 from components.config_form import describe_problems, render_model_fields, render_section
 from components.pages import render_page_header
 from components.safe_text import escape_markdown
-from pipelines.config import ROLES, AppSettings, CheckerConfig, ModelSpec, RetrievalConfig, RunConfig
+from pipelines.config import ROLES, AppSettings, BudgetConfig, CheckerConfig, ModelSpec, RetrievalConfig, RunConfig
 from pipelines.llm.connection import check_connection
 from pipelines.llm.presets import PRESETS, matching_preset
 
@@ -72,6 +72,14 @@ data["retrieval"] = render_section(RetrievalConfig, data["retrieval"], K + "retr
 st.header("Step mode")
 st.caption("Step mode itself is switched on and off in the sidebar, per run.")
 data["checker"] = render_section(CheckerConfig, data["checker"], K + "checker", skip={"step_mode"}, prefixed=False)
+
+st.header("Spend limits")
+st.caption(
+    "A run stops cleanly between two model calls once it reaches a limit; everything so far is kept and it can be resumed from "
+    "History after the limit is raised. A batch shares its own limits across its claims and starts no claim once one is reached. "
+    "0 means no limit; answers from the cache are free."
+)
+data["budget"] = render_section(BudgetConfig, data["budget"], K + "budget", prefixed=False)
 
 try:
     state.set_run_settings(RunConfig.model_validate(data))

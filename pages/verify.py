@@ -8,6 +8,7 @@ from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
 from components.pages import render_page_header
+from components.rerun import render_rerun_note
 from components.safe_text import escape_markdown
 from components.services import get_services
 from components.transcript import replay
@@ -41,9 +42,9 @@ if pending is not None and compare_config is not None:
 else:
     try:
         if pending is not None:
-            state.set_active_run(start_run(pending, config, services, interactive=True))
+            state.set_active_run(start_run(pending, config, services, interactive=True, by=state.checker_name()))
         elif resume_id is not None:
-            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config))
+            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=state.checker_name()))
     except DebateDeskError as exc:
         state.set_error(str(exc))
         state.set_active_run(None)
@@ -52,6 +53,7 @@ else:
         st.error(f"⚠️ {escape_markdown(state.last_error())}")
     handle = state.active_run()
     if handle is not None:
+        render_rerun_note(handle.events)
         render_run(handle, services.store)
         if handle.done:
             state.set_last_run(handle.run_id, handle.events)

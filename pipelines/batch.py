@@ -27,6 +27,7 @@ from pipelines.config import RunConfig
 from pipelines.digest import Cost, digest
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event
+from pipelines.llm.limits import Budget, describe_stop
 from pipelines.runner import check_names, stream_run
 from pipelines.services import Services
 from pipelines.text_safety import UnsafeClaimError, check_claim_text, csv_cell
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 MAX_BATCH_CLAIMS = 1000
 MAX_CONCURRENCY = 16
 CLAIM_COLUMNS = ("claim", "text")
-Status = Literal["completed", "failed"]
+Status = Literal["completed", "failed", "stopped", "skipped"]  # stopped: by a spend limit; skipped: never started (the batch's limit)
 EXPORT_FIELDS = (
     "index", "id", "claim", "status", "verdict", "confidence", "decided_by", "sources", "rationale", "error", "run_id",
     "model_calls", "cached_calls", "tokens_in", "tokens_out", "retrieval_calls", "seconds",
@@ -197,12 +198,12 @@ def _lines(numbers: list[int]) -> str:
 # --- running -------------------------------------------------------------------------
 
 
-def run_claim(item: BatchItem, config: RunConfig, services: Services) -> ClaimOutcome:
+def run_claim(item: BatchItem, config: RunConfig, services: Services, batch_budget: Budget | None = None) -> ClaimOutcome:
     """Run one claim as a normal stored run; never raises for a failed claim (the outcome says why)."""
     started = time.perf_counter()
     events: list[Event] = []
     try:
-        for evt in stream_run(item.claim, config, services):
+        for evt in stream_run(item.claim, config, services, batch_budget=batch_budget):
             events.append(evt)
     except DebateDeskError as exc:  # refused before it started (empty or huge claim, unknown corpus...)
         return ClaimOutcome(
@@ -219,12 +220,15 @@ def outcome_from_events(item: BatchItem, events: Sequence[Event], seconds: float
     run = digest(events)
     verdict = run.verdict
     retrieved = sorted({(e.doc_id, i) for e in run.evidence.values() if e.doc_id for i in e.sentence_indices})
-    error = crash or run.failure or ("" if verdict else "the run ended without a verdict")
+    error = crash or run.failure or run.interruption or ("" if verdict else "the run ended without a verdict")
+    status: Status = "completed" if verdict is not None and not error else "failed"
+    if not crash and run.failure is None and run.stopped_by is not None:
+        status = "stopped"
     return ClaimOutcome(
         index=item.index,
         id=item.id,
         claim=item.claim,
-        status="completed" if verdict is not None and not error else "failed",
+        status=status,
         run_id=run.run_id,
         verdict=verdict.label if verdict else None,
         confidence=verdict.confidence if verdict else None,
@@ -244,14 +248,16 @@ def iter_batch(
     services: Services,
     *,
     concurrency: int = 2,
-    runner: Callable[[BatchItem, RunConfig, Services], ClaimOutcome] = run_claim,
+    runner: Callable[[BatchItem, RunConfig, Services, Budget | None], ClaimOutcome] = run_claim,
 ) -> Iterator[ClaimOutcome]:
     """Run the claims, at most ``concurrency`` at a time, yielding each outcome as it finishes.
 
     Claims start in input order. Model calls of all the runs share one bound per endpoint
     (``Services.limiters``), so K claims at once never send more than the role's
     ``concurrency`` calls to the same server. Closing the iterator early lets the claims
-    already started finish and starts no more.
+    already started finish and starts no more. The batch's spend limits (``config.budget``)
+    are shared by its runs: a run that reaches one stops between calls, and once one is
+    reached no claim starts; each claim not started comes back ``skipped`` saying so.
     """
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise BatchInputError(f"concurrency must be between 1 and {MAX_CONCURRENCY}, got {concurrency}")
@@ -259,17 +265,28 @@ def iter_batch(
     check_names(config)
     services.ensure_corpus(config.corpus)
     queue = list(items)
+    spend = Budget.for_batch(config.budget) if config.budget.limits_batch else None
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="batch") as pool:
         running: set[Future[ClaimOutcome]] = set()
         try:
             while queue or running:
+                stop = spend.reached() if spend is not None else None
+                if stop is not None:
+                    yield from (_skipped(item, describe_stop(stop)) for item in queue)
+                    queue.clear()
                 while queue and len(running) < concurrency:
-                    running.add(pool.submit(runner, queue.pop(0), config, services))
+                    running.add(pool.submit(runner, queue.pop(0), config, services, spend))
+                if not running:
+                    break
                 done, running = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: f.result().index):
                     yield future.result()
         finally:
             queue.clear()
+
+
+def _skipped(item: BatchItem, why: str) -> ClaimOutcome:
+    return ClaimOutcome(item.index, item.id, item.claim, "skipped", error=f"not started: {why}")
 
 
 def run_batch(

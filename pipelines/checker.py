@@ -1,6 +1,7 @@
 """The checker in the loop: step mode's pause after each round, the interventions, the verdict override.
 
-A protocol calls ``ctx.review(round, next_queries)`` after a round. In step mode the
+A protocol calls ``ctx.review(round, next_queries)`` after a round (and with its ``plan`` after a
+decomposition: proclaim's premises, mermaid's triplets, which the checker may rewrite). In step mode the
 reviewer built here emits ``StepPaused`` and blocks the run's thread on a ``StepGate``
 until the page submits the checker's ``Review`` (or the wait times out: the run is then
 ``interrupted`` and can be resumed). Each decision becomes an attributed, timestamped
@@ -17,13 +18,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from pipelines.context import Review, Reviewer
+from pipelines.context import OpeningPlan, Review, Reviewer
 from pipelines.digest import digest
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     CheckerAddedEvidence,
     CheckerAddedQuery,
     CheckerAdmittedEvidence,
+    CheckerEditedPlan,
     CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
@@ -49,6 +51,7 @@ class PendingReview:
     round: int
     next_queries: dict[str, str]
     since: float = field(default_factory=time.time)
+    plan: OpeningPlan | None = None  # after a decomposition: the plan the checker may rewrite
 
 
 class StepGate:
@@ -72,10 +75,10 @@ class StepGate:
         with self._cond:
             return self._pending
 
-    async def wait(self, round: int, next_queries: dict[str, str]) -> tuple[Review, str, str]:
+    async def wait(self, round: int, next_queries: dict[str, str], plan: OpeningPlan | None = None) -> tuple[Review, str, str]:
         """Block until the checker decides; returns (review, by, note)."""
         with self._cond:
-            self._pending = PendingReview(round=round, next_queries=dict(next_queries))
+            self._pending = PendingReview(round=round, next_queries=dict(next_queries), plan=plan)
             self._answer = None
             self._cond.notify_all()
         # A daemon thread, not asyncio.to_thread: the executor's threads are joined at interpreter exit,
@@ -138,9 +141,13 @@ class StepGate:
             return answer
 
 
-def intervention_events(round: int, planned: dict[str, str], review: Review, by: str, note: str = "") -> list[Event]:
-    """The events that record a checker's review of one round (an unchanged query is not an edit)."""
+def intervention_events(
+    round: int, planned: dict[str, str], review: Review, by: str, note: str = "", plan: OpeningPlan | None = None
+) -> list[Event]:
+    """The events that record a checker's review of one round (an unchanged query, or plan, is not an edit)."""
     events: list[Event] = []
+    if plan is not None and review.plan is not None and review.plan != plan.items:
+        events.append(CheckerEditedPlan(round=round, kind=plan.kind, before=plan.items, after=review.plan, by=by))
     for agent, query in review.queries.items():
         before = planned.get(agent, "")
         if query.strip() and query != before:
@@ -153,11 +160,13 @@ def intervention_events(round: int, planned: dict[str, str], review: Review, by:
     return events
 
 
-def clean_review(review: Review, planned: dict[str, str]) -> Review:
-    """Drop what changes nothing: unchanged or blank queries, blank extra queries."""
+def clean_review(review: Review, planned: dict[str, str], plan: OpeningPlan | None = None) -> Review:
+    """Drop what changes nothing: unchanged or blank queries, blank extra queries, blank plan lines, an unchanged or emptied plan."""
     queries = {a: q.strip() for a, q in review.queries.items() if q.strip() and q.strip() != planned.get(a, "")}
     extra = tuple(q.strip() for q in review.extra_queries if q.strip())
-    return replace(review, queries=queries, extra_queries=extra)
+    items = tuple(" ".join(i.split()) for i in review.plan or () if i.strip())
+    kept = items if plan is not None and items and items != plan.items else None
+    return replace(review, queries=queries, extra_queries=extra, plan=kept)
 
 
 def make_reviewer(
@@ -174,22 +183,25 @@ def make_reviewer(
     if gate is None and not recorded:
         return None
 
-    async def reviewer(round: int, next_queries: dict[str, str]) -> Review:
+    async def reviewer(round: int, next_queries: dict[str, str], plan: OpeningPlan | None = None, /) -> Review:
+        paused = StepPaused(
+            round=round, next_queries=dict(next_queries), plan_kind=plan.kind if plan else "", plan=plan.items if plan else ()
+        )
         if round in recorded:
             review, by, note = recorded[round]
         elif gate is None:
             return Review()
         else:
-            emit(StepPaused(round=round, next_queries=dict(next_queries)))
-            review, by, note = await gate.wait(round, next_queries)
-            review = clean_review(review, next_queries)
+            emit(paused)
+            review, by, note = await gate.wait(round, next_queries, plan)
+            review = clean_review(review, next_queries, plan)
             if next_id is not None and review.added:
                 review = replace(
                     review, added=tuple(e.model_copy(update={"id": next_id(f"user:{round}:{i}")}) for i, e in enumerate(review.added))
                 )
         if round in recorded:
-            emit(StepPaused(round=round, next_queries=dict(next_queries)))
-        for evt in intervention_events(round, next_queries, review, by, note):
+            emit(paused)
+        for evt in intervention_events(round, next_queries, review, by, note, plan):
             emit(evt)
         return review
 

@@ -453,6 +453,107 @@ class CheckerConfig(BaseModel):
     )
 
 
+class BudgetConfig(BaseModel):
+    """Spend limits: a run (and a batch) stops cleanly between model calls once it reaches one; 0 means no limit."""
+
+    max_calls: int = Field(
+        default=0,
+        ge=0,
+        le=100_000,
+        title="Calls per run",
+        description="Most model calls one run may make (answers from a cache are free); 0: no limit.",
+    )
+    max_tokens: int = Field(
+        default=0, ge=0, le=100_000_000, title="Tokens per run", description="Most tokens (in and out) one run may spend; 0: no limit."
+    )
+    max_cost: float = Field(
+        default=0.0,
+        ge=0,
+        le=100_000,
+        title="Money per run",
+        description="Most money one run may spend, at the prices below (in their currency); 0: no limit.",
+    )
+    batch_max_calls: int = Field(
+        default=0,
+        ge=0,
+        le=10_000_000,
+        title="Calls per batch",
+        description="Most model calls a whole batch may make; then it starts no more claims. 0: no limit.",
+    )
+    batch_max_tokens: int = Field(
+        default=0, ge=0, le=1_000_000_000, title="Tokens per batch", description="Most tokens a whole batch may spend; 0: no limit."
+    )
+    batch_max_cost: float = Field(
+        default=0.0,
+        ge=0,
+        le=1_000_000,
+        title="Money per batch",
+        description="Most money a whole batch may spend, at the prices below; 0: no limit.",
+    )
+    prices: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        title="Prices per 1,000 tokens",
+        description="Comma-separated model=price pairs, the price of 1,000 tokens (in and out) in your currency, e.g. gpt-4o-mini=0.0006. A model not listed costs the default price.",
+        examples=["gpt-4o-mini=0.0006, gpt-4o=0.01"],
+    )
+    default_price: float = Field(
+        default=0.0,
+        ge=0,
+        le=1000,
+        title="Default price per 1,000 tokens",
+        description="The price of a model the list does not name (0: local models cost nothing).",
+    )
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _prices(cls, value: Any) -> list[str]:
+        return [f"{model}={price:g}" for model, price in parse_prices(value).items()]
+
+    def price_of(self, model: str) -> float:
+        """The price of 1,000 tokens of ``model``."""
+        return parse_prices(self.prices).get(model, self.default_price)
+
+    def describe(self) -> str:
+        """The limits in force in a few words ("40 calls, 0.5 per run · 200 calls per batch"), or "" when there are none."""
+
+        def part(calls: int, tokens: int, cost: float, scope: str) -> str:
+            words = [f"{calls:,} calls" if calls else "", f"{tokens:,} tokens" if tokens else "", f"{cost:g} spent" if cost else ""]
+            shown = ", ".join(w for w in words if w)
+            return f"{shown} per {scope}" if shown else ""
+
+        parts = [
+            part(self.max_calls, self.max_tokens, self.max_cost, "run"),
+            part(self.batch_max_calls, self.batch_max_tokens, self.batch_max_cost, "batch"),
+        ]
+        return " · ".join(p for p in parts if p)
+
+    @property
+    def limits_run(self) -> bool:
+        return bool(self.max_calls or self.max_tokens or self.max_cost)
+
+    @property
+    def limits_batch(self) -> bool:
+        return bool(self.batch_max_calls or self.batch_max_tokens or self.batch_max_cost)
+
+
+def parse_prices(value: Any) -> dict[str, float]:
+    """``"gpt-4o=0.01, gpt-4o-mini=0.0006"`` (or a list of such pairs) as {model: price}; raises ValueError saying which pair is wrong."""
+    items = value.split(",") if isinstance(value, str) else [str(v) for v in value or []]
+    prices: dict[str, float] = {}
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        model, sep, price = item.rpartition("=")
+        try:
+            amount = float(price)
+        except ValueError:
+            amount = -1.0
+        if not sep or not model.strip() or not 0 <= amount < 1e6:
+            raise ValueError(f"{item!r} is not model=price (a model name, '=', and a price of 0 or more), e.g. gpt-4o-mini=0.0006")
+        prices[model.strip()] = amount
+    return prices
+
+
 class MadConfig(BaseModel):
     """The `mad` baseline: two debaters argue from what they know (no retrieval), a judge rules."""
 
@@ -612,6 +713,9 @@ class RunConfig(BaseSettings):
     )
     proclaim: ProClaimConfig = Field(default_factory=ProClaimConfig, title="proclaim", description="Settings of the courtroom protocol.")
     checker: CheckerConfig = Field(default_factory=CheckerConfig, title="Checker in the loop", description="Step mode's pauses.")
+    budget: BudgetConfig = Field(
+        default_factory=BudgetConfig, title="Spend limits", description="Most calls, tokens or money a run or a batch may spend."
+    )
     mad: MadConfig = Field(default_factory=MadConfig, title="mad", description="Settings of the plain debate baseline.")
     radar: RadarConfig = Field(
         default_factory=RadarConfig, title="radar", description="Settings of the Politician-vs-Scientist half-truth debate."
@@ -724,6 +828,24 @@ class AppSettings(BaseSettings):
         description="A TOML file of the desk's users (name, role editor or checker, bcrypt password hash; see pipelines/users.py). "
         "Set, every page asks to sign in and actions carry the signed-in name; unset (the default), nobody signs in.",
     )
+    oidc_editors: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        title="OIDC editors",
+        description="With an [auth] section in .streamlit/secrets.toml (sign-in through an OpenID Connect provider with st.login): "
+        "comma-separated e-mail addresses, or @domain for a whole domain, that sign in as editors.",
+    )
+    oidc_checkers: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        title="OIDC checkers",
+        description="As OIDC editors, for the checker role. Anyone the provider knows but neither list names is refused.",
+    )
+
+    @field_validator("oidc_editors", "oidc_checkers", mode="before")
+    @classmethod
+    def _addresses(cls, value: Any) -> list[str]:
+        items = value.split(",") if isinstance(value, str) else [str(v) for v in value or []]
+        return [i.strip().lower() for i in items if i.strip()]
+
     checkcovid_dir: Path = Field(
         default=Path("../shared/data/check-covid"),
         title="Check-COVID folder",

@@ -10,7 +10,7 @@ import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pipelines.config import ModelSpec, RunConfig
 from pipelines.events import Event
@@ -65,15 +65,17 @@ class RunContext:
             return self.llm(role)
         return await self.llm_factory(role, self.config.role(role).model_copy(update=dict(overrides)))
 
-    async def review(self, round: int, next_queries: dict[str, str]) -> Review:
+    async def review(self, round: int, next_queries: dict[str, str], plan: OpeningPlan | None = None) -> Review:
         """Step mode's pause point: protocols call it after each round with the queries they plan next.
 
+        After a decomposition a protocol passes its ``plan`` too (proclaim's premises, mermaid's
+        triplets): the checker may rewrite it, and ``Review.plan`` holds the new one.
         Without a reviewer (the default) the run goes straight on. Struck evidence is
         remembered here so ``usable`` keeps it away from the agents from then on.
         """
         if self.reviewer is None:
             return Review()
-        decision = await self.reviewer(round, next_queries)
+        decision = await (self.reviewer(round, next_queries, plan) if plan is not None else self.reviewer(round, next_queries))
         self.struck.update(decision.struck)
         for evidence_id, reason in decision.admitted.items():
             self.struck.pop(evidence_id, None)
@@ -114,6 +116,18 @@ class Review:
     admitted: dict[str, str] = field(default_factory=dict)  # evidence id -> reason (undoes a strike)
     added: tuple[Evidence, ...] = ()
     stop: bool = False
+    plan: tuple[str, ...] | None = None  # the checker's rewrite of the plan, one item a line; None: as planned
 
 
-Reviewer = Callable[[int, dict[str, str]], Awaitable[Review]]
+@dataclass(frozen=True)
+class OpeningPlan:
+    """What a protocol decided to check before it searches: ``kind`` names the items (premises, triplets)."""
+
+    kind: str
+    items: tuple[str, ...]
+
+
+class Reviewer(Protocol):
+    """Step mode's reviewer: the checker's decision for a round (and, after a decomposition, for the plan)."""
+
+    def __call__(self, round: int, next_queries: dict[str, str], plan: OpeningPlan | None = None, /) -> Awaitable[Review]: ...

@@ -16,9 +16,11 @@ from pydantic import BaseModel, ConfigDict
 
 from pipelines.events import (
     INTERVENTIONS,
+    BudgetStop,
     CheckerAddedEvidence,
     CheckerAddedQuery,
     CheckerAdmittedEvidence,
+    CheckerEditedPlan,
     CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
@@ -126,6 +128,9 @@ class RunDigest:
         self.override: VerdictOverridden | None = None
         self.failure: str | None = None
         self.interruption: str | None = None
+        self.stopped_by: BudgetStop | None = None  # the spend limit that stopped the run (its interruption says so in words)
+        self.source_run = ""  # a re-run on frozen evidence: the run whose evidence it used
+        self.started_by = ""
         self.evidence: dict[str, Evidence] = {}
         self.cited_by: dict[str, list[str]] = {}  # evidence id -> the turns that cite it
         self.statements: dict[str, list[str]] | None = None  # evidence id -> statements resting on it, once any is checked
@@ -185,6 +190,7 @@ class RunDigest:
         match evt:
             case RunStarted():
                 self.run_id, self.claim, self.protocol, self.config = evt.run_id, evt.claim, evt.protocol, evt.config
+                self.source_run, self.started_by = evt.source_run, evt.by
             case EvidenceRetrieved(evidence=item) | CheckerAddedEvidence(evidence=item):
                 self.evidence.setdefault(item.id, item)
             case QueryIssued():
@@ -221,9 +227,9 @@ class RunDigest:
             case RunFailed(reason=reason):
                 self.failure = reason
             case RunInterrupted(reason=reason):
-                self.interruption = reason
+                self.interruption, self.stopped_by = reason, evt.budget
             case RunResumed():
-                self.failure = self.interruption = None
+                self.failure = self.interruption = self.stopped_by = None
             case _:
                 pass
 
@@ -239,6 +245,10 @@ class RunDigest:
 def describe_intervention(evt: Event, quote: Callable[[str, int], str]) -> str:
     """What the checker did, in words, for a report or a page; each quoted string goes through ``quote(text, limit)``, which escapes it for its sink."""
     match evt:
+        case CheckerEditedPlan(kind=kind, before=before, after=after):
+            was = "; ".join(quote(item, 200) for item in before)
+            now = "; ".join(quote(item, 200) for item in after)
+            return f"before the first search: rewrote the {quote(kind, 40)} “{was}” → “{now}”"
         case CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
             return f"round {r}: edited {quote(agent, 80)}'s next query “{quote(before, 200)}” → “{quote(after, 200)}”"
         case CheckerAddedQuery(round=r, query=query):

@@ -39,6 +39,8 @@ class RunStarted(Event):
     claim: str
     protocol: str
     config: dict[str, Any] = Field(default_factory=dict)
+    by: str = ""  # who started it, when the desk has sign-in (or the checker's name)
+    source_run: str = ""  # a re-run on frozen evidence: the stored run whose evidence it used
 
 
 class StageStarted(Event):
@@ -181,21 +183,35 @@ class RunResumed(Event):
     type: Literal["RunResumed"] = "RunResumed"
     attempt: int = Field(ge=2)
     replayed: int = Field(ge=0, description="events already in the record when the run resumed")
+    by: str = ""  # who resumed it
+
+
+class BudgetStop(BaseModel):
+    """Which spend limit stopped a run: a run's own or its batch's, on calls, tokens or money, and how much was used of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    scope: Literal["run", "batch"]
+    limit: Literal["calls", "tokens", "cost"]
+    used: float
+    allowed: float
 
 
 class RunInterrupted(Event):
-    """The run stopped without failing (a step-mode pause nobody answered); it can be resumed."""
+    """The run stopped without failing (a step-mode pause nobody answered, a spend limit reached); it can be resumed."""
 
     type: Literal["RunInterrupted"] = "RunInterrupted"
     reason: str
+    budget: BudgetStop | None = None  # set when a spend limit stopped it
 
 
 class StepPaused(Event):
-    """Step mode: the run waits for the checker after a round, with the queries it plans next."""
+    """Step mode: the run waits for the checker after a round, with the queries it plans next (and, after a decomposition, its plan)."""
 
     type: Literal["StepPaused"] = "StepPaused"
     round: int
     next_queries: dict[str, str] = Field(default_factory=dict)
+    plan_kind: str = ""  # "premises", "triplets": what the plan below is, when the pause follows a decomposition
+    plan: tuple[str, ...] = ()
 
 
 class CheckerEditedQuery(Event):
@@ -243,6 +259,17 @@ class CheckerAddedEvidence(Event):
     by: str
 
 
+class CheckerEditedPlan(Event):
+    """The checker rewrote the run's plan after its decomposition (proclaim's premises, mermaid's triplets) before any search."""
+
+    type: Literal["CheckerEditedPlan"] = "CheckerEditedPlan"
+    round: int
+    kind: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    by: str
+
+
 class StepResumed(Event):
     """The checker let the run go on (``continue``) or told it to stop debating and rule (``stop``)."""
 
@@ -265,6 +292,7 @@ class VerdictOverridden(Event):
 
 # What the checker does to a run (step mode and the verdict override), in the order the record lists them.
 INTERVENTIONS: tuple[type[Event], ...] = (
+    CheckerEditedPlan,
     CheckerEditedQuery,
     CheckerAddedQuery,
     CheckerStruckEvidence,

@@ -30,6 +30,7 @@ from pipelines.events import (
     CheckerAddedEvidence,
     CheckerAddedQuery,
     CheckerAdmittedEvidence,
+    CheckerEditedPlan,
     CheckerEditedQuery,
     CheckerStruckEvidence,
     Event,
@@ -310,11 +311,13 @@ def recorded_reviews(events: Iterable[Event]) -> dict[int, tuple[Review, str, st
     parts: dict[int, dict[str, Any]] = {}
 
     def part(round_: int) -> dict[str, Any]:
-        return parts.setdefault(round_, {"queries": {}, "extra": [], "struck": {}, "admitted": {}, "added": []})
+        return parts.setdefault(round_, {"queries": {}, "extra": [], "struck": {}, "admitted": {}, "added": [], "plan": None})
 
     done: dict[int, StepResumed] = {}
     for evt in events:
         match evt:
+            case CheckerEditedPlan(round=r, after=after):
+                part(r)["plan"] = after
             case CheckerEditedQuery(round=r, agent=agent, after=after):
                 part(r)["queries"][agent] = after
             case CheckerAddedQuery(round=r, query=query):
@@ -340,6 +343,7 @@ def recorded_reviews(events: Iterable[Event]) -> dict[int, tuple[Review, str, st
             admitted=p["admitted"],
             added=tuple(added),
             stop=resumed.action == "stop",
+            plan=p["plan"],
         )
         reviews[r] = (review, resumed.by, resumed.note)
     return reviews

@@ -16,12 +16,14 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 
 from pipelines.checker import PendingReview, RunInterruptedError, StepGate, make_reviewer
-from pipelines.config import MAX_CLAIM_CHARS, ROLES, ModelSpec, RunConfig
+from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ModelSpec, RunConfig
 from pipelines.context import Review, RunContext, Toolbox
+from pipelines.digest import digest
 from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
 from pipelines.event_writer import EventWriter
 from pipelines.events import (
     Event,
+    ModelCallCompleted,
     RunFailed,
     RunInterrupted,
     RunResumed,
@@ -42,6 +44,7 @@ from pipelines.journal import (
 )
 from pipelines.llm.cache import caches
 from pipelines.llm.client import LLM
+from pipelines.llm.limits import Budget, BudgetExhaustedError
 from pipelines.llm.registry import get_backend
 from pipelines.models import Claim, Verdict
 from pipelines.protocols.base import get_protocol
@@ -50,6 +53,7 @@ from pipelines.services import Services
 from pipelines.store import OWNER, RunStore, busy_message
 from pipelines.text_safety import check_claim_text
 from pipelines.tools.corpus_index import CorpusIndex
+from pipelines.tools.frozen import FrozenEvidence, FrozenIndex, FrozenWeb
 from pipelines.tools.web import PolicyFilteredSearch, WebSearch, filtered, source_policy
 
 log = logging.getLogger(__name__)
@@ -96,11 +100,15 @@ async def execute(
     journal: Journal | None = None,
     gate: StepGate | None = None,
     recorded: Sequence[Event] = (),
+    budget: Budget | None = None,
+    frozen: FrozenEvidence | None = None,
 ) -> Verdict:
     """Run the configured protocol on a validated claim; every event goes to ``emit``.
 
     With a ``journal`` every model answer and tool result is recorded (and, on a resume,
-    served back); with a ``gate`` the run pauses for the checker after each round.
+    served back); with a ``gate`` the run pauses for the checker after each round; with a
+    ``budget`` every model call is counted and the run stops (``BudgetExhaustedError``) before
+    a call over it; with ``frozen`` evidence every search is answered from a stored run's.
     """
     protocol = get_protocol(config.protocol)
     journal_cache = JournalCache(journal) if journal is not None else None
@@ -127,6 +135,7 @@ async def execute(
             on_call=emit,
             cache=JournalFirstCache.over(journal_cache, services.response_cache if caches(spec) else None),
             params={"temperature": spec.temperature, "max_tokens": spec.max_tokens, "base_url": spec.base_url},
+            budget=budget,
         )
 
     # Roles that want token probabilities first: the embedded server they start (with
@@ -137,13 +146,16 @@ async def execute(
         llms[role] = await make_llm(role, specs[role])
     index: CorpusIndex = services.index
     web: WebSearch = services.web_search(config)
+    memory = services.memory
+    if frozen is not None:  # a re-run: the stored run's evidence is all there is (no search, no memory of other claims)
+        index, web, memory = FrozenIndex(frozen, services.embedder), filtered(FrozenWeb(frozen), source_policy(config.retrieval)), None
     if journal is not None:
         # The journal keeps what the search engine returned; the run's source policy stays the outer layer,
         # so the retrieval stage still reports what it refused.
         policy = source_policy(config.retrieval)
         raw_web = web.inner if isinstance(web, PolicyFilteredSearch) else web
         index, web = JournaledIndex(index, journal), filtered(JournaledWeb(raw_web, journal), policy)
-    tools = Toolbox(index=index, web=web, embedder=services.embedder, memory=services.memory)
+    tools = Toolbox(index=index, web=web, embedder=services.embedder, memory=memory)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
     ctx.reserved_ids = reserved_evidence_ids(recorded)
     ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)
@@ -235,34 +247,65 @@ class RunHandle:
             raise self.error
 
 
-def start_run(claim_text: str, config: RunConfig, services: Services, run_id: str | None = None, *, interactive: bool = False) -> RunHandle:
+def start_run(
+    claim_text: str,
+    config: RunConfig,
+    services: Services,
+    run_id: str | None = None,
+    *,
+    interactive: bool = False,
+    by: str = "",
+    frozen_from: str | None = None,
+    batch_budget: Budget | None = None,
+) -> RunHandle:
     """Validate, store and start a run in the background; returns its handle at once.
 
     ``interactive`` (the page) gives a step-mode run a gate to pause on; without it
     (the CLI, tests) step mode has no one to wait for and the run goes straight on.
+    ``by`` is who started it (the signed-in user), kept in RunStarted. ``frozen_from`` names a
+    stored run whose evidence is the new run's only source (a re-run with another protocol or
+    model). ``batch_budget`` is the batch's spend limit, shared by its runs.
     """
     claim = preflight(claim_text, config, services)
+    frozen = frozen_evidence(frozen_from, services) if frozen_from else None
     run_id = run_id or uuid.uuid4().hex[:12]
     store = services.store
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, claim, config, gate)
+    source = frozen.source_run if frozen is not None else ""
     if store is not None:
-        store.create_run(run_id, claim.text, config.protocol, config.snapshot())
+        store.create_run(run_id, claim.text, config.protocol, config.snapshot(), source_run=source, by=by)
     _launch(
         handle,
         services,
-        attempt_events=[RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=config.snapshot())],
+        attempt_events=[
+            RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=config.snapshot(), by=by, source_run=source)
+        ],
+        budget=Budget.for_run(config.budget, parent=batch_budget),
+        frozen=frozen,
     )
     return handle
 
 
-def resume_run(run_id: str, services: Services, *, interactive: bool = False, secrets_from: RunConfig | None = None) -> RunHandle:
+def frozen_evidence(source_run: str, services: Services) -> FrozenEvidence:
+    """The evidence a stored run retrieved (and its checker pasted), to answer a re-run's searches."""
+    store = services.store
+    if store is None or store.get_run(source_run) is None:
+        raise DebateDeskError(f"no run {source_run!r} in the store to re-run on; pick one in History")
+    return FrozenEvidence.of(source_run, digest(store.events(source_run)).evidence.values())
+
+
+def resume_run(
+    run_id: str, services: Services, *, interactive: bool = False, secrets_from: RunConfig | None = None, by: str = ""
+) -> RunHandle:
     """Go on with a failed or interrupted run from its last completed step.
 
     The protocol runs again from the start with the journal answering every model and tool
     call made before (no network, no model time); events already stored are not stored
     again, so the finished record has every event once, in order, with a RunResumed marker.
-    API keys are not in the record: they come from ``secrets_from`` or the environment.
+    API keys are not in the record: they come from ``secrets_from`` or the environment, and
+    so do the spend limits (a run stopped by its budget goes on once the limit is raised);
+    what the run spent before counts towards them.
     """
     store = services.store
     if store is None:
@@ -280,6 +323,7 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
     config = RunConfig.from_snapshot(summary.config)
     if secrets_from is not None:
         config = config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
+        config = config.model_copy(update={"budget": secrets_from.budget})
     check_names(config)
     services.ensure_corpus(config.corpus)
     # One owner at a time: this process first (another session here may be resuming it), then the database's
@@ -290,18 +334,39 @@ def resume_run(run_id: str, services: Services, *, interactive: bool = False, se
     except BaseException:
         store.release_run(run_id)
         raise
-    recorded = store.events(run_id)  # read once the run is ours: nobody else adds to it now
+    try:
+        recorded = store.events(run_id)  # read once the run is ours: nobody else adds to it now
+        source = next((e.source_run for e in recorded if isinstance(e, RunStarted)), "")
+        frozen = frozen_evidence(source, services) if source else None
+    except BaseException:
+        store.release_run(run_id)
+        raise
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, Claim(text=summary.claim), config, gate, recorded)
     _launch(
         handle,
         services,
-        attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded))],
+        attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded), by=by)],
         recorded=recorded,
         answers=store.journal(run_id),
         claimed=True,
+        budget=_budget_after(config.budget, recorded),
+        frozen=frozen,
     )
     return handle
+
+
+def _budget_after(limits: BudgetConfig, recorded: Sequence[Event]) -> Budget:
+    """A resumed run's budget: what it spent before its resume counts (answers from a cache were free)."""
+    budget = Budget.for_run(limits)
+    tokens: dict[str, int] = {}
+    calls = 0
+    for evt in recorded:
+        if isinstance(evt, ModelCallCompleted) and not evt.cached:
+            calls += 1
+            tokens[evt.model] = tokens.get(evt.model, 0) + evt.tokens_in + evt.tokens_out
+    budget.spent_before(calls, tokens)
+    return budget
 
 
 def _with_credentials(stored: ModelSpec, given: ModelSpec) -> ModelSpec:
@@ -327,6 +392,8 @@ def _launch(
     recorded: Sequence[Event] = (),
     answers: dict[tuple[str, str], list[str]] | None = None,
     claimed: bool = False,
+    budget: Budget | None = None,
+    frozen: FrozenEvidence | None = None,
 ) -> None:
     """Start the run's thread; ``recorded`` and ``answers`` are a resumed run's stored events and journal (``claimed`` by it already)."""
     store = services.store
@@ -364,13 +431,29 @@ def _launch(
         if store is not None:
             threading.Thread(target=_heartbeat, args=(store, run_id, stop_beat), name=f"beat-{run_id}", daemon=True).start()
         try:
-            asyncio.run(execute(handle.claim, handle.config, services, emit, run_id, journal=journal, gate=handle.gate, recorded=recorded))
+            asyncio.run(
+                execute(
+                    handle.claim,
+                    handle.config,
+                    services,
+                    emit,
+                    run_id,
+                    journal=journal,
+                    gate=handle.gate,
+                    recorded=recorded,
+                    budget=budget,
+                    frozen=frozen,
+                )
+            )
             if writer is not None:
                 writer.flush()  # a store that failed to take an event fails the run, as when events were written inline
             status = "completed"
         except RunInterruptedError as exc:
             status = "interrupted"
             emit(RunInterrupted(reason=str(exc)))
+        except BudgetExhaustedError as exc:  # stopped between two calls: what it did so far is kept, and it can be resumed
+            status = "interrupted"
+            emit(RunInterrupted(reason=f"{exc}; raise the limit on the Settings page to go on", budget=exc.stop))
         except DebateDeskError as exc:
             emit(RunFailed(reason=str(exc)))
         except Exception as exc:  # a bug: record it, then hand it to the caller to raise
@@ -401,11 +484,13 @@ def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: flo
         store.touch(run_id)
 
 
-def stream_run(claim_text: str, config: RunConfig, services: Services, run_id: str | None = None) -> Iterator[Event]:
+def stream_run(
+    claim_text: str, config: RunConfig, services: Services, run_id: str | None = None, *, batch_budget: Budget | None = None
+) -> Iterator[Event]:
     """Yield a run's events as they happen; the run itself goes on in a background thread.
 
     Bad input (empty or huge claim, unknown corpus, protocol or backend) raises before
     anything starts. Once started, a failure becomes a RunFailed event and what was produced
     so far stays in the store; a bug is re-raised here after its RunFailed event.
     """
-    yield from start_run(claim_text, config, services, run_id).stream()
+    yield from start_run(claim_text, config, services, run_id, batch_budget=batch_budget).stream()

@@ -41,7 +41,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from pipelines import __version__
 from pipelines.digest import Cost, digest
 from pipelines.errors import RunBusyError
-from pipelines.events import Event, dump_event, parse_event
+from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -88,6 +88,10 @@ class RunRow(_Base):
     # Added for the verdict card and live cost: when the checker set their verdict; calls answered from a cache.
     checker_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     cached_calls: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
+    # Added for spend limits, re-runs and shared desks.
+    stop_reason: Mapped[str | None] = mapped_column(Text, nullable=True)  # "stopped by budget: 40 of 40 model calls"
+    source_run: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)  # a re-run's source run
+    started_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class EventRow(_Base):
@@ -135,6 +139,9 @@ class RunSummary:
     checker_by: str | None = None
     origin: str = "run"
     checker_at: float | None = None
+    stop_reason: str | None = None  # why a run stopped short of a verdict without failing (a spend limit)
+    source_run: str | None = None  # the stored run whose evidence this re-run used
+    started_by: str | None = None
 
     @property
     def final_verdict(self) -> str | None:
@@ -179,7 +186,7 @@ class RunStore:
 
     # --- runs -------------------------------------------------------------------------------
 
-    def create_run(self, run_id: str, claim: str, protocol: str, config: dict[str, Any]) -> None:
+    def create_run(self, run_id: str, claim: str, protocol: str, config: dict[str, Any], *, source_run: str = "", by: str = "") -> None:
         now = time.time()
         with Session(self.engine) as s, s.begin():
             s.add(
@@ -197,6 +204,8 @@ class RunStore:
                     owner=OWNER,
                     heartbeat_at=now,
                     origin="run",
+                    source_run=source_run or None,
+                    started_by=by or None,
                 )
             )
         self._seq[run_id] = 0
@@ -309,6 +318,12 @@ class RunStore:
                 query = query.where(RunRow.id != exclude)
             return [_summary(r) for r in s.scalars(query.order_by(RunRow.created_at.desc())).all()]
 
+    def reruns_of(self, run_id: str) -> list[RunSummary]:
+        """The runs made on this run's frozen evidence, oldest first."""
+        with Session(self.engine) as s:
+            rows = s.scalars(select(RunRow).where(RunRow.source_run == run_id).order_by(RunRow.created_at)).all()
+            return [_summary(r) for r in rows]
+
     def owner_of(self, run_id: str) -> str | None:
         with Session(self.engine) as s:
             return s.scalar(select(RunRow.owner).where(RunRow.id == run_id))
@@ -352,6 +367,11 @@ class RunStore:
             }
             if added.verdict is not None:
                 values.update(verdict=added.verdict.label, confidence=added.verdict.confidence)
+            for evt in events:  # the last stop (or resume) in these events says whether the run now stands stopped by a limit
+                if isinstance(evt, RunInterrupted) and evt.budget is not None:
+                    values["stop_reason"] = evt.reason.split(";")[0]
+                elif isinstance(evt, RunResumed):
+                    values["stop_reason"] = None
             if added.override is not None:
                 override = added.override
                 values.update(checker_verdict=override.label, checker_note=override.note, checker_by=override.by, checker_at=override.at)
@@ -510,6 +530,9 @@ def _summary(row: RunRow) -> RunSummary:
         checker_by=row.checker_by,
         origin=row.origin or "run",
         checker_at=row.checker_at,
+        stop_reason=row.stop_reason,
+        source_run=row.source_run,
+        started_by=row.started_by,
     )
 
 

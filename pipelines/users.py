@@ -1,4 +1,5 @@
-"""A shared desk's users: a local TOML file of names, roles and bcrypt password hashes; off when no file is configured.
+"""A shared desk's users: a local TOML file of names, roles and bcrypt password hashes (or, through an OpenID Connect
+provider, addresses given a role: ``oidc_user``); off when neither is configured.
 
     [users.ana]
     name = "Ana Ruiz"
@@ -13,9 +14,10 @@ from __future__ import annotations
 import getpass
 import sys
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import bcrypt
 
@@ -89,6 +91,27 @@ class UsersFile:
             bcrypt.checkpw(secret, _DUMMY_HASH)  # as slow as a real check: timing does not tell which names exist
             return None
         return account.user if bcrypt.checkpw(secret, account.password_hash) else None
+
+
+def oidc_user(claims: Mapping[str, Any], editors: Sequence[str], checkers: Sequence[str]) -> User | None:
+    """The desk's user for an identity an OpenID Connect provider vouched for (``st.user``), or None when the desk does not know it.
+
+    The e-mail address decides the role: named in ``editors`` (an address, or ``@domain``), an editor; in ``checkers``, a
+    checker; in neither, or not verified by the provider, nobody: a provider such as Google vouches for anyone with an account.
+    """
+    email = str(claims.get("email") or "").strip().lower()
+    if not email or "@" not in email or claims.get("email_verified") is False:
+        return None
+    domain = "@" + email.rsplit("@", 1)[1]
+
+    def named(entries: Sequence[str]) -> bool:
+        return any(entry.strip().lower() in (email, domain) for entry in entries)
+
+    role: Role | None = "editor" if named(editors) else "checker" if named(checkers) else None
+    if role is None:
+        return None
+    name = " ".join(str(claims.get("name") or email).split())[:80]
+    return User(username=email, name=name, role=role)
 
 
 _DUMMY_HASH = bcrypt.hashpw(b"not a password", bcrypt.gensalt(rounds=4))

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from pipelines.errors import BackendUnavailableError, DebateDeskError, ModelOutputError
 from pipelines.events import ModelCallCompleted
 from pipelines.llm import structured_modes
+from pipelines.llm.limits import Budget
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -123,6 +124,7 @@ class LLM:
         on_call: CallListener | None = None,
         cache: ResponseCache | None = None,
         params: dict[str, Any] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.chat = chat
         self.role = role
@@ -132,6 +134,7 @@ class LLM:
         self._on_call = on_call
         self._cache = cache
         self._params = params or {}
+        self._budget = budget
         self._endpoint = structured_modes.endpoint_of(chat, model_name)
 
     async def stream(self, messages: Sequence[BaseMessage], on_delta: Callable[[str], None], *, max_tokens: int | None = None) -> str:
@@ -143,6 +146,7 @@ class LLM:
             on_delta(cached)
             return cached
         async with self._slot():
+            self._spend()
             started = time.perf_counter()
             parts: list[str] = []
             usage: dict[str, Any] | None = None
@@ -234,6 +238,7 @@ class LLM:
     async def _call(self, messages: Sequence[BaseMessage], *, structured: str | None = None, **kwargs: Any) -> tuple[AIMessage, str]:
         """One call to the model, within the backend's concurrency bound, recorded (tokens, seconds) as it ends."""
         async with self._slot():
+            self._spend()
             started = time.perf_counter()
             try:
                 message = await self.chat.ainvoke(list(messages), **kwargs)
@@ -265,16 +270,23 @@ class LLM:
     def _slot(self) -> AbstractAsyncContextManager[Any]:
         return self._limiter if self._limiter is not None else _NoLimit()
 
+    def _spend(self) -> None:
+        # Asked once the call has its slot, just before it goes out: a run over its budget stops here, between calls.
+        if self._budget is not None:
+            self._budget.start_call()
+
     def _record(
         self, messages: Sequence[BaseMessage], text: str, usage: dict[str, Any] | None, seconds: float, structured: str | None = None
     ) -> None:
-        if self._on_call is None:
-            return
         if usage:
             tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
         else:  # some servers send no usage when streaming: estimate at ~4 characters a token
             tokens_in = sum(len(str(m.content)) for m in messages) // 4
             tokens_out = len(text) // 4
+        if self._budget is not None:
+            self._budget.charge(self.model_name, tokens_in + tokens_out)
+        if self._on_call is None:
+            return
         self._on_call(
             ModelCallCompleted(
                 role=self.role,

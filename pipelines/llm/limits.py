@@ -1,10 +1,10 @@
-"""Concurrency bounds shared by every run in the process, whichever thread and event loop runs it.
+"""Limits on a run's model calls: concurrency bounds shared by every run in the process, and spend limits.
 
 Each run drives its protocol on its own thread with its own event loop (``runner.stream_run``),
 so an ``asyncio.Semaphore`` made in one run cannot bound another. A batch of 8 claims with
 4 parallel calls each would otherwise send 32 calls at once to one endpoint. ``SharedLimiter``
 is a semaphore that coroutines on any loop can await: a released slot is handed to the
-longest waiter on its own loop.
+longest waiter on its own loop. ``Budget`` (below) counts what a run, or a whole batch, spends.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from collections.abc import Callable
 from types import TracebackType
+from typing import TYPE_CHECKING, Literal
+
+from pipelines.events import BudgetStop
+
+if TYPE_CHECKING:
+    from pipelines.config import BudgetConfig
 
 
 class SharedLimiter:
@@ -105,3 +112,105 @@ class Limiters:
             elif limiter.capacity != capacity:
                 limiter.resize(capacity)
             return limiter
+
+
+# --- Spend limits: how many calls, tokens or how much money a run (and its batch) may spend ---
+
+LIMIT_WORDS = {"calls": "model calls", "tokens": "tokens", "cost": "spent"}
+
+
+class BudgetExhaustedError(Exception):
+    """A spend limit is reached: the run stops before its next model call.
+
+    Not a ``DebateDeskError`` on purpose: stages catch those to carry on past one failed call,
+    and a budget must stop the whole run, not one stage.
+    """
+
+    def __init__(self, stop: BudgetStop) -> None:
+        super().__init__(describe_stop(stop))
+        self.stop = stop
+
+
+def describe_stop(stop: BudgetStop) -> str:
+    """``stopped by budget: 40 of 40 model calls`` (a batch's limit says so)."""
+    whose = "the batch's budget" if stop.scope == "batch" else "budget"
+    if stop.limit == "cost":
+        return f"stopped by {whose}: {stop.used:.4g} of {stop.allowed:.4g} spent"
+    return f"stopped by {whose}: {stop.used:,.0f} of {stop.allowed:,.0f} {LIMIT_WORDS[stop.limit]}"
+
+
+class Budget:
+    """What a run (or a batch) may still spend; thread-safe, so the runs of a batch can share their batch's.
+
+    A model call asks ``start_call`` first (inside its concurrency slot): it is refused once any
+    limit is reached, so a run makes at most ``max_calls`` calls. Tokens and money are known only
+    when a call ends (``charge``): calls already under way when the limit is passed still finish, so
+    those two can end slightly above their limit, never by more than the calls in flight.
+    Answers from a cache or a resumed run's journal are free and never asked about.
+    """
+
+    def __init__(
+        self,
+        *,
+        calls: int = 0,
+        tokens: int = 0,
+        cost: float = 0.0,
+        price_of: Callable[[str], float] = lambda _model: 0.0,
+        scope: Literal["run", "batch"] = "run",
+        parent: Budget | None = None,
+    ) -> None:
+        self.allowed = {"calls": float(calls), "tokens": float(tokens), "cost": float(cost)}
+        self.used = {"calls": 0.0, "tokens": 0.0, "cost": 0.0}
+        self.scope = scope
+        self.parent = parent
+        self._price_of = price_of
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_run(cls, config: BudgetConfig, parent: Budget | None = None) -> Budget:
+        return cls(calls=config.max_calls, tokens=config.max_tokens, cost=config.max_cost, price_of=config.price_of, parent=parent)
+
+    @classmethod
+    def for_batch(cls, config: BudgetConfig) -> Budget:
+        return cls(
+            calls=config.batch_max_calls,
+            tokens=config.batch_max_tokens,
+            cost=config.batch_max_cost,
+            price_of=config.price_of,
+            scope="batch",
+        )
+
+    def reached(self) -> BudgetStop | None:
+        """The first limit reached (this budget's, then its parent's), or None while there is room."""
+        with self._lock:
+            for limit in ("calls", "tokens", "cost"):
+                allowed = self.allowed[limit]
+                if allowed and self.used[limit] >= allowed:
+                    return BudgetStop(scope=self.scope, limit=limit, used=round(self.used[limit], 6), allowed=allowed)  # type: ignore[arg-type]
+        return self.parent.reached() if self.parent is not None else None
+
+    def start_call(self) -> None:
+        """Count a call about to be made; raises ``BudgetExhaustedError`` (and counts nothing) when a limit is reached."""
+        stop = self.reached()
+        if stop is not None:
+            raise BudgetExhaustedError(stop)
+        with self._lock:
+            self.used["calls"] += 1
+        if self.parent is not None:
+            self.parent.start_call()
+
+    def charge(self, model: str, tokens: int) -> None:
+        """A call has ended: its tokens, and their price, count towards this budget and its parent's."""
+        with self._lock:
+            self.used["tokens"] += tokens
+            self.used["cost"] += tokens / 1000 * self._price_of(model)
+        if self.parent is not None:
+            self.parent.charge(model, tokens)
+
+    def spent_before(self, calls: int, tokens_by_model: dict[str, int]) -> None:
+        """What a resumed run had spent before: it counts towards the run's limits (not its batch's, paid already)."""
+        with self._lock:
+            self.used["calls"] += calls
+            for model, tokens in tokens_by_model.items():
+                self.used["tokens"] += tokens
+                self.used["cost"] += tokens / 1000 * self._price_of(model)

@@ -18,9 +18,10 @@ from typing import Literal
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
-from pipelines.context import RunContext
+from pipelines.context import OpeningPlan, RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import (
+    ClaimDecomposed,
     EvidenceRetrieved,
     MemoryRecalled,
     MemoryUpdated,
@@ -32,10 +33,11 @@ from pipelines.events import (
     TurnCompleted,
 )
 from pipelines.memory import EvidenceMemory, Recall, evidence_key
-from pipelines.models import Evidence, Label, Turn, Verdict, citations
+from pipelines.models import Evidence, Label, Triplet, Turn, Verdict, citations
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.stages.decomposition import Decomposition, decompose_claim
+from pipelines.roles import HUMAN_CHECKER
+from pipelines.stages.decomposition import Decomposition, decompose_claim, parse_triplets
 from pipelines.stages.retrieval import format_evidence, retrieve
 
 AGENT = "Researcher"
@@ -71,8 +73,12 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
     if cfg.use_memory and ctx.tools.memory is not None:
         warming.embed([ctx.claim.text])  # the recall below embeds the claim: do it while the model decomposes it
     decomposition = await decompose_claim(ctx, triplets_text=cfg.triplets, topic=cfg.topic)
+    # Step mode: the checker sees the triplets before any search and may rewrite them.
+    opening = await ctx.review(0, {}, OpeningPlan(kind="triplets", items=tuple(triplet_line(t) for t in decomposition.triplets)))
+    if opening.plan is not None:
+        decomposition = rewritten(ctx, decomposition, opening.plan)
     memory = _memory(ctx)
-    seen: dict[str, Evidence] = {}
+    seen: dict[str, Evidence] = {e.id: e for e in opening.added}
     if memory is not None:
         ctx.emit(StageStarted(stage="memory", detail="recalling evidence kept from earlier claims"))
         recalled = await _recall(ctx, memory, text=ctx.claim.text, entities=decomposition.entities(), step=0)
@@ -81,6 +87,7 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
     tools = _available_tools(ctx, memory)
     steps: list[str] = []
     final: ReactStep | ForcedAnswer | None = None
+    asked = False  # the checker (step mode) asked for the answer before the cap
     ctx.emit(StageStarted(stage="reasoning", detail=f"ReAct loop, at most {cfg.max_steps} steps"))
     for step in range(1, cfg.max_steps + 1):
         if step == cfg.max_steps:
@@ -106,6 +113,17 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
             warming.embed([e.text for e in found if e.source in ("corpus", "web") and e.text.strip()])
         new = ", ".join(e.id for e in found) or "nothing"
         steps.append(f"Step {step}: {decision.action}({decision.query!r}) -> found {new}")
+        # Step mode: after each tool call the checker may strike or add evidence, search a query of their own, or make it answer now.
+        review = await ctx.review(step, {})
+        for query in review.extra_queries:
+            found = await retrieve(ctx, agent=HUMAN_CHECKER, round=step, query=query, tool="corpus", k=ctx.config.retrieval.top_k)
+            seen.update((e.id, e) for e in found)
+            steps.append(f"Step {step}: the checker searched {query!r} -> found {', '.join(e.id for e in found) or 'nothing'}")
+        seen.update((e.id, e) for e in review.added)
+        if review.stop:
+            asked = True
+            final = await _forced_answer(ctx, decomposition, seen, steps, step + 1)
+            break
     ctx.emit(StageCompleted(stage="reasoning", detail=f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}"))
     assert final is not None
     turn = _answer_turn(ctx, final, seen, len(steps) + 1)
@@ -119,7 +137,9 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
         cited=turn.cited,
         decided_by="agent",
         stop_reason=(
-            f"forced answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''} (the {cfg.max_steps}-step cap)"
+            f"the checker asked for the answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
+            if asked
+            else f"forced answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''} (the {cfg.max_steps}-step cap)"
             if forced
             else f"the researcher answered after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
         ),
@@ -280,6 +300,25 @@ async def _keep(ctx: RunContext, decomposition: Decomposition, seen: dict[str, E
     used = [evidence_key(seen[c]) for c in turn.cited if seen[c].source == "memory"]
     await asyncio.to_thread(memory.mark_used, used)
     ctx.emit(MemoryUpdated(added=added, refreshed=refreshed))
+
+
+def triplet_line(t: Triplet) -> str:
+    """A triplet as the checker edits it: ``subject | relation | object``."""
+    return f"{t.subject} | {t.relation} | {t.object}"
+
+
+def rewritten(ctx: RunContext, decomposition: Decomposition, lines: Sequence[str]) -> Decomposition:
+    """The checker's triplets in place of the model's; lines that are not triplets leave the model's as they were (and say why)."""
+    try:
+        triplets = parse_triplets("\n".join(lines))
+    except ValueError as exc:
+        ctx.emit(StageFailed(stage="decomposition", reason=f"the checker's triplets were not used: {exc}"))
+        return decomposition
+    if not triplets:
+        return decomposition
+    result = Decomposition(topic=decomposition.topic, triplets=tuple(triplets), source="checker")
+    ctx.emit(ClaimDecomposed(topic=result.topic, triplets=result.triplets, source=result.source))
+    return result
 
 
 def _triplet_lines(decomposition: Decomposition) -> str:

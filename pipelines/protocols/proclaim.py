@@ -29,7 +29,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from pipelines.config import ProClaimConfig
-from pipelines.context import RunContext
+from pipelines.context import OpeningPlan, RunContext
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import (
     AdmissibilityAssessed,
@@ -153,6 +153,13 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
     seats = await _seat_panel(ctx, cfg)  # first, so a bad judge backend fails before the debate
 
     court.premises = await _decompose(ctx, cfg)
+    # Step mode: the checker sees the premises (each is also the first query searched for it) and may rewrite them.
+    opening = await ctx.review(0, {}, OpeningPlan(kind="premises", items=tuple(court.premises)))
+    if opening.plan is not None:
+        court.premises = list(opening.plan)[: cfg.max_premises]
+        ctx.emit(PremisesDecomposed(premises=tuple(court.premises)))
+    if opening.added:
+        await _admit_from_checker(ctx, cfg, court, 0, list(opening.added))
     await _open_case(ctx, cfg, court)
 
     plan = await _plan(ctx, cfg, court, round=1)

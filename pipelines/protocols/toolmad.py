@@ -108,6 +108,8 @@ async def run_toolmad(ctx: RunContext) -> Verdict:
         ctx.emit(RoundStarted(round=number))
         if number == 1:
             await asyncio.gather(*(_first_query(ctx, d, failed) for d in debaters))
+            # Step mode: the checker sees the first queries before any search (a stop here is not taken: nothing is argued yet).
+            _apply_review(await ctx.review(0, {d.role.name: d.query for d in debaters}), debaters)
         # Each debater searches after the one before it has (a corpus search takes milliseconds),
         # then all answer at once: evidence ids follow the debaters' order, not which search
         # finished first, so a repeated run builds the same prompts (and replays from the cache).

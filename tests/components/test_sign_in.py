@@ -61,6 +61,7 @@ def test_a_checker_runs_but_may_not_override_and_an_editor_may(
     at.text_area(key="claim_text").input(CLAIM)
     at.button[0].click().run()
     assert not at.exception and at.session_state["last_run_id"]
+    assert at.session_state["last_events"][0]["by"] == "Bo Lind", "RunStarted carries who started the run"
     assert any("Only an editor overrides verdicts; you are signed in as a checker" in c.value for c in at.caption)
     assert not [b for b in at.button if b.label == "Record my verdict"]
 

@@ -109,3 +109,17 @@ def open_in_history(page, claim_contains: str) -> None:  # type: ignore[no-untyp
     page.keyboard.press("Enter")
     page.get_by_role("combobox", name="Open a run").click()
     page.get_by_role("option").first.click()
+
+
+def start_claim(page, claim: str, protocol: str = "", *, name: str = "", step_mode: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """On Verify: the checker's name, step mode and the protocol (its option's text) when given, then the claim, then Verify."""
+    if name:
+        page.get_by_role("textbox", name="Your name (audit trail)").fill(name)
+        page.keyboard.press("Enter")
+    if step_mode:
+        page.get_by_text("Step mode").click()
+    if protocol:
+        page.get_by_role("combobox", name="Protocol").click()
+        page.get_by_role("option", name=protocol).click()
+    page.locator("textarea").first.fill(claim)
+    page.get_by_role("button", name="Verify").click()

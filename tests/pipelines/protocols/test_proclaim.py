@@ -336,8 +336,11 @@ def test_review_edits_queries_strikes_evidence_and_stops(services: Services) -> 
     calls: list[tuple[int, dict[str, str]]] = []
     struck: dict[str, str] = {}
 
-    async def reviewer(number: int, next_queries: dict[str, str]) -> Review:
+    async def reviewer(number: int, next_queries: dict[str, str], plan: object = None) -> Review:
         calls.append((number, dict(next_queries)))
+        if number == 0:  # the premises, before any search: left as they are
+            assert plan is not None
+            return Review()
         if number == 1:
             struck["E1"] = "unreliable"
             return Review(queries={"Defense": "cochrane review masks"}, struck=dict(struck))
@@ -345,7 +348,7 @@ def test_review_edits_queries_strikes_evidence_and_stops(services: Services) -> 
 
     chat = ScriptedFake()
     events = run_with_reviewer(services, court_config(quiet=True, max_rounds=5), chat, reviewer)
-    assert [n for n, _ in calls] == [1, 2] and set(calls[0][1]) == {"Plaintiff", "Defense"}
+    assert [n for n, _ in calls] == [0, 1, 2] and set(calls[1][1]) == {"Plaintiff", "Defense"}
     assert ("Defense", "cochrane review masks") in {(q.agent, q.query) for q in of(events, QueryIssued) if q.round == 2}
     assert (stopped(events).rule, stopped(events).round) == ("checker", 2)
 

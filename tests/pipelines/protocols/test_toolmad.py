@@ -308,8 +308,8 @@ def test_the_review_hook_sees_the_next_queries_after_every_round(services: Servi
         return Review()
 
     direct_run(services, UNRELATED, reviewer)
-    assert [n for n, _ in seen] == [1, 2, 3]
-    assert set(seen[0][1]) == {"RAG", "Search"} and seen[2][1] == {}, "after the last round there is no next query"
+    assert [n for n, _ in seen] == [0, 1, 2, 3], "the first queries before any search, then after every round"
+    assert set(seen[0][1]) == set(seen[1][1]) == {"RAG", "Search"} and seen[3][1] == {}, "after the last round there is no next query"
 
 
 def test_the_checker_can_edit_a_query_and_add_one(services: Services) -> None:
@@ -383,3 +383,12 @@ def test_evidence_ids_follow_the_debaters_order_whichever_search_finishes_first(
     assert first and first[0].agent == "RAG" and first[0].evidence.id == "E1"
     rag = [e.evidence.id for e in first if e.agent == "RAG"]
     assert rag == [f"E{i}" for i in range(1, len(rag) + 1)]
+
+
+def test_the_checker_can_edit_the_first_query_before_any_search(services: Services) -> None:
+    async def reviewer(number: int, next_queries: dict[str, str]) -> Review:
+        return Review(queries={"Search": "cloth mask classroom trial"}) if number == 0 else Review()
+
+    events, _, _ = direct_run(services, UNRELATED, reviewer, rounds=1)
+    first = [q for q in of(events, QueryIssued) if q.round == 1 and q.agent == "Search"]
+    assert first and first[0].query == "cloth mask classroom trial", "the edited first query is the one searched"

@@ -1,0 +1,56 @@
+"""In Chromium: from History, re-run a stored run's evidence with another protocol (no new search); both runs link to each other."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import screenshot, start_claim
+from tests.e2e.test_settings_browser import nav
+
+pytestmark = pytest.mark.e2e
+
+CLAIM = "Masks reduce transmission of respiratory viruses in libraries"
+
+
+def open_run(page, option: str) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_role("combobox", name="Open a run").click()
+    page.get_by_role("option", name=option).first.click()
+
+
+def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) -> None:  # type: ignore[no-untyped-def]
+    start_claim(page, CLAIM, "single — Single agent (baseline)")
+    page.get_by_text("Decided by").first.wait_for(timeout=120_000)
+
+    nav(page, "History")
+    page.get_by_role("textbox", name="Claim contains").fill("libraries")
+    page.keyboard.press("Enter")
+    open_run(page, "single")
+    page.get_by_text(re.compile(r"Step \d+ of \d+")).wait_for(timeout=60_000)  # the run is open and replayed
+    page.get_by_text("Re-run on this run's evidence").click()
+    chooser = page.get_by_role("combobox", name="Re-run with protocol")
+    chooser.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    chooser.click()
+    page.get_by_role("option", name="desk · Desk (default)").click()
+    screenshot(page, "rerun-control")
+    page.get_by_role("button", name="Re-run on frozen evidence").click()
+
+    page.locator("h1", has_text="Verify a claim").wait_for(timeout=60_000)
+    page.get_by_text("on its frozen evidence: no new search").wait_for(timeout=60_000)
+    page.get_by_text("Decided by").first.wait_for(timeout=180_000)
+    page.get_by_text("Run complete").wait_for(timeout=60_000)
+    screenshot(page, "rerun-finished")
+
+    nav(page, "History")
+    page.get_by_role("textbox", name="Claim contains").fill("libraries")
+    page.keyboard.press("Enter")
+    page.get_by_text("2 runs").wait_for(timeout=60_000)
+    open_run(page, "desk")
+    back = page.get_by_role("button", name="Re-run of single")
+    expect(back).to_be_visible(timeout=60_000)
+    screenshot(page, "rerun-history-link")
+    back.click()  # the link opens the source run, which links forward to its re-run
+    expect(page.get_by_role("button", name="Re-run as desk")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("combobox", name="Open a run")).to_have_value(re.compile(r"· single ·"), timeout=30_000)
+    screenshot(page, "rerun-history-source")
