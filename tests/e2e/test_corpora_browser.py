@@ -74,13 +74,19 @@ def test_a_long_ingestion_shows_its_progress(page, tmp_path: Path) -> None:  # t
 
     page.get_by_role("textbox", name="Corpus name").fill("e2e-long")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([tmp_path / "notes.jsonl"])
+    # Every text the bar shows is recorded as the page changes: it may come and go between two polls.
+    page.evaluate(
+        """() => { window.barTexts = [];
+        new MutationObserver(() => { for (const bar of document.querySelectorAll('[data-testid="stProgress"]')) window.barTexts.push(bar.innerText); })
+          .observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true}); }"""
+    )
     page.get_by_role("button", name="Ingest").click()
-    bar = page.locator('[data-testid="stProgress"]')
-    bar.wait_for(timeout=120_000)
-    expect(bar).to_contain_text("passages")
-    screenshot(page, "corpora-ingest-progress")
     page.get_by_text("e2e-long: 1 documents").wait_for(timeout=300_000)
-    expect(bar).to_have_count(0)  # gone once done
+
+    shown = page.evaluate("() => window.barTexts")
+    assert any("passages" in text for text in shown), shown
+    expect(page.locator('[data-testid="stProgress"]')).to_have_count(0)  # gone once done
+    screenshot(page, "corpora-ingested-long")
 
     delete_document(page, "Bus notes · notes")  # the shared test data folder is left as it was
     page.get_by_text("the corpus is gone too").wait_for(timeout=60_000)
