@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -203,6 +204,7 @@ def main() -> None:
     parser.add_argument("--only", default="abc", help="which of a, b, c to run")
     parser.add_argument("--model-cache", type=Path, default=None)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a stopped run still stops the servers it started (finally below)
 
     settings = AppSettings()
     cache = args.model_cache or settings.model_cache
