@@ -121,27 +121,33 @@ async def test_two_concurrent_calls_are_decoded_together(settings: AppSettings) 
     assert len([p for p in after_short if p]) > 5, "the long answer went on streaming after the short call had finished"
 
 
-def test_the_same_tokens_at_temperature_0_as_the_python_server(settings: AppSettings, tmp_path: Path) -> None:
-    """Greedy answers, free and schema-enforced, token for token, under the same sampling settings.
+def test_the_same_tokens_at_temperature_0_as_the_python_server(tmp_path: Path) -> None:
+    """Greedy answers, free and schema-enforced, token for token, under the same sampling settings, from fresh servers.
+
+    Fresh: a server that has served other calls may read a prompt's end on top of a cached
+    prefix, in another batch, and the rounding then differs; answers can part after a few
+    dozen tokens (seen on SmolLM2 after this module's other tests).
 
     Both are asked for no repeat penalty: llama_cpp.server's default is 1.1 over the last 64
     generated tokens, llama-server's 1.0, and llama-server's window would include the prompt,
     so a penalty could not match anyway (see docs/measurements/2026-11-24-embedded-speed.md).
     """
     same = {"extra_body": {"repeat_penalty": 1.0}}
-    python_settings = AppSettings(model_cache=tmp_path, llama_threads=1, llama_server="python")
+    native_settings = AppSettings(model_cache=tmp_path / "native", llama_threads=1, llama_slots=2)
+    python_settings = AppSettings(model_cache=tmp_path / "python", llama_threads=1, llama_server="python")
     prompts = [
         [HumanMessage("Name three colours.")],
         [SystemMessage("You check claims."), HumanMessage("Claim: the Moon is made of cheese. Is it true? Answer briefly.")],
     ]
     try:
         answers = {}
-        for name, chosen in (("native", settings), ("python", python_settings)):
+        for name, chosen in (("native", native_settings), ("python", python_settings)):
             chat = _chat(chosen, max_tokens=32)
             answers[name] = [str(chat.invoke(p, temperature=0, **same).content) for p in prompts]
             structured = chat.invoke(prompts[1], temperature=0, response_format=response_format_for(Answer), **same)
             answers[name].append(str(structured.content))
     finally:
-        embedded.stop_server(tmp_path)
+        embedded.stop_server(tmp_path / "native")
+        embedded.stop_server(tmp_path / "python")
     assert answers["native"][:2] == answers["python"][:2]
     assert answers["native"][2] == answers["python"][2]
