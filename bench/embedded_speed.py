@@ -198,7 +198,7 @@ def uptime() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=0, help="threads of each (0: the app's default)")
-    parser.add_argument("--slots", type=int, default=0, help="the native server's parallel slots (0: the app's default)")
+    parser.add_argument("--slots", type=int, default=4, help="the native server's parallel slots (0: the app's default, 1 on 2 threads)")
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--only", default="abc", help="which of a, b, c to run")

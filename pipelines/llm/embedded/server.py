@@ -142,17 +142,19 @@ def default_threads() -> int:
 
 
 def default_slots(threads: int | None = None) -> int:
-    """Parallel slots of the native server: two calls decoding together per thread, at most MAX_SLOTS.
+    """Parallel slots of the native server: one on up to 2 threads, else one per thread, at most MAX_SLOTS.
 
-    On a CPU, decoding is bound by reading the weights from memory once per step, so a step
-    for several sequences costs little more than for one; the prompts still compete for the
-    same cores. Measured side by side (bench/embedded_speed.py) on this 2-core machine: 2 and
-    4 calls together gave more tokens per second in total than one at a time. The threads
-    (from the cores and the container's quota, ``default_threads``) set the count; each slot
-    has the whole context for itself (``n_ctx`` per slot, one shared cache: about 28 KB of
-    memory per token of context with Qwen2.5-1.5B, 0.9 GB for 4 slots of 8,192).
+    Measured side by side on this 2-core machine (bench/embedded_speed.py, 2 threads, the
+    quietest run of 2026-11-24): 4 calls together gave 32.5 tokens/s in total against 30.3 one
+    at a time (1.07x: two cores are busy computing, not waiting on memory), and 3 of the 6
+    calls decoded together answered differently from the same calls decoded alone (one label
+    changed): a batch rounds differently. So on 2 threads calls queue, as they did on the
+    Python server, and each answer is the one-at-a-time answer. More threads get more slots
+    (not measured here); ``DEBATEDESK_LLAMA_SLOTS`` sets any count. Each slot has the whole
+    context (one shared cache: about 28 KB of memory per token with Qwen2.5-1.5B).
     """
-    return max(1, min(MAX_SLOTS, 2 * (threads or default_threads())))
+    count = threads or default_threads()
+    return 1 if count <= 2 else min(MAX_SLOTS, count)
 
 
 def native_server_binary(binary: str = "") -> Path | None:

@@ -46,8 +46,8 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     return asked
 
 
-def test_slots_are_two_per_thread_up_to_four() -> None:
-    assert [server.default_slots(n) for n in (1, 2, 3, 16)] == [2, 4, 4, 4]
+def test_slots_are_one_on_two_threads_then_one_per_thread_up_to_four() -> None:
+    assert [server.default_slots(n) for n in (1, 2, 3, 16)] == [1, 1, 3, 4]
     assert 1 <= server.default_slots() <= server.MAX_SLOTS
 
 
@@ -71,9 +71,9 @@ def test_the_native_server_is_started_with_slots_and_always_gives_log_probabilit
     monkeypatch.setattr(server, "NATIVE_BINARY", binary)
     model = tmp_path / "m.gguf"
 
-    server.ensure_server(model, tmp_path / "cache", n_threads=2)
+    server.ensure_server(model, tmp_path / "cache", n_threads=4)
 
-    assert starts == [{"logprobs": True, "threads": 2, "slots": 4, "native": binary}]
+    assert starts == [{"logprobs": True, "threads": 4, "slots": 4, "native": binary}]
     state = server.read_state(tmp_path / "cache")
     assert state is not None and state.kind == "native" and state.slots == 4
 
