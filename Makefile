@@ -5,8 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PORT ?= 8501
+# llama.cpp's server is built from this llama-cpp-python's source (see the llama-server rules below).
+LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama_cpp_python==//p' requirements.txt)
+LLAMA_SERVER_DIR := build/llama.cpp
+LLAMA_SERVER_STAMP := $(LLAMA_SERVER_DIR)/.attempted
 
-.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model browser clean docs
+.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-server browser clean docs
 
 run: setup model
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
@@ -20,7 +24,7 @@ test: dev browser lint typecheck pytest
 
 setup: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
-model: $(VENV)/.model-installed
+model: $(VENV)/.model-installed $(LLAMA_SERVER_STAMP)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +43,23 @@ $(VENV)/.model-installed: requirements-model.txt $(VENV)/.installed
 	$(PIP) install --no-deps -r requirements-model.txt
 	$(PY) -m pipelines model prepare
 	touch $@
+
+# llama.cpp's own server (parallel slots: see pipelines/llm/embedded/server.py), compiled once from the
+# llama.cpp source inside the pinned llama-cpp-python sdist (about 10 minutes on 2 quiet cores).
+# If the build fails, `make run` goes on: the app then runs the model on the Python server, as
+# before. The attempt is recorded, so later runs do not retry it; `make llama-server` does.
+
+$(LLAMA_SERVER_STAMP): requirements.txt | $(VENV)/.installed
+	@mkdir -p $(LLAMA_SERVER_DIR)
+	@echo "building llama.cpp's llama-server from llama-cpp-python $(LLAMA_CPP_PYTHON)'s source (log: $(LLAMA_SERVER_DIR)/build.log)"
+	@if bash pipelines/llm/embedded/build_llama_server.sh $(PY) $(LLAMA_CPP_PYTHON) $(LLAMA_SERVER_DIR)/bin > $(LLAMA_SERVER_DIR)/build.log 2>&1; \
+	then tail -n 1 $(LLAMA_SERVER_DIR)/build.log; \
+	else echo "warning: llama-server did not build (see $(LLAMA_SERVER_DIR)/build.log); the app runs the model on the Python server"; fi
+	@touch $@
+
+llama-server:
+	rm -f $(LLAMA_SERVER_STAMP)
+	$(MAKE) $(LLAMA_SERVER_STAMP)
 
 # Browser tests drive Debian's Chromium (never a downloaded browser build).
 browser:
@@ -61,7 +82,7 @@ slow:
 	$(VENV)/bin/pytest -q -m slow
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build
 
 # Refresh docs/options.md's table from the config model (tests/test_docs.py fails while it is stale).
 docs: setup

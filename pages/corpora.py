@@ -91,8 +91,15 @@ with add_section:
                     path.write_bytes(upload.getvalue())
                     paths.append(path)
                     shown[path] = upload.name
-                with st.spinner("Reading the files and embedding their passages…"):
-                    report = services.index.ingest(corpus, chunk_documents(FileLoader(paths, display_names=shown).load_documents()))
+                with st.spinner("Reading the files…"):
+                    passages = list(chunk_documents(FileLoader(paths, display_names=shown).load_documents()))
+                bar = st.progress(0.0, text=f"Embedding {len(passages):,} passages…")
+
+                def advance(done: int, total: int) -> None:
+                    bar.progress(done / max(total, 1), text=f"Embedding and indexing passages: {done:,} of {total:,}")
+
+                report = services.index.ingest(corpus, passages, progress=advance)
+                bar.empty()
             st.success(  # markup: a validated corpus name and counts
                 f"✅ {report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, "
                 f"{report.already_present} already present). It is in the list above and in Verify's corpus list."

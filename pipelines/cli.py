@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipelines.config import AppSettings, RunConfig
 
@@ -325,6 +326,26 @@ def _print_human(evt: Event) -> None:
             pass
 
 
+@contextmanager
+def _progress_bar(unit: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr for a long job reporting (done, total); none when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    bar: tqdm[Any] | None = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit=f" {unit}", file=sys.stderr, disable=None, dynamic_ncols=True)
+        bar.update(done - bar.n)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def _ingest(args: argparse.Namespace) -> int:
     from corpora.chunking import chunk_documents
     from corpora.loaders import SUPPORTED_SUFFIXES, FileLoader
@@ -341,7 +362,9 @@ def _ingest(args: argparse.Namespace) -> int:
     if not files:
         raise ValueError(f"no {', '.join(SUPPORTED_SUFFIXES)} files found in {', '.join(map(str, args.paths))}")
     services = Services.create(with_store=False)
-    report = services.index.ingest(args.corpus, chunk_documents(FileLoader(files).load_documents()))
+    passages = chunk_documents(FileLoader(files).load_documents())
+    with _progress_bar("passages") as progress:
+        report = services.index.ingest(args.corpus, passages, progress=progress)
     print(
         f"{report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, {report.already_present} already present)"
     )

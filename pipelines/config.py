@@ -817,6 +817,23 @@ class AppSettings(BaseSettings):
         title="Embedded model threads",
         description="Threads of the embedded model's llama.cpp server; 0 means one per physical core (llama.cpp's own default). On a quiet 2-core machine 2 threads ran a debate 1.7x faster than 1 (bench/llama_threads.py); on a machine busy with other work, set 1: llama.cpp's threads wait for each other, and one stalled core stalls them all. A running server keeps its threads until `python -m pipelines model stop`.",
     )
+    embeddings: Literal["onnx", "torch"] = Field(
+        default="onnx",
+        title="Embeddings runtime",
+        description="What runs MiniLM (search and ingestion): onnx, ONNX Runtime on the same weights exported once to the model cache (about twice as fast here; the same vectors to 1e-6), or torch, sentence-transformers as before. onnx falls back to torch when the export cannot be made.",
+    )
+    llama_slots: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        title="Embedded model slots",
+        description="Calls the embedded model's native llama.cpp server decodes together (continuous batching); 0 means 1 on up to 2 threads (on 2 cores, 4 together gave only 1.07x the tokens per second and batched answers differ from one-at-a-time ones), else one per thread, at most 4. Each slot has the whole context (about 28 KB of memory per token). The Python server has one. A running server keeps its slots until `python -m pipelines model stop`.",
+    )
+    llama_server: str = Field(
+        default="",
+        title="Embedded model server",
+        description="Which llama.cpp server runs the embedded model: empty for llama.cpp's own llama-server that `make model` builds (build/llama.cpp/bin; where it is missing, the Python server), `python` for the Python server (llama-cpp-python's, one call at a time), or the path of another llama-server build.",
+    )
     public_url: str = Field(
         default="",
         title="Public URL of reports",

@@ -169,8 +169,10 @@ class JournaledIndex(CorpusIndex):
     def count(self, corpus: str) -> int:
         return self._inner.count(corpus)
 
-    def ingest(self, corpus: str, passages: Iterable[Passage], batch_size: int = 256) -> IngestReport:
-        return self._inner.ingest(corpus, passages, batch_size)
+    def ingest(
+        self, corpus: str, passages: Iterable[Passage], batch_size: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> IngestReport:
+        return self._inner.ingest(corpus, passages, batch_size, progress)
 
     def delete(self, corpus: str) -> None:
         self._inner.delete(corpus)

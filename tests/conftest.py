@@ -10,19 +10,19 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from pipelines.services import Services
-from pipelines.tools.embeddings import MiniLMEmbedder, default_embedder
+from pipelines.tools.embeddings import Embedder, default_embedder
 from tests.fakes import make_services
 
 CHECK_COVID = Path(__file__).resolve().parents[2] / "shared" / "data" / "check-covid"
 
 
 @pytest.fixture(scope="session")
-def embedder() -> MiniLMEmbedder:
-    return default_embedder()
+def embedder() -> Embedder:
+    return default_embedder()  # the app's: MiniLM on ONNX Runtime (exported once to the model cache), else on torch
 
 
 @pytest.fixture(scope="session")
-def demo_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: MiniLMEmbedder) -> Path:
+def demo_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
     """A data folder with the demo corpus indexed once for the whole session."""
     data_dir = tmp_path_factory.mktemp("data")
     make_services(data_dir, embedder).ensure_corpus("demo")
@@ -30,7 +30,7 @@ def demo_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: MiniLMEmbe
 
 
 @pytest.fixture
-def services(demo_data_dir: Path, embedder: MiniLMEmbedder) -> Services:
+def services(demo_data_dir: Path, embedder: Embedder) -> Services:
     """Services over the indexed demo corpus, with a dead web and the fake backend from config."""
     return make_services(demo_data_dir, embedder)
 
@@ -62,7 +62,7 @@ def checkcovid_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def checkcovid_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: MiniLMEmbedder, checkcovid_dir: Path) -> Path:
+def checkcovid_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, checkcovid_dir: Path) -> Path:
     """A data folder whose `check-covid` corpus holds the abstracts of the 10-claim dev sample and 40 others.
 
     Indexing all 347 abstracts takes minutes on 2 busy cores; these 50-odd keep the claims'

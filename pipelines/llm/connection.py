@@ -72,6 +72,11 @@ def _check_embedded(settings: AppSettings) -> ConnectionReport:
     running = server is not None and is_live(server)
     note = (
         f"its llama.cpp server is running on port {server.port}"
+        + (
+            f" (llama.cpp's own llama-server, {server.slots} calls at once)"
+            if server.kind == "native"
+            else " (the Python server, one call at a time)"
+        )
         if running and server
         else "its server starts with the first run (about 10 s)"
     )

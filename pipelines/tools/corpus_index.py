@@ -30,7 +30,7 @@ import re
 import shutil
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,8 +209,13 @@ class CorpusIndex:
         col = self._find(corpus)
         return col.count() if col is not None else 0
 
-    def ingest(self, corpus: str, passages: Iterable[Passage], batch_size: int = 256) -> IngestReport:
+    def ingest(
+        self, corpus: str, passages: Iterable[Passage], batch_size: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> IngestReport:
         """Add passages, all or nothing; a document ingested again replaces its old passages; re-ingesting is safe.
+
+        ``progress(done, total)`` is called with the passages written so far, after each batch
+        (the CLI's and the Corpora page's progress bars).
 
         Every passage is read (and every file checked) before the first is written, so a file
         refused at line 301 leaves nothing searchable and a refused first ingestion leaves no
@@ -223,20 +228,22 @@ class CorpusIndex:
         with self._lock, corpus_lock(self._data_dir, corpus):
             existed = self._find(corpus) is not None
             try:
-                report = self._ingest(corpus, wanted, batch_size)
+                report = self._ingest(corpus, wanted, batch_size, progress)
             except BaseException:
                 if not existed:  # a first ingestion that failed midway leaves no half corpus
                     self._drop(corpus)
                 raise
         return report
 
-    def _ingest(self, corpus: str, passages: list[Passage], batch_size: int) -> IngestReport:
+    def _ingest(self, corpus: str, passages: list[Passage], batch_size: int, progress: Callable[[int, int], None] | None) -> IngestReport:
         col = self._collection(corpus, create=True)
         added = present = 0
         docs = {p.doc_id for p in passages}
         for start in range(0, len(passages), batch_size):
             a, p = self._add_batch(corpus, col, passages[start : start + batch_size], marked=added > 0)
             added, present = added + a, present + p
+            if progress is not None:
+                progress(min(start + batch_size, len(passages)), len(passages))
         removed = self._remove_stale(col, docs, {p.id for p in passages})
         meta = dict(self._collection(corpus).metadata or {})
         if added or removed or not str(meta.get("revision", "")) or str(meta["revision"]).startswith(PENDING):

@@ -1,5 +1,6 @@
 """In Chromium: upload a PDF and a saved web page into a new corpus; it shows at once; find and delete a document."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -61,4 +62,31 @@ def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> Non
 
     # The last document: the corpus goes too (and the shared test data folder is as it was).
     delete_document(page, "Mask trial · trial")
+    page.get_by_text("the corpus is gone too").wait_for(timeout=60_000)
+
+
+def test_a_long_ingestion_shows_its_progress(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """One long document (600 passages): the bar counts them while they are embedded, then gives way to the report."""
+    text = " ".join(f"Riders on bus line {i} wore masks in week {i % 52}." for i in range(1800))
+    (tmp_path / "notes.jsonl").write_text(json.dumps({"id": "notes", "title": "Bus notes", "text": text}) + "\n", encoding="utf-8")
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Corpora", exact=True).click()
+    page.locator("h1", has_text="Corpora").wait_for(timeout=120_000)
+
+    page.get_by_role("textbox", name="Corpus name").fill("e2e-long")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([tmp_path / "notes.jsonl"])
+    # Every text the bar shows is recorded as the page changes: it may come and go between two polls.
+    page.evaluate(
+        """() => { window.barTexts = [];
+        new MutationObserver(() => { for (const bar of document.querySelectorAll('[data-testid="stProgress"]')) window.barTexts.push(bar.innerText); })
+          .observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true}); }"""
+    )
+    page.get_by_role("button", name="Ingest").click()
+    page.get_by_text("e2e-long: 1 documents").wait_for(timeout=300_000)
+
+    shown = page.evaluate("() => window.barTexts")
+    assert any("passages" in text for text in shown), shown
+    expect(page.locator('[data-testid="stProgress"]')).to_have_count(0)  # gone once done
+    screenshot(page, "corpora-ingested-long")
+
+    delete_document(page, "Bus notes · notes")  # the shared test data folder is left as it was
     page.get_by_text("the corpus is gone too").wait_for(timeout=60_000)

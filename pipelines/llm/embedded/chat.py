@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,12 @@ from pipelines.llm.registry import Backend
 
 
 class LlamaCppChatOpenAI(ChatOpenAI):
-    """ChatOpenAI adapted to llama-cpp-python's server.
+    """ChatOpenAI adapted to llama-cpp-python's server (and llama.cpp's own, which takes the same requests).
 
     - A ``response_format`` of OpenAI's ``json_schema`` type (or a pydantic class) is
-      rewritten to ``{"type": "json_object", "schema": ...}``, the only form the server
-      enforces with a grammar; it refuses ``json_schema`` with an HTTP 500.
+      rewritten to ``{"type": "json_object", "schema": ...}``, the only form the Python
+      server enforces with a grammar (it refuses ``json_schema`` with an HTTP 500); the
+      native llama-server enforces both forms.
     - It travels in ``extra_body`` rather than as ``response_format``: langchain-openai
       1.7 sends any request with ``response_format`` through ``chat.completions.parse``
       (and ``astream`` through ``beta.chat.completions.stream``), which raises
@@ -37,9 +39,14 @@ class LlamaCppChatOpenAI(ChatOpenAI):
     - ``logprobs``/``top_logprobs`` are dropped unless ``token_probabilities`` is set (the
       server was started with ``logits_all``): a server without it answers them with an
       HTTP 500, and callers fall back to sampling when no probabilities come back.
+    - To llama.cpp's own server (``grammar_from_schema``), the schema goes as the grammar
+      llama-cpp-python itself builds from it (``llama_cpp_grammar``): llama-server's own
+      converter allows other whitespace, and the answers then differ from the Python
+      server's; with the same grammar they are the same, token for token, at temperature 0.
     """
 
     token_probabilities: bool = False
+    grammar_from_schema: bool = False
 
     def _get_request_payload(self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
@@ -51,8 +58,22 @@ class LlamaCppChatOpenAI(ChatOpenAI):
         if (response_format := payload.pop("response_format", None)) is not None:
             translated = llama_cpp_response_format(response_format)
             if translated is not None:
-                payload["extra_body"] = {**(payload.get("extra_body") or {}), "response_format": translated}
+                extra = {"grammar": llama_cpp_grammar(translated)} if self.grammar_from_schema else {"response_format": translated}
+                payload["extra_body"] = {**(payload.get("extra_body") or {}), **extra}
         return payload
+
+
+def llama_cpp_grammar(response_format: dict[str, Any]) -> str:
+    """The GBNF grammar llama-cpp-python's server enforces for a ``json_object`` response format (its own converter and fallback)."""
+    from llama_cpp import llama_grammar
+
+    schema = response_format.get("schema")
+    if schema is None:
+        return llama_grammar.JSON_GBNF
+    try:
+        return llama_grammar.json_schema_to_gbnf(json.dumps(schema))
+    except Exception:  # what the Python server does when its converter cannot handle a schema: any JSON
+        return llama_grammar.JSON_GBNF
 
 
 def llama_cpp_response_format(response_format: Any) -> dict[str, Any] | None:
@@ -75,10 +96,19 @@ def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
     """A chat model on the local llama.cpp server, starting the server if needed."""
     model_path = _model_path(spec, settings)
     # spec.logprobs opts in to a server with logits_all (memory cost: see ensure_server).
-    base_url = server.ensure_server(model_path, settings.model_cache, logprobs=spec.logprobs, n_threads=settings.llama_threads or None)
+    base_url = server.ensure_server(
+        model_path,
+        settings.model_cache,
+        logprobs=spec.logprobs,
+        n_threads=settings.llama_threads or None,
+        n_slots=settings.llama_slots or None,
+        binary=settings.llama_server,
+    )
     chat = chat_model_for_endpoint(spec, base_url=base_url, api_key="embedded", model=model_path.stem, chat_class=LlamaCppChatOpenAI)
     assert isinstance(chat, LlamaCppChatOpenAI)
     chat.token_probabilities = spec.logprobs
+    state = server.read_state(settings.model_cache)
+    chat.grammar_from_schema = state is not None and state.base_url == base_url and state.kind == "native"
     return chat
 
 

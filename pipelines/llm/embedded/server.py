@@ -1,9 +1,16 @@
 """The embedded model's server process: start a llama.cpp server on loopback, share it, stop it.
 
-``ensure_server`` starts ``python -m pipelines.llm.embedded.grammar_server`` (llama_cpp.server
-with a faster grammar sampler) on 127.0.0.1, or reuses one that this or another process
-already started for the same model (``server.json`` in the model cache, guarded by a file
-lock). A server this process started is stopped with it.
+``ensure_server`` starts llama.cpp's own ``llama-server`` (built by ``make model`` from the
+llama.cpp source the pinned llama-cpp-python carries: see ``native_server_binary``) with
+parallel slots, or, where that binary is missing, ``python -m pipelines.llm.embedded.grammar_server``
+(llama_cpp.server with a faster grammar sampler, one call at a time), on 127.0.0.1; or it
+reuses one that this or another process already started for the same model (``server.json``
+in the model cache, guarded by a file lock). A server this process started is stopped with it.
+
+Why the native server (bench/embedded_speed.py, docs/measurements/2026-11-24-embedded-speed.md):
+it decodes several calls together (continuous batching: debaters of a round, scorers and
+panels already call at once), keeps each slot's prompt for the next call that shares its
+prefix, and gives token log-probabilities without keeping every position's logits.
 """
 
 from __future__ import annotations
@@ -26,9 +33,14 @@ from filelock import FileLock
 from pipelines.errors import BackendUnavailableError
 
 SERVER_MODULE = "pipelines.llm.embedded.grammar_server"
-# How a running server is recognised: ours, ours under its former module name, or plain llama_cpp.server.
+NATIVE_NAME = "llama-server"
+# How a running server is recognised: ours, ours under its former module name, or plain llama_cpp.server
+# (the native one by its program's name, see _is_llama_server).
 SERVER_NAMES = (SERVER_MODULE, "pipelines.llm.llama_server", "llama_cpp.server")
+# Where `make model` builds llama.cpp's server (see the Makefile); DEBATEDESK_LLAMA_SERVER names another.
+NATIVE_BINARY = Path(__file__).resolve().parents[3] / "build" / "llama.cpp" / "bin" / NATIVE_NAME
 DEFAULT_N_CTX = 8192
+MAX_SLOTS = 4
 STARTUP_TIMEOUT_S = 180.0
 PROBE_TIMEOUT_S = 2.0
 STOP_TIMEOUT_S = 10.0
@@ -43,6 +55,8 @@ class ServerState:
     model: str
     n_ctx: int
     logprobs: bool = False
+    kind: str = "python"  # or "native": llama.cpp's llama-server
+    slots: int = 1
 
     @property
     def base_url(self) -> str:
@@ -60,13 +74,18 @@ def ensure_server(
     n_ctx: int = DEFAULT_N_CTX,
     logprobs: bool = False,
     n_threads: int | None = None,
+    n_slots: int | None = None,
+    binary: str = "",
 ) -> str:
     """The base URL of a live llama.cpp server for ``model_path``, started if none is running.
 
     ``logprobs=True`` asks for a server that can return token log-probabilities (label
-    probabilities); it keeps every position's logits, which costs about 0.6 MB of memory
-    per token of context with Qwen's vocabulary and slows prompt reading, so it is off
-    unless asked for. A server that has it also serves calls that do not need it.
+    probabilities). The native server always can, at no cost. The Python one then keeps
+    every position's logits, which costs about 0.6 MB of memory per token of context with
+    Qwen's vocabulary and slows prompt reading, so it is off there unless asked for. A
+    server that has it also serves calls that do not need it.
+    ``binary``: the llama-server program ("" for the one `make model` built, "python" for
+    the Python server even where that exists); see ``native_server_binary``.
     """
     model = model_path.resolve()
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -76,7 +95,12 @@ def ensure_server(
             return state.base_url
         # A dead server's record is replaced; a live one that does not fit is left running
         # (another app may be using it) and simply stops being the recorded one.
-        state = _start_server(model, cache_dir, n_ctx, logprobs, n_threads or default_threads())
+        threads = n_threads or default_threads()
+        native = native_server_binary(binary)
+        if native is not None:
+            state = _start_server(model, cache_dir, n_ctx, True, threads, n_slots or default_slots(threads), native)
+        else:
+            state = _start_server(model, cache_dir, n_ctx, logprobs, threads, 1, None)
         write_state(cache_dir, state)
         return state.base_url
 
@@ -117,6 +141,42 @@ def default_threads() -> int:
     return max(1, min(physical_cores(usable), quota if quota is not None else len(usable)))
 
 
+def default_slots(threads: int | None = None) -> int:
+    """Parallel slots of the native server: one on up to 2 threads, else one per thread, at most MAX_SLOTS.
+
+    Measured side by side on this 2-core machine (bench/embedded_speed.py, 2 threads, the
+    quietest run of 2026-11-24): 4 calls together gave 32.5 tokens/s in total against 30.3 one
+    at a time (1.07x: two cores are busy computing, not waiting on memory), and 3 of the 6
+    calls decoded together answered differently from the same calls decoded alone (one label
+    changed): a batch rounds differently. So on 2 threads calls queue, as they did on the
+    Python server, and each answer is the one-at-a-time answer. More threads get more slots
+    (not measured here); ``DEBATEDESK_LLAMA_SLOTS`` sets any count. Each slot has the whole
+    context (one shared cache: about 28 KB of memory per token with Qwen2.5-1.5B).
+    """
+    count = threads or default_threads()
+    return 1 if count <= 2 else min(MAX_SLOTS, count)
+
+
+def native_server_binary(binary: str = "") -> Path | None:
+    """llama.cpp's ``llama-server`` program, or None for the Python server.
+
+    ``binary`` (the ``llama_server`` setting): "" for the one ``make model`` builds into
+    ``build/llama.cpp/bin`` (None when it is missing, as after a failed build: the Python
+    server then serves), "python" for the Python server, or the path of another build.
+    A path that is not an executable file is an error, not a silent fallback.
+    """
+    if binary == "python":
+        return None
+    if binary:
+        path = Path(binary).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise BackendUnavailableError(
+                f"the llama-server program {binary!r} is not an executable file; leave the setting empty or build it with `make model`"
+            )
+        return path
+    return NATIVE_BINARY if NATIVE_BINARY.is_file() and os.access(NATIVE_BINARY, os.X_OK) else None
+
+
 def cpu_quota(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
     """The CPUs a container's CPU quota allows (rounded up), from cgroup v2 or v1; None when there is no quota."""
     try:
@@ -148,9 +208,10 @@ def physical_cores(cpus: list[int], topology: Path = Path("/sys/devices/system/c
     return len(cores)
 
 
-def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_threads: int) -> ServerState:
-    port = _free_port()
-    command = [
+def python_server_command(model: Path, port: int, *, n_ctx: int, threads: int, slots: int = 1, logprobs: bool = False) -> list[str]:
+    """The Python server's command line (llama_cpp.server with grammar-first decoding; one call at a time)."""
+    del slots  # it has one sequence
+    return [
         # llama_cpp.server, with schema-enforced answers decoded grammar-first (see grammar_server.py).
         sys.executable, "-m", SERVER_MODULE,
         "--model", str(model),
@@ -160,14 +221,53 @@ def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_th
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(n_ctx),
-        "--n_threads", str(n_threads),
-        "--n_threads_batch", str(n_threads),
+        "--n_threads", str(threads),
+        "--n_threads_batch", str(threads),
         # The server's default is true; see ensure_server for what it costs.
         "--logits_all", "true" if logprobs else "false",
         # The server's default is true: any new request silently ends a stream in
         # progress (it sends [DONE] with no error). Requests must queue instead.
         "--interrupt_requests", "false",
     ]  # fmt: skip
+
+
+def native_server_command(
+    model: Path, port: int, *, n_ctx: int, threads: int, slots: int, logprobs: bool = True, binary: Path | None = None
+) -> list[str]:
+    """llama.cpp's own server: ``slots`` calls decoded together, each with ``n_ctx`` tokens of context."""
+    del logprobs  # always available: llama-server computes them for the tokens asked about only
+    return [
+        str(binary or NATIVE_BINARY),
+        "--model", str(model),
+        "--alias", model.stem,  # what /v1/models reports (see python_server_command)
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--threads", str(threads),
+        "--threads-batch", str(threads),
+        "--parallel", str(slots),
+        # One cache for all slots, big enough for every slot's full context at once.
+        "--kv-unified",
+        "--ctx-size", str(n_ctx * slots),
+        "--cont-batching",
+        # Prompts are cached per slot (cache_prompt is on by default); a new call goes to the
+        # slot whose cached prompt it shares most with, and chunks of at least 256 tokens
+        # further on are reused by shifting them instead of reading them again.
+        "--cache-reuse", "256",
+        # llama-server's "auto" computes attention differently from llama-cpp-python's default
+        # (off): SmolLM2's next-token log-probabilities moved by about 0.07 and greedy answers
+        # changed after a few tokens. Off, they are the library's.
+        "--flash-attn", "off",
+        "--no-webui",
+        "--jinja",  # the chat template from the GGUF, as llama-cpp-python formats it
+    ]  # fmt: skip
+
+
+def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_threads: int, slots: int, native: Path | None) -> ServerState:
+    port = _free_port()
+    if native is not None:
+        command = native_server_command(model, port, n_ctx=n_ctx, threads=n_threads, slots=slots, binary=native)
+    else:
+        command = python_server_command(model, port, n_ctx=n_ctx, threads=n_threads, logprobs=logprobs)
     log_path = cache_dir / "server.log"
     with log_path.open("ab") as log:
         log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n".encode())
@@ -181,9 +281,14 @@ def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_th
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while not _answers(port, model.stem):
         if process.poll() is not None:
+            hint = (
+                "is the build complete? (`make model`; set DEBATEDESK_LLAMA_SERVER=python for the Python server)"
+                if native
+                else "is llama-cpp-python[server] installed?"
+            )
             raise BackendUnavailableError(
                 f"the llama.cpp server exited with code {process.returncode} while loading {model.name}; "
-                f"is llama-cpp-python[server] installed? Last lines of {log_path}:\n{_tail(log_path)}"
+                f"{hint} Last lines of {log_path}:\n{_tail(log_path)}"
             )
         if time.monotonic() > deadline:
             _terminate(process)
@@ -191,7 +296,8 @@ def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_th
                 f"the llama.cpp server did not answer within {STARTUP_TIMEOUT_S:.0f} s; see {log_path}:\n{_tail(log_path)}"
             )
         time.sleep(0.5)
-    return ServerState(pid=process.pid, port=port, model=str(model), n_ctx=n_ctx, logprobs=logprobs)
+    kind = "native" if native is not None else "python"
+    return ServerState(pid=process.pid, port=port, model=str(model), n_ctx=n_ctx, logprobs=logprobs, kind=kind, slots=slots)
 
 
 @atexit.register
@@ -249,6 +355,8 @@ def read_state(cache_dir: Path) -> ServerState | None:
             model=str(data["model"]),
             n_ctx=int(data["n_ctx"]),
             logprobs=bool(data.get("logprobs", False)),
+            kind=str(data.get("kind", "python")),
+            slots=int(data.get("slots", 1)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         # Missing or from an older layout: treated as "no server recorded".
@@ -291,7 +399,8 @@ def _is_llama_server(pid: int, port: int) -> bool:
         running = process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
-    server = any(name in arguments for name in SERVER_NAMES)  # ours, or one an older version started
+    # ours, one an older version started, or llama.cpp's own
+    server = any(name in arguments for name in SERVER_NAMES) or (bool(arguments) and Path(arguments[0]).name == NATIVE_NAME)
     return server and str(port) in arguments and running
 
 

@@ -85,6 +85,21 @@ def test_embedded_not_prepared_says_how_to_prepare_it(settings: AppSettings) -> 
     assert report.seconds < 2  # a look on disk, no model started
 
 
+def test_embedded_says_which_server_runs_it(settings: AppSettings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.llm.embedded import model_files, server
+
+    monkeypatch.setattr(model_files, "is_prepared", lambda cache: True)
+    monkeypatch.setattr(server, "is_live", lambda state: True)
+    settings.model_cache.mkdir(parents=True)
+    server.write_state(settings.model_cache, server.ServerState(pid=1, port=4321, model="m", n_ctx=8192, kind="native", slots=4))
+    native = check_connection(ModelSpec(backend="embedded"), settings)
+    server.write_state(settings.model_cache, server.ServerState(pid=1, port=4321, model="m", n_ctx=8192))
+    python = check_connection(ModelSpec(backend="embedded"), settings)
+
+    assert native.ok and "port 4321 (llama.cpp's own llama-server, 4 calls at once)" in native.message
+    assert python.ok and "(the Python server, one call at a time)" in python.message
+
+
 def test_a_local_server_lists_its_models(settings: AppSettings, server: str) -> None:
     report = check_connection(ModelSpec(backend="openai", base_url=server, model="qwen2.5:1.5b"), settings)
     assert report.ok and "'qwen2.5:1.5b' is available" in report.message

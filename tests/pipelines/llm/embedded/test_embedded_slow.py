@@ -1,4 +1,7 @@
-"""The embedded backend end to end on SmolLM2-135M: a real llama.cpp server, streaming, a schema."""
+"""The embedded backend end to end on SmolLM2-135M: the Python llama.cpp server (llama_cpp.server, grammar-first), streaming, a schema.
+
+llama.cpp's own server, which the app prefers where `make model` built it, has its own tests: test_native_server_slow.py.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def chat(cache_dir: Path) -> BaseChatModel:
     spec = ModelSpec(backend="embedded", model=str(smollm2_gguf()), max_tokens=64)
-    return embedded.build_embedded(spec, AppSettings(model_cache=cache_dir))
+    return embedded.build_embedded(spec, AppSettings(model_cache=cache_dir, llama_server="python"))
 
 
 async def test_streams_a_short_answer(chat: BaseChatModel) -> None:
@@ -153,7 +156,7 @@ def test_stop_server_stops_it(chat: BaseChatModel, cache_dir: Path) -> None:
 
 def test_after_the_server_is_stopped_the_next_model_starts_it_again(chat: BaseChatModel, cache_dir: Path) -> None:
     """What the app does between runs: the stopped server's model no longer serves, a new one starts a server and answers."""
-    settings = AppSettings(model_cache=cache_dir)
+    settings = AppSettings(model_cache=cache_dir, llama_server="python")
     spec = ModelSpec(backend="embedded", model=str(smollm2_gguf()), max_tokens=64)
     before = embedded.build_embedded(spec, settings)
     assert embedded.still_serves(before, settings)
