@@ -9,6 +9,7 @@ import streamlit as st
 
 from components.safe_text import escape_markdown
 from pipelines.batch import ClaimOutcome, to_csv, to_jsonl
+from pipelines.verdict_card import common_label
 
 STATUS_LABELS = {"completed": "✅ completed", "failed": "❌ failed", "stopped": "🛑 stopped by budget", "skipped": "⏭️ not started"}
 
@@ -20,7 +21,8 @@ def outcomes_frame(outcomes: Sequence[ClaimOutcome]) -> pd.DataFrame:
             "#": o.index + 1,
             "id": o.id,
             "status": STATUS_LABELS[o.status],
-            "verdict": o.verdict,
+            "verdict": common_label(o.verdict) if o.verdict else o.verdict,
+            "protocol's word": o.verdict,
             "confidence": o.confidence,
             "claim": o.claim,
             "sources": "; ".join(o.sources),

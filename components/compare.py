@@ -16,6 +16,7 @@ from pipelines.events import Event
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.runner import preflight
 from pipelines.services import Services
+from pipelines.verdict_card import common_label
 
 NO_COMPARISON = ""
 
@@ -43,7 +44,8 @@ def comparison_frame(runs: Sequence[Sequence[Event]]) -> pd.DataFrame:
         rows.append(
             {
                 "protocol": outcome.protocol,
-                "verdict": outcome.verdict or ("failed" if outcome.failed else "—"),
+                "verdict": common_label(outcome.verdict) if outcome.verdict else ("failed" if outcome.failed else "—"),
+                "protocol's word": outcome.verdict or "",
                 "confidence": outcome.confidence,
                 "decided by": outcome.decided_by,
                 "model calls": outcome.cost.calls,

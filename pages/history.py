@@ -18,6 +18,7 @@ from pipelines.export import EXPORT_FORMATS, export_filename, export_run, import
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.replay import steps
 from pipelines.store import RUN_STATUSES, RunFilter, RunSummary
+from pipelines.verdict_card import common_label
 
 state.ensure_framed("pages/history.py")
 
@@ -110,7 +111,8 @@ table = pd.DataFrame(
             "claim": r.claim,
             "protocol": r.protocol,
             "status": status_text(r),
-            "verdict": r.final_verdict or "",
+            "verdict": common_label(r.final_verdict) if r.final_verdict else "",
+            "model's word": r.verdict or "",  # the protocol's own label for what the model ruled
             "checker": f"{r.checker_verdict} by {r.checker_by}" + (f", {when(r.checker_at)}" if r.checker_at else "")
             if r.checker_verdict
             else "",

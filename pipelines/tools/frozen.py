@@ -9,7 +9,7 @@ anew and nothing can be added to the frozen corpus.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,7 +115,9 @@ class FrozenIndex(CorpusIndex):
     def documents(self, corpus: str) -> list[DocumentSummary]:
         raise FrozenEvidenceError("a re-run on frozen evidence has no corpus to list")
 
-    def ingest(self, corpus: str, passages: Iterable[Passage], batch_size: int = 256) -> IngestReport:
+    def ingest(
+        self, corpus: str, passages: Iterable[Passage], batch_size: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> IngestReport:
         raise FrozenEvidenceError("a re-run on frozen evidence adds nothing to its evidence")
 
     def delete_documents(self, corpus: str, doc_ids: Iterable[str]) -> DeletionReport:

@@ -26,7 +26,7 @@ def test_batch_page_checks_a_pasted_list_and_offers_both_downloads(monkeypatch: 
     assert any("2 of 3 claims checked; 1 failed" in w.value for w in at.warning)
     assert any("the limit is 2,000" in m.value for m in at.markdown)
     frame = at.dataframe[0].value
-    assert len(frame) == 3 and frame["verdict"].iloc[0] == "SUPPORTS"
+    assert len(frame) == 3 and frame["verdict"].iloc[0] == "SUPPORTED" and frame["protocol's word"].iloc[0] == "SUPPORTS"
     assert len(at.get("download_button")) == 2
 
 

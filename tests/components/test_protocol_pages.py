@@ -72,7 +72,8 @@ def test_two_protocols_side_by_side_and_still_there_after_a_rerun(app: AppTest) 
 
     summary = next(d.value for d in app.dataframe if "model calls" in d.value.columns)
     assert list(summary["protocol"]) == ["radar", "mad"]
-    assert list(summary["verdict"]) == ["TRUE", "NOT ENOUGH INFO"]
+    assert list(summary["verdict"]) == ["SUPPORTED", "NOT ENOUGH INFO"], "one vocabulary on screen"
+    assert list(summary["protocol's word"]) == ["TRUE", "NOT ENOUGH INFO"]
     assert (summary["model calls"] > 0).all() and (summary["tokens in"] > 0).all()
     app.run()
     assert any("model calls" in d.value.columns for d in app.dataframe), "the comparison is replayed"
@@ -85,7 +86,8 @@ def test_comparison_frame_reads_verdict_confidence_and_cost(services: Services) 
     frame = comparison_frame(runs)
 
     assert list(frame["protocol"]) == ["radar", "single"]
-    assert frame.loc[0, "confidence"] == pytest.approx(0.75) and frame.loc[1, "verdict"] == "SUPPORTS"
+    assert frame.loc[0, "confidence"] == pytest.approx(0.75) and frame.loc[1, "verdict"] == "SUPPORTED"
+    assert frame.loc[1, "protocol's word"] == "SUPPORTS"
     assert frame.loc[1, "model calls"] == 2 and frame.loc[0, "model calls"] > frame.loc[1, "model calls"]
     assert list(frame["from cache"]) == [0, 0]
 
