@@ -99,7 +99,7 @@ def test_stage_sequence_from_premises_to_a_panel_verdict(services: Services) -> 
 
 
 def test_independent_calls_run_at_once(services: Services) -> None:
-    chat = ScriptedFake(latency_s=0.02)
+    chat = ScriptedFake(latency_s=0.25)  # long enough that calls started together still overlap on a busy machine
     run(services, court_config(quiet=True, max_rounds=1), chat)
     judges = [i for i, (name, _) in enumerate(chat.prompts) if name == "PanelJudgment"]
     assert max(chat.in_flight_at[i] for i in judges) >= 3, "the three judges rule at once"
