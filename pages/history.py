@@ -39,7 +39,7 @@ def when(ts: float | None) -> str:
 
 
 def describe(run: RunSummary) -> str:
-    verdict = run.final_verdict or "no verdict"
+    verdict = common_label(run.final_verdict) if run.final_verdict else "no verdict"
     return f"{status_icon(run)} {run.claim[:70]} · {run.protocol} · {verdict} · {when(run.created_at)} · {run.id}"
 
 
