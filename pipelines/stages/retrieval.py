@@ -18,6 +18,7 @@ from pipelines.events import (
     WebSearchUnavailable,
 )
 from pipelines.models import Evidence
+from pipelines.roles import HUMAN_CHECKER
 from pipelines.stages.query_formulation import formulate_queries, same_query
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
 from pipelines.tools.corpus_index import Hit
@@ -72,12 +73,20 @@ async def retrieve(
 
 async def retrieve_for_claim(ctx: RunContext, *, agent: str, corpus_k: int, web_k: int) -> list[Evidence]:
     """The claim itself (and its rewrites) searched before any debate: ``corpus_k`` passages, then ``web_k`` web results
-    when the run searches the web; the pool some protocols share among all their agents."""
+    when the run searches the web; the pool some protocols share among all their agents.
+
+    Step mode pauses before this first search (round 0): the checker may rewrite the query
+    or add their own. A stop there is not taken: nothing has been argued yet.
+    """
+    review = await ctx.review(0, {agent: ctx.claim.text[:300]})
+    query = review.queries.get(agent, "").strip() or ctx.claim.text
     found: list[Evidence] = []
     if corpus_k:
-        found += await retrieve(ctx, agent=agent, round=0, query=ctx.claim.text, tool="corpus", k=corpus_k, with_rewrites=True)
+        found += await retrieve(ctx, agent=agent, round=0, query=query, tool="corpus", k=corpus_k, with_rewrites=True)
+        for extra in review.extra_queries:
+            found += await retrieve(ctx, agent=HUMAN_CHECKER, round=0, query=extra, tool="corpus", k=corpus_k)
     if ctx.config.retrieval.web_search and web_k > 0:
-        found += await retrieve(ctx, agent=agent, round=0, query=ctx.claim.text, tool="web", k=web_k, with_rewrites=True)
+        found += await retrieve(ctx, agent=agent, round=0, query=query, tool="web", k=web_k, with_rewrites=True)
     return found
 
 

@@ -5,6 +5,7 @@ import pytest
 from pipelines.context import Review
 from pipelines.events import (
     EvidenceRetrieved,
+    QueryIssued,
     LabelProbabilitiesEstimated,
     OmittedContextFound,
     RoundStarted,
@@ -14,6 +15,7 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.fake import FakeChatModel
+from pipelines.protocols.madke import run_madke
 from pipelines.protocols.radar import run_radar, should_stop, stop_margin
 from pipelines.runner import stream_run
 from pipelines.services import Services
@@ -111,9 +113,30 @@ async def test_the_checker_can_stop_the_debate_at_the_review(services: Services)
     ctx, events = make_context(services, protocol_config("radar", tau_v=0.99), CLAIM, reviewer=reviewer)
     verdict = await run_radar(ctx)  # type: ignore[arg-type]
 
-    assert reviews == [1]
+    assert reviews == [0, 1], "a pause before the first search (whose stop is not taken: nothing is argued yet), then after the opening"
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1]
     assert "the checker stopped the debate after the opening" in verdict.stop_reason
+
+
+@pytest.mark.parametrize("protocol", ["radar", "madke"])
+async def test_the_checker_rewrites_the_first_search_of_the_shared_pool(services: Services, protocol: str) -> None:
+    seen: dict[int, dict[str, str]] = {}
+
+    async def reviewer(round: int, next_queries: dict[str, str]) -> Review:
+        seen[round] = dict(next_queries)
+        if round == 0:
+            (agent,) = next_queries
+            return Review(queries={agent: "cloth masks droplets"}, extra_queries=("ventilation and masks",))
+        return Review()
+
+    ctx, events = make_context(services, protocol_config(protocol), CLAIM, reviewer=reviewer)
+    await (run_radar(ctx) if protocol == "radar" else run_madke(ctx))  # type: ignore[arg-type]
+
+    assert list(seen[0].values()) == [CLAIM], "the pause before the first search shows the claim as the planned query"
+    searched = [(e.agent, e.query) for e in events if isinstance(e, QueryIssued) and e.round == 0]
+    assert searched[0][1] == "cloth masks droplets" and CLAIM not in [q for _, q in searched], "the rewrite replaces the claim"
+    assert ("Human checker", "ventilation and masks") in searched, "the checker's own query is searched too, in their name"
+    assert not any(isinstance(e, RoundStarted) for e in events[: next(i for i, e in enumerate(events) if isinstance(e, QueryIssued))])
 
 
 async def test_struck_evidence_is_kept_from_the_agents(services: Services) -> None:
