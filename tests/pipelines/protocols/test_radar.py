@@ -5,9 +5,9 @@ import pytest
 from pipelines.context import Review
 from pipelines.events import (
     EvidenceRetrieved,
-    QueryIssued,
     LabelProbabilitiesEstimated,
     OmittedContextFound,
+    QueryIssued,
     RoundStarted,
     StageStarted,
     StopRuleChecked,
