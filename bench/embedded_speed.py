@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openai import OpenAI
 
+from bench.embedded_model import CLAIMS as MODEL_BENCH_CLAIMS
 from pipelines.config import AppSettings
 from pipelines.llm.embedded import assemble_model, default_threads
 from pipelines.llm.embedded import server as embedded_server
@@ -61,11 +62,7 @@ EVIDENCE = (
     "[E5] Cloth masks filtered fewer particles than surgical masks in laboratory tests.\n"
 )
 CLAIMS = (
-    "Masks reduce transmission of respiratory viruses.",
-    "COVID-19 vaccines alter human DNA.",
-    "Children have the highest COVID-19 mortality rate.",
-    "Vitamin D supplements prevent COVID-19 infection.",
-    "SARS-CoV-2 can survive on cardboard for up to 24 hours.",
+    *MODEL_BENCH_CLAIMS,  # the claims bench/embedded_model.py times, in the same order, then three more
     "Surgical masks filter more particles than cloth masks.",
     "Masks cause dangerous oxygen deprivation.",
     "Hand washing alone stops the spread of influenza.",
