@@ -111,6 +111,15 @@ def open_in_history(page, claim_contains: str) -> None:  # type: ignore[no-untyp
     page.get_by_role("option").first.click()
 
 
+def pick_option(page, combobox: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the select box named ``combobox`` once it has drawn (it may sit in an expander just opened) and pick ``option``."""
+    chooser = page.get_by_role("combobox", name=combobox)
+    chooser.wait_for(timeout=30_000)
+    page.wait_for_timeout(500)
+    chooser.click()
+    page.get_by_role("option", name=option).click()
+
+
 def start_claim(page, claim: str, protocol: str = "", *, name: str = "", step_mode: bool = False) -> None:  # type: ignore[no-untyped-def]
     """On Verify: the checker's name, step mode and the protocol (its option's text) when given, then the claim, then Verify."""
     if name:

@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, start_claim
+from tests.e2e.conftest import pick_option, screenshot, start_claim
 from tests.e2e.test_settings_browser import nav
 
 pytestmark = pytest.mark.e2e
@@ -28,11 +28,7 @@ def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) 
     open_run(page, "single")
     page.get_by_text(re.compile(r"Step \d+ of \d+")).wait_for(timeout=60_000)  # the run is open and replayed
     page.get_by_text("Re-run on this run's evidence").click()
-    chooser = page.get_by_role("combobox", name="Re-run with protocol")
-    chooser.wait_for(timeout=30_000)
-    page.wait_for_timeout(500)
-    chooser.click()
-    page.get_by_role("option", name="desk · Desk (default)").click()
+    pick_option(page, "Re-run with protocol", "desk · Desk (default)")
     screenshot(page, "rerun-control")
     page.get_by_role("button", name="Re-run on frozen evidence").click()
 

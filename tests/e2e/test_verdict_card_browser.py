@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ROOT, open_in_history, screenshot, serve_app
+from tests.e2e.conftest import ROOT, open_in_history, pick_option, screenshot, serve_app, start_claim
 
 pytestmark = pytest.mark.e2e
 
@@ -39,11 +39,6 @@ def choose(page, protocol: str) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_timeout(800)
 
 
-def verify(page, claim: str) -> None:  # type: ignore[no-untyped-def]
-    page.locator("textarea").first.fill(claim)
-    page.get_by_role("button", name="Verify").click()
-
-
 def card(page, heading: str = "Verdict"):  # type: ignore[no-untyped-def]
     """The bordered box that holds the verdict's heading: the block around the heading's own part of the card."""
     return page.locator("h3", has_text=heading).last.locator("xpath=ancestor::div[@data-testid='stVerticalBlock'][2]")
@@ -56,7 +51,7 @@ def cost_line(page) -> str:  # type: ignore[no-untyped-def]
 
 def test_the_card_quotes_its_exhibits_and_states_its_confidence_or_why_not(slow_page) -> None:  # type: ignore[no-untyped-def]
     page = slow_page
-    verify(page, "Masks reduce transmission of respiratory viruses in offices")  # desk, the default
+    start_claim(page, "Masks reduce transmission of respiratory viruses in offices")  # desk, the default
     page.get_by_text("Decided by").first.wait_for(timeout=300_000)
     box = card(page)
     expect(box.get_by_text(re.compile(r"^Confidence 0\.\d\d$"))).to_be_visible()
@@ -72,7 +67,7 @@ def test_the_card_quotes_its_exhibits_and_states_its_confidence_or_why_not(slow_
     screenshot(page, "card-desk-quoted-exhibits")
 
     choose(page, "single")
-    verify(page, "Masks reduce transmission of respiratory viruses in trains")
+    start_claim(page, "Masks reduce transmission of respiratory viruses in trains")
     page.get_by_text("Decided by agent").first.wait_for(timeout=300_000)
     box = card(page)
     expect(box.get_by_text("Confidence: not stated by this protocol")).to_be_visible()
@@ -85,7 +80,7 @@ def test_the_card_quotes_its_exhibits_and_states_its_confidence_or_why_not(slow_
 def test_the_cost_counts_up_while_the_run_goes_and_a_cached_run_says_so(slow_page) -> None:  # type: ignore[no-untyped-def]
     page = slow_page
     claim = "Masks reduce transmission of respiratory viruses in choirs"
-    verify(page, claim)
+    start_claim(page, claim)
     seen: list[str] = []
     evidence = page.locator('[data-testid="stExpander"]').filter(has=page.locator("summary", has_text=re.compile(r"Evidence$")))
     evidence_while_running = False
@@ -112,7 +107,7 @@ def test_the_cost_counts_up_while_the_run_goes_and_a_cached_run_says_so(slow_pag
     expect(table.get_by_text("total")).to_be_visible()
     screenshot(page, "cost-live-finished")
 
-    verify(page, claim)  # the same claim with the same models: the response cache answers
+    start_claim(page, claim)  # the same claim with the same models: the response cache answers
     page.get_by_text("Decided by").first.wait_for(timeout=300_000)
     page.wait_for_timeout(1500)
     again = cost_line(page)
@@ -126,16 +121,12 @@ def test_an_override_shows_on_the_card_with_its_audit_trail_and_in_history(slow_
     page.get_by_role("textbox", name="Your name (audit trail)").fill("Ana Ruiz")
     page.keyboard.press("Enter")
     choose(page, "single")
-    verify(page, claim)
+    start_claim(page, claim)
     page.get_by_text("Decided by agent").first.wait_for(timeout=300_000)
     model_label = card(page).locator("h3").inner_text()
     page.get_by_text("Run complete").wait_for(timeout=60_000)
     page.get_by_text("Override the verdict").click()
-    choice = page.get_by_role("combobox", name="Your verdict")
-    choice.wait_for(timeout=30_000)
-    page.wait_for_timeout(500)
-    choice.click()
-    page.get_by_role("option", name="NOT ENOUGH INFO").click()
+    pick_option(page, "Your verdict", "NOT ENOUGH INFO")
     page.get_by_role("textbox", name="Note (why)").fill("the only study is a <b>preprint</b>")
     page.get_by_role("button", name="Record my verdict").click()
 
