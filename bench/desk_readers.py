@@ -19,9 +19,12 @@ Each SUPPORT/REFUTE claim is read against its gold sentence with one sentence ei
 - ``passage_first``: the shipped question with the passage before the claim (so the claim
   and its opposite would share the passage as a prefix the server reuses);
 - ``quotes``: the passage's 2 sentences closest to the claim (what desk quotes), the claim and
-  its opposite.
+  its opposite;
+- ``contrast``: one question for both: "which statement does the passage support?", the claim
+  and its opposite as answers A and B (swapped in the second order), "neither" as C
+  (``desk.reader=contrast``); and the same with the two statements before the passage.
 
-``--readers`` picks which are collected (the shipped reader, the claim and its opposite, always is).
+``--readers`` picks which are collected (the separate reader, the claim and its opposite, always is).
 
 One JSON line per claim keeps every order's probabilities, so ``--analyse`` compares the
 readers and their mixtures offline: AUC of p(supports) - p(contradicts) between SUPPORT and
@@ -55,7 +58,18 @@ from pipelines.llm.registry import build_chat_model
 from pipelines.models import Evidence
 from pipelines.prompts import load_prompt
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
-from pipelines.stages.stance import LETTERS, STANCES, SWAPPED, StanceKey, exhibit_line, negate, option_orders, options_block, read_stance
+from pipelines.stages.stance import (
+    LETTERS,
+    STANCES,
+    SWAPPED,
+    StanceKey,
+    contrast_options_block,
+    exhibit_line,
+    negate,
+    option_orders,
+    options_block,
+    read_stance,
+)
 from pipelines.tools.embeddings import MiniLMEmbedder
 
 Reading = Sequence[Mapping[str, float]]
@@ -69,7 +83,8 @@ TRUEFALSE_OPTIONS: dict[StanceKey, str] = {
     "UNRELATED": "Not stated: the passage does not say.",
 }
 OLD_READERS = ("neutral", "shots", "prior", "sentence")
-NEW_READERS = ("truefalse", "passage_first", "quotes")
+NEW_READERS = ("truefalse", "passage_first", "quotes", "contrast")
+
 DETAILS_LINE = " Details matter: a passage that gives a different number, time, direction or group than the claim contradicts it."
 
 
@@ -130,6 +145,19 @@ def passage_first_question(line: str) -> Callable[[str, Sequence[StanceKey]], li
     return ask
 
 
+async def statements_first(llm: LLM, line: str, claim: str, negation: str) -> list[dict[str, float]]:
+    """The contrast question with the two statements before the passage (the shipped one puts the passage first)."""
+    system = SystemMessage(content=load_prompt("desk_contrast").system.strip())
+    readings: list[dict[str, float]] = []
+    for order in option_orders(2, "contrast"):
+        options = contrast_options_block(order, claim, negation)
+        first, second = options.splitlines()[:2]
+        question = f"Statements:\n{first}\n{second}\n\nPassage:\n{line}\n\nWhich statement does the passage support?\n{options}"
+        read = await estimate_label_probabilities(llm, [system, HumanMessage(content=question)], LETTERS, max_tokens=1)
+        readings.append({s: read.p(k) for k, s in zip(LETTERS, order, strict=True)})
+    return readings
+
+
 async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[str, Any], readers: Sequence[str]) -> dict[str, Any]:
     gold = item.gold_evidence[0]
     exhibit = passage(doc, gold.sentence)
@@ -161,6 +189,10 @@ async def read_claim(llm: LLM, embedder: MiniLMEmbedder, item: Any, doc: dict[st
         closest = sorted(np.argsort(-(vectors[1:] @ vectors[0]), kind="stable")[:2].tolist())
         quoted = exhibit.model_copy(update={"text": " ".join(sentences[i] for i in closest)})
         record["quotes"] = list((await read_stance(llm, item.claim, quoted, negation=record["negation"])).per_order)
+    if "contrast" in readers:
+        contrast = await read_stance(llm, item.claim, exhibit, orders=2, negation=record["negation"], reader="contrast")
+        record["contrast"] = list(contrast.per_order)
+        record["contrast_sf"] = await statements_first(llm, line, item.claim, record["negation"])
     return record
 
 
@@ -217,6 +249,11 @@ READERS: dict[str, Callable[[dict[str, Any]], dict[str, float]]] = {
     "quotes (claim and opposite)": lambda r: mean(r["quotes"]),
     "negation + truefalse": lambda r: mean([*r["plain"], *r["opposite"], *r["truefalse"]]),
     "negation + quotes": lambda r: mean([*r["plain"], *r["opposite"], *r["quotes"]]),
+    "negation, first order of each": lambda r: mean([r["plain"][0], r["opposite"][0]]),
+    "contrast, the passage before the statements (2 orders)": lambda r: mean(r["contrast"]),
+    "contrast, the passage before the statements, first order": lambda r: r["contrast"][0],
+    "contrast, statements first (2 orders)": lambda r: mean(r["contrast_sf"]),
+    "negation + contrast": lambda r: mean([*r["plain"], *r["opposite"], *r["contrast"]]),
 }
 NEEDS = {
     "neutral": "neutral",
@@ -226,6 +263,7 @@ NEEDS = {
     "truefalse": "truefalse",
     "passage first": "passage_first",
     "quotes": "quotes",
+    "contrast": "contrast",
 }
 
 

@@ -205,7 +205,9 @@ def main() -> None:
     unread = [
         e
         for e in examples
-        if e.settings.get("negation") and any(len(s.per_order) != 2 * int(e.settings.get("orders", 3)) for s in e.stances)
+        if e.settings.get("negation")
+        and e.settings.get("reader", "separate") == "separate"
+        and any(len(s.per_order) != 2 * int(e.settings.get("orders", 3)) for s in e.stances)
     ]
     if unread:
         print(f"left out {len(unread)} claims whose opposite was not read (desk now states it plainly when the model writes none)")
@@ -249,14 +251,15 @@ def main() -> None:
     print(f"  on train: {fitted}; cross-validated: {cv}")
     print(f"  NOT ENOUGH INFO below {decide_at:.2f} (3-label macro-F1 on train {f1:.3f})")
     if args.write:
-        key = calibration_key(args.model)
+        reader_name = str(examples[0].settings.get("reader", "separate"))
+        key = calibration_key(args.model, reader_name)
         calibration = Calibration(
             name=f"{key}@{time.strftime('%Y-%m-%d')}",
             model=args.model,
             bias=round(bias, 6),
             weights={n: round(float(w), 6) for n, w in zip(names, weights, strict=True)},
             decide_at=decide_at,
-            prompt_sha=prompt_sha(),
+            prompt_sha=prompt_sha(reader_name),
             fitted_on=f"Check-COVID {args.split}: {len(examples)} SUPPORT/REFUTE claims ({supports} SUPPORT)",
             settings={
                 "exhibits": exhibits,

@@ -140,10 +140,15 @@ class DeskConfig(BaseModel):
         title="Query rewrites",
         description="The model rewrites the claim into this many search queries, each searched too (one extra call).",
     )
+    reader: Literal["separate", "contrast"] = Field(
+        default="separate",
+        title="Stance question",
+        description="separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; a third of the calls, somewhat less accurate on Check-COVID train; use 2 option orders with it).",
+    )
     orders: Literal[1, 2, 3, 6] = Field(
         default=3,
         title="Option orders",
-        description="How many orders of the answer options each exhibit is read in; averaging them cancels the model's preference for a position (3: each answer takes each position once).",
+        description="How many orders of the answer options each exhibit is read in; averaging them cancels the model's preference for a position (separate, 3: each answer takes each position once; contrast, 2: the claim and its opposite swap letters).",
     )
     unit: Literal["passage", "document"] = Field(
         default="passage",
@@ -153,7 +158,7 @@ class DeskConfig(BaseModel):
     negation: bool = Field(
         default=True,
         title="Read the claim's opposite too",
-        description="The model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls.",
+        description="For the separate question: the model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls. The contrast question always reads the opposite.",
     )
     shots: int = Field(
         default=0,

@@ -4,7 +4,9 @@
    at most ``desk.exhibits`` distinct passages, each with the sentences closest to the claim.
 2. Stances: for each exhibit, the model's probabilities that it supports, contradicts or does
    not address the claim, read from the answer letters' log-probabilities and averaged over
-   option orders (stages/stance.py): never parsed from prose.
+   option orders (stages/stance.py): never parsed from prose. By default the model writes the
+   claim's opposite and is asked which of the two each exhibit supports, or neither
+   (``desk.reader`` contrast); ``separate`` reads the exhibit against each on its own.
 3. Verdict: the stances combined and calibrated on Check-COVID train claims for the model
    (stages/stance_aggregation.py); NOT ENOUGH INFO when nothing addresses the claim or
    neither side is strong enough.
@@ -64,18 +66,24 @@ async def run_desk(ctx: RunContext) -> Verdict:
     judge = ctx.llm("judge")
     read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
     quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
-    negation = await _negation(ctx, judge) if cfg.negation and exhibits else ""
-    also = ", and against the claim's opposite" if negation else ""
-    ctx.emit(StageStarted(stage="stances", detail=f"reading {len(exhibits)} exhibits in {cfg.orders} option orders{also}"))
+    contrast = cfg.reader == "contrast"
+    negation = await _negation(ctx, judge, contrast=contrast) if (cfg.negation or contrast) and exhibits else ""
+    ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg.orders, contrast=contrast, negation=bool(negation))))
     stances: dict[str, Stance] = {}
     for exhibit in exhibits:
         stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=1, negation=negation)
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
 
     # 3. verdict
-    calibration = load_calibration(judge.model_name)
+    calibration = load_calibration(judge.model_name, cfg.reader)
     mismatch = calibration_mismatch(
-        calibration, exhibits=cfg.exhibits, orders=cfg.orders, unit=cfg.unit, negation=bool(negation), shots=cfg.shots
+        calibration,
+        reader=cfg.reader,
+        exhibits=cfg.exhibits,
+        orders=cfg.orders,
+        unit=cfg.unit,
+        negation=bool(negation),
+        shots=0 if contrast else cfg.shots,
     )
     if mismatch:
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
@@ -101,9 +109,10 @@ async def run_desk(ctx: RunContext) -> Verdict:
     )
 
 
-async def _negation(ctx: RunContext, judge: LLM) -> str:
+async def _negation(ctx: RunContext, judge: LLM, *, contrast: bool) -> str:
     """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
-    ctx.emit(StageStarted(stage="negation", detail="writing the claim's opposite, to read each exhibit against it too"))
+    why = "to ask which of the two each exhibit supports" if contrast else "to read each exhibit against it too"
+    ctx.emit(StageStarted(stage="negation", detail=f"writing the claim's opposite, {why}"))
     negation, by_model = await negate(judge, ctx.claim.text)
     detail = f"the claim's opposite: {negation}" if by_model else f"the model wrote no usable opposite, so it is stated plainly: {negation}"
     ctx.emit(StageCompleted(stage="negation", detail=detail))
@@ -121,7 +130,9 @@ async def _read(
     arguments: Sequence[tuple[str, str]] = (),
 ) -> Stance:
     cfg = ctx.config.desk
-    stance = await read_stance(judge, ctx.claim.text, exhibit, orders=cfg.orders, negation=negation, shots=cfg.shots, arguments=arguments)
+    stance = await read_stance(
+        judge, ctx.claim.text, exhibit, orders=cfg.orders, negation=negation, shots=cfg.shots, arguments=arguments, reader=cfg.reader
+    )
     ctx.emit(
         ExhibitStanceRead(
             evidence_id=exhibit.id,
@@ -188,6 +199,14 @@ async def _debate(
         )
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
     return _aggregate(ctx, list(stances.values()), calibration, round=2, debated=True)
+
+
+def _reading(count: int, orders: int, *, contrast: bool, negation: bool) -> str:
+    """The stances stage's opening line: what is asked of each exhibit."""
+    if contrast:
+        return f"asking of each of {count} exhibits whether it supports the claim or its opposite, in {orders} option orders"
+    also = ", and against the claim's opposite" if negation else ""
+    return f"reading {count} exhibits in {orders} option orders{also}"
 
 
 def _tally(stances: Iterable[Stance]) -> str:

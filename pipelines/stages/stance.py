@@ -15,6 +15,13 @@ Two more readers cancel the model's lean towards one answer rather than one posi
 - worked examples from Check-COVID train (``desk_shots.json``: one passage that supports
   its claim, one that does not address it, one that contradicts it) come before the question.
 
+The ``contrast`` reader asks one question instead of two: the claim and its opposite are
+both answers ("A. <claim>", "B. <opposite>", "C. Neither"), and the model says which one
+the passage supports. The model then weighs the two statements against each other on the
+same passage rather than judging each alone; orders swap the claim's and the opposite's
+letters. On gold passages of Check-COVID train it separated SUPPORT from REFUTE claims
+better than the separate readings, at a third of their calls (docs/measurements).
+
 The prompt puts what repeats first (instructions, examples, claim, passage) and the options
 last, so the orders of one exhibit share all but their last lines and a server that keeps
 its previous prompt (llama.cpp does) reads only those lines again.
@@ -46,6 +53,9 @@ _OPTION_TEXT: dict[StanceKey, str] = {
     "UNRELATED": "The passage does not address the claim.",
 }
 LETTERS = ("A", "B", "C")
+Reader = Literal["separate", "contrast"]
+READERS: tuple[Reader, ...] = ("separate", "contrast")
+NEITHER = "Neither: the passage does not address them."
 SWAPPED: dict[StanceKey, StanceKey] = {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS", "UNRELATED": "UNRELATED"}
 MAX_SHOTS = 3
 NEGATION_TOKENS = 80
@@ -60,6 +70,14 @@ _ORDERS: dict[int, tuple[tuple[StanceKey, ...], ...]] = {
     6: tuple(itertools.permutations(STANCES)),  # type: ignore[arg-type]
 }
 ORDER_COUNTS = tuple(_ORDERS)
+# The contrast reader's options are the claim (SUPPORTS), its opposite (REFUTES) and "neither": with two
+# orders the claim and the opposite swap letters, so a pull towards A or B counts for each side once.
+_CONTRAST_ORDERS: dict[int, tuple[tuple[StanceKey, ...], ...]] = {
+    1: (("SUPPORTS", "REFUTES", "UNRELATED"),),
+    2: (("SUPPORTS", "REFUTES", "UNRELATED"), ("REFUTES", "SUPPORTS", "UNRELATED")),
+    3: _ORDERS[3],
+    6: _ORDERS[6],
+}
 
 
 @dataclass(frozen=True)
@@ -88,10 +106,10 @@ class Stance:
         return self.probabilities[stance]
 
 
-def option_orders(count: int) -> tuple[tuple[StanceKey, ...], ...]:
-    """The option orders asked when ``count`` orders are wanted (1, 2, 3 or 6)."""
+def option_orders(count: int, reader: Reader = "separate") -> tuple[tuple[StanceKey, ...], ...]:
+    """The option orders asked when ``count`` orders are wanted (1, 2, 3 or 6) by ``reader``."""
     try:
-        return _ORDERS[count]
+        return (_CONTRAST_ORDERS if reader == "contrast" else _ORDERS)[count]
     except KeyError:
         raise ValueError(f"option orders must be one of {', '.join(map(str, ORDER_COUNTS))}, not {count}") from None
 
@@ -108,6 +126,13 @@ def exhibit_line(exhibit: Evidence) -> str:
 def options_block(order: Sequence[StanceKey]) -> str:
     """The lettered answers in ``order``, then the ``Options:`` line the readers look for."""
     lines = [f"{letter}. {_OPTION_TEXT[stance]}" for letter, stance in zip(LETTERS, order, strict=True)]
+    return "\n".join([*lines, options_line(LETTERS)])
+
+
+def contrast_options_block(order: Sequence[StanceKey], claim: str, opposite: str) -> str:
+    """The contrast reader's answers in ``order``: the claim, its opposite and "neither", then the ``Options:`` line."""
+    text = {"SUPPORTS": " ".join(claim.split()), "REFUTES": " ".join(opposite.split()), "UNRELATED": NEITHER}
+    lines = [f"{letter}. {text[stance]}" for letter, stance in zip(LETTERS, order, strict=True)]
     return "\n".join([*lines, options_line(LETTERS)])
 
 
@@ -161,6 +186,7 @@ async def read_stance(
     negation: str = "",
     shots: int = 0,
     arguments: Sequence[tuple[str, str]] = (),
+    reader: Reader = "separate",
     top_logprobs: int = 10,
     samples: int = 5,
 ) -> Stance:
@@ -168,8 +194,12 @@ async def read_stance(
 
     With ``negation`` (the claim's opposite), each order is asked for it too and its
     readings count with "supports" and "contradicts" swapped; ``shots`` worked examples
-    come before each question.
+    come before each question. The ``contrast`` reader asks instead which of the claim and
+    ``negation`` the passage supports (the opposite stated plainly when none is given);
+    it takes no worked examples.
     """
+    if reader == "contrast":
+        return await _read_contrast(llm, claim, exhibit, negation or plain_negation(claim), orders, arguments, top_logprobs, samples)
     prompt = load_prompt("desk_stance")
     examples = shot_messages(shots)
     per_order: list[dict[StanceKey, float]] = []
@@ -194,6 +224,32 @@ async def read_stance(
     return Stance(
         exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note, opposite_from=opposite_from
     )
+
+
+async def _read_contrast(
+    llm: LLM,
+    claim: str,
+    exhibit: Evidence,
+    opposite: str,
+    orders: int,
+    arguments: Sequence[tuple[str, str]],
+    top_logprobs: int,
+    samples: int,
+) -> Stance:
+    prompt = load_prompt("desk_contrast")
+    per_order: list[dict[StanceKey, float]] = []
+    method: Literal["logprobs", "sampling"] = "logprobs"
+    note = ""
+    for order in option_orders(orders, "contrast"):
+        messages = prompt.render(
+            exhibit=exhibit_line(exhibit), arguments=arguments_block(arguments), options=contrast_options_block(order, claim, opposite)
+        )
+        read = await estimate_label_probabilities(llm, messages, LETTERS, top_logprobs=top_logprobs, samples=samples, max_tokens=1)
+        per_order.append(_by_stance(read, order))
+        if read.method == "sampling":
+            method, note = "sampling", read.note
+    averaged = {s: round(sum(p[s] for p in per_order) / len(per_order), 4) for s in STANCES}
+    return Stance(exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note)
 
 
 async def negate(llm: LLM, claim: str) -> tuple[str, bool]:

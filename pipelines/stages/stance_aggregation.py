@@ -27,7 +27,11 @@ UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NO
 DEFAULT_DECIDE_AT = 0.55  # an uncalibrated verdict needs at least this much for its side
 RESTS_ON = 3  # at most this many exhibits named as what a verdict rests on
 CALIBRATION_PACKAGE = "pipelines.calibration"
-FITTED_DEFAULTS: dict[str, object] = {"negation": False, "shots": 0}  # what a calibration that does not record them was fitted with
+FITTED_DEFAULTS: dict[str, object] = {
+    "reader": "separate",
+    "negation": False,
+    "shots": 0,
+}  # what a calibration that does not record them was fitted with
 
 
 @dataclass(frozen=True)
@@ -224,33 +228,40 @@ def _sigmoid(z: float) -> float:
 def calibration_mismatch(calibration: Calibration | None, **run: object) -> str:
     """Why ``calibration`` may not fit this run ('' when it was fitted for these settings and this prompt).
 
-    ``run`` holds the run's desk settings that the calibration records (exhibits, orders,
-    unit, negation, shots); a setting the calibration did not record is taken at its default.
+    ``run`` holds the run's desk settings that the calibration records (reader, exhibits,
+    orders, unit, negation, shots); a setting the calibration did not record is taken at its default.
     """
     if calibration is None:
         return ""
     fitted = {**FITTED_DEFAULTS, **calibration.settings}
     differs = [f"{name} {fitted[name]} (this run: {value})" for name, value in run.items() if name in fitted and fitted[name] != value]
-    if calibration.prompt_sha and calibration.prompt_sha != prompt_sha():
+    reader = str(run.get("reader", fitted["reader"]))
+    if calibration.prompt_sha and fitted["reader"] == reader and calibration.prompt_sha != prompt_sha(reader):
         differs.append("another stance prompt")
     return "the calibration was fitted for " + ", ".join(differs) + ": treat its probability as approximate" if differs else ""
 
 
-def calibration_key(model_name: str) -> str:
-    """The file stem a model's calibration is kept under: its name, lower case, without a .gguf suffix."""
+def calibration_key(model_name: str, reader: str = "separate") -> str:
+    """The file stem a model's calibration is kept under: its name, lower case, without a .gguf suffix.
+
+    Each stance question has its own fit: the separate question's file is the model's name, the
+    contrast question's adds ``--contrast``.
+    """
     name = Path(model_name).name.lower()
-    return name[: -len(".gguf")] if name.endswith(".gguf") else name
+    stem = name[: -len(".gguf")] if name.endswith(".gguf") else name
+    return stem if reader == "separate" else f"{stem}--{reader}"
 
 
-def load_calibration(model_name: str) -> Calibration | None:
-    """The calibration fitted for ``model_name`` (None if none was): ``pipelines/calibration/KEY.json``."""
-    path = resources.files(CALIBRATION_PACKAGE).joinpath(f"{calibration_key(model_name)}.json")
+def load_calibration(model_name: str, reader: str = "separate") -> Calibration | None:
+    """The calibration fitted for ``model_name`` and ``reader`` (None if none was): ``pipelines/calibration/KEY.json``."""
+    path = resources.files(CALIBRATION_PACKAGE).joinpath(f"{calibration_key(model_name, reader)}.json")
     if not path.is_file():
         return None
     return Calibration.from_json(json.loads(path.read_text(encoding="utf-8")))
 
 
-def prompt_sha() -> str:
-    """A short hash of the stance prompt: a calibration fitted on another prompt no longer fits."""
-    text = resources.files("pipelines.prompts").joinpath("desk_stance.md").read_text(encoding="utf-8")
+def prompt_sha(reader: str = "separate") -> str:
+    """A short hash of ``reader``'s stance prompt: a calibration fitted on another prompt no longer fits."""
+    name = "desk_contrast.md" if reader == "contrast" else "desk_stance.md"
+    text = resources.files("pipelines.prompts").joinpath(name).read_text(encoding="utf-8")
     return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -160,6 +160,20 @@ def test_the_shipped_calibration_is_found_by_model_name() -> None:
     assert load_calibration("no-such-model") is None
 
 
+def test_each_stance_question_has_its_own_shipped_calibration() -> None:
+    from pipelines.stages.stance_aggregation import calibration_mismatch
+
+    model = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    separate, contrast = load_calibration(model), load_calibration(model, "contrast")
+    assert separate is not None and contrast is not None and separate.name != contrast.name
+    assert calibration_key(model, "contrast").endswith("--contrast")
+    defaults = RunConfig().desk
+    run = {"exhibits": defaults.exhibits, "unit": defaults.unit, "negation": True, "shots": 0}
+    assert calibration_mismatch(separate, reader="separate", orders=defaults.orders, **run) == ""
+    assert calibration_mismatch(contrast, reader="contrast", orders=2, **run) == ""
+    assert "orders 2 (this run: 3)" in calibration_mismatch(contrast, reader="contrast", orders=3, **run)
+
+
 def desk_config(**desk: object) -> RunConfig:
     """desk on the fake, reading passages: the fake judges a whole document by any negation in it, a passage by its own words."""
     return protocol_config("desk", **{"unit": "passage", "exhibits": 8, **desk})
@@ -331,3 +345,73 @@ def test_desk_reads_the_claims_opposite_and_says_so(services: Services) -> None:
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     assert stances and all(len(s.per_order) == 6 for s in stances)
     assert events[-1].verdict.label == plain[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
+
+
+_CONTRAST_OPTION = re.compile(r"^([ABC])\. (.+)$", re.MULTILINE)
+OPPOSITE = "Masks do not reduce transmission of respiratory viruses"
+
+
+class ContrastModel(PositionBiasedModel):
+    """A stand-in LLM for the contrast question: a true stance over claim / opposite / neither, times a pull towards A."""
+
+    model_name = "contrast"
+
+    def weights(self, text: str) -> dict[str, float]:
+        meaning = {CLAIM: "SUPPORTS", OPPOSITE: "REFUTES"}
+        options = {letter: meaning.get(statement, "UNRELATED") for letter, statement in _CONTRAST_OPTION.findall(text)}
+        return {letter: self.truth[stance] * (self.pull if letter == "A" else 1.0) for letter, stance in options.items()}
+
+
+def test_the_contrast_question_offers_the_claim_and_its_opposite_and_swaps_their_letters() -> None:
+    truth = {"SUPPORTS": 0.3, "REFUTES": 0.45, "UNRELATED": 0.25}
+    model = ContrastModel(truth)
+    one = asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=1, negation=OPPOSITE, reader="contrast"))  # type: ignore[arg-type]
+    assert one.leaning == "SUPPORTS", "asked once, the claim in position A wins although the passage leans to its opposite"
+    two = asyncio.run(read_stance(ContrastModel(truth), CLAIM, EXHIBIT, orders=2, negation=OPPOSITE, reader="contrast"))  # type: ignore[arg-type]
+    assert two.leaning == "REFUTES" and not two.orders_agree and len(two.per_order) == 2
+    # claim in A: 0.9 / (0.9 + 0.45 + 0.25); opposite in A: 0.3 / (0.3 + 1.35 + 0.25)
+    assert two.p("SUPPORTS") == pytest.approx((0.9 / 1.6 + 0.3 / 1.9) / 2, abs=1e-3), "each order's letters mapped back"
+    assert sum(two.probabilities.values()) == pytest.approx(1.0, abs=1e-3)
+    first = model.prompts[0]
+    assert "Which statement does the passage support?" in first and "Trials found masks reduce transmission." in first
+    assert first.index("Trials found") < first.index(f"A. {CLAIM}"), "the passage first, the statements as the answers"
+    assert "C. Neither: the passage does not address them." in first
+
+
+def test_the_contrast_orders_of_one_exhibit_share_all_but_their_answers() -> None:
+    model = ContrastModel({"SUPPORTS": 0.5, "REFUTES": 0.3, "UNRELATED": 0.2})
+    asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=2, negation=OPPOSITE, reader="contrast"))  # type: ignore[arg-type]
+    prefix = model.prompts[0].split("A. ")[0]
+    assert len(model.prompts) == 2 and all(p.startswith(prefix) for p in model.prompts), "the server reuses the passage"
+    assert [_CONTRAST_OPTION.findall(p)[0][1] for p in model.prompts] == [CLAIM, OPPOSITE]
+    assert option_orders(2, "contrast") == (("SUPPORTS", "REFUTES", "UNRELATED"), ("REFUTES", "SUPPORTS", "UNRELATED"))
+
+
+def test_the_contrast_question_states_the_opposite_plainly_when_none_is_given() -> None:
+    model = ContrastModel({"SUPPORTS": 0.5, "REFUTES": 0.3, "UNRELATED": 0.2})
+    asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=1, reader="contrast"))  # type: ignore[arg-type]
+    assert "B. It is not true that masks reduce transmission of respiratory viruses." in model.prompts[0]
+
+
+def test_desk_can_ask_the_contrast_question_and_writes_the_opposite_for_it(services: Services) -> None:
+    assert RunConfig().desk.reader == "separate", "the separate question stays the default: it was more accurate on train"
+    events = list(stream_run(CLAIM, desk_config(exhibits=3, negation=False, reader="contrast", orders=2), services))
+    assert any(isinstance(e, StageCompleted) and e.stage == "negation" for e in events), "the contrast question needs the opposite"
+    assert any(isinstance(e, StageCompleted) and e.stage == "stances" for e in events)
+    started = [e.detail for e in events if getattr(e, "stage", "") == "stances" and type(e).__name__ == "StageStarted"]
+    assert started and "supports the claim or its opposite" in started[0]
+    stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
+    assert stances and all(len(s.per_order) == 2 for s in stances)
+    assert events[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
+
+
+def test_a_calibration_fitted_on_the_other_question_says_so() -> None:
+    from pipelines.stages.stance_aggregation import calibration_mismatch, prompt_sha
+
+    assert prompt_sha("contrast") != prompt_sha("separate") == prompt_sha()
+    separate = Calibration(name="c@1", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha=prompt_sha(), settings={})
+    assert "reader separate (this run: contrast)" in calibration_mismatch(separate, reader="contrast")
+    contrast = Calibration(
+        name="c@2", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha=prompt_sha("contrast"), settings={"reader": "contrast"}
+    )
+    assert calibration_mismatch(contrast, reader="contrast") == ""

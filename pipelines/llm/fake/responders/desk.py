@@ -1,10 +1,14 @@
-"""How the fake plays desk: a stance for one exhibit, over lettered options whose order changes between calls."""
+"""How the fake plays desk: a stance for one exhibit, over lettered options whose order changes between calls.
+
+Both stance questions offer the letters A, B and C: the separate one ("The passage supports
+the claim." ...) and the contrast one (the claim, its opposite, "Neither: ...").
+"""
 
 from __future__ import annotations
 
 import re
 
-from pipelines.llm.fake.prompt import PromptView
+from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, has_negation, overlap
 from pipelines.llm.fake.registry import choice_responder, text_responder
 
 _STANCE_OPTION = re.compile(r"^([ABC])\. The passage (supports|contradicts|does not address) the claim\.$", re.MULTILINE)
@@ -13,6 +17,8 @@ FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as s
 
 @choice_responder("A", "B", "C")
 def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
+    if "Which statement does the passage support?" in view.text:
+        return desk_contrast(view, options)
     meaning = {letter: word for letter, word in _STANCE_OPTION.findall(view.text)}
     if not meaning:
         return {o: 1 / len(options) for o in options}
@@ -21,6 +27,29 @@ def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
     rest = (1 - strength) / 2
     distribution = {letter: strength if word == stance else rest for letter, word in meaning.items()}
     distribution["A"] = distribution.get("A", 0.0) + FIRST_POSITION_PULL
+    return distribution
+
+
+_CONTRAST_OPTION = re.compile(r"^([ABC])\. (.+)$", re.MULTILINE)
+_NEITHER = "Neither:"
+
+
+def desk_contrast(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
+    """Which of two opposite statements the passage supports: the one that shares its words and its negation, else neither."""
+    if not view.evidence:
+        return {o: 1 / len(options) for o in options}
+    passage = next(iter(view.evidence.values()))
+    statements = {letter: text for letter, text in _CONTRAST_OPTION.findall(view.text) if not text.startswith(_NEITHER)}
+    neither = next((letter for letter, text in _CONTRAST_OPTION.findall(view.text) if text.startswith(_NEITHER)), "C")
+    bearing = max((overlap(text, passage) for text in statements.values()), default=0.0)
+    if bearing < SUPPORT_AT:
+        chosen = neither
+    else:
+        chosen = next((letter for letter, text in statements.items() if has_negation(text) == has_negation(passage)), neither)
+    strength = 0.45 + 0.4 * min(1.0, bearing)
+    rest = (1 - strength) / 2
+    distribution = {letter: strength if letter == chosen else rest for letter in ("A", "B", "C")}
+    distribution["A"] += FIRST_POSITION_PULL
     return distribution
 
 
