@@ -15,7 +15,11 @@ the defaults can be chosen on train), then the fit on all claims. The NOT ENOUGH
 threshold (``decide_at``) is the one that maximises 3-label macro-F1 on train, where each
 NOT ENOUGH INFO claim takes the features of the SUPPORT/REFUTE claim with the same text
 (Check-COVID repeats them word for word). ``--write`` saves the calibration to
-``pipelines/calibration/<model>.json`` with what it was fitted on.
+``pipelines/calibration/<model>[--reader].json`` with what it was fitted on.
+
+The reader ``both`` (the separate questions and the contrast one, weighed) is fitted from two
+folders of runs on the same claims, one per question: ``--data-dir`` the separate question's,
+``--mix-with`` the contrast question's (``--set desk.reader=contrast --set desk.orders=2``).
 """
 
 from __future__ import annotations
@@ -38,13 +42,17 @@ from pipelines.digest import digest
 from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
 from pipelines.events import ExhibitStanceRead
-from pipelines.stages.stance import STANCES, Stance
+from pipelines.stages.stance import STANCES, Stance, mixed
 from pipelines.stages.stance_aggregation import FITTED_DEFAULTS, Calibration, calibration_key, prompt_sha, stance_features
 from pipelines.store import RunStore
 
 FEATURE_SETS = (("net",), ("gap",), ("net", "gap"), ("net", "gap", "top"))
 L2 = 0.01
-READER_SETTINGS: dict[str, Any] = {"unit": "passage", **FITTED_DEFAULTS}  # how the runs read their exhibits (their desk settings)
+READER_SETTINGS: dict[str, Any] = {
+    "unit": "passage",
+    "contrast_share": None,
+    **FITTED_DEFAULTS,
+}  # how the runs read their exhibits (their desk settings)
 CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "pipelines" / "calibration"
 
 
@@ -88,12 +96,58 @@ def truncated(stances: Sequence[Stance], exhibits: int, orders: int, *, read_ord
     """
     kept = []
     for s in stances[:exhibits]:
+        if read_orders > 0 and len(s.per_order) not in (read_orders, 2 * read_orders):  # both questions mixed: kept as read
+            kept.append(s)
+            continue
         both = read_orders > 0 and len(s.per_order) == 2 * read_orders
         used = (s.per_order[:orders] + s.per_order[read_orders : read_orders + orders]) if both else s.per_order[:orders]
         used = used or (s.probabilities,)
         averaged = {k: sum(p[k] for p in used) / len(used) for k in STANCES}
         kept.append(Stance(exhibit_id=s.exhibit_id, probabilities=averaged, per_order=tuple(used), method=s.method))  # type: ignore[arg-type]
     return kept
+
+
+SHARES = (0.0, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0)
+
+
+def mix_examples(separate: Sequence[Example], contrast_dir: Path, exhibits: int, share: float) -> list[Example]:
+    """Examples read with the reader 'both', made from separate-question runs and contrast-question runs of the same claims.
+
+    A 'both' run asks exactly these questions of the same exhibits, so its stances are the two
+    readings weighed (``stance.mixed``); the contrast share is the one given, or the one with the
+    least cross-validated log loss on these claims.
+    """
+    contrast = {" ".join(c.split()): st for c, st, cfg in examples_from_store(contrast_dir) if cfg.get("reader") == "contrast" and st}
+    pairs = []
+    for e in separate:
+        other = contrast.get(" ".join(e.claim.split()))
+        if other is None:
+            continue
+        mine = truncated(e.stances, exhibits, int(e.settings.get("orders", 3)), read_orders=int(e.settings.get("orders", 3)))
+        theirs = truncated(other, exhibits, 2, read_orders=2)
+        if [s.exhibit_id for s in mine] != [s.exhibit_id for s in theirs]:
+            continue  # not the same exhibits: the two runs searched differently
+        pairs.append((e, mine, theirs))
+    if len(pairs) < 20:
+        raise SystemExit(f"only {len(pairs)} claims read by both questions on the same exhibits: run the contrast question on these claims")
+
+    def at(share: float) -> list[Example]:
+        return [
+            Example(
+                e.claim,
+                e.gold,
+                tuple(mixed(a, b, share) for a, b in zip(mine, theirs, strict=True)),
+                {**e.settings, "reader": "both", "contrast_share": share},
+            )
+            for e, mine, theirs in pairs
+        ]
+
+    if not share:
+        losses = {s: cross_validate(at(s), ("net",), exhibits, 99)["log_loss"] for s in SHARES}
+        print("contrast share: cross-validated log loss on train, net only: " + ", ".join(f"{s} {v:.3f}" for s, v in losses.items()))
+        share = min(losses, key=lambda s: (round(losses[s], 3), s))
+    print(f"{len(pairs)} claims read by both questions on the same exhibits; contrast share {share}")
+    return at(share)
 
 
 def design(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int) -> tuple[np.ndarray, np.ndarray]:
@@ -187,6 +241,14 @@ def main() -> None:
     parser.add_argument("--orders", type=int, default=0, help="fit on the first K option orders (0: all read)")
     parser.add_argument("--features", default="net,gap,top")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+    parser.add_argument(
+        "--mix-with",
+        default="",
+        help="data folder of contrast-question runs (desk.reader=contrast) on the same claims: fit the reader 'both' from the two",
+    )
+    parser.add_argument(
+        "--contrast-share", type=float, default=0.0, help="with --mix-with: the contrast share to fit (0: the best on train)"
+    )
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -214,6 +276,8 @@ def main() -> None:
         examples = [e for e in examples if e not in unread]
     if len(examples) < 20:
         raise SystemExit(f"only {len(examples)} desk runs on {args.split} claims found in {args.data_dir}: run bench/desk.py first")
+    if args.mix_with:
+        examples = mix_examples(examples, Path(args.mix_with), args.exhibits or 5, args.contrast_share)
     read_exhibits = min(len(e.stances) for e in examples)
     reader = {key: sorted({str(e.settings.get(key, default)) for e in examples}) for key, default in READER_SETTINGS.items()}
     mixed = {key: values for key, values in reader.items() if len(values) > 1}
@@ -264,7 +328,11 @@ def main() -> None:
             settings={
                 "exhibits": exhibits,
                 "orders": orders,
-                **{key: examples[0].settings.get(key, default) for key, default in READER_SETTINGS.items()},
+                **{
+                    k: v
+                    for k, v in ((key, examples[0].settings.get(key, default)) for key, default in READER_SETTINGS.items())
+                    if v is not None
+                },
                 "cross_validated": {k: round(v, 4) for k, v in cv.items()},
                 "macro_f1_3_train": round(f1, 4),
             },

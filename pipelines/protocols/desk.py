@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
+from pipelines.config import DeskConfig
 from pipelines.context import RunContext
 from pipelines.errors import ModelOutputError
 from pipelines.events import ExhibitStanceRead, RoundStarted, StageCompleted, StageFailed, StageStarted, VerdictAggregated
@@ -66,9 +67,9 @@ async def run_desk(ctx: RunContext) -> Verdict:
     judge = ctx.llm("judge")
     read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
     quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
-    contrast = cfg.reader == "contrast"
-    negation = await _negation(ctx, judge, contrast=contrast) if (cfg.negation or contrast) and exhibits else ""
-    ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg.orders, contrast=contrast, negation=bool(negation))))
+    contrast = cfg.reader in ("contrast", "both")  # the contrast question needs the claim's opposite
+    negation = await _negation(ctx, judge, cfg) if (cfg.negation or contrast) and exhibits else ""
+    ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg, negation=bool(negation))))
     stances: dict[str, Stance] = {}
     for exhibit in exhibits:
         stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=1, negation=negation)
@@ -82,8 +83,9 @@ async def run_desk(ctx: RunContext) -> Verdict:
         exhibits=cfg.exhibits,
         orders=cfg.orders,
         unit=cfg.unit,
-        negation=bool(negation),
-        shots=0 if contrast else cfg.shots,
+        negation=bool(negation) and (cfg.negation or cfg.reader == "contrast"),
+        shots=0 if cfg.reader == "contrast" else cfg.shots,
+        **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
     )
     if mismatch:
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
@@ -109,9 +111,11 @@ async def run_desk(ctx: RunContext) -> Verdict:
     )
 
 
-async def _negation(ctx: RunContext, judge: LLM, *, contrast: bool) -> str:
+async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
     """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
-    why = "to ask which of the two each exhibit supports" if contrast else "to read each exhibit against it too"
+    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader != "contrast" else []
+    uses += ["to ask which of the two each exhibit supports"] if cfg.reader != "separate" else []
+    why = " and ".join(uses)
     ctx.emit(StageStarted(stage="negation", detail=f"writing the claim's opposite, {why}"))
     negation, by_model = await negate(judge, ctx.claim.text)
     detail = f"the claim's opposite: {negation}" if by_model else f"the model wrote no usable opposite, so it is stated plainly: {negation}"
@@ -131,7 +135,16 @@ async def _read(
 ) -> Stance:
     cfg = ctx.config.desk
     stance = await read_stance(
-        judge, ctx.claim.text, exhibit, orders=cfg.orders, negation=negation, shots=cfg.shots, arguments=arguments, reader=cfg.reader
+        judge,
+        ctx.claim.text,
+        exhibit,
+        orders=cfg.orders,
+        negation=negation if cfg.negation or cfg.reader == "contrast" else "",
+        shots=cfg.shots,
+        arguments=arguments,
+        reader=cfg.reader,
+        contrast_share=cfg.contrast_share,
+        opposite=negation,
     )
     ctx.emit(
         ExhibitStanceRead(
@@ -201,12 +214,15 @@ async def _debate(
     return _aggregate(ctx, list(stances.values()), calibration, round=2, debated=True)
 
 
-def _reading(count: int, orders: int, *, contrast: bool, negation: bool) -> str:
+def _reading(count: int, cfg: DeskConfig, *, negation: bool) -> str:
     """The stances stage's opening line: what is asked of each exhibit."""
-    if contrast:
-        return f"asking of each of {count} exhibits whether it supports the claim or its opposite, in {orders} option orders"
-    also = ", and against the claim's opposite" if negation else ""
-    return f"reading {count} exhibits in {orders} option orders{also}"
+    if cfg.reader == "contrast":
+        return f"asking of each of {count} exhibits whether it supports the claim or its opposite, in {cfg.orders} option orders"
+    also = ", and against the claim's opposite" if negation and cfg.negation else ""
+    text = f"reading {count} exhibits in {cfg.orders} option orders{also}"
+    if cfg.reader == "both":
+        text += f"; then asking whether each supports the claim or its opposite, in 2 orders ({cfg.contrast_share:.0%} of the stance)"
+    return text
 
 
 def _tally(stances: Iterable[Stance]) -> str:

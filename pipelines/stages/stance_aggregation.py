@@ -262,6 +262,6 @@ def load_calibration(model_name: str, reader: str = "separate") -> Calibration |
 
 def prompt_sha(reader: str = "separate") -> str:
     """A short hash of ``reader``'s stance prompt: a calibration fitted on another prompt no longer fits."""
-    name = "desk_contrast.md" if reader == "contrast" else "desk_stance.md"
-    text = resources.files("pipelines.prompts").joinpath(name).read_text(encoding="utf-8")
+    names = {"separate": ("desk_stance.md",), "contrast": ("desk_contrast.md",), "both": ("desk_stance.md", "desk_contrast.md")}[reader]
+    text = "".join(resources.files("pipelines.prompts").joinpath(name).read_text(encoding="utf-8") for name in names)
     return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -170,6 +170,10 @@ def test_each_stance_question_has_its_own_shipped_calibration() -> None:
     defaults = RunConfig().desk
     run = {"exhibits": defaults.exhibits, "unit": defaults.unit, "negation": True, "shots": 0}
     assert calibration_mismatch(separate, reader="separate", orders=defaults.orders, **run) == ""
+    both = load_calibration(model, "both")
+    assert both is not None and defaults.reader == "both"
+    assert calibration_mismatch(both, reader="both", orders=defaults.orders, contrast_share=defaults.contrast_share, **run) == ""
+    assert "contrast_share" in calibration_mismatch(both, reader="both", orders=3, contrast_share=0.5, **run)
     assert calibration_mismatch(contrast, reader="contrast", orders=2, **run) == ""
     assert "orders 2 (this run: 3)" in calibration_mismatch(contrast, reader="contrast", orders=3, **run)
 
@@ -185,7 +189,7 @@ def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services)
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     exhibits = {e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
     assert stances and {s.evidence_id for s in stances} <= exhibits
-    assert all(len(s.per_order) == 6 and s.method == "logprobs" for s in stances), "3 orders for the claim, 3 for its opposite"
+    assert all(len(s.per_order) == 8 and s.method == "logprobs" for s in stances), "3 orders for the claim, 3 its opposite, 2 contrast"
     assert all(s.quoted for s in stances), "every exhibit quotes the sentences closest to the claim"
     aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
     assert len(aggregated) == 1 and not aggregated[0].debated
@@ -336,10 +340,10 @@ def test_a_model_that_writes_no_opposite_gets_one_stated_plainly() -> None:
 
 
 def test_desk_reads_the_claims_opposite_and_says_so(services: Services) -> None:
-    plain = list(stream_run(CLAIM, desk_config(exhibits=3, negation=False), services))
+    plain = list(stream_run(CLAIM, desk_config(exhibits=3, negation=False, reader="separate"), services))
     assert all(len(s.per_order) == 3 for s in plain if isinstance(s, ExhibitStanceRead))
     assert not any(isinstance(e, StageCompleted) and e.stage == "negation" for e in plain)
-    events = list(stream_run(CLAIM, desk_config(exhibits=3, shots=3), services))
+    events = list(stream_run(CLAIM, desk_config(exhibits=3, shots=3, reader="separate"), services))
     opposite = [e for e in events if isinstance(e, StageCompleted) and e.stage == "negation"]
     assert opposite and opposite[0].detail.startswith("the claim's opposite: ") and "not" in opposite[0].detail
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
@@ -394,7 +398,6 @@ def test_the_contrast_question_states_the_opposite_plainly_when_none_is_given() 
 
 
 def test_desk_can_ask_the_contrast_question_and_writes_the_opposite_for_it(services: Services) -> None:
-    assert RunConfig().desk.reader == "separate", "the separate question stays the default: it was more accurate on train"
     events = list(stream_run(CLAIM, desk_config(exhibits=3, negation=False, reader="contrast", orders=2), services))
     assert any(isinstance(e, StageCompleted) and e.stage == "negation" for e in events), "the contrast question needs the opposite"
     assert any(isinstance(e, StageCompleted) and e.stage == "stances" for e in events)
@@ -415,3 +418,40 @@ def test_a_calibration_fitted_on_the_other_question_says_so() -> None:
         name="c@2", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha=prompt_sha("contrast"), settings={"reader": "contrast"}
     )
     assert calibration_mismatch(contrast, reader="contrast") == ""
+
+
+def test_both_questions_weigh_the_contrast_reading_by_its_share_and_keep_every_reading() -> None:
+    from pipelines.stages.stance import mixed
+
+    class Both(ContrastModel):
+        """Answers the separate question by PositionBiasedModel's rule and the contrast question by ContrastModel's."""
+
+        def weights(self, text: str) -> dict[str, float]:
+            if "Which statement" in text:
+                return super().weights(text)
+            return {letter: self.truth[_WORD[word]] for letter, word in _OPTION.findall(text)}
+
+    truth = {"SUPPORTS": 0.5, "REFUTES": 0.3, "UNRELATED": 0.2}
+    model = Both(truth, pull=1.0)
+    stance = asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=3, negation=OPPOSITE, reader="both", contrast_share=0.25))  # type: ignore[arg-type]
+    assert len(model.prompts) == 3 + 3 + 2 and "Which statement" in model.prompts[-1] and "Which statement" not in model.prompts[5]
+    assert stance.opposite_from == 3 and stance.contrast_from == 6 and len(stance.per_order) == 8
+    separate = Stance("E1", {k: sum(p[k] for p in stance.per_order[:6]) / 6 for k in STANCES}, stance.per_order[:6], "logprobs")  # type: ignore[misc]
+    contrast = Stance("E1", {k: sum(p[k] for p in stance.per_order[6:]) / 2 for k in STANCES}, stance.per_order[6:], "logprobs")  # type: ignore[misc]
+    for k in STANCES:
+        assert stance.p(k) == pytest.approx(0.75 * separate.p(k) + 0.25 * contrast.p(k), abs=1e-3)
+    assert mixed(separate, contrast, 0.0).probabilities == pytest.approx(separate.probabilities, abs=1e-4)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        mixed(separate, contrast, 1.5)
+
+
+def test_desk_asks_both_questions_by_default_and_says_so(services: Services) -> None:
+    config = desk_config(exhibits=3, negation=False)
+    assert config.desk.reader == "both"
+    events = list(stream_run(CLAIM, config, services))
+    started = [e.detail for e in events if getattr(e, "stage", "") == "stances" and type(e).__name__ == "StageStarted"]
+    assert started and "option orders;" in started[0] and "against the claim's opposite" not in started[0]
+    assert "15% of the stance" in started[0]
+    stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
+    assert stances and all(len(s.per_order) == 3 + 2 for s in stances), "negation off: the claim's 3 orders, then the contrast's 2"
+    assert events[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
