@@ -36,6 +36,7 @@ import itertools
 import json
 import os
 import re
+import resource
 import statistics
 import sys
 import time
@@ -160,6 +161,7 @@ class ClaimResult:
     calls_sum_s: float
     waiting_s: float  # the calls' summed time beyond the time with a call in flight: calls waiting on each other
     peak_in_flight: int
+    app_cpu_s: float = 0.0  # this process's CPU time (all its threads) during the claim: what it took from the server's cores
     server: dict[str, float | int] = field(default_factory=dict)
     outside_by_stage: dict[str, float] = field(default_factory=dict)
     load: str = ""
@@ -231,6 +233,11 @@ def debate_config(protocol: str, corpus: str, backend: str) -> RunConfig:
     )
 
 
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def server_log(settings: AppSettings) -> Path:
     return settings.model_cache / "server.log"
 
@@ -250,15 +257,18 @@ def run_set(
             services.ensure_corpus(corpus)
             log = server_log(settings)
             offset = log.stat().st_size if backend == "embedded" and log.is_file() else None
+            cpu_before = _cpu_seconds()
             started = time.perf_counter()
             events = list(stream_run(claim, debate_config(protocol, corpus, backend), services))
             wall = time.perf_counter() - started
+            cpu = _cpu_seconds() - cpu_before
             work = None
             if offset is not None:
                 with log.open("rb") as f:
                     f.seek(offset)
                     work = server_work(f.read().decode(errors="replace"))
             result = measure(events, wall, rates, protocol=protocol, corpus=corpus, claim_id=claim_id, claim=claim, server=work)
+            result.app_cpu_s = cpu
             results.append(result)
             print(
                 f"  {protocol} {claim_id}: {result.verdict} in {result.wall_s:.1f} s, {result.calls} calls, "
@@ -285,17 +295,18 @@ def report(results: list[ClaimResult], rates: Rates) -> str:
         f"Rates: prompt {rates.prompt:.0f} tokens/s, decode {rates.decode:.1f} tokens/s ({rates.source})",
         "",
         "| protocol | claim | verdict | recorded earlier | wall (s) | calls | tokens in / out | own work (s) | wall / own work "
-        "| in calls (s) | outside calls (s) | calls waiting (s; most in flight) | server: prompt read (tokens, s) | server: decoded (tokens, s) | load |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| in calls (s) | outside calls (s) | calls waiting (s; most in flight) | server: prompt read (tokens, s, tokens/s) | server: decoded (tokens, s, tokens/s) | in calls, server not computing (s) | app's CPU (s) | load |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in results:
         s = r.server
-        read = f"{s['prompt_tokens']:,}, {s['prompt_s']:.1f}" if s else "n/a"
-        decoded = f"{s['decoded_tokens']:,}, {s['decode_s']:.1f}" if s else "n/a"
+        read = f"{s['prompt_tokens']:,}, {s['prompt_s']:.1f}, {_rate(s['prompt_tokens'], s['prompt_s'])}" if s else "n/a"
+        decoded = f"{s['decoded_tokens']:,}, {s['decode_s']:.1f}, {_rate(s['decoded_tokens'], s['decode_s'])}" if s else "n/a"
+        idle = f"{r.in_calls_s - s['prompt_s'] - s['decode_s']:.1f}" if s else "n/a"
         same = "" if not r.recorded else (" (same)" if r.recorded == r.verdict else " (**differs**)")
         lines.append(
             f"| {r.protocol} | {r.claim_id} | {r.verdict} | {r.recorded or '–'}{same} | {r.wall_s:.1f} | {r.calls} | {r.tokens_in:,} / {r.tokens_out:,} "
-            f"| {r.own_work_s:.1f} | {r.ratio:.2f} | {r.in_calls_s:.1f} | {r.outside_calls_s:.1f} | {r.waiting_s:.1f}; {r.peak_in_flight} | {read} | {decoded} "
+            f"| {r.own_work_s:.1f} | {r.ratio:.2f} | {r.in_calls_s:.1f} | {r.outside_calls_s:.1f} | {r.waiting_s:.1f}; {r.peak_in_flight} | {read} | {decoded} | {idle} | {r.app_cpu_s:.1f} "
             f"| {r.load.split('average ')[-1]} |"
         )
     lines += ["", "| protocol | claims | median wall (s) | median own work (s) | median wall / own work | median outside calls (s) |"]
@@ -311,6 +322,10 @@ def report(results: list[ClaimResult], rates: Rates) -> str:
         top = "; ".join(f"{k} {v:.1f}" for k, v in list(r.outside_by_stage.items())[:5])
         lines.append(f"- {r.protocol} {r.claim_id}: {top}")
     return "\n".join(lines)
+
+
+def _rate(tokens: float, seconds: float) -> str:
+    return f"{tokens / seconds:.1f}" if seconds else "–"
 
 
 def main(argv: Sequence[str] | None = None) -> list[ClaimResult]:

@@ -58,6 +58,7 @@ def test_toolmad_and_single_on_the_fake_backend_report_every_figure(demo_data_di
         assert 0 < r.in_calls_s <= r.calls_sum_s + 0.01 and r.in_calls_s <= r.wall_s
         assert r.outside_calls_s == pytest.approx(r.wall_s - r.in_calls_s, abs=0.01)
         assert r.server == {}, "no llama-server log on the fake backend"
+        assert r.app_cpu_s > 0
     assert toolmad.peak_in_flight >= 2, "toolmad's debaters and scorers call at once"
     assert toolmad.waiting_s > 0
     assert len(records.read_text().splitlines()) == 2
