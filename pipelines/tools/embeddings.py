@@ -25,6 +25,10 @@ from pipelines.errors import DebateDeskError
 log = logging.getLogger(__name__)
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json): longer passages are cut, as sentence-transformers does
 ONNX_FOLDER = "minilm-onnx"
+# Texts a batch on ONNX Runtime (sorted by length first, so a batch of 16 pads about 1% here). Side by side on
+# the same 300 Check-COVID passages: batches of 16 encoded 1.1-1.5x as many a second as batches of 64 (2 threads,
+# load average 3.5-3.9); a smaller matrix stays in the cache, and ONNX Runtime gains nothing from a bigger one.
+ONNX_BATCH = 16
 
 # A call with at most this many texts (a search query, a claim) runs torch on one thread.
 # On a busy machine (2 cores shared with other jobs) a one-query embedding on torch's default
@@ -98,13 +102,14 @@ class OnnxMiniLMEmbedder:
     (see there); batches on one thread per physical core.
     """
 
-    name = "all-MiniLM-L6-v2"
     dimension = 384
 
-    def __init__(self, onnx_path: Path, batch_size: int = 64, threads: int | None = None) -> None:
+    def __init__(self, onnx_path: Path, batch_size: int = ONNX_BATCH, threads: int | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
+        # The int8 model's vectors differ a little (cosine about 0.99 to the others'): a vector cache keyed by name keeps them apart.
+        self.name = "all-MiniLM-L6-v2-int8" if onnx_path.stem.endswith("int8") else "all-MiniLM-L6-v2"
         self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
@@ -121,6 +126,10 @@ class OnnxMiniLMEmbedder:
             options = self._onnxruntime.SessionOptions()
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
+            # Threads sleep between operators instead of spinning: on 2 cores shared with other work a spinning
+            # thread holds a core another process (or our other thread) needs. Side by side under load 3.6-4.4,
+            # 2 threads and batches of 16: 52 passages/s without spinning, 37 with (bench/ingest_speed.py's texts).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._sessions[threads] = self._onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
         return self._sessions[threads]
 
@@ -144,26 +153,44 @@ class OnnxMiniLMEmbedder:
         return out
 
 
-def onnx_model(cache_dir: Path) -> Path:
+def onnx_model(cache_dir: Path, int8: bool = False) -> Path:
     """The ONNX export of the package's MiniLM weights in ``cache_dir``, made once (about 5 s; torch and onnx do it).
 
-    Kept per weights file (its size and modification time name the folder), written whole or
-    not at all, and made by one process at a time.
+    ``int8``: the same export with its weights quantised to 8-bit integers (dynamic quantisation,
+    one scale per output channel; made once from the export, about 2 s). Kept per weights file
+    (its size and modification time name the folder), written whole or not at all, and made by
+    one process at a time.
     """
     from filelock import FileLock
 
     weights = next(minilm_path().glob("*.safetensors"), None) or next(minilm_path().glob("*.bin"))
     stat = weights.stat()
     folder = cache_dir / ONNX_FOLDER / f"{stat.st_size}-{int(stat.st_mtime)}"
-    target = folder / "model.onnx"
+    target = folder / ("model-int8.onnx" if int8 else "model.onnx")
     if target.is_file():
         return target
+    source = onnx_model(cache_dir) if int8 else None  # the export first, under its own turn of the lock
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder / "export.lock"):
         if not target.is_file():
-            _export_onnx(folder / "model.onnx.tmp")
-            os.replace(folder / "model.onnx.tmp", target)
+            if source is not None:
+                _quantise(source, folder / "model-int8.onnx.tmp")
+            else:
+                _export_onnx(folder / "model.onnx.tmp")
+            os.replace(target.with_name(target.name + ".tmp"), target)
     return target
+
+
+def _quantise(source: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quiet = logging.getLogger()  # the quantiser logs a pre-processing hint on the root logger; it does not apply here
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
+    finally:
+        quiet.setLevel(level)
 
 
 def _export_onnx(target: Path) -> None:
@@ -202,7 +229,7 @@ def _export_onnx(target: Path) -> None:
 
 
 def _cores() -> int:
-    from pipelines.llm.embedded.server import default_threads  # one per physical core, within the container's quota
+    from pipelines.machine import default_threads  # one per physical core, within the container's quota
 
     return default_threads()
 
@@ -211,14 +238,15 @@ def _cores() -> int:
 def default_embedder() -> Embedder:
     """One MiniLM per process (loading it takes seconds): on ONNX Runtime, or on torch if the ONNX export cannot be made.
 
-    ``DEBATEDESK_EMBEDDINGS=torch`` keeps sentence-transformers on torch.
+    ``DEBATEDESK_EMBEDDINGS`` (the ``embeddings`` setting): ``onnx`` (the default) the export as
+    it is, ``onnx-int8`` the export with int8 weights, ``torch`` sentence-transformers.
     """
     from pipelines.config import AppSettings
 
     settings = AppSettings()
-    if settings.embeddings == "onnx":
+    if settings.embeddings in ("onnx-int8", "onnx"):
         try:
-            return OnnxMiniLMEmbedder(onnx_model(settings.model_cache))
+            return OnnxMiniLMEmbedder(onnx_model(settings.model_cache, int8=settings.embeddings == "onnx-int8"))
         except Exception as exc:  # a missing onnx package, a failed export, a read-only cache: torch still works
             log.warning("MiniLM on ONNX Runtime is unavailable (%s: %s); embedding on torch", type(exc).__name__, exc)
     return MiniLMEmbedder()

@@ -97,3 +97,34 @@ def test_without_the_export_the_app_embeds_on_torch(monkeypatch: pytest.MonkeyPa
         assert isinstance(embeddings.default_embedder(), MiniLMEmbedder)
     finally:
         embeddings.default_embedder.cache_clear()
+
+
+def test_the_int8_model_is_made_once_and_gives_close_vectors_under_its_own_name(
+    onnx: OnnxMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = onnx_model(AppSettings().model_cache, int8=True)
+    int8 = OnnxMiniLMEmbedder(path)
+    monkeypatch.setattr(embeddings, "_quantise", lambda source, target: pytest.fail("quantised again"))
+    monkeypatch.setattr(embeddings, "_export_onnx", lambda target: pytest.fail("exported again"))
+
+    assert onnx_model(AppSettings().model_cache, int8=True) == path and path.stat().st_size < 30_000_000  # a quarter of the export
+    many = [t for t in TEXTS if t] * 3
+    cosines = (int8.embed(many) * onnx.embed(many)).sum(axis=1)
+    assert cosines.min() > 0.97 and cosines.max() < 1 - 1e-6  # close, and not the same model
+    assert int8.name != onnx.name  # a vector cache keyed by the name never serves one model's vectors for the other's
+
+
+def test_sessions_sleep_instead_of_spinning(onnx: OnnxMiniLMEmbedder) -> None:
+    for threads in (1, 2):
+        options = onnx._session(threads).get_session_options()
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_the_setting_chooses_the_int8_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEBATEDESK_EMBEDDINGS", "onnx-int8")
+    embeddings.default_embedder.cache_clear()
+    try:
+        chosen = embeddings.default_embedder()
+        assert isinstance(chosen, OnnxMiniLMEmbedder) and chosen._path == onnx_model(AppSettings().model_cache, int8=True)
+    finally:
+        embeddings.default_embedder.cache_clear()
