@@ -25,10 +25,6 @@ from pipelines.errors import DebateDeskError
 log = logging.getLogger(__name__)
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json): longer passages are cut, as sentence-transformers does
 ONNX_FOLDER = "minilm-onnx"
-# Texts a batch on ONNX Runtime (sorted by length first, so a batch of 16 pads about 1% here). Side by side on
-# the same 300 Check-COVID passages: batches of 16 encoded 1.1-1.5x as many a second as batches of 64 (2 threads,
-# load average 3.5-3.9); a smaller matrix stays in the cache, and ONNX Runtime gains nothing from a bigger one.
-ONNX_BATCH = 16
 
 # A call with at most this many texts (a search query, a claim) runs torch on one thread.
 # On a busy machine (2 cores shared with other jobs) a one-query embedding on torch's default
@@ -97,14 +93,16 @@ class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 on ONNX Runtime: the package's weights exported to ONNX, its own tokenizer, mean pooling.
 
     What sentence-transformers does for this model (truncate at 256 tokens, mean over the
-    attention mask, unit length), without torch. Texts are sorted by length before batching so
-    a batch pads little. Calls of at most SINGLE_THREAD_UP_TO texts run on a one-thread session
-    (see there); batches on one thread per physical core.
+    tokens, unit length), without torch. Each text runs on its own, unpadded, through one
+    single-thread session; a call of more than SINGLE_THREAD_UP_TO texts shares them out to one
+    worker thread per physical core (ONNX Runtime releases the GIL while it computes), so
+    the cores never wait for each other within a text. A text's vector depends on that text
+    alone, never on the texts embedded with it.
     """
 
     dimension = 384
 
-    def __init__(self, onnx_path: Path, batch_size: int = ONNX_BATCH, threads: int | None = None) -> None:
+    def __init__(self, onnx_path: Path, threads: int | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -112,44 +110,38 @@ class OnnxMiniLMEmbedder:
         self.name = "all-MiniLM-L6-v2-int8" if onnx_path.stem.endswith("int8") else "all-MiniLM-L6-v2"
         self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding()
+        self._tokenizer.no_padding()
         self._path = onnx_path
         self._threads = threads or _cores()
-        self._sessions: dict[int, Any] = {}
-        self._onnxruntime = onnxruntime
-        self._batch_size = batch_size
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        # A broken file fails here, at load, not at the first search.
+        self._session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self._lock = threading.Lock()
-        self._session(self._threads)  # a broken file fails here, at load, not at the first search
-
-    def _session(self, threads: int) -> Any:
-        if threads not in self._sessions:
-            options = self._onnxruntime.SessionOptions()
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-            # Threads sleep between operators instead of spinning: on 2 cores shared with other work a spinning
-            # thread holds a core another process (or our other thread) needs. Side by side under load 3.6-4.4,
-            # 2 threads and batches of 16: 52 passages/s without spinning, 37 with (bench/ingest_speed.py's texts).
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self._sessions[threads] = self._onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
-        return self._sessions[threads]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        with self._lock:
-            session = self._session(1 if len(texts) <= SINGLE_THREAD_UP_TO else self._threads)
-            for start in range(0, len(texts), self._batch_size):
-                rows = order[start : start + self._batch_size]
-                encoded = self._tokenizer.encode_batch([texts[i] for i in rows])
-                ids = np.array([e.ids for e in encoded], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-                feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-                hidden = session.run(None, feed)[0]
-                summed = (hidden * mask[..., None]).sum(axis=1)
-                pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1, None)
-                out[rows] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        workers = 1 if len(texts) <= SINGLE_THREAD_UP_TO else min(self._threads, len(texts))
+        with self._lock:  # one call at a time: two would share the same cores
+            encoded = self._tokenizer.encode_batch(texts)
+
+            def run(rows: range) -> None:
+                for row in rows:
+                    ids = np.array([encoded[row].ids], dtype=np.int64)
+                    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+                    pooled = self._session.run(None, feed)[0][0].mean(axis=0)
+                    out[row] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+
+            if workers == 1:
+                run(range(len(texts)))
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(workers, thread_name_prefix="minilm") as pool:
+                    list(pool.map(run, [range(w, len(texts), workers) for w in range(workers)]))  # list(): a worker's error is raised here
         return out
 
 

@@ -1,6 +1,7 @@
 """MiniLM's two runtimes: torch runs a short call on one thread (big batches keep every thread, and the setting is
 restored); ONNX Runtime, the default, gives the same vectors."""
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -114,10 +115,27 @@ def test_the_int8_model_is_made_once_and_gives_close_vectors_under_its_own_name(
     assert int8.name != onnx.name  # a vector cache keyed by the name never serves one model's vectors for the other's
 
 
-def test_sessions_sleep_instead_of_spinning(onnx: OnnxMiniLMEmbedder) -> None:
-    for threads in (1, 2):
-        options = onnx._session(threads).get_session_options()
-        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+def test_a_batch_is_shared_out_to_one_worker_per_core_and_each_text_keeps_its_own_vector(
+    onnx: OnnxMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    session = onnx._session
+
+    class Spy:
+        def run(self, *args: Any) -> Any:
+            seen.append(threading.current_thread().name)
+            return session.run(*args)
+
+    monkeypatch.setattr(onnx, "_session", Spy())
+    monkeypatch.setattr(onnx, "_threads", 2)
+    many = TEXTS * 3
+
+    together = onnx.embed(many)
+    assert len(seen) == len(many) and len({name for name in seen if name.startswith("minilm")}) == 2
+    seen.clear()
+    alone = np.stack([onnx.embed([text])[0] for text in many])
+    assert set(seen) == {threading.current_thread().name}  # a query runs on the caller's thread
+    assert np.array_equal(together, alone)  # bit for bit: no padding, no neighbours
 
 
 def test_the_setting_chooses_the_int8_model(monkeypatch: pytest.MonkeyPatch) -> None:
