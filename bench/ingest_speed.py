@@ -1,6 +1,6 @@
 """Ingestion speed, side by side: `pipelines ingest` (process start included) against MiniLM on torch encoding the same texts.
 
-    nice -n 19 .venv/bin/python bench/ingest_speed.py [--passages 2000] [--reps 2] [--runtimes onnx,onnx-int8,torch]
+    nice -n 19 .venv/bin/python bench/ingest_speed.py [--passages 2000] [--reps 2] [--runtimes onnx,torch]
         [--checkcovid-dir DIR]
 
 Writes Check-COVID passages (3 sentences each, cycled with a copy number once the 1,649 run
@@ -17,7 +17,7 @@ and in turn:
   (interpreter start, imports, model load, chunking, embedding, Chroma, BM25).
 
 Prints each figure with the load average when it was taken, then the medians and the ratio of
-each ingest to the torch-batched rate. The ONNX exports in the model cache are made before the
+each ingest to the torch-batched rate. The ONNX export in the model cache is made before the
 first timing (made once per machine, not per ingestion).
 
 Until 2026-11-24 the file held each passage's title and text as one untitled text, which the
@@ -94,15 +94,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--passages", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=2)
-    parser.add_argument("--runtimes", default="onnx,onnx-int8,torch", help="DEBATEDESK_EMBEDDINGS values to ingest with, in turn")
+    parser.add_argument("--runtimes", default="onnx,torch", help="DEBATEDESK_EMBEDDINGS values to ingest with, in turn")
     parser.add_argument(
         "--checkcovid-dir", type=Path, default=Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR", ROOT.parent / "shared/data/check-covid"))
     )
     args = parser.parse_args()
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
 
-    for int8 in (False, True):
-        onnx_model(AppSettings().model_cache, int8=int8)  # made once per machine; not part of any ingestion
+    onnx_model(AppSettings().model_cache)  # made once per machine; not part of any ingestion
     torch_model = MiniLMEmbedder()
     rates: dict[str, list[float]] = {"torch batched (in process)": [], **{f"pipelines ingest, {r}": [] for r in runtimes}}
     with tempfile.TemporaryDirectory(prefix="ingest-bench-") as folder:

@@ -817,10 +817,10 @@ class AppSettings(BaseSettings):
         title="Embedded model threads",
         description="Threads of the embedded model's llama.cpp server; 0 means one per physical core (llama.cpp's own default). On a quiet 2-core machine 2 threads ran a debate 1.7x faster than 1 (bench/llama_threads.py); on a machine busy with other work, set 1: llama.cpp's threads wait for each other, and one stalled core stalls them all. A running server keeps its threads until `python -m pipelines model stop`.",
     )
-    embeddings: Literal["onnx", "onnx-int8", "torch"] = Field(
+    embeddings: Literal["onnx", "torch"] = Field(
         default="onnx",
         title="Embeddings runtime",
-        description="What runs MiniLM (search and ingestion): onnx, ONNX Runtime on the same weights exported once to the model cache (about twice as fast here; the same vectors to 1e-6), onnx-int8, that export with 8-bit weights (about 1.8x faster again; vectors within cosine 0.98 of the others', and a text's vector moves a little with the texts batched with it), or torch, sentence-transformers as before. Both onnx choices fall back to torch when the export cannot be made. A corpus indexed with one choice is searched with another as it is (docs/measurements/2026-11-24-ingest-speed.md).",
+        description="What runs MiniLM (search and ingestion): onnx, ONNX Runtime on the same weights exported once to the model cache (about twice as fast here; the same vectors to 1e-6), or torch, sentence-transformers as before. onnx falls back to torch when the export cannot be made.",
     )
     llama_slots: int = Field(
         default=0,

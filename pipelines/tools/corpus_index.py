@@ -58,9 +58,10 @@ CANDIDATES = 100  # passages each signal proposes before fusion (about 50 docume
 # Weights of the normalized signals in hybrid search. Tuned on Check-COVID train claims:
 # equal weights beat every other pair on the grid, and weighted sums beat reciprocal rank fusion.
 HYBRID_WEIGHTS = {"dense": 1.0, "lexical": 1.0}
-# An ingestion writes this many passages a batch (Chroma takes at most about 5,000 at once): within a batch the
-# passages are embedded in order of length, so the bigger the batch the less the embedder pads. With 256 and the
-# embedder's batches of 16, 2,000 Check-COVID passages padded to 1.08x their tokens; with 2,048, to 1.005x.
+# An ingestion writes this many passages a batch (Chroma takes at most about 5,000 at once). Within a batch the
+# passages are embedded in order of length, so an embedder that pads its own batches pads little: torch's batches
+# of 64 over bench/ingest_speed.py's 2,000 passages come to 1.21x their tokens in write batches of 256, 1.03x in
+# batches of 2,048. (ONNX Runtime embeds each text on its own and pads nothing.)
 WRITE_BATCH = 2048
 EMBED_STEP = 256  # texts an embedder call gets during an ingestion: the progress bar moves after each
 

@@ -100,14 +100,13 @@ class OnnxMiniLMEmbedder:
     alone, never on the texts embedded with it.
     """
 
+    name = "all-MiniLM-L6-v2"
     dimension = 384
 
     def __init__(self, onnx_path: Path, threads: int | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        # The int8 model's vectors differ a little (cosine about 0.99 to the others'): a vector cache keyed by name keeps them apart.
-        self.name = "all-MiniLM-L6-v2-int8" if onnx_path.stem.endswith("int8") else "all-MiniLM-L6-v2"
         self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
@@ -145,44 +144,26 @@ class OnnxMiniLMEmbedder:
         return out
 
 
-def onnx_model(cache_dir: Path, int8: bool = False) -> Path:
+def onnx_model(cache_dir: Path) -> Path:
     """The ONNX export of the package's MiniLM weights in ``cache_dir``, made once (about 5 s; torch and onnx do it).
 
-    ``int8``: the same export with its weights quantised to 8-bit integers (dynamic quantisation,
-    one scale per output channel; made once from the export, about 2 s). Kept per weights file
-    (its size and modification time name the folder), written whole or not at all, and made by
-    one process at a time.
+    Kept per weights file (its size and modification time name the folder), written whole or
+    not at all, and made by one process at a time.
     """
     from filelock import FileLock
 
     weights = next(minilm_path().glob("*.safetensors"), None) or next(minilm_path().glob("*.bin"))
     stat = weights.stat()
     folder = cache_dir / ONNX_FOLDER / f"{stat.st_size}-{int(stat.st_mtime)}"
-    target = folder / ("model-int8.onnx" if int8 else "model.onnx")
+    target = folder / "model.onnx"
     if target.is_file():
         return target
-    source = onnx_model(cache_dir) if int8 else None  # the export first, under its own turn of the lock
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder / "export.lock"):
         if not target.is_file():
-            if source is not None:
-                _quantise(source, folder / "model-int8.onnx.tmp")
-            else:
-                _export_onnx(folder / "model.onnx.tmp")
-            os.replace(target.with_name(target.name + ".tmp"), target)
+            _export_onnx(folder / "model.onnx.tmp")
+            os.replace(folder / "model.onnx.tmp", target)
     return target
-
-
-def _quantise(source: Path, target: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quiet = logging.getLogger()  # the quantiser logs a pre-processing hint on the root logger; it does not apply here
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
-    try:
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
-    finally:
-        quiet.setLevel(level)
 
 
 def _export_onnx(target: Path) -> None:
@@ -230,15 +211,14 @@ def _cores() -> int:
 def default_embedder() -> Embedder:
     """One MiniLM per process (loading it takes seconds): on ONNX Runtime, or on torch if the ONNX export cannot be made.
 
-    ``DEBATEDESK_EMBEDDINGS`` (the ``embeddings`` setting): ``onnx`` (the default) the export as
-    it is, ``onnx-int8`` the export with int8 weights, ``torch`` sentence-transformers.
+    ``DEBATEDESK_EMBEDDINGS=torch`` keeps sentence-transformers on torch.
     """
     from pipelines.config import AppSettings
 
     settings = AppSettings()
-    if settings.embeddings in ("onnx-int8", "onnx"):
+    if settings.embeddings == "onnx":
         try:
-            return OnnxMiniLMEmbedder(onnx_model(settings.model_cache, int8=settings.embeddings == "onnx-int8"))
+            return OnnxMiniLMEmbedder(onnx_model(settings.model_cache))
         except Exception as exc:  # a missing onnx package, a failed export, a read-only cache: torch still works
             log.warning("MiniLM on ONNX Runtime is unavailable (%s: %s); embedding on torch", type(exc).__name__, exc)
     return MiniLMEmbedder()

@@ -100,21 +100,6 @@ def test_without_the_export_the_app_embeds_on_torch(monkeypatch: pytest.MonkeyPa
         embeddings.default_embedder.cache_clear()
 
 
-def test_the_int8_model_is_made_once_and_gives_close_vectors_under_its_own_name(
-    onnx: OnnxMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = onnx_model(AppSettings().model_cache, int8=True)
-    int8 = OnnxMiniLMEmbedder(path)
-    monkeypatch.setattr(embeddings, "_quantise", lambda source, target: pytest.fail("quantised again"))
-    monkeypatch.setattr(embeddings, "_export_onnx", lambda target: pytest.fail("exported again"))
-
-    assert onnx_model(AppSettings().model_cache, int8=True) == path and path.stat().st_size < 30_000_000  # a quarter of the export
-    many = [t for t in TEXTS if t] * 3
-    cosines = (int8.embed(many) * onnx.embed(many)).sum(axis=1)
-    assert cosines.min() > 0.97 and cosines.max() < 1 - 1e-6  # close, and not the same model
-    assert int8.name != onnx.name  # a vector cache keyed by the name never serves one model's vectors for the other's
-
-
 def test_a_batch_is_shared_out_to_one_worker_per_core_and_each_text_keeps_its_own_vector(
     onnx: OnnxMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -136,13 +121,3 @@ def test_a_batch_is_shared_out_to_one_worker_per_core_and_each_text_keeps_its_ow
     alone = np.stack([onnx.embed([text])[0] for text in many])
     assert set(seen) == {threading.current_thread().name}  # a query runs on the caller's thread
     assert np.array_equal(together, alone)  # bit for bit: no padding, no neighbours
-
-
-def test_the_setting_chooses_the_int8_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DEBATEDESK_EMBEDDINGS", "onnx-int8")
-    embeddings.default_embedder.cache_clear()
-    try:
-        chosen = embeddings.default_embedder()
-        assert isinstance(chosen, OnnxMiniLMEmbedder) and chosen._path == onnx_model(AppSettings().model_cache, int8=True)
-    finally:
-        embeddings.default_embedder.cache_clear()
