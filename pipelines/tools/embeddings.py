@@ -4,8 +4,8 @@ Two ways to run the same weights: ONNX Runtime (``OnnxMiniLMEmbedder``, the defa
 package's weights exported once to ONNX in the model cache) and sentence-transformers on
 torch (``MiniLMEmbedder``, the fallback where the export cannot be made). Their vectors agree
 to about 1e-6 (cosine), so a corpus indexed by one is searched by the other unchanged. ONNX
-Runtime encodes about twice as fast on this 2-core machine and spares a process torch's import:
-docs/measurements/2026-11-24-embedded-speed.md.
+Runtime encodes faster on this 2-core machine and spares a process torch's import:
+docs/measurements/2026-11-24-embedded-speed.md, docs/measurements/2026-11-24-ingest-speed.md.
 """
 
 from __future__ import annotations
@@ -110,7 +110,6 @@ class OnnxMiniLMEmbedder:
         self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
-        self._path = onnx_path
         self._threads = threads or _cores()
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
