@@ -4,7 +4,7 @@ Two ways to run the same weights: ONNX Runtime (``OnnxMiniLMEmbedder``, the defa
 package's weights exported once to ONNX in the model cache) and sentence-transformers on
 torch (``MiniLMEmbedder``, the fallback where the export cannot be made). Their vectors agree
 to about 1e-6 (cosine), so a corpus indexed by one is searched by the other unchanged. ONNX
-Runtime encodes faster on this 2-core machine and spares a process torch's import:
+Runtime encodes faster on this 2-core machine (an ingestion 2.7x torch's batched rate) and spares a process torch's import:
 docs/measurements/2026-11-24-embedded-speed.md, docs/measurements/2026-11-24-ingest-speed.md.
 """
 
