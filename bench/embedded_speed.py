@@ -112,14 +112,17 @@ class Library:
     name = "a) llama-cpp-python directly"
     concurrent = False
 
-    def __init__(self, model: Path, threads: int, n_ctx: int) -> None:
+    def __init__(self, model: Path, threads: int, n_ctx: int, *, fresh: bool = False) -> None:
         from llama_cpp import Llama
 
         self.llama = Llama(str(model), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
+        self.fresh = fresh  # read every prompt from its first token (no prefix kept from the call before)
         self._lock = threading.Lock()
 
     def call(self, claim: str, max_tokens: int) -> Call:
         with self._lock:
+            if self.fresh:
+                self.llama.reset()
             chunks = self.llama.create_chat_completion(messages_for(claim), max_tokens=max_tokens, temperature=0, stream=True)  # type: ignore[arg-type]
             call = timed((c["choices"][0]["delta"].get("content") or "" for c in chunks), claim)  # type: ignore[index, union-attr]
             usage = self.llama.create_chat_completion(messages_for(claim), max_tokens=1, temperature=0)["usage"]  # type: ignore[index, arg-type]

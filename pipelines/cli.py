@@ -347,9 +347,12 @@ def _progress_bar(unit: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def _ingest(args: argparse.Namespace) -> int:
+    # The corpus index alone, not Services: an ingestion needs no chat models, run store or caches, and
+    # importing them (LangChain, OpenAI's client, SQLAlchemy) took about a second of every ingestion.
     from corpora.chunking import chunk_documents
     from corpora.loaders import SUPPORTED_SUFFIXES, FileLoader
-    from pipelines.services import Services
+    from pipelines.tools.corpus_index import CorpusIndex
+    from pipelines.tools.embeddings import default_embedder
 
     files: list[Path] = []
     for path in args.paths:
@@ -361,10 +364,12 @@ def _ingest(args: argparse.Namespace) -> int:
             raise ValueError(f"{path}: no such file or folder")
     if not files:
         raise ValueError(f"no {', '.join(SUPPORTED_SUFFIXES)} files found in {', '.join(map(str, args.paths))}")
-    services = Services.create(with_store=False)
+    settings = AppSettings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    index = CorpusIndex(settings, default_embedder())
     passages = chunk_documents(FileLoader(files).load_documents())
     with _progress_bar("passages") as progress:
-        report = services.index.ingest(args.corpus, passages, progress=progress)
+        report = index.ingest(args.corpus, passages, progress=progress)
     print(
         f"{report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, {report.already_present} already present)"
     )

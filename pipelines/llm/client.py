@@ -168,7 +168,7 @@ class LLM:
 
     async def text(self, messages: Sequence[BaseMessage]) -> str:
         """A free-text answer, not streamed."""
-        return await self._invoke(messages)
+        return (await self._invoke(messages))[0]
 
     async def structured(self, messages: Sequence[BaseMessage], schema: type[T]) -> T:
         """An answer that validates against ``schema``; retried when malformed.
@@ -179,26 +179,35 @@ class LLM:
         errors: list[str] = []
         mode = structured_modes.known_mode(self._endpoint)
         for _attempt in range(self.max_retries + 1):
-            raw, mode = await self._structured_call(messages, schema, mode)
+            raw, mode, cut = await self._structured_call(messages, schema, mode)
             try:
                 return schema.model_validate_json(_strip_fences(raw))
             except ValidationError as exc:
                 sent, params = structured_modes.request_for(messages, schema, mode, response_format_for(schema))
                 self._forget(call_key(self.model_name, sent, {**self._params, **params}))
                 errors.append(f"{exc.error_count()} error(s): {exc.errors()[0]['msg']} in {raw[:120]!r}")
+                if cut and self._params.get("temperature") == 0:
+                    # Greedy decoding of the same request runs into the same token limit again: on the
+                    # embedded model a retry cost ~10 s for the same cut-off JSON (docs/measurements/2026-11-24-debate-speed.md).
+                    errors[-1] += " (cut off at the token limit; at temperature 0 a retry would repeat it)"
+                    break
+        tries = len(errors)
         raise ModelOutputError(
-            f"{self.model_name} gave no valid {schema.__name__} after {self.max_retries + 1} tries "
+            f"{self.model_name} gave no valid {schema.__name__} after {tries} tr{'y' if tries == 1 else 'ies'} "
             f"(structured output: {mode}; {'; '.join(errors)})"
         )
 
     async def _structured_call(
         self, messages: Sequence[BaseMessage], schema: type[BaseModel], known: structured_modes.StructuredMode | None
-    ) -> tuple[str, structured_modes.StructuredMode]:
-        """One structured call in the endpoint's mode; while it is unknown, the modes in order until one is accepted."""
+    ) -> tuple[str, structured_modes.StructuredMode, bool]:
+        """One structured call in the endpoint's mode; while it is unknown, the modes in order until one is accepted.
+
+        Also whether the answer was cut off at the token limit (False when that is not known, as for a cached answer).
+        """
         for mode in (known,) if known is not None else structured_modes.MODES:
             sent, params = structured_modes.request_for(messages, schema, mode, response_format_for(schema))
             try:
-                raw = await self._invoke(sent, structured=mode, **params)
+                raw, cut = await self._invoke(sent, structured=mode, **params)
             except BackendUnavailableError as exc:
                 if known is not None or mode == structured_modes.MODES[-1] or not structured_modes.refused_format(exc):
                     raise  # a real failure (the plainest request failed too): nothing is learnt
@@ -206,7 +215,7 @@ class LLM:
                 continue
             if known is None:
                 structured_modes.learn(self._endpoint, mode)
-            return raw, mode
+            return raw, mode, cut
         raise AssertionError("unreachable: the last mode either answers or raises")
 
     async def reply(self, messages: Sequence[BaseMessage], **params: Any) -> Reply:
@@ -225,15 +234,16 @@ class LLM:
             self._cache.put(key, _reply_to_json(reply))
         return reply
 
-    async def _invoke(self, messages: Sequence[BaseMessage], *, structured: str | None = None, **kwargs: Any) -> str:
+    async def _invoke(self, messages: Sequence[BaseMessage], *, structured: str | None = None, **kwargs: Any) -> tuple[str, bool]:
+        """The answer's text, and whether it stopped at the token limit (finish reason "length"; False from the cache)."""
         key = call_key(self.model_name, messages, {**self._params, **kwargs})
         cached = self._cached(key, messages, structured=structured)
         if cached is not None:
-            return cached
-        _, text = await self._call(messages, structured=structured, **kwargs)
+            return cached, False
+        message, text = await self._call(messages, structured=structured, **kwargs)
         if self._cache is not None:
             self._cache.put(key, text)
-        return text
+        return text, message.response_metadata.get("finish_reason") == "length"
 
     async def _call(self, messages: Sequence[BaseMessage], *, structured: str | None = None, **kwargs: Any) -> tuple[AIMessage, str]:
         """One call to the model, within the backend's concurrency bound, recorded (tokens, seconds) as it ends."""

@@ -4,8 +4,8 @@ Two ways to run the same weights: ONNX Runtime (``OnnxMiniLMEmbedder``, the defa
 package's weights exported once to ONNX in the model cache) and sentence-transformers on
 torch (``MiniLMEmbedder``, the fallback where the export cannot be made). Their vectors agree
 to about 1e-6 (cosine), so a corpus indexed by one is searched by the other unchanged. ONNX
-Runtime encodes about twice as fast on this 2-core machine and spares a process torch's import:
-docs/measurements/2026-11-24-embedded-speed.md.
+Runtime encodes faster on this 2-core machine (an ingestion 2.7x torch's batched rate) and spares a process torch's import:
+docs/measurements/2026-11-24-embedded-speed.md, docs/measurements/2026-11-24-ingest-speed.md.
 """
 
 from __future__ import annotations
@@ -93,54 +93,53 @@ class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2 on ONNX Runtime: the package's weights exported to ONNX, its own tokenizer, mean pooling.
 
     What sentence-transformers does for this model (truncate at 256 tokens, mean over the
-    attention mask, unit length), without torch. Texts are sorted by length before batching so
-    a batch pads little. Calls of at most SINGLE_THREAD_UP_TO texts run on a one-thread session
-    (see there); batches on one thread per physical core.
+    tokens, unit length), without torch. Each text runs on its own, unpadded, through one
+    single-thread session; a call of more than SINGLE_THREAD_UP_TO texts shares them out to one
+    worker thread per physical core (ONNX Runtime releases the GIL while it computes), so
+    the cores never wait for each other within a text. A text's vector depends on that text
+    alone, never on the texts embedded with it.
     """
 
     name = "all-MiniLM-L6-v2"
     dimension = 384
 
-    def __init__(self, onnx_path: Path, batch_size: int = 64, threads: int | None = None) -> None:
+    def __init__(self, onnx_path: Path, threads: int | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
         self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding()
-        self._path = onnx_path
+        self._tokenizer.no_padding()
         self._threads = threads or _cores()
-        self._sessions: dict[int, Any] = {}
-        self._onnxruntime = onnxruntime
-        self._batch_size = batch_size
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        # A broken file fails here, at load, not at the first search.
+        self._session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
         self._lock = threading.Lock()
-        self._session(self._threads)  # a broken file fails here, at load, not at the first search
-
-    def _session(self, threads: int) -> Any:
-        if threads not in self._sessions:
-            options = self._onnxruntime.SessionOptions()
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-            self._sessions[threads] = self._onnxruntime.InferenceSession(str(self._path), options, providers=["CPUExecutionProvider"])
-        return self._sessions[threads]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        order = np.argsort([len(t) for t in texts], kind="stable")
-        with self._lock:
-            session = self._session(1 if len(texts) <= SINGLE_THREAD_UP_TO else self._threads)
-            for start in range(0, len(texts), self._batch_size):
-                rows = order[start : start + self._batch_size]
-                encoded = self._tokenizer.encode_batch([texts[i] for i in rows])
-                ids = np.array([e.ids for e in encoded], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-                feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-                hidden = session.run(None, feed)[0]
-                summed = (hidden * mask[..., None]).sum(axis=1)
-                pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1, None)
-                out[rows] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        workers = 1 if len(texts) <= SINGLE_THREAD_UP_TO else min(self._threads, len(texts))
+        with self._lock:  # one call at a time: two would share the same cores
+            encoded = self._tokenizer.encode_batch(texts)
+
+            def run(rows: range) -> None:
+                for row in rows:
+                    ids = np.array([encoded[row].ids], dtype=np.int64)
+                    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+                    pooled = self._session.run(None, feed)[0][0].mean(axis=0)
+                    out[row] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+
+            if workers == 1:
+                run(range(len(texts)))
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(workers, thread_name_prefix="minilm") as pool:
+                    list(pool.map(run, [range(w, len(texts), workers) for w in range(workers)]))  # list(): a worker's error is raised here
         return out
 
 
@@ -202,7 +201,7 @@ def _export_onnx(target: Path) -> None:
 
 
 def _cores() -> int:
-    from pipelines.llm.embedded.server import default_threads  # one per physical core, within the container's quota
+    from pipelines.machine import default_threads  # one per physical core, within the container's quota
 
     return default_threads()
 

@@ -46,6 +46,28 @@ def test_ingest_then_corpora_lists_counts(data_dir: Path, tmp_path: Path) -> Non
     assert "mine\t1 documents\t1 passages" in listing.stdout
 
 
+def test_ingest_imports_no_chat_models_run_store_or_torch(data_dir: Path, tmp_path: Path) -> None:
+    """An ingestion's process start is part of its time: it loads the corpus index and MiniLM on ONNX Runtime, nothing else."""
+    (tmp_path / "b.txt").write_text("Cranes lift containers. Tides rise twice a day.")
+    script = (
+        "import sys; from pipelines.cli import main; code = main(sys.argv[1:]); "
+        "print(sorted(m for m in ('langchain_core', 'openai', 'sqlalchemy', 'torch', 'pipelines.services') if m in sys.modules)); "
+        "raise SystemExit(code)"
+    )
+    env = {**os.environ, "DEBATEDESK_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "DEBATEDESK_EMBEDDINGS": "onnx"}
+    result = subprocess.run(
+        [sys.executable, "-c", script, "ingest", str(tmp_path), "--corpus", "light"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "light: 1 documents, 1 passages (1 new" in result.stdout
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -31,6 +31,7 @@ import psutil
 from filelock import FileLock
 
 from pipelines.errors import BackendUnavailableError
+from pipelines.machine import default_threads
 
 SERVER_MODULE = "pipelines.llm.embedded.grammar_server"
 NATIVE_NAME = "llama-server"
@@ -125,22 +126,6 @@ def stop_server(cache_dir: Path) -> bool:
     return stopped
 
 
-def default_threads() -> int:
-    """One thread per physical core the process may use: llama.cpp's own default.
-
-    Measured side by side on this project's quiet 2-core machine (bench/llama_threads.py),
-    2 threads against 1: a `single` debate 1.73x faster, a `toolmad` debate 1.68x. A busy
-    machine is another matter: llama.cpp's threads wait for each other at every step, so a
-    core taken by other work stalls them all (session 2, under load averages of 7-14: 0.7-0.9
-    tokens/s on 2 threads against 4-6 on 1). There, set ``DEBATEDESK_LLAMA_THREADS=1``.
-    Hyperthreads of one core count once: a second thread on the same core does not speed
-    llama.cpp up. A container's CPU quota caps the count.
-    """
-    usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    quota = cpu_quota()  # a container limited to 2 CPUs of a 32-core host must not start 16 threads
-    return max(1, min(physical_cores(usable), quota if quota is not None else len(usable)))
-
-
 def default_slots(threads: int | None = None) -> int:
     """Parallel slots of the native server: one on up to 2 threads, else one per thread, at most MAX_SLOTS.
 
@@ -175,37 +160,6 @@ def native_server_binary(binary: str = "") -> Path | None:
             )
         return path
     return NATIVE_BINARY if NATIVE_BINARY.is_file() and os.access(NATIVE_BINARY, os.X_OK) else None
-
-
-def cpu_quota(cgroup: Path = Path("/sys/fs/cgroup")) -> int | None:
-    """The CPUs a container's CPU quota allows (rounded up), from cgroup v2 or v1; None when there is no quota."""
-    try:
-        quota_text, period_text = (cgroup / "cpu.max").read_text().split()[:2]  # v2: "max 100000" or "200000 100000"
-    except (OSError, ValueError):
-        try:  # v1
-            quota_text = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
-            period_text = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
-        except OSError:
-            return None
-    try:
-        quota, period = int(quota_text), int(period_text)
-    except ValueError:  # "max": no quota
-        return None
-    if quota <= 0 or period <= 0:  # v1's -1: no quota
-        return None
-    return max(1, -(-quota // period))
-
-
-def physical_cores(cpus: list[int], topology: Path = Path("/sys/devices/system/cpu")) -> int:
-    """How many distinct physical cores ``cpus`` (logical CPU numbers) sit on; ``len(cpus)`` when that is unknown."""
-    cores = set()
-    for cpu in cpus:
-        folder = topology / f"cpu{cpu}" / "topology"
-        try:
-            cores.add(((folder / "physical_package_id").read_text().strip(), (folder / "core_id").read_text().strip()))
-        except OSError:
-            return len(cpus)  # no topology (not Linux, or hidden): every logical CPU counts
-    return len(cores)
 
 
 def python_server_command(model: Path, port: int, *, n_ctx: int, threads: int, slots: int = 1, logprobs: bool = False) -> list[str]:

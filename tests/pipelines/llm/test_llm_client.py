@@ -40,6 +40,39 @@ def test_malformed_structured_output_fails_after_retries_with_a_reason() -> None
         asyncio.run(make(FakeChatModel(malformed=5), retries=1).structured(load_prompt("search_queries").render(claim="c", n=1), Answer))
 
 
+class CutOff(FakeChatModel):
+    """Malformed answers that stopped at the token limit (finish reason "length"), as a runaway JSON string on llama.cpp."""
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        result = await super()._agenerate(messages, stop, run_manager, **kwargs)
+        message = result.generations[0].message
+        if message.content and not str(message.content).rstrip().endswith("}"):  # the fake's malformed answer is cut JSON
+            message.response_metadata["finish_reason"] = "length"
+        return result
+
+
+def greedy(chat: FakeChatModel, calls: list[ModelCallCompleted], temperature: float | None) -> LLM:
+    return LLM(chat, role="scorer", model_name="fake", max_retries=2, on_call=calls.append, params={"temperature": temperature})
+
+
+def test_an_answer_cut_at_the_token_limit_is_not_retried_at_temperature_0() -> None:
+    calls: list[ModelCallCompleted] = []
+    messages = load_prompt("search_queries").render(claim="c", n=1)
+    with pytest.raises(ModelOutputError, match=r"after 1 try .*cut off at the token limit"):
+        asyncio.run(greedy(CutOff(malformed=5), calls, 0).structured(messages, Answer))
+    assert len(calls) == 1, "greedy decoding of the same request would repeat the cut-off answer"
+
+
+def test_a_cut_answer_is_still_retried_when_sampling_and_a_malformed_one_always() -> None:
+    calls: list[ModelCallCompleted] = []
+    messages = load_prompt("search_queries").render(claim="c", n=1)
+    assert isinstance(asyncio.run(greedy(CutOff(malformed=2), calls, 0.7).structured(messages, Answer)), Answer)
+    assert len(calls) == 3
+    calls.clear()
+    assert isinstance(asyncio.run(greedy(FakeChatModel(malformed=2), calls, 0).structured(messages, Answer)), Answer)
+    assert len(calls) == 3, "malformed but not cut off: a retry may give another answer"
+
+
 def test_unreachable_openai_endpoint_gives_a_clear_error() -> None:
     from pipelines.config import AppSettings, ModelSpec
     from pipelines.llm.openai_backend import build_openai

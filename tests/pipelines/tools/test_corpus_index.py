@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from corpora.chunking import chunk_documents
@@ -11,6 +12,7 @@ from corpora.loaders import FileLoader
 from pipelines.config import AppSettings
 from pipelines.errors import UnknownCorpusError
 from pipelines.tools.corpus_index import CorpusIndex, SearchMode, validate_corpus_name
+from pipelines.tools.embeddings import Embedder
 
 
 @pytest.fixture
@@ -273,3 +275,57 @@ def test_deleting_every_document_removes_the_corpus(index: CorpusIndex, tmp_path
     report = index.delete_documents("lib", ["bread", "bridges", "vaccines"])
     assert report.corpus_removed and report.documents == 3
     assert "lib" not in index.corpora() and not index.lexical_path("lib").exists()
+
+
+class RecordingEmbedder:
+    """The real embedder, recording the texts of each call."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_an_ingestion_embeds_shortest_first_in_steps_and_writes_in_the_files_order(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.tools import corpus_index
+
+    monkeypatch.setattr(corpus_index, "EMBED_STEP", 4)
+    recording = RecordingEmbedder(embedder)
+    index = CorpusIndex(AppSettings(data_dir=tmp_path / "data"), recording)
+    path = tmp_path / "facts.jsonl"
+    lengths = [9, 2, 7, 1, 8, 3, 6, 4, 5, 10]  # words of a one-sentence passage: every length, in no order
+    path.write_text("\n".join(json.dumps({"id": f"d{i}", "text": "The tide" + " rose" * n + "."}) for i, n in enumerate(lengths)))
+    passages = list(chunk_documents(FileLoader([path]).load_documents()))
+    seen: list[tuple[int, int]] = []
+
+    report = index.ingest("tides", passages, batch_size=6, progress=lambda done, total: seen.append((done, total)))
+
+    assert report.added == len(passages) == 10
+    # Batches of 6 and 4 passages, each embedded shortest first in equal steps (3 and 3, then 4), not 4 and 2.
+    assert [len(c) for c in recording.calls] == [3, 3, 4]
+    first_batch = sorted((p.indexed_text for p in passages[:6]), key=len)
+    assert recording.calls[0] + recording.calls[1] == first_batch
+    assert seen == [(3, 10), (6, 10), (10, 10)]
+    assert lexical_ids(index, "tides") == [p.id for p in passages], "written in the file's order"
+    stored = index._collection("tides").get(ids=[passages[3].id], include=["embeddings"])["embeddings"][0]
+    assert np.asarray(stored) == pytest.approx(embedder.embed([passages[3].indexed_text])[0], abs=1e-5)
+
+
+def test_re_ingesting_unchanged_passages_embeds_nothing_and_reports_them_done(tmp_path: Path, embedder: Embedder) -> None:
+    recording = RecordingEmbedder(embedder)
+    index = CorpusIndex(AppSettings(data_dir=tmp_path / "data"), recording)
+    index.ingest("lib", library(tmp_path))
+    recording.calls.clear()
+    seen: list[tuple[int, int]] = []
+
+    report = index.ingest("lib", library(tmp_path), progress=lambda done, total: seen.append((done, total)))
+
+    assert (report.added, report.already_present) == (0, 3) and recording.calls == []
+    assert seen == [(3, 3)]

@@ -1,6 +1,7 @@
 """MiniLM's two runtimes: torch runs a short call on one thread (big batches keep every thread, and the setting is
 restored); ONNX Runtime, the default, gives the same vectors."""
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -97,3 +98,26 @@ def test_without_the_export_the_app_embeds_on_torch(monkeypatch: pytest.MonkeyPa
         assert isinstance(embeddings.default_embedder(), MiniLMEmbedder)
     finally:
         embeddings.default_embedder.cache_clear()
+
+
+def test_a_batch_is_shared_out_to_one_worker_per_core_and_each_text_keeps_its_own_vector(
+    onnx: OnnxMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+    session = onnx._session
+
+    class Spy:
+        def run(self, *args: Any) -> Any:
+            seen.append(threading.current_thread().name)
+            return session.run(*args)
+
+    monkeypatch.setattr(onnx, "_session", Spy())
+    monkeypatch.setattr(onnx, "_threads", 2)
+    many = TEXTS * 3
+
+    together = onnx.embed(many)
+    assert len(seen) == len(many) and len({name for name in seen if name.startswith("minilm")}) == 2
+    seen.clear()
+    alone = np.stack([onnx.embed([text])[0] for text in many])
+    assert set(seen) == {threading.current_thread().name}  # a query runs on the caller's thread
+    assert np.array_equal(together, alone)  # bit for bit: no padding, no neighbours

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
+from pipelines import machine
 from pipelines.errors import BackendUnavailableError
 from pipelines.llm import embedded
 from pipelines.llm.client import response_format_for
@@ -212,9 +213,9 @@ def test_default_threads_count_physical_cores_not_hyperthreads(tmp_path: Path) -
         folder.mkdir(parents=True)
         (folder / "physical_package_id").write_text(f"{package}\n")
         (folder / "core_id").write_text(f"{core}\n")
-    assert server.physical_cores([0, 1, 2, 3], tmp_path) == 3, "cpu0 and cpu1 share a core; cpu3 is another package's core 0"
-    assert server.physical_cores([0, 1], tmp_path) == 1
-    assert server.physical_cores([0, 7], tmp_path) == 2, "without a topology every logical CPU counts"
+    assert machine.physical_cores([0, 1, 2, 3], tmp_path) == 3, "cpu0 and cpu1 share a core; cpu3 is another package's core 0"
+    assert machine.physical_cores([0, 1], tmp_path) == 1
+    assert machine.physical_cores([0, 7], tmp_path) == 2, "without a topology every logical CPU counts"
     assert embedded.default_threads() >= 1
 
 
@@ -233,4 +234,4 @@ def test_a_containers_cpu_quota_caps_the_threads(tmp_path: Path, files: dict[str
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    assert server.cpu_quota(tmp_path) == expected
+    assert machine.cpu_quota(tmp_path) == expected
