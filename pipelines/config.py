@@ -123,6 +123,9 @@ class SingleConfig(BaseModel):
     queries: int = Field(default=1, ge=1, le=5, title="Queries", description="How many search queries the agent writes from the claim.")
 
 
+StanceReader = Literal["both", "separate", "contrast"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
+
+
 class DeskConfig(BaseModel):
     """`desk`: exhibits read for their stance from label probabilities, a calibrated verdict, a debate only where exhibits conflict."""
 
@@ -140,7 +143,7 @@ class DeskConfig(BaseModel):
         title="Query rewrites",
         description="The model rewrites the claim into this many search queries, each searched too (one extra call).",
     )
-    reader: Literal["both", "separate", "contrast"] = Field(
+    reader: StanceReader = Field(
         default="both",
         title="Stance question",
         description="separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; a third of the calls, less accurate on Check-COVID train; use 2 option orders with it); both: the separate questions, then the contrast one in 2 orders, weighed by 'Contrast question's share' (the most accurate on train, a third more calls than separate).",

@@ -4,9 +4,10 @@
    at most ``desk.exhibits`` distinct passages, each with the sentences closest to the claim.
 2. Stances: for each exhibit, the model's probabilities that it supports, contradicts or does
    not address the claim, read from the answer letters' log-probabilities and averaged over
-   option orders (stages/stance.py): never parsed from prose. By default the model writes the
-   claim's opposite and is asked which of the two each exhibit supports, or neither
-   (``desk.reader`` contrast); ``separate`` reads the exhibit against each on its own.
+   option orders (stages/stance.py): never parsed from prose. ``desk.reader`` picks the
+   question: ``separate`` reads the exhibit against the claim (and its opposite); ``contrast``
+   asks which of the claim and its opposite it supports, or neither; ``both`` (the default)
+   asks the separate questions and weighs the contrast one in.
 3. Verdict: the stances combined and calibrated on Check-COVID train claims for the model
    (stages/stance_aggregation.py); NOT ENOUGH INFO when nothing addresses the claim or
    neither side is strong enough.
@@ -83,7 +84,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
         exhibits=cfg.exhibits,
         orders=cfg.orders,
         unit=cfg.unit,
-        negation=bool(negation) and (cfg.negation or cfg.reader == "contrast"),
+        negation=bool(_read_against(cfg, negation)),
         shots=0 if cfg.reader == "contrast" else cfg.shots,
         **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
     )
@@ -139,7 +140,7 @@ async def _read(
         ctx.claim.text,
         exhibit,
         orders=cfg.orders,
-        negation=negation if cfg.negation or cfg.reader == "contrast" else "",
+        negation=_read_against(cfg, negation),
         shots=cfg.shots,
         arguments=arguments,
         reader=cfg.reader,
@@ -212,6 +213,11 @@ async def _debate(
         )
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
     return _aggregate(ctx, list(stances.values()), calibration, round=2, debated=True)
+
+
+def _read_against(cfg: DeskConfig, opposite: str) -> str:
+    """The opposite that read_stance's ``negation`` takes: the separate questions read it only with desk.negation on; contrast always."""
+    return opposite if cfg.negation or cfg.reader == "contrast" else ""
 
 
 def _reading(count: int, cfg: DeskConfig, *, negation: bool) -> str:

@@ -43,6 +43,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from pipelines.config import StanceReader as Reader
 from pipelines.llm.client import LLM
 from pipelines.models import Evidence
 from pipelines.prompts import load_prompt
@@ -57,8 +58,6 @@ _OPTION_TEXT: dict[StanceKey, str] = {
     "UNRELATED": "The passage does not address the claim.",
 }
 LETTERS = ("A", "B", "C")
-Reader = Literal["separate", "contrast", "both"]
-READERS: tuple[Reader, ...] = ("separate", "contrast", "both")
 CONTRAST_ORDERS_MIXED = 2  # with reader "both", the contrast question is asked in its 2 orders (the claim and the opposite swap letters)
 NEITHER = "Neither: the passage does not address them."
 SWAPPED: dict[StanceKey, StanceKey] = {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS", "UNRELATED": "UNRELATED"}
@@ -245,10 +244,14 @@ async def read_stance(
             per_order.append({SWAPPED[s]: p for s, p in reading.items()} if swapped else reading)
             if read.method == "sampling":
                 method, note = "sampling", read.note
-    averaged = {s: round(sum(p[s] for p in per_order) / len(per_order), 4) for s in STANCES}
     opposite_from = len(option_orders(orders)) if negation else 0
     return Stance(
-        exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note, opposite_from=opposite_from
+        exhibit_id=exhibit.id,
+        probabilities=_mean(per_order),
+        per_order=tuple(per_order),
+        method=method,
+        note=note,
+        opposite_from=opposite_from,
     )
 
 
@@ -293,8 +296,12 @@ async def _read_contrast(
         per_order.append(_by_stance(read, order))
         if read.method == "sampling":
             method, note = "sampling", read.note
-    averaged = {s: round(sum(p[s] for p in per_order) / len(per_order), 4) for s in STANCES}
-    return Stance(exhibit_id=exhibit.id, probabilities=averaged, per_order=tuple(per_order), method=method, note=note)
+    return Stance(exhibit_id=exhibit.id, probabilities=_mean(per_order), per_order=tuple(per_order), method=method, note=note)
+
+
+def _mean(per_order: Sequence[dict[StanceKey, float]]) -> dict[StanceKey, float]:
+    """An exhibit's readings averaged, each order alike."""
+    return {s: round(sum(p[s] for p in per_order) / len(per_order), 4) for s in STANCES}
 
 
 async def negate(llm: LLM, claim: str) -> tuple[str, bool]:

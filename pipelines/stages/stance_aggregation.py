@@ -244,8 +244,8 @@ def calibration_mismatch(calibration: Calibration | None, **run: object) -> str:
 def calibration_key(model_name: str, reader: str = "separate") -> str:
     """The file stem a model's calibration is kept under: its name, lower case, without a .gguf suffix.
 
-    Each stance question has its own fit: the separate question's file is the model's name, the
-    contrast question's adds ``--contrast``.
+    Each stance question (desk.reader) has its own fit: the separate question's file is the
+    model's name, the others add ``--contrast`` or ``--both``.
     """
     name = Path(model_name).name.lower()
     stem = name[: -len(".gguf")] if name.endswith(".gguf") else name

@@ -39,8 +39,9 @@ def desk_contrast(view: PromptView, options: tuple[str, ...]) -> dict[str, float
     if not view.evidence:
         return {o: 1 / len(options) for o in options}
     passage = next(iter(view.evidence.values()))
-    statements = {letter: text for letter, text in _CONTRAST_OPTION.findall(view.text) if not text.startswith(_NEITHER)}
-    neither = next((letter for letter, text in _CONTRAST_OPTION.findall(view.text) if text.startswith(_NEITHER)), "C")
+    answers = dict(_CONTRAST_OPTION.findall(view.text))
+    statements = {letter: text for letter, text in answers.items() if not text.startswith(_NEITHER)}
+    neither = next((letter for letter, text in answers.items() if text.startswith(_NEITHER)), "C")
     bearing = max((overlap(text, passage) for text in statements.values()), default=0.0)
     if bearing < SUPPORT_AT:
         chosen = neither
