@@ -1,6 +1,6 @@
 """`desk` against `single` on Check-COVID, the same claims in one run: accuracy, calibration, selectivity, cost.
 
-    .venv/bin/python bench/desk.py [--split dev] [--limit N] [--backend embedded|fake] [--protocols desk,single]
+    .venv/bin/python bench/desk.py [--split dev] [--limit N [--skip M]] [--backend embedded|fake] [--protocols desk,single]
         [--set desk.exhibits=8 ...] [--data-dir DIR] [--records FILE] [--out bench/results/desk-dev]
 
 Each protocol runs the same claims through the evaluation harness (stored runs, web off,
@@ -20,7 +20,9 @@ corpus ``check-covid``), one claim at a time. Printed side by side:
 
 ``--records`` writes one JSON line per claim with every exhibit's stance (what
 ``bench/fit_desk_calibration.py`` fits on). The data folder is fresh unless ``--data-dir``
-is given, so no earlier answer is replayed from the cache.
+is given, so no earlier answer is replayed from the cache. ``--skip M`` runs the sample's claims
+after its first M (the sample of ``--limit N`` starts with the sample of any smaller limit), so a
+larger sample can be read in parts.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from pipelines.config import AppSettings, RunConfig
 from pipelines.digest import digest
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, load_dataset
-from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report
+from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report, select_items
 from pipelines.events import ExhibitStanceRead, VerdictAggregated
 from pipelines.runner import Services
 
@@ -257,6 +259,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", default="dev")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--skip", type=int, default=0, help="leave out the sample's first M claims (read in an earlier part)")
     parser.add_argument("--labels", choices=("three", "binary"), default="three")
     parser.add_argument("--backend", default="embedded")
     parser.add_argument("--protocols", default="desk,single")
@@ -271,8 +274,13 @@ def main() -> None:
     services = Services.create(settings)
     dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    limit = args.limit
+    if args.skip:
+        sample = select_items(dataset, args.labels, limit, seed=0)  # type: ignore[arg-type]
+        dataset = Dataset(dataset.name, dataset.split, sample.items[args.skip :], dataset.corpus, dataset.source)
+        limit = None
     columns, all_records, reports = run_bench(
-        dataset, services, protocols, backend=args.backend, labels=args.labels, limit=args.limit, settings=args.set
+        dataset, services, protocols, backend=args.backend, labels=args.labels, limit=limit, settings=args.set
     )
     for body in reports.values():
         print(body, file=sys.stderr)

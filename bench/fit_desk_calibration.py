@@ -17,9 +17,12 @@ NOT ENOUGH INFO claim takes the features of the SUPPORT/REFUTE claim with the sa
 (Check-COVID repeats them word for word). ``--write`` saves the calibration to
 ``pipelines/calibration/<model>[--reader].json`` with what it was fitted on.
 
-The reader ``both`` (the separate questions and the contrast one, weighed) is fitted from two
-folders of runs on the same claims, one per question: ``--data-dir`` the separate question's,
-``--mix-with`` the contrast question's (``--set desk.reader=contrast --set desk.orders=2``).
+The reader ``both`` (the separate questions and the contrast one, weighed) is fitted from runs
+read with it (their two questions' readings are told apart, so the share can be chosen again),
+and from two folders of runs on the same claims, one per question: ``--data-dir`` the separate
+question's, ``--mix-with`` the contrast question's (``--set desk.reader=contrast --set desk.orders=2``).
+``--data-dir`` can be given more than once, e.g. for a larger sample read in parts
+(``bench/desk.py --limit N --skip M``).
 """
 
 from __future__ import annotations
@@ -110,13 +113,11 @@ def truncated(stances: Sequence[Stance], exhibits: int, orders: int, *, read_ord
 SHARES = (0.0, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 1.0)
 
 
-def mix_examples(separate: Sequence[Example], contrast_dir: Path, exhibits: int, share: float) -> list[Example]:
-    """Examples read with the reader 'both', made from separate-question runs and contrast-question runs of the same claims.
+Pair = tuple[Example, list[Stance], list[Stance]]  # a claim, its exhibits read by the separate questions and by the contrast one
 
-    A 'both' run asks exactly these questions of the same exhibits, so its stances are the two
-    readings weighed (``stance.mixed``); the contrast share is the one given, or the one with the
-    least cross-validated log loss on these claims.
-    """
+
+def pairs_from_folders(separate: Sequence[Example], contrast_dir: Path, exhibits: int) -> list[Pair]:
+    """Claims read by the separate questions in one folder's runs and by the contrast question in another's, on the same exhibits."""
     contrast = {" ".join(c.split()): st for c, st, cfg in examples_from_store(contrast_dir) if cfg.get("reader") == "contrast" and st}
     pairs = []
     for e in separate:
@@ -128,6 +129,41 @@ def mix_examples(separate: Sequence[Example], contrast_dir: Path, exhibits: int,
         if [s.exhibit_id for s in mine] != [s.exhibit_id for s in theirs]:
             continue  # not the same exhibits: the two runs searched differently
         pairs.append((e, mine, theirs))
+    return pairs
+
+
+def pairs_from_both(examples: Sequence[Example], exhibits: int) -> list[Pair]:
+    """Claims read with the reader 'both': each exhibit's readings split back into the separate questions' and the contrast one's.
+
+    A 'both' run keeps every reading, the separate questions' first (``orders`` of them, twice
+    that when the opposite was read too) and the contrast question's last (``stance.mixed``).
+    """
+    pairs = []
+    for e in examples:
+        orders = int(e.settings.get("orders", 3))
+        separate_count = orders * (2 if e.settings.get("negation") else 1)
+        mine, theirs = [], []
+        for s in e.stances[:exhibits]:
+            if len(s.per_order) <= separate_count:
+                break  # not read by both questions (a run stopped short): the claim is left out
+            head, tail = s.per_order[:separate_count], s.per_order[separate_count:]
+            mine.append(Stance(exhibit_id=s.exhibit_id, probabilities=_average(head), per_order=head, method=s.method))
+            theirs.append(Stance(exhibit_id=s.exhibit_id, probabilities=_average(tail), per_order=tail, method=s.method))
+        else:
+            pairs.append((Example(e.claim, e.gold, e.stances, {**e.settings, "reader": "separate"}), mine, theirs))
+    return pairs
+
+
+def _average(readings: Sequence[dict[Any, float]]) -> dict[Any, float]:
+    return {k: sum(p[k] for p in readings) / len(readings) for k in STANCES}
+
+
+def weigh_pairs(pairs: Sequence[Pair], exhibits: int, share: float) -> list[Example]:
+    """Examples read with the reader 'both' at ``share``, or at the share with the least cross-validated log loss on these claims.
+
+    A 'both' run asks exactly these questions of the same exhibits, so its stances are the two
+    readings weighed (``stance.mixed``).
+    """
     if len(pairs) < 20:
         raise SystemExit(f"only {len(pairs)} claims read by both questions on the same exhibits: run the contrast question on these claims")
 
@@ -235,7 +271,7 @@ def best_decide_at(q_by_claim: dict[str, float], gold_three: Sequence[tuple[str,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", required=True, help="data folder of the desk runs on train claims")
+    parser.add_argument("--data-dir", required=True, action="append", help="data folder of the desk runs on train claims (repeatable)")
     parser.add_argument("--split", default="train")
     parser.add_argument("--exhibits", type=int, default=0, help="fit on the first N exhibits (0: the runs' own setting)")
     parser.add_argument("--orders", type=int, default=0, help="fit on the first K option orders (0: all read)")
@@ -258,7 +294,7 @@ def main() -> None:
     for item in dataset.items:
         if item.label != "NOT ENOUGH INFO":
             gold_by_text.setdefault(" ".join(item.claim.split()), item.label)
-    runs = examples_from_store(Path(args.data_dir))
+    runs = [run for folder in args.data_dir for run in examples_from_store(Path(folder))]
     examples = [
         Example(claim, gold_by_text[" ".join(claim.split())], stances, run_settings)
         for claim, stances, run_settings in runs
@@ -276,8 +312,17 @@ def main() -> None:
         examples = [e for e in examples if e not in unread]
     if len(examples) < 20:
         raise SystemExit(f"only {len(examples)} desk runs on {args.split} claims found in {args.data_dir}: run bench/desk.py first")
-    if args.mix_with:
-        examples = mix_examples(examples, Path(args.mix_with), args.exhibits or 5, args.contrast_share)
+    read_both = [e for e in examples if e.settings.get("reader") == "both"]
+    if args.mix_with or read_both:
+        exhibits = args.exhibits or 5
+        separate = [e for e in examples if e.settings.get("reader", "separate") == "separate"]
+        pairs = pairs_from_both(read_both, exhibits)
+        if args.mix_with:
+            pairs += pairs_from_folders(separate, Path(args.mix_with), exhibits)
+        unique: dict[str, Pair] = {}
+        for pair in pairs:
+            unique.setdefault(" ".join(pair[0].claim.split()), pair)  # a claim read twice: its first reading
+        examples = weigh_pairs(list(unique.values()), exhibits, args.contrast_share)
     read_exhibits = min(len(e.stances) for e in examples)
     reader = {key: sorted({str(e.settings.get(key, default)) for e in examples}) for key, default in READER_SETTINGS.items()}
     mixed = {key: values for key, values in reader.items() if len(values) > 1}
