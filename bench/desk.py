@@ -11,8 +11,10 @@ corpus ``check-covid``), one claim at a time. Printed side by side:
   counts wrong), and also on the claims where it took a side;
 - 3-label accuracy and macro-F1 as ruled, with the dataset's ceiling (Check-COVID repeats
   every NOT ENOUGH INFO claim's text with a SUPPORT or REFUTE label);
-- ECE (10 bins) of the binary answer's probability, and selective accuracy: the binary
-  accuracy on the 50% and 80% of claims the protocol is surest of;
+- ECE (10 bins) of the binary answer's probability, beside the ECE a perfectly calibrated
+  verdict with the same confidences would show on as many claims (chance alone lifts it on
+  a few dozen claims), and selective accuracy: the binary accuracy on the 50% and 80% of
+  claims the protocol is surest of;
 - the deciding document among the exhibits (desk) or anywhere in the retrieved evidence;
 - model calls, tokens and seconds per claim (median and mean). Claims whose text repeats
   an earlier claim's are answered from the response cache, as the app would; times are
@@ -136,6 +138,8 @@ def summarise(records: Sequence[ClaimRecord], ceiling: float) -> dict[str, Any]:
         if len(confident) == len(binary) and binary
         else None
     )
+    stated = [c for c in (r.binary_confidence for r in confident) if c is not None]
+    floor = metrics.ece_of_a_calibrated_verdict(stated) if ece is not None and stated else None
     live = [r for r in records if r.calls > 0]  # claims answered from the cache cost no model time
     found = [r.deciding_found for r in records if r.deciding_found is not None]
     gold3 = [r.gold for r in records]
@@ -150,6 +154,8 @@ def summarise(records: Sequence[ClaimRecord], ceiling: float) -> dict[str, Any]:
         "macro_f1_3": metrics.macro_f1(gold3, pred3, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")) if records else None,
         "ceiling_3": ceiling,
         "ece": ece,
+        "ece_if_calibrated": floor[0] if floor else None,
+        "ece_if_calibrated_90": floor[1] if floor else None,
         "selective_50": selective_accuracy(confident, 0.5) if ece is not None else None,
         "selective_80": selective_accuracy(confident, 0.8) if ece is not None else None,
         "deciding_found": _mean(found),
@@ -182,6 +188,8 @@ ROWS = (
     ("3-label ceiling", "ceiling_3"),
     ("3-label macro-F1", "macro_f1_3"),
     ("ECE (binary, 10 bins)", "ece"),
+    ("  if perfectly calibrated (median)", "ece_if_calibrated"),
+    ("  if perfectly calibrated (90th pct.)", "ece_if_calibrated_90"),
     ("selective acc. @50%", "selective_50"),
     ("selective acc. @80%", "selective_80"),
     ("deciding doc found", "deciding_found"),

@@ -141,3 +141,15 @@ def test_text_ceiling_counts_identical_texts_with_different_gold_labels() -> Non
     assert metrics.text_ceiling([], []).accuracy == 1.0
     with pytest.raises(ValueError):
         metrics.text_ceiling(["a"], [])
+
+
+def test_a_perfectly_calibrated_verdict_shows_an_ece_above_zero_on_few_claims_and_less_on_more() -> None:
+    sure = metrics.ece_of_a_calibrated_verdict([1.0] * 40)
+    assert sure == (0.0, 0.0), "a verdict that is always sure and always right has no calibration error"
+    few = metrics.ece_of_a_calibrated_verdict([0.6, 0.75, 0.9] * 18)
+    many = metrics.ece_of_a_calibrated_verdict([0.6, 0.75, 0.9] * 72)
+    assert 0.04 < few[0] < 0.12 and few[1] > few[0], few
+    assert many[0] < few[0] / 1.5, (few, many)
+    assert metrics.ece_of_a_calibrated_verdict([0.7] * 30) == metrics.ece_of_a_calibrated_verdict([0.7] * 30), "the same draws"
+    with pytest.raises(ValueError):
+        metrics.ece_of_a_calibrated_verdict([])
