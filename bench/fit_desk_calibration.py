@@ -179,9 +179,12 @@ def weigh_pairs(pairs: Sequence[Pair], exhibits: int, share: float) -> list[Exam
         ]
 
     if not share:
-        losses = {s: cross_validate(at(s), ("net",), exhibits, 99)["log_loss"] for s in SHARES}
-        print("contrast share: cross-validated log loss on train, net only: " + ", ".join(f"{s} {v:.3f}" for s, v in losses.items()))
-        share = min(losses, key=lambda s: (round(losses[s], 3), s))
+        print("contrast share (0: the separate questions alone, 1: the contrast question alone), net only, 5-fold cross-validated:")
+        print("share    acc    loss   ECE   sel50")
+        found = {s: cross_validate(at(s), ("net",), exhibits, 99) for s in SHARES}
+        for s, v in found.items():
+            print(f"{s:<5}  {v['accuracy']:.3f}  {v['log_loss']:.3f} {v['ece']:.3f}  {v['selective_50']:.3f}")
+        share = min(found, key=lambda s: (round(found[s]["log_loss"], 3), s))
     print(f"{len(pairs)} claims read by both questions on the same exhibits; contrast share {share}")
     return at(share)
 

@@ -9,20 +9,18 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
 
 import psutil
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel
 
 from pipelines.config import AppSettings, ModelSpec
 from pipelines.llm import embedded
 from pipelines.llm.embedded import server
 from tests.conftest import smollm2_gguf
+from tests.pipelines.llm.embedded.conftest import Answer
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
 
@@ -32,16 +30,9 @@ pytestmark = pytest.mark.slow
 # connections left over from the previous loop.
 
 
-class Answer(BaseModel):
-    label: Literal["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
-    reason: str
-
-
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("model-cache")
-    yield path
-    embedded.stop_server(path)
+def cache_dir(model_cache: Path) -> Path:
+    return model_cache
 
 
 @pytest.fixture(scope="module")

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
 
 import psutil
 import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel
 
 from pipelines.config import AppSettings, ModelSpec
 from pipelines.llm import embedded
@@ -25,6 +22,7 @@ from pipelines.llm.client import LLM, response_format_for
 from pipelines.llm.embedded import server
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from tests.conftest import smollm2_gguf
+from tests.pipelines.llm.embedded.conftest import Answer
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,16 +31,9 @@ pytestmark = [
 OPTIONS = ("TRUE", "FALSE")
 
 
-class Answer(BaseModel):
-    label: Literal["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
-    reason: str
-
-
 @pytest.fixture(scope="module")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppSettings]:
-    cache = tmp_path_factory.mktemp("model-cache")
-    yield AppSettings(model_cache=cache, llama_threads=1, llama_slots=2)
-    embedded.stop_server(cache)
+def settings(model_cache: Path) -> AppSettings:
+    return AppSettings(model_cache=model_cache, llama_threads=1, llama_slots=2)
 
 
 def _chat(settings: AppSettings, *, logprobs: bool = False, max_tokens: int = 64) -> BaseChatModel:
