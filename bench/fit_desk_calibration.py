@@ -22,7 +22,8 @@ read with it (their two questions' readings are told apart, so the share can be 
 and from two folders of runs on the same claims, one per question: ``--data-dir`` the separate
 question's, ``--mix-with`` the contrast question's (``--set desk.reader=contrast --set desk.orders=2``).
 ``--data-dir`` can be given more than once, e.g. for a larger sample read in parts
-(``bench/desk.py --limit N --skip M``).
+(``bench/desk.py --limit N --skip M``). ``--reader contrast`` fits the contrast question alone,
+from contrast runs and from the contrast readings of runs read with ``both``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from pipelines.digest import digest
 from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
 from pipelines.events import ExhibitStanceRead
-from pipelines.stages.stance import STANCES, Stance, mixed
+from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, mixed
 from pipelines.stages.stance_aggregation import FITTED_DEFAULTS, Calibration, calibration_key, prompt_sha, stance_features
 from pipelines.store import RunStore
 
@@ -154,12 +155,27 @@ def pairs_from_both(examples: Sequence[Example], exhibits: int) -> list[Pair]:
     return pairs
 
 
+def contrast_examples(examples: Sequence[Example], read_both: Sequence[Example], exhibits: int) -> list[Example]:
+    """The contrast question alone: runs read with it, and the contrast readings of runs read with 'both' (the same question, 2 orders)."""
+    found: dict[str, Example] = {}
+    for e in examples:
+        if e.settings.get("reader") == "contrast":
+            found.setdefault(" ".join(e.claim.split()), e)
+    for e, _, theirs in pairs_from_both(read_both, exhibits):
+        settings = {**e.settings, "reader": "contrast", "orders": CONTRAST_ORDERS_MIXED, "contrast_share": None}
+        found.setdefault(" ".join(e.claim.split()), Example(e.claim, e.gold, tuple(theirs), settings))
+    print(f"{len(found)} claims read by the contrast question")
+    return list(found.values())
+
+
 def _average(readings: Sequence[dict[Any, float]]) -> dict[Any, float]:
     return {k: sum(p[k] for p in readings) / len(readings) for k in STANCES}
 
 
-def weigh_pairs(pairs: Sequence[Pair], exhibits: int, share: float) -> list[Example]:
+def weigh_pairs(pairs: Sequence[Pair], exhibits: int, share: float, names: Sequence[str] = ("net",)) -> list[Example]:
     """Examples read with the reader 'both' at ``share``, or at the share with the least cross-validated log loss on these claims.
+
+    The share is chosen with the calibration's own features (``names``): it is fitted with them.
 
     A 'both' run asks exactly these questions of the same exhibits, so its stances are the two
     readings weighed (``stance.mixed``).
@@ -179,9 +195,11 @@ def weigh_pairs(pairs: Sequence[Pair], exhibits: int, share: float) -> list[Exam
         ]
 
     if not share:
-        print("contrast share (0: the separate questions alone, 1: the contrast question alone), net only, 5-fold cross-validated:")
+        print(
+            f"contrast share (0: the separate questions alone, 1: the contrast question alone), {','.join(names)}, 5-fold cross-validated:"
+        )
         print("share    acc    loss   ECE   sel50")
-        found = {s: cross_validate(at(s), ("net",), exhibits, 99) for s in SHARES}
+        found = {s: cross_validate(at(s), names, exhibits, 99) for s in SHARES}
         for s, v in found.items():
             print(f"{s:<5}  {v['accuracy']:.3f}  {v['log_loss']:.3f} {v['ece']:.3f}  {v['selective_50']:.3f}")
         share = min(found, key=lambda s: (round(found[s]["log_loss"], 3), s))
@@ -288,6 +306,12 @@ def main() -> None:
     parser.add_argument(
         "--contrast-share", type=float, default=0.0, help="with --mix-with: the contrast share to fit (0: the best on train)"
     )
+    parser.add_argument(
+        "--reader",
+        choices=("", "contrast"),
+        default="",
+        help="contrast: fit the contrast question alone, from contrast runs and the contrast readings of runs read with 'both'",
+    )
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -316,7 +340,9 @@ def main() -> None:
     if len(examples) < 20:
         raise SystemExit(f"only {len(examples)} desk runs on {args.split} claims found in {args.data_dir}: run bench/desk.py first")
     read_both = [e for e in examples if e.settings.get("reader") == "both"]
-    if args.mix_with or read_both:
+    if args.reader == "contrast":
+        examples = contrast_examples(examples, read_both, args.exhibits or 5)
+    elif args.mix_with or read_both:
         exhibits = args.exhibits or 5
         separate = [e for e in examples if e.settings.get("reader", "separate") == "separate"]
         pairs = pairs_from_both(read_both, exhibits)
@@ -325,7 +351,8 @@ def main() -> None:
         unique: dict[str, Pair] = {}
         for pair in pairs:
             unique.setdefault(" ".join(pair[0].claim.split()), pair)  # a claim read twice: its first reading
-        examples = weigh_pairs(list(unique.values()), exhibits, args.contrast_share)
+        names = tuple(n.strip() for n in args.features.split(",") if n.strip())
+        examples = weigh_pairs(list(unique.values()), exhibits, args.contrast_share, names)
     read_exhibits = max(len(e.stances) for e in examples)  # the runs' setting; a claim with fewer found exhibits keeps them all
     reader = {key: sorted({str(e.settings.get(key, default)) for e in examples}) for key, default in READER_SETTINGS.items()}
     mixed = {key: values for key, values in reader.items() if len(values) > 1}

@@ -193,7 +193,7 @@ async def read_stance(
     shots: int = 0,
     arguments: Sequence[tuple[str, str]] = (),
     reader: Reader = "separate",
-    contrast_share: float = 0.15,
+    contrast_share: float = 0.3,
     opposite: str = "",
     top_logprobs: int = 10,
     samples: int = 5,

@@ -451,7 +451,7 @@ def test_desk_asks_both_questions_by_default_and_says_so(services: Services) -> 
     events = list(stream_run(CLAIM, config, services))
     started = [e.detail for e in events if getattr(e, "stage", "") == "stances" and type(e).__name__ == "StageStarted"]
     assert started and "option orders;" in started[0] and "against the claim's opposite" not in started[0]
-    assert "15% of the stance" in started[0]
+    assert "30% of the stance" in started[0]
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     assert stances and all(len(s.per_order) == 3 + 2 for s in stances), "negation off: the claim's 3 orders, then the contrast's 2"
     assert events[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
