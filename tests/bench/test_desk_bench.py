@@ -5,7 +5,10 @@ from pathlib import Path
 import pytest
 
 from bench.desk import ROWS, ClaimRecord, run_bench, selective_accuracy, summarise, table
+from bench.desk_rescore import stances_as
+from pipelines.config import DeskConfig
 from pipelines.eval.datasets import load_dataset
+from pipelines.stages.stance_aggregation import aggregate
 from tests.conftest import CHECK_COVID, EVAL_SAMPLE
 from tests.fakes import make_services
 
@@ -23,6 +26,13 @@ def test_desk_and_single_run_the_same_claims_and_report_every_figure(checkcovid_
     assert single["ece"] is None, "single states no probability"
     assert desk["calls_per_claim"] > single["calls_per_claim"]
     assert all(r["exhibits"] for r in records if r["protocol"] == "desk"), "every desk claim keeps its exhibits' stances"
+    read = [r for r in records if r["protocol"] == "desk" and not r["debated"]]
+    for r in read:  # the fake has no calibration: a record scored again as read gives the run's own p(supported)
+        again = aggregate(stances_as(r, "both", DeskConfig().contrast_share), None)
+        assert again.calibrated == pytest.approx(r["p_supported"], abs=1e-3), r["id"]
+    assert any(aggregate(stances_as(r, "contrast", 1.0), None).calibrated != pytest.approx(r["p_supported"], abs=1e-3) for r in read), (
+        "the contrast question's readings are told apart from the separate ones"
+    )
     rendered = table(columns)
     assert all(title in rendered for title, _ in ROWS)
 

@@ -1,0 +1,154 @@
+"""Score stored `desk` records again under other readers and calibrations, without calling the model.
+
+    .venv/bin/python bench/desk_rescore.py RECORDS.jsonl[.gz] [--variant NAME=READER:SHARE:CALIBRATION.json ...]
+
+A records file of ``bench/desk.py --records`` keeps every exhibit's readings in each option
+order. A run read with the reader ``both`` holds the separate questions' readings (the first
+``orders``, twice that with the claim's opposite) and the contrast question's 2 after them,
+so the same run can be scored as ``separate``, ``contrast`` or ``both`` at any share, each
+with a calibration file (fitted on train by ``bench/fit_desk_calibration.py``). Printed per
+variant, on the SUPPORT/REFUTE claims: binary accuracy, AUC of p(supported), log loss, ECE (10
+bins) beside the ECE a perfectly calibrated verdict would show on as many claims, and
+selective accuracy at 50%; on all claims, 3-label accuracy and macro-F1 as ``aggregate``
+would rule. Only round-1 readings are scored (a claim whose exhibits were argued over is
+counted as first read).
+
+Without ``--variant``: the shipped calibrations, ``both`` at the shipped share and
+``contrast`` alone. ``CALIBRATION`` may also be ``git:REV`` (the both-file at that commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipelines.config import DeskConfig
+from pipelines.eval import metrics
+from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, StanceKey, mixed
+from pipelines.stages.stance_aggregation import Calibration, aggregate, load_calibration
+
+MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+BINARY = ("SUPPORTS", "REFUTES")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    reader: str  # separate, contrast or both
+    share: float
+    calibration: Calibration | None
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    raw = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    return [r for r in (json.loads(line) for line in raw.splitlines() if line.strip()) if r.get("protocol", "desk") == "desk"]
+
+
+def stances_as(record: dict[str, Any], reader: str, share: float, orders: int = 3) -> list[Stance]:
+    """The record's round-1 exhibits as ``reader`` would have read them (from a run read with 'both')."""
+    kept = []
+    for exhibit in record["exhibits"]:
+        if exhibit.get("round", 1) != 1:
+            continue
+        readings = tuple({s: float(p.get(s, 0.0)) for s in STANCES} for p in exhibit["per_order"])
+        if len(readings) not in (orders + CONTRAST_ORDERS_MIXED, 2 * orders + CONTRAST_ORDERS_MIXED):
+            raise SystemExit(
+                f"claim {record['id']}: {len(readings)} readings an exhibit; rescoring needs a run read with 'both' in {orders} orders"
+            )
+        split = len(readings) - CONTRAST_ORDERS_MIXED
+        separate = _stance(exhibit["id"], readings[:split])
+        contrast = _stance(exhibit["id"], readings[split:])
+        kept.append(separate if reader == "separate" else contrast if reader == "contrast" else mixed(separate, contrast, share))
+    return kept
+
+
+def _stance(exhibit_id: str, readings: Sequence[dict[StanceKey, float]]) -> Stance:
+    average: dict[StanceKey, float] = {s: sum(p[s] for p in readings) / len(readings) for s in STANCES}
+    return Stance(exhibit_id=exhibit_id, probabilities=average, per_order=tuple(readings), method="logprobs")
+
+
+def score(records: Sequence[dict[str, Any]], variant: Variant) -> dict[str, float]:
+    ruled = [aggregate(stances_as(r, variant.reader, variant.share), variant.calibration) for r in records]
+    gold3 = [r["gold"] for r in records]
+    binary = [(a.calibrated, r["gold"] == "SUPPORTS") for a, r in zip(ruled, records, strict=True) if r["gold"] in BINARY]
+    p = np.array([q for q, _ in binary])
+    y = np.array([1.0 if s else 0.0 for _, s in binary])
+    correct = (p >= 0.5) == (y == 1)
+    confidence = np.maximum(p, 1 - p)
+    order = np.argsort(-confidence, kind="stable")
+    ece = metrics.expected_calibration_error(confidence.tolist(), correct.tolist(), 10) or 0.0
+    floor = metrics.ece_of_a_calibrated_verdict(confidence.tolist())
+    return {
+        "binary_claims": len(binary),
+        "accuracy": float(correct.mean()),
+        "auc": _auc(p, y),
+        "log_loss": float(-np.mean(y * np.log(p + 1e-9) + (1 - y) * np.log(1 - p + 1e-9))),
+        "ece": float(ece),
+        "ece_if_calibrated": floor[0],
+        "selective_50": float(correct[order[: max(1, len(order) // 2)]].mean()),
+        "accuracy_3": metrics.accuracy(gold3, [a.label for a in ruled]),
+        "macro_f1_3": metrics.macro_f1(gold3, [a.label for a in ruled], ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")),
+    }
+
+
+def _auc(p: np.ndarray, y: np.ndarray) -> float:
+    pos, neg = p[y == 1], p[y == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(wins / (len(pos) * len(neg)))
+
+
+def parse_variant(text: str) -> Variant:
+    """``NAME=READER:SHARE:CALIBRATION`` (CALIBRATION a JSON file, ``git:REV`` for the both-file at a commit, or ``none``)."""
+    name, _, spec = text.partition("=")
+    reader, share, where = [*spec.split(":", 2), "", ""][:3]
+    if reader not in ("separate", "contrast", "both") or not name:
+        raise SystemExit(f"--variant wants NAME=READER:SHARE:CALIBRATION, got {text!r}")
+    if where == "none":
+        calibration = None
+    elif where.startswith("git:"):
+        key = "qwen2.5-coder-1.5b-instruct-q4_k_m" + ("" if reader == "separate" else f"--{reader}")
+        blob = subprocess.run(
+            ["git", "show", f"{where[4:]}:pipelines/calibration/{key}.json"], capture_output=True, text=True, check=True
+        ).stdout
+        calibration = Calibration.from_json(json.loads(blob))
+    elif where:
+        calibration = Calibration.from_json(json.loads(Path(where).read_text()))
+    else:
+        calibration = load_calibration(MODEL, reader)
+    return Variant(name, reader, float(share or 0.0), calibration)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("records", type=Path)
+    parser.add_argument("--variant", action="append", default=[], help="NAME=READER:SHARE:CALIBRATION (repeatable)")
+    args = parser.parse_args()
+    records = read_records(args.records)
+    variants = [parse_variant(v) for v in args.variant] or [
+        Variant("both (shipped)", "both", DeskConfig().contrast_share, load_calibration(MODEL, "both")),
+        Variant("contrast (shipped)", "contrast", 1.0, load_calibration(MODEL, "contrast")),
+    ]
+    keys = ("accuracy", "auc", "log_loss", "ece", "ece_if_calibrated", "selective_50", "accuracy_3", "macro_f1_3")
+    print(f"{len(records)} desk claims from {args.records}")
+    print("| variant | " + " | ".join(keys) + " |")
+    print("| --- |" + " ---: |" * len(keys))
+    for variant in variants:
+        found = score(records, variant)
+        print(f"| {variant.name} | " + " | ".join(f"{found[k]:.3f}" for k in keys) + " |")
+
+
+if __name__ == "__main__":
+    main()
