@@ -37,6 +37,7 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.models import Evidence
+from pipelines.probability_text import percent
 
 FINAL_JUDGES = ("Judge",)
 ACTION_ICONS = {"corpus_search": "📚", "web_search": "🌐", "memory_lookup": "🧠", "answer": "✅"}
@@ -169,8 +170,8 @@ class ProtocolPanels:
         with self._slot("aggregate").container(border=True):
             p = agg.probabilities
             st.markdown(
-                f"**📐 Verdict from the exhibits:** {label_badge(agg.label)} · supported {agg.calibrated:.0%} against refuted "
-                f"{1 - agg.calibrated:.0%}, if the exhibits settle it · {p.get('NOT ENOUGH INFO', 0):.0%} that none of them addresses the claim"
+                f"**📐 Verdict from the exhibits:** {label_badge(agg.label)} · supported {percent(agg.calibrated)} against refuted "
+                f"{percent(1 - agg.calibrated)}, if the exhibits settle it · {p.get('NOT ENOUGH INFO', 0):.0%} that none of them addresses the claim"
             )
             st.markdown(escape_markdown(agg.reason))
             for eid in agg.rests_on:

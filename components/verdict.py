@@ -16,6 +16,7 @@ import streamlit as st
 from components.badges import label_badge
 from components.safe_text import escape_markdown
 from pipelines.digest import RunDigest, describe_intervention
+from pipelines.probability_text import decimal
 from pipelines.verdict_card import COMMON_LABELS, AuditEntry, CardExhibit, CardLabel, ModelSide, VerdictCard, verdict_card
 
 
@@ -88,7 +89,7 @@ def _render_checker(card: VerdictCard) -> None:
 def _render_model(card: VerdictCard, model: ModelSide, *, heading: str, title: str) -> None:
     st.markdown(f"{heading} {escape_markdown(title)} {card_label(model.label)}")  # markup: card_label escapes the words
     if model.confidence is not None:
-        st.markdown(f"**Confidence {model.confidence:.2f}** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped note
+        st.markdown(f"**Confidence {decimal(model.confidence)}** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped note
     else:
         st.markdown(f"**Confidence: not stated by this protocol** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped
     if card.caveat is not None:

@@ -55,6 +55,7 @@ from pipelines.events import (
     WebSearchUnavailable,
     dump_event,
 )
+from pipelines.probability_text import decimal
 from pipelines.text_safety import TerminalSafeStream
 
 
@@ -282,7 +283,7 @@ def _print_human(evt: Event) -> None:
         case StageFailed(stage=stage, reason=reason):
             print(f"  ! {stage} failed: {reason}", flush=True)
         case VerdictReached(verdict=v):
-            conf = f" (confidence {v.confidence:.2f})" if v.confidence is not None else ""
+            conf = f" (confidence {decimal(v.confidence)})" if v.confidence is not None else ""
             print(f"\nVERDICT: {v.label}{conf} — decided by {v.decided_by}; {v.stop_reason}", flush=True)
         case RunFailed(reason=reason):
             print(f"\nRUN FAILED: {reason}", flush=True)
@@ -320,7 +321,7 @@ def _print_human(evt: Event) -> None:
                 flush=True,
             )
         case VerdictAggregated(probabilities=p, calibration=calibration, reason=reason):
-            shares = ", ".join(f"{k} {v:.2f}" for k, v in p.items())
+            shares = ", ".join(f"{k} {decimal(v)}" for k, v in p.items())
             print(f"  verdict from the exhibits ({calibration}): {shares}\n  {reason}", flush=True)
         case _:
             pass

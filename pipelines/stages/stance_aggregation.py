@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pipelines.probability_text import percent
 from pipelines.stages.stance import Stance
 
 UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NOT ENOUGH INFO
@@ -141,7 +142,7 @@ def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, str
         label, reason = "NOT ENOUGH INFO", f"None of the {len(stances)} exhibits addresses the claim."
     elif side_p < threshold:
         label = "NOT ENOUGH INFO"
-        reason = f"Neither side is strong enough: supported {q:.0%}, refuted {1 - q:.0%} (a verdict needs {threshold:.0%})."
+        reason = f"Neither side is strong enough: supported {percent(q)}, refuted {percent(1 - q)} (a verdict needs {threshold:.0%})."
     else:
         label = "SUPPORTS" if q >= 0.5 else "REFUTES"
         reason = ""
@@ -215,7 +216,7 @@ def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibrated:
         parts.append(f"{len(groups['unrelated'])} do not address the claim")
     word = "supported" if label == "SUPPORTS" else "refuted"
     how = "calibrated on training claims" if calibrated else "uncalibrated"
-    return f"{'; '.join(parts)}. Weighed together: {word}, {side_p:.0%} ({how})."
+    return f"{'; '.join(parts)}. Weighed together: {word}, {percent(side_p)} ({how})."
 
 
 def _sigmoid(z: float) -> float:

@@ -1,0 +1,26 @@
+"""A probability as the page, the CLI and the reasons show it: never "100%" or "1.00" short of certainty.
+
+A calibrated probability of 0.996 is not a certainty, and rounding it to "100%" tells a
+checker that it is. Within half a unit of the last digit shown from 0 or 1, the text says
+"over" or "under" instead.
+"""
+
+from __future__ import annotations
+
+
+def percent(p: float) -> str:
+    """``p`` as a whole percentage: "over 99%" from 0.995 up to (not including) 1, "under 1%" above 0 below 0.005."""
+    if 0.995 <= p < 1.0:
+        return "over 99%"
+    if 0.0 < p < 0.005:
+        return "under 1%"
+    return f"{p:.0%}"
+
+
+def decimal(p: float) -> str:
+    """``p`` to two decimals: ">0.99" from 0.995 up to (not including) 1, "<0.01" above 0 below 0.005."""
+    if 0.995 <= p < 1.0:
+        return ">0.99"
+    if 0.0 < p < 0.005:
+        return "<0.01"
+    return f"{p:.2f}"
