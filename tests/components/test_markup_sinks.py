@@ -17,7 +17,21 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("components/*.py"), ROOT / "app.py"])
 SINKS = {"markdown", "success", "info", "warning", "error", "caption", "write", "toast", "title", "header", "subheader"}
 # Calls whose result is safe Markdown: escapers, badges built from fixed vocabularies, and plain numbers or times.
-SAFE_CALLS = {"escape_markdown", "md", "label_badge", "score_badge", "when", "_when", "_who", "len", "int", "round", "pause_title"}
+SAFE_CALLS = {
+    "escape_markdown",
+    "md",
+    "label_badge",
+    "score_badge",
+    "when",
+    "_when",
+    "_who",
+    "len",
+    "int",
+    "round",
+    "pause_title",
+    "percent",
+    "decimal",  # pipelines/probability_text: a probability as digits, "over", "under", ">" or "<"
+}
 NUMERIC_SPECS = ("d", "f", "%", ",", "e", "g")
 MARKER = "# markup:"
 

@@ -51,7 +51,7 @@ def cost_line(page) -> str:  # type: ignore[no-untyped-def]
 
 def test_the_card_quotes_its_exhibits_and_states_its_confidence_or_why_not(slow_page) -> None:  # type: ignore[no-untyped-def]
     page = slow_page
-    start_claim(page, "Masks reduce transmission of respiratory viruses in offices")  # desk, the default
+    start_claim(page, "Masks reduce transmission of respiratory viruses at work")  # desk, the default; the fake rules on it (0.60)
     page.get_by_text("Decided by").first.wait_for(timeout=300_000)
     box = card(page)
     expect(box.get_by_text(re.compile(r"^Confidence 0\.\d\d$"))).to_be_visible()
