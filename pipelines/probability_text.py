@@ -10,17 +10,17 @@ from __future__ import annotations
 
 def percent(p: float) -> str:
     """``p`` as a whole percentage: "over 99%" from 0.995 up to (not including) 1, "under 1%" above 0 below 0.005."""
-    if 0.995 <= p < 1.0:
-        return "over 99%"
-    if 0.0 < p < 0.005:
-        return "under 1%"
-    return f"{p:.0%}"
+    return _shown(p, f"{p:.0%}", "over 99%", "under 1%")
 
 
 def decimal(p: float) -> str:
     """``p`` to two decimals: ">0.99" from 0.995 up to (not including) 1, "<0.01" above 0 below 0.005."""
+    return _shown(p, f"{p:.2f}", ">0.99", "<0.01")
+
+
+def _shown(p: float, rounded: str, near_one: str, near_zero: str) -> str:
     if 0.995 <= p < 1.0:
-        return ">0.99"
+        return near_one
     if 0.0 < p < 0.005:
-        return "<0.01"
-    return f"{p:.2f}"
+        return near_zero
+    return rounded
