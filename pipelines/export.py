@@ -40,6 +40,7 @@ from pipelines.events import (
     dump_event,
     parse_event,
 )
+from pipelines.probability_text import decimal
 from pipelines.redaction import scrub_url
 from pipelines.safe_text import escape_markdown
 from pipelines.store import RUN_STATUSES, RunStore, RunSummary
@@ -313,7 +314,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     lines = [f"# Fact-check: {md(summary.claim)}", ""]
     verdict_line = f"**{md(summary.verdict)}**" if summary.verdict else "none (the run did not reach one)"
     if summary.confidence is not None:
-        verdict_line += f" (confidence {summary.confidence:.2f})"
+        verdict_line += f" (confidence {decimal(summary.confidence)})"
     rows = [("Model's verdict", verdict_line)]
     if summary.checker_verdict:
         at = f" at {_when(run.override.at)}" if run.override is not None else ""
@@ -408,7 +409,7 @@ def _card_lines(model: ModelSide) -> list[str]:
         f" (the protocol's word: {md(model.label.own)})" if model.label.own != model.label.common else ""
     )
     confidence = (
-        f"{model.confidence:.2f}, {md(model.confidence_note)}"
+        f"{decimal(model.confidence)}, {md(model.confidence_note)}"
         if model.confidence is not None
         else f"not stated by this protocol: {md(model.confidence_note)}"
     )

@@ -260,3 +260,20 @@ def test_a_csv_cell_never_starts_a_formula(services: Services) -> None:
     assert summary is not None
     row = next(csv.DictReader(io.StringIO(export_run(summary, services.store.events(run_id), "csv"))))
     assert row["claim"].startswith("'=") and row["checker_note"].startswith("'@") and row["checker_by"].startswith("'+")
+
+
+def test_the_markdown_report_never_rounds_a_probability_up_to_certainty() -> None:
+    evidence = {"id": "E1", "source": "corpus", "text": "Trials found masks reduce transmission."}
+    record = hand_record(
+        "Masks reduce transmission",
+        {"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": evidence},
+        {"type": "VerdictReached", "at": 1700000002, "verdict": {"label": "SUPPORTS", "confidence": 0.996, "cited": ["E1"]}},
+        run_id="sure-1",
+        status="completed",
+        at=1700000000,
+        confidence=0.996,
+    )
+    summary, events = load_record(json.dumps(record))
+    report = to_markdown(summary, events)
+    assert "confidence >0.99" in report
+    assert "1.00" not in report, "0.996 is not a certainty"
