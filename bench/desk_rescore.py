@@ -33,10 +33,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.fit_desk_calibration import scores
 from pipelines.config import DeskConfig
 from pipelines.eval import metrics
-from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, StanceKey, mixed
-from pipelines.stages.stance_aggregation import Calibration, aggregate, load_calibration
+from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, StanceKey, mean_reading, mixed
+from pipelines.stages.stance_aggregation import Calibration, aggregate, calibration_key, load_calibration
 
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 BINARY = ("SUPPORTS", "REFUTES")
@@ -74,8 +75,7 @@ def stances_as(record: dict[str, Any], reader: str, share: float, orders: int = 
 
 
 def _stance(exhibit_id: str, readings: Sequence[dict[StanceKey, float]]) -> Stance:
-    average: dict[StanceKey, float] = {s: sum(p[s] for p in readings) / len(readings) for s in STANCES}
-    return Stance(exhibit_id=exhibit_id, probabilities=average, per_order=tuple(readings), method="logprobs")
+    return Stance(exhibit_id=exhibit_id, probabilities=mean_reading(readings), per_order=tuple(readings), method="logprobs")
 
 
 def score(records: Sequence[dict[str, Any]], variant: Variant) -> dict[str, float]:
@@ -84,19 +84,12 @@ def score(records: Sequence[dict[str, Any]], variant: Variant) -> dict[str, floa
     binary = [(a.calibrated, r["gold"] == "SUPPORTS") for a, r in zip(ruled, records, strict=True) if r["gold"] in BINARY]
     p = np.array([q for q, _ in binary])
     y = np.array([1.0 if s else 0.0 for _, s in binary])
-    correct = (p >= 0.5) == (y == 1)
-    confidence = np.maximum(p, 1 - p)
-    order = np.argsort(-confidence, kind="stable")
-    ece = metrics.expected_calibration_error(confidence.tolist(), correct.tolist(), 10) or 0.0
-    floor = metrics.ece_of_a_calibrated_verdict(confidence.tolist())
+    found = scores(p, y)  # accuracy, log loss, ECE and selective accuracy, as the fitter scores its folds
     return {
         "binary_claims": len(binary),
-        "accuracy": float(correct.mean()),
+        **found,
         "auc": _auc(p, y),
-        "log_loss": float(-np.mean(y * np.log(p + 1e-9) + (1 - y) * np.log(1 - p + 1e-9))),
-        "ece": float(ece),
-        "ece_if_calibrated": floor[0],
-        "selective_50": float(correct[order[: max(1, len(order) // 2)]].mean()),
+        "ece_if_calibrated": metrics.ece_of_a_calibrated_verdict(np.maximum(p, 1 - p).tolist())[0],
         "accuracy_3": metrics.accuracy(gold3, [a.label for a in ruled]),
         "macro_f1_3": metrics.macro_f1(gold3, [a.label for a in ruled], ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")),
     }
@@ -119,7 +112,7 @@ def parse_variant(text: str) -> Variant:
     if where == "none":
         calibration = None
     elif where.startswith("git:"):
-        key = "qwen2.5-coder-1.5b-instruct-q4_k_m" + ("" if reader == "separate" else f"--{reader}")
+        key = calibration_key(MODEL, reader)
         blob = subprocess.run(
             ["git", "show", f"{where[4:]}:pipelines/calibration/{key}.json"], capture_output=True, text=True, check=True
         ).stdout

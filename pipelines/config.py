@@ -124,6 +124,7 @@ class SingleConfig(BaseModel):
 
 
 StanceReader = Literal["both", "separate", "contrast"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
+CONTRAST_SHARE = 0.3  # the contrast question's weight with the reader "both", fitted on Check-COVID train (pipelines/calibration)
 
 
 class DeskConfig(BaseModel):
@@ -149,7 +150,7 @@ class DeskConfig(BaseModel):
         description="separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; a third of the calls, less accurate on Check-COVID train; use 2 option orders with it); both: the separate questions, then the contrast one in 2 orders, weighed by 'Contrast question's share' (the most accurate on train, a third more calls than separate).",
     )
     contrast_share: float = Field(
-        default=0.3,
+        default=CONTRAST_SHARE,
         ge=0.0,
         le=1.0,
         title="Contrast question's share",

@@ -43,6 +43,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from pipelines.config import CONTRAST_SHARE
 from pipelines.config import StanceReader as Reader
 from pipelines.llm.client import LLM
 from pipelines.models import Evidence
@@ -193,7 +194,7 @@ async def read_stance(
     shots: int = 0,
     arguments: Sequence[tuple[str, str]] = (),
     reader: Reader = "separate",
-    contrast_share: float = 0.3,
+    contrast_share: float = CONTRAST_SHARE,
     opposite: str = "",
     top_logprobs: int = 10,
     samples: int = 5,
@@ -247,7 +248,7 @@ async def read_stance(
     opposite_from = len(option_orders(orders)) if negation else 0
     return Stance(
         exhibit_id=exhibit.id,
-        probabilities=_mean(per_order),
+        probabilities=mean_reading(per_order),
         per_order=tuple(per_order),
         method=method,
         note=note,
@@ -296,10 +297,10 @@ async def _read_contrast(
         per_order.append(_by_stance(read, order))
         if read.method == "sampling":
             method, note = "sampling", read.note
-    return Stance(exhibit_id=exhibit.id, probabilities=_mean(per_order), per_order=tuple(per_order), method=method, note=note)
+    return Stance(exhibit_id=exhibit.id, probabilities=mean_reading(per_order), per_order=tuple(per_order), method=method, note=note)
 
 
-def _mean(per_order: Sequence[dict[StanceKey, float]]) -> dict[StanceKey, float]:
+def mean_reading(per_order: Sequence[dict[StanceKey, float]]) -> dict[StanceKey, float]:
     """An exhibit's readings averaged, each order alike."""
     return {s: round(sum(p[s] for p in per_order) / len(per_order), 4) for s in STANCES}
 
