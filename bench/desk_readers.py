@@ -52,6 +52,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from corpora.base import split_sentences
 from pipelines.config import AppSettings, ModelSpec
+from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
 from pipelines.llm.client import LLM
 from pipelines.llm.registry import build_chat_model
@@ -275,10 +276,6 @@ def analyse(path: Path) -> None:
             f"{path}: {len(rows)} claims, all {rows[0]['label'] if rows else 'missing'}: comparing readers needs SUPPORT and REFUTE claims"
         )
 
-    def auc(x: np.ndarray) -> float:
-        pos, neg = x[y], x[~y]
-        return float(np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg]))
-
     def loo_accuracy(x: np.ndarray) -> float:
         hits = 0
         for i in range(len(x)):
@@ -295,7 +292,7 @@ def analyse(path: Path) -> None:
         p = [read(r) for r in rows]
         x = np.array([q["SUPPORTS"] - q["REFUTES"] for q in p])
         m = np.array([[q[s] for s in STANCES] for q in p]).mean(0)
-        print(f"| {name} | {auc(x):.3f} | {loo_accuracy(x):.3f} | {' / '.join(f'{v:.2f}' for v in m)} |")
+        print(f"| {name} | {metrics.auc(x.tolist(), y.tolist()):.3f} | {loo_accuracy(x):.3f} | {' / '.join(f'{v:.2f}' for v in m)} |")
     for key in ("plain", "neutral", "shots"):
         if key not in rows[0]:
             continue

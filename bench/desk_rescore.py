@@ -88,19 +88,11 @@ def score(records: Sequence[dict[str, Any]], variant: Variant) -> dict[str, floa
     return {
         "binary_claims": len(binary),
         **found,
-        "auc": _auc(p, y),
+        "auc": metrics.auc(p.tolist(), (y == 1).tolist()),
         "ece_if_calibrated": metrics.ece_of_a_calibrated_verdict(np.maximum(p, 1 - p).tolist())[0],
         "accuracy_3": metrics.accuracy(gold3, [a.label for a in ruled]),
         "macro_f1_3": metrics.macro_f1(gold3, [a.label for a in ruled], ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")),
     }
-
-
-def _auc(p: np.ndarray, y: np.ndarray) -> float:
-    pos, neg = p[y == 1], p[y == 0]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(wins / (len(pos) * len(neg)))
 
 
 def parse_variant(text: str) -> Variant:

@@ -151,6 +151,15 @@ def ece_of_a_calibrated_verdict(confidences: Sequence[float], n_bins: int = 10, 
     return found[draws // 2], found[int(draws * 0.9)]
 
 
+def auc(scores: Sequence[float], positive: Sequence[bool]) -> float:
+    """Area under the ROC curve: the chance that a positive claim scores above a negative one (ties count half); NaN without both."""
+    pos = [x for x, y in zip(scores, positive, strict=True) if y]
+    neg = [x for x, y in zip(scores, positive, strict=True) if not y]
+    if not pos or not neg:
+        return float("nan")
+    return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
+
+
 def evidence_recall(gold: Iterable[tuple[str, int]], retrieved: Iterable[tuple[str, int]]) -> float | None:
     """Share of gold rationale sentences (document, sentence index) among those retrieved; None without gold."""
     gold_set = set(gold)

@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from sklearn.metrics import accuracy_score, f1_score
+from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
 
 from pipelines.eval import metrics
 from pipelines.eval.metrics import NO_VERDICT
@@ -153,3 +153,11 @@ def test_a_perfectly_calibrated_verdict_shows_an_ece_above_zero_on_few_claims_an
     assert metrics.ece_of_a_calibrated_verdict([0.7] * 30) == metrics.ece_of_a_calibrated_verdict([0.7] * 30), "the same draws"
     with pytest.raises(ValueError):
         metrics.ece_of_a_calibrated_verdict([])
+
+
+def test_auc_is_sklearns_with_ties_counted_half() -> None:
+    rng = random.Random(3)
+    scores = [round(rng.random(), 1) for _ in range(60)]  # rounded: many ties
+    positive = [rng.random() < 0.5 for _ in range(60)]
+    assert metrics.auc(scores, positive) == pytest.approx(roc_auc_score(positive, scores))
+    assert math.isnan(metrics.auc([0.2, 0.4], [True, True])), "no negative claim: no AUC"
