@@ -1,6 +1,7 @@
 """The new protocols in Chromium: pick one (and a second to compare), run a claim, look at what the checker sees."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot
 
@@ -31,7 +32,7 @@ def test_each_protocol_shows_its_own_panel(page, protocol: str, marker: str) -> 
     pick(page, "Protocol", protocol)
     verify(page)
     page.get_by_text("Verdict").first.wait_for(timeout=90_000)
-    assert page.get_by_text(marker).first.is_visible()
+    expect(page.get_by_text(marker).first).to_be_visible()  # waits for it: the panel may draw just after the verdict
     screenshot(page, f"verify-{protocol}")
 
 
