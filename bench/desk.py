@@ -16,7 +16,9 @@ corpus ``check-covid``), one claim at a time. Printed side by side:
   a few dozen claims), and selective accuracy: the binary accuracy on the 50% and 80% of
   claims the protocol is surest of;
 - the deciding document among the exhibits (desk) or anywhere in the retrieved evidence;
-- model calls, tokens and seconds per claim (median and mean). Claims whose text repeats
+- model calls, tokens and seconds per claim (median and mean). Tokens are those sent (prompts
+  and answers); "tokens read" leaves out the prompt tokens the server reused from the call
+  before (llama.cpp's prompt cache), what the model actually computed. Claims whose text repeats
   an earlier claim's are answered from the response cache, as the app would; times are
   over the claims that called the model.
 
@@ -65,10 +67,11 @@ class ClaimRecord:
     deciding_found: bool | None
     calls: int
     cached_calls: int
-    tokens: int
+    tokens: int  # sent: prompts and answers
     seconds: float
     exhibits: list[dict[str, Any]] = field(default_factory=list)
     debated: bool = False
+    tokens_read: int = 0  # what the model computed: tokens sent less the prompt tokens its server reused
 
     @property
     def binary(self) -> str | None:
@@ -122,6 +125,7 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
                 seconds=row.cost.wall_seconds,
                 exhibits=exhibits,
                 debated=any(a.debated for a in aggregated),
+                tokens_read=run.cost.tokens_read,
             )
         )
     return records
@@ -163,6 +167,8 @@ def summarise(records: Sequence[ClaimRecord], ceiling: float) -> dict[str, Any]:
         "calls_per_claim": _mean([r.calls + r.cached_calls for r in records]),
         "tokens_median": statistics.median([r.tokens for r in live]) if live else None,
         "tokens_mean": _mean([r.tokens for r in live]),
+        "tokens_read_median": statistics.median([r.tokens_read for r in live]) if live else None,
+        "tokens_read_mean": _mean([r.tokens_read for r in live]),
         "seconds_median": statistics.median([r.seconds for r in live]) if live else None,
         "seconds_mean": _mean([r.seconds for r in live]),
         "seconds_max": max((r.seconds for r in live), default=None),
@@ -197,6 +203,8 @@ ROWS = (
     ("calls / claim", "calls_per_claim"),
     ("tokens / claim (median)", "tokens_median"),
     ("tokens / claim (mean)", "tokens_mean"),
+    ("  read by the model (median)", "tokens_read_median"),
+    ("  read by the model (mean)", "tokens_read_mean"),
     ("seconds / claim (median)", "seconds_median"),
     ("seconds / claim (mean)", "seconds_mean"),
     ("seconds / claim (max)", "seconds_max"),

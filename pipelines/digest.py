@@ -48,7 +48,9 @@ class Cost(BaseModel):
     """What a run (or a stage, or many runs) cost: model calls, tokens, model time and wall time.
 
     A call answered from the response cache or a resumed run's journal counts in ``calls`` and
-    in ``cached_calls``; it costs no tokens and no model time.
+    in ``cached_calls``; it costs no tokens and no model time. ``tokens_reused`` is the part of
+    ``tokens_in`` the server kept from an earlier call's prompt (llama.cpp's prompt cache): sent,
+    but not read again by the model.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -57,8 +59,14 @@ class Cost(BaseModel):
     cached_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_reused: int = 0
     model_seconds: float = 0.0
     wall_seconds: float = 0.0
+
+    @property
+    def tokens_read(self) -> int:
+        """The tokens the model computed: those sent less those its server reused, and those it wrote."""
+        return self.tokens_in - self.tokens_reused + self.tokens_out
 
     def add_call(self, call: ModelCallCompleted) -> Cost:
         return self.model_copy(
@@ -67,6 +75,7 @@ class Cost(BaseModel):
                 "cached_calls": self.cached_calls + int(call.cached),
                 "tokens_in": self.tokens_in + call.tokens_in,
                 "tokens_out": self.tokens_out + call.tokens_out,
+                "tokens_reused": self.tokens_reused + call.tokens_reused,
                 "model_seconds": self.model_seconds + call.seconds,
             }
         )
@@ -81,8 +90,10 @@ class Cost(BaseModel):
 
     def describe(self) -> str:
         """One line for a page or a report: numbers only, safe in any Markdown sink; calls answered from the cache are said so."""
+        reused = f" ({self.tokens_reused:,} reused from the server's prompt cache)" if self.tokens_reused else ""
         line = (
-            f"{self.calls} model calls · {self.tokens_in:,} tokens in · {self.tokens_out:,} out · {self.model_seconds:.1f} s of model time"
+            f"{self.calls} model calls · {self.tokens_in:,} tokens in{reused} · {self.tokens_out:,} out · "
+            f"{self.model_seconds:.1f} s of model time"
         )
         return line + (f" ({self.cached_note()})" if self.cached_calls else "")
 

@@ -152,6 +152,7 @@ class ModelCallCompleted(Event):
     model: str
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_reused: int = 0  # of tokens_in, those the server kept from an earlier call's prompt (its prompt cache): not read again
     seconds: float = 0.0
     cached: bool = False
     structured: str | None = None  # a structured call's output mode: json_schema, json_object or prompt (see llm/structured_modes.py)

@@ -288,8 +288,11 @@ class LLM:
     def _record(
         self, messages: Sequence[BaseMessage], text: str, usage: dict[str, Any] | None, seconds: float, structured: str | None = None
     ) -> None:
+        reused = 0
         if usage:
             tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+            # llama.cpp's server (and OpenAI) say how much of the prompt came from the prompt cache
+            reused = min(tokens_in, int((usage.get("input_token_details") or {}).get("cache_read") or 0))
         else:  # some servers send no usage when streaming: estimate at ~4 characters a token
             tokens_in = sum(len(str(m.content)) for m in messages) // 4
             tokens_out = len(text) // 4
@@ -303,6 +306,7 @@ class LLM:
                 model=self.model_name,
                 tokens_in=tokens_in,
                 tokens_out=tokens_out,
+                tokens_reused=reused,
                 seconds=round(seconds, 4),
                 structured=structured,
             )

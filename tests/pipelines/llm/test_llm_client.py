@@ -94,3 +94,29 @@ def test_concurrency_bound_is_respected() -> None:
         return loop.time() - start
 
     assert asyncio.run(go()) >= 0.3
+
+
+class PromptCached(FakeChatModel):
+    """Usage as llama.cpp's server reports it: part of each prompt kept from the call before (prompt_tokens_details.cached_tokens)."""
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        result = await super()._agenerate(messages, stop, run_manager, **kwargs)
+        message = result.generations[0].message
+        usage = dict(message.usage_metadata or {})
+        message.usage_metadata = {**usage, "input_token_details": {"cache_read": usage["input_tokens"] - 3}}  # type: ignore[typeddict-item]
+        return result
+
+
+def test_prompt_tokens_the_server_reused_are_recorded_and_counted_apart() -> None:
+    from pipelines.digest import Cost
+
+    calls: list[ModelCallCompleted] = []
+    messages = load_prompt("single_answer").render(claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses.")
+    asyncio.run(make(PromptCached(), calls).reply(messages))
+    asyncio.run(make(FakeChatModel(), calls).reply(messages))  # a server that says nothing of its cache: nothing reused
+    assert calls[0].tokens_in > 3 and calls[0].tokens_reused == calls[0].tokens_in - 3
+    assert calls[1].tokens_reused == 0
+    cost = Cost().add_call(calls[0]).add_call(calls[1])
+    assert cost.tokens_read == 3 + calls[1].tokens_in + calls[0].tokens_out + calls[1].tokens_out
+    assert f"({cost.tokens_reused:,} reused from the server's prompt cache)" in cost.describe()
+    assert "reused" not in Cost(calls=1, tokens_in=10).describe()
