@@ -22,7 +22,8 @@ question last, as the calls of one claim share it), so a server that reuses a ca
 shows it. The last table compares the answers: at temperature 0 the three should write the
 same tokens. Both servers are started on fresh ports for this run and stopped at its end
 (the app's recorded server, if any, is not touched); ``--model-cache`` picks the cache
-holding the model (default: the app's). Prints ``uptime`` before and after: on a shared
+holding the model (default: the app's), ``--model`` another GGUF file (another quantisation,
+say) to measure in its place. Prints ``uptime`` before and after: on a shared
 machine the figures are only comparable within one run.
 """
 
@@ -203,12 +204,13 @@ def main() -> None:
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--only", default="abc", help="which of a, b, c to run")
     parser.add_argument("--model-cache", type=Path, default=None)
+    parser.add_argument("--model", type=Path, default=None, help="another GGUF file to measure instead of the shipped model")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a stopped run still stops the servers it started (finally below)
 
     settings = AppSettings()
     cache = args.model_cache or settings.model_cache
-    model = assemble_model(cache)
+    model = args.model.resolve() if args.model else assemble_model(cache)
     threads = args.threads or settings.llama_threads or default_threads()
     slots = args.slots or embedded_server.default_slots(threads)
     n_ctx = embedded_server.DEFAULT_N_CTX

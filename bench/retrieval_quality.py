@@ -7,14 +7,14 @@ Builds a fresh index of the Check-COVID abstracts (3-sentence passages, title pr
 Chroma + BM25) and, for each variant, searches once per claim and prints one table:
 
 - doc R@k: share of claims whose deciding abstract (its ``cord_id``) is among the first k
-  documents returned (k = 1, 3, 5, 10);
+  documents returned (k = 1, 3, 5, 10, 20, 30: the last two say how many exhibits would hold it);
 - sent R@k: share of the gold rationale sentences (``evidence_set``) that the passages of the
   first k documents quote, averaged over claims (a passage holds 3 of the abstract's sentences);
 - p50/p95 ms: time of one claim's retrieval (query formulation, search and rerank included);
 - build s: time to build the index (embedding every passage + BM25), the same for every row.
 
 Variants: ``dense``, ``lexical``, ``hybrid`` (one query: the claim); ``hybrid+sentences``
-(the fused top 20 reranked by each passage's best sentence, offline); ``hybrid+queries``
+(the fused top 20 reranked by each passage's best sentence, offline, the rest after them as fused); ``hybrid+queries``
 (the claim plus 2 model-written queries, fused); ``hybrid+judge`` (the fused top 20 rated by
 the model in one call). The model variants use ``--backend`` (fake: word overlap, which
 tests the plumbing, not a model's judgement). Tune on ``--split train``; report on dev.
@@ -46,7 +46,7 @@ from pipelines.tools.corpus_index import CorpusIndex, Hit
 from pipelines.tools.embeddings import Embedder, default_embedder
 
 CORPUS = "check-covid-bench"
-DOC_KS = (1, 3, 5, 10)
+DOC_KS = (1, 3, 5, 10, 20, 30)  # 20 and 30: how many exhibits a reader would need to hold the deciding abstract
 SENT_KS = (3, 5)
 VARIANTS = ("dense", "lexical", "hybrid", "hybrid+sentences", "hybrid+queries", "hybrid+judge")
 COLUMNS = ("variant", *(f"doc R@{k}" for k in DOC_KS), *(f"sent R@{k}" for k in SENT_KS), "p50 ms", "p95 ms", "build s")
@@ -144,14 +144,15 @@ def make_llm(backend: str, settings: AppSettings) -> LLM:
 
 
 def search_fn(variant: str, index: CorpusIndex, embedder: Embedder, llm: LLM | None, corpus: str = CORPUS) -> Callable[[str], list[Hit]]:
-    """One claim in, ten documents out, for a variant."""
-    depth = max(RERANK_DEPTH, max(DOC_KS))
+    """One claim in, max(DOC_KS) documents out, for a variant; a rerank reorders the fused top RERANK_DEPTH, the rest follow as fused."""
+    depth = max(DOC_KS)
 
     def plain(claim: str) -> list[Hit]:
         return index.search(corpus, claim, max(DOC_KS), mode=variant)  # type: ignore[arg-type]
 
     def sentences(claim: str) -> list[Hit]:
-        return rerank_by_sentences(embedder, claim, index.search(corpus, claim, depth))[: max(DOC_KS)]
+        hits = index.search(corpus, claim, depth)
+        return rerank_by_sentences(embedder, claim, hits[:RERANK_DEPTH]) + hits[RERANK_DEPTH:]
 
     def queries(claim: str) -> list[Hit]:
         assert llm is not None
@@ -160,7 +161,8 @@ def search_fn(variant: str, index: CorpusIndex, embedder: Embedder, llm: LLM | N
 
     def judge(claim: str) -> list[Hit]:
         assert llm is not None
-        return asyncio.run(rerank_by_model(llm, claim, index.search(corpus, claim, depth)))[: max(DOC_KS)]
+        hits = index.search(corpus, claim, depth)
+        return asyncio.run(rerank_by_model(llm, claim, hits[:RERANK_DEPTH])) + hits[RERANK_DEPTH:]
 
     table: dict[str, Callable[[str], list[Hit]]] = {
         "dense": plain,

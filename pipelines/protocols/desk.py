@@ -68,8 +68,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
     judge = ctx.llm("judge")
     read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
     quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
-    contrast = cfg.reader in ("contrast", "both")  # the contrast question needs the claim's opposite
-    negation = await _negation(ctx, judge, cfg) if (cfg.negation or contrast) and exhibits else ""
+    negation = await _negation(ctx, judge, cfg) if (cfg.negation or _asks_contrast(cfg)) and exhibits else ""
     ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg, negation=bool(negation))))
     stances: dict[str, Stance] = {}
     for exhibit in exhibits:
@@ -115,7 +114,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
     """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
     uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader != "contrast" else []
-    uses += ["to ask which of the two each exhibit supports"] if cfg.reader != "separate" else []
+    uses += ["to ask which of the two each exhibit supports"] if _asks_contrast(cfg) else []
     why = " and ".join(uses)
     ctx.emit(StageStarted(stage="negation", detail=f"writing the claim's opposite, {why}"))
     negation, by_model = await negate(judge, ctx.claim.text)
@@ -213,6 +212,11 @@ async def _debate(
         )
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
     return _aggregate(ctx, list(stances.values()), calibration, round=2, debated=True)
+
+
+def _asks_contrast(cfg: DeskConfig) -> bool:
+    """Whether the reader asks the contrast question (which of the claim and its opposite an exhibit supports): it needs the opposite."""
+    return cfg.reader in ("contrast", "both")
 
 
 def _read_against(cfg: DeskConfig, opposite: str) -> str:
