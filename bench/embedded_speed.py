@@ -13,7 +13,9 @@ the compared figures are taken close together. ``--levels`` sets of concurrent c
 serves one sequence, takes them one after another):
 
 - time to first token of each call (reading its prompt, and waiting behind others);
-- prompt tokens/s: the prompt's tokens over that time (a call that waited reads slower);
+- prompt tokens/s: the whole prompt's tokens over that time, the prefix the server kept
+  from the call before included (a call that waited reads slower): how fast a prompt is
+  answered, not how fast tokens are read (``bench/prefill_rate.py`` measures that);
 - decode tokens/s of each call after its first token;
 - the set's wall time and its total tokens/s (every call's tokens over the set's wall time).
 

@@ -3,7 +3,9 @@
 Drawn from the digest's ``Cost`` and ``Cost.by_stage``, live while the run goes (``RunView``
 redraws it after each model call and on the live page's heartbeat) and the same in a History
 replay. A call answered from the response cache or a resumed run's record counts as a call
-and is marked; it costs no tokens and no model time, and the line says so.
+and is marked; it costs no tokens and no model time, and the line says so. Prompt tokens the
+model's server kept from the call before (llama.cpp's prompt cache) are sent but not read
+again: the line and the table say how many.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ def cost_line(cost: Cost, *, running: bool) -> str:
     head = "💰 **Cost so far**" if running else "💰 **Cost**"
     if not cost.calls:
         return f"{head}: no model calls yet · {cost.wall_seconds:.0f} s elapsed" if running else f"{head}: no model calls"
+    reused = f" ({cost.tokens_reused:,} reused from the server's prompt cache)" if cost.tokens_reused else ""
     line = (
-        f"{head}: {cost.calls} model call{'s' if cost.calls != 1 else ''} · {cost.tokens_in:,} tokens in · {cost.tokens_out:,} out · "
+        f"{head}: {cost.calls} model call{'s' if cost.calls != 1 else ''} · {cost.tokens_in:,} tokens in{reused} · {cost.tokens_out:,} out · "
         f"{cost.model_seconds:.1f} s of model time · {cost.wall_seconds:.0f} s {'elapsed' if running else 'wall time'}"
     )
     return line + (f" · ♻️ {cost.cached_note()}" if cost.cached_calls else "")
@@ -31,13 +34,16 @@ def stage_table(by_stage: dict[str, Cost]) -> str:
     rows = [_row(escape_markdown(stage), cost) for stage, cost in by_stage.items()]
     if len(rows) > 1:
         rows.append(_row("**total**", Cost.total(by_stage.values())))
-    head = ["| stage | calls | of which cached | tokens in | tokens out | model s |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    head = [
+        "| stage | calls | of which cached | tokens in | of which the server reused | tokens out | model s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     return "\n".join(head + rows)
 
 
 def _row(stage: str, cost: Cost) -> str:
     cached = f"♻️ {cost.cached_calls}" if cost.cached_calls else "0"
-    return f"| {stage} | {cost.calls} | {cached} | {cost.tokens_in:,} | {cost.tokens_out:,} | {cost.model_seconds:.2f} |"
+    return f"| {stage} | {cost.calls} | {cached} | {cost.tokens_in:,} | {cost.tokens_reused:,} | {cost.tokens_out:,} | {cost.model_seconds:.2f} |"
 
 
 def render_cost(line_slot: Any, table_slot: Any, cost: Cost, by_stage: dict[str, Cost], *, running: bool) -> None:
