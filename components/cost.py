@@ -21,10 +21,9 @@ def cost_line(cost: Cost, *, running: bool) -> str:
     head = "💰 **Cost so far**" if running else "💰 **Cost**"
     if not cost.calls:
         return f"{head}: no model calls yet · {cost.wall_seconds:.0f} s elapsed" if running else f"{head}: no model calls"
-    reused = f" ({cost.tokens_reused:,} reused from the server's prompt cache)" if cost.tokens_reused else ""
     line = (
-        f"{head}: {cost.calls} model call{'s' if cost.calls != 1 else ''} · {cost.tokens_in:,} tokens in{reused} · {cost.tokens_out:,} out · "
-        f"{cost.model_seconds:.1f} s of model time · {cost.wall_seconds:.0f} s {'elapsed' if running else 'wall time'}"
+        f"{head}: {cost.calls} model call{'s' if cost.calls != 1 else ''} · {cost.tokens_in:,} tokens in{cost.reused_note()} · "
+        f"{cost.tokens_out:,} out · {cost.model_seconds:.1f} s of model time · {cost.wall_seconds:.0f} s {'elapsed' if running else 'wall time'}"
     )
     return line + (f" · ♻️ {cost.cached_note()}" if cost.cached_calls else "")
 

@@ -90,12 +90,15 @@ class Cost(BaseModel):
 
     def describe(self) -> str:
         """One line for a page or a report: numbers only, safe in any Markdown sink; calls answered from the cache are said so."""
-        reused = f" ({self.tokens_reused:,} reused from the server's prompt cache)" if self.tokens_reused else ""
         line = (
-            f"{self.calls} model calls · {self.tokens_in:,} tokens in{reused} · {self.tokens_out:,} out · "
+            f"{self.calls} model calls · {self.tokens_in:,} tokens in{self.reused_note()} · {self.tokens_out:,} out · "
             f"{self.model_seconds:.1f} s of model time"
         )
         return line + (f" ({self.cached_note()})" if self.cached_calls else "")
+
+    def reused_note(self) -> str:
+        """What follows "N tokens in": " (5,900 reused from the server's prompt cache)", or "" when the server reused none or did not say."""
+        return f" ({self.tokens_reused:,} reused from the server's prompt cache)" if self.tokens_reused else ""
 
     def cached_note(self) -> str:
         """Why a run can cost no tokens: "all 12 calls answered from the cache", "3 of 12 calls answered from the cache"."""
