@@ -394,9 +394,15 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
         lines += ["No evidence was retrieved.", ""]
     calls = run.calls
     if calls:
-        lines += ["## Model calls", "", "| # | role | model | tokens in | tokens out | seconds |", "| --- | --- | --- | --- | --- | --- |"]
         lines += [
-            f"| {i} | {md(c.role)} | {md(c.model)} | {c.tokens_in} | {c.tokens_out} | {c.seconds:.2f} |" for i, c in enumerate(calls, 1)
+            "## Model calls",
+            "",
+            "| # | role | model | tokens in | of which the server reused | tokens out | seconds |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        lines += [
+            f"| {i} | {md(c.role)} | {md(c.model)} | {c.tokens_in} | {c.tokens_reused} | {c.tokens_out} | {c.seconds:.2f} |"
+            for i, c in enumerate(calls, 1)
         ]
         lines.append("")
     lines.append(f"_Exported by DebateDesk {__version__} on {_when(time.time())}. Record format {FORMAT} v{SCHEMA_VERSION}._")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.checker import override_verdict
-from pipelines.events import RunStarted, VerdictReached
+from pipelines.events import ModelCallCompleted, RunStarted, VerdictReached
 from pipelines.export import (
     RATING_SCALE,
     RecordError,
@@ -277,3 +277,14 @@ def test_the_markdown_report_never_rounds_a_probability_up_to_certainty() -> Non
     report = to_markdown(summary, events)
     assert "confidence >0.99" in report
     assert "1.00" not in report, "0.996 is not a certainty"
+
+
+def test_markdown_report_lists_the_prompt_tokens_the_server_reused(finished: tuple[RunStore, str]) -> None:
+    store, run_id = finished
+    events = [
+        *store.events(run_id),
+        ModelCallCompleted(role="judge", model="m", tokens_in=180, tokens_out=1, tokens_reused=141, seconds=0.27),
+    ]
+    report = to_markdown(store.get_run(run_id), events)  # type: ignore[arg-type]
+    assert "| # | role | model | tokens in | of which the server reused | tokens out | seconds |" in report
+    assert re.search(r"\| \d+ \| judge \| m \| 180 \| 141 \| 1 \| 0\.27 \|", report)
