@@ -4,14 +4,13 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import pick_option, screenshot
 
 pytestmark = pytest.mark.e2e
 
 
 def test_courtroom_inspector_and_panel(page) -> None:  # type: ignore[no-untyped-def]
-    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option", name=re.compile(r"^proclaim")).click()
+    pick_option(page, "Protocol", re.compile(r"^proclaim"))  # waits for the select to draw: a click at page load timed out once under load
     page.locator("textarea").first.fill("Masks reduce transmission of respiratory viruses")
     page.get_by_role("button", name="Verify").click()
     page.get_by_text("Court record").wait_for(timeout=180_000)
