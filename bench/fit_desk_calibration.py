@@ -261,15 +261,20 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {"accuracy": float(np.mean(correct)), "log_loss": loss, "ece": float(ece), "selective_50": float(np.mean(half))}
 
 
-def cross_validate(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int, folds: int = 5) -> dict[str, float]:
-    x, y = design(examples, names, exhibits, orders)
+def cross_validated(x: np.ndarray, y: np.ndarray, folds: int = 5) -> np.ndarray:
+    """Each claim's p(supported) from a calibration fitted without its fold (claim i in fold i mod ``folds``)."""
     p = np.zeros(len(y))
     index = np.arange(len(y))
     for fold in range(folds):
         test = index % folds == fold
         bias, weights = fit_logistic(x[~test], y[~test])
         p[test] = predict(bias, weights, x[test])
-    return scores(p, y)
+    return p
+
+
+def cross_validate(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int, folds: int = 5) -> dict[str, float]:
+    x, y = design(examples, names, exhibits, orders)
+    return scores(cross_validated(x, y, folds), y)
 
 
 def best_decide_at(q_by_claim: dict[str, float], gold_three: Sequence[tuple[str, str]]) -> tuple[float, float]:

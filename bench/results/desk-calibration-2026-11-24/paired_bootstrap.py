@@ -43,13 +43,7 @@ names = ("net", "gap", "top")
 
 def cvp(share, names):
     x, y = f.design(f.weigh_pairs(pairs, 5, share, names), names, 5, 99)
-    p = np.zeros(len(y))
-    idx = np.arange(len(y))
-    for k in range(5):
-        t = idx % 5 == k
-        b, w = f.fit_logistic(x[~t], y[~t])
-        p[t] = f.predict(b, w, x[t])
-    return p, y
+    return f.cross_validated(x, y), y
 
 
 def q(v):

@@ -55,13 +55,7 @@ def main():
     print(len(train), "train binary claims;", len(dev), "dev")
     for variant in VARIANTS:
         x = np.array([features(stances(r), variant) for r in train])
-        p = np.zeros(len(y))
-        index = np.arange(len(y))
-        for k in range(5):
-            test = index % 5 == k
-            bias, weights = fit.fit_logistic(x[~test], y[~test])
-            p[test] = fit.predict(bias, weights, x[test])
-        cv = fit.scores(p, y)
+        cv = fit.scores(fit.cross_validated(x, y), y)
         bias, weights = fit.fit_logistic(x, y)
         line = (
             f"{variant:<12} train CV acc {cv['accuracy']:.3f} loss {cv['log_loss']:.3f} ece {cv['ece']:.3f} "
