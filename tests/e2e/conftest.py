@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 RESULTS = ROOT / "test-results"
+SERVER_LOGS: dict[str, Path] = {}  # each app's address -> its log, shown when a test on it fails
 
 
 def _free_port() -> int:
@@ -51,7 +53,8 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settin
         **{f"DEBATEDESK_{r}__BACKEND": "fake" for r in ("DEBATER", "JUDGE", "SCORER")},
         **{f"DEBATEDESK_{k.upper()}": v for k, v in settings.items()},
     }
-    log = (tmp_path_factory.mktemp("app") / "streamlit.log").open("w")
+    log_path = tmp_path_factory.mktemp("app") / "streamlit.log"
+    log = log_path.open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true", "--browser.gatherUsageStats", "false"],
@@ -67,7 +70,8 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settin
             time.sleep(0.5)
     else:
         proc.kill()
-        pytest.fail("the app did not start within 120 s")
+        pytest.fail("the app did not start within 300 s")
+    SERVER_LOGS[url] = log_path
     yield url
     proc.terminate()
     proc.wait(timeout=20)
@@ -93,6 +97,26 @@ def page(browser, app_url: str):  # type: ignore[no-untyped-def]
     page.locator("textarea").first.wait_for(timeout=300_000)  # the first load builds the index
     yield page
     context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """A browser test that fails says what the page showed: its messages, a screenshot, and the end of the app's log.
+
+    A wait that times out names only the text it waited for; this is what was there instead.
+    """
+    report: pytest.TestReport = yield
+    page = getattr(item, "funcargs", {}).get("page")
+    if report.when == "call" and report.failed and page is not None:
+        with suppress(Exception):  # the page may be gone: the report must still be made
+            shot = screenshot(page, f"failed-{item.name}")
+            alerts = page.locator('[data-testid="stAlert"], [data-testid="stException"]').all_inner_texts()
+            report.sections.append(("page when the test failed", f"{page.url}\nscreenshot: {shot}\nmessages: {alerts}"))
+        log = next((path for url, path in SERVER_LOGS.items() if page.url.startswith(url)), None)
+        if log is not None and log.exists():
+            tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-60:]
+            report.sections.append(("end of the app's log", "\n".join(tail)))
+    return report
 
 
 def screenshot(page, name: str) -> Path:  # type: ignore[no-untyped-def]

@@ -31,6 +31,27 @@ def delete_document(page, option: str) -> None:  # type: ignore[no-untyped-def]
     page.get_by_role("button", name="Delete", exact=True).click()
 
 
+def upload_and_ingest(page, paths: list[Path]) -> None:  # type: ignore[no-untyped-def]
+    """Choose the files, wait until the uploader lists each of them, then press Ingest.
+
+    Pressing Ingest in the instant between choosing a file and its upload starting submits the form without it (the
+    page then says to choose a file, and a wait for the report hangs): the uploader lists a file from the moment its
+    upload starts, and Streamlit keeps the form's button disabled until every upload is done, which click waits for.
+    """
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(paths)
+    uploader = page.locator('[data-testid="stFileUploader"]')
+    for path in paths:
+        uploader.get_by_text(path.name, exact=True).wait_for(timeout=60_000)
+    page.get_by_role("button", name="Ingest").click()
+
+
+def wait_for_report(page, text: str, timeout: float) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the ingestion report; fail at once, with the page's reason, if the page refused the upload instead."""
+    refused = page.get_by_text("Nothing was added")
+    page.get_by_text(text).or_(refused).first.wait_for(timeout=timeout)
+    assert refused.count() == 0, refused.first.inner_text()
+
+
 def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "trial.pdf").write_bytes(make_pdf(["Surgical masks cut influenza in the trial."], title="Mask trial"))
     (tmp_path / "buses.html").write_bytes(HTML)
@@ -40,9 +61,8 @@ def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> Non
 
     name = page.get_by_role("textbox", name="Corpus name")
     name.fill("e2e-uploads")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([tmp_path / "trial.pdf", tmp_path / "buses.html"])
-    page.get_by_role("button", name="Ingest").click()
-    page.get_by_text("e2e-uploads: 2 documents").wait_for(timeout=120_000)
+    upload_and_ingest(page, [tmp_path / "trial.pdf", tmp_path / "buses.html"])
+    wait_for_report(page, "e2e-uploads: 2 documents", timeout=120_000)
     page.wait_for_timeout(1000)
     assert frame_height(page, 0) > before  # the overview has the new corpus's row at once
     expect(page.get_by_text("2 of 2 documents.")).to_be_visible()
@@ -73,15 +93,14 @@ def test_a_long_ingestion_shows_its_progress(page, tmp_path: Path) -> None:  # t
     page.locator("h1", has_text="Corpora").wait_for(timeout=120_000)
 
     page.get_by_role("textbox", name="Corpus name").fill("e2e-long")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([tmp_path / "notes.jsonl"])
     # Every text the bar shows is recorded as the page changes: it may come and go between two polls.
     page.evaluate(
         """() => { window.barTexts = [];
         new MutationObserver(() => { for (const bar of document.querySelectorAll('[data-testid="stProgress"]')) window.barTexts.push(bar.innerText); })
           .observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true}); }"""
     )
-    page.get_by_role("button", name="Ingest").click()
-    page.get_by_text("e2e-long: 1 documents").wait_for(timeout=300_000)
+    upload_and_ingest(page, [tmp_path / "notes.jsonl"])
+    wait_for_report(page, "e2e-long: 1 documents", timeout=300_000)
 
     shown = page.evaluate("() => window.barTexts")
     assert any("passages" in text for text in shown), shown
