@@ -148,12 +148,15 @@ def sample_items(items: tuple[EvalItem, ...] | list[EvalItem], limit: int | None
     """``limit`` items, the same ones for the same seed: shuffled within each label, then taken in turn.
 
     Taking labels in turn keeps a small sample balanced (10 claims of Check-COVID dev give
-    4/3/3, not whatever the file order happens to start with).
+    4/3/3, not whatever the file order happens to start with). The sample of a limit starts
+    with the sample of any smaller one, a limit of the whole set included (so a sample can be
+    read in parts: ``bench/desk.py --limit N --skip M``); no limit is the set in its own order.
     """
-    if limit is None or limit >= len(items):
+    if limit is None:
         return tuple(items)
     if limit < 1:
         raise DatasetError(f"limit must be at least 1, got {limit}")
+    limit = min(limit, len(items))
     rng = random.Random(seed)
     groups: dict[str, list[EvalItem]] = {}
     for item in items:

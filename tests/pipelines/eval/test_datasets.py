@@ -36,6 +36,9 @@ def test_a_sample_is_fixed_for_a_seed_and_balanced_across_labels() -> None:
     assert [i.id for i in one.items] != [i.id for i in other.items]
     assert one.label_counts == {"SUPPORTS": 10, "REFUTES": 10, "NOT ENOUGH INFO": 10}
     assert sample_items(dataset.items, None) == dataset.items
+    whole = sample_items(dataset.items, len(dataset.items) + 5)  # a limit of the whole set: every claim, in the sample's order
+    assert sorted(i.id for i in whole) == sorted(i.id for i in dataset.items)
+    assert whole[:30] == one.items  # so the claims after the first 30 are the ones a 30-claim part did not read
     with pytest.raises(DatasetError, match="at least 1"):
         sample_items(dataset.items, 0)
 
