@@ -155,6 +155,14 @@ def pairs_from_both(examples: Sequence[Example], exhibits: int) -> list[Pair]:
     return pairs
 
 
+def reading_at_least(examples: Sequence[Example], exhibits: int) -> list[Example]:
+    """The runs set to read at least ``exhibits`` exhibits (every run when 0): one set to read 5 cannot stand for one that reads 25.
+
+    A run that found fewer than it was set to read is kept: a run with the fitted setting would have found as few.
+    """
+    return [e for e in examples if int(e.settings.get("exhibits", 0) or 0) >= exhibits]
+
+
 def contrast_examples(examples: Sequence[Example], read_both: Sequence[Example], exhibits: int) -> list[Example]:
     """The contrast question alone: runs read with it, and the contrast readings of runs read with 'both' (the same question, 2 orders)."""
     found: dict[str, Example] = {}
@@ -344,6 +352,10 @@ def main() -> None:
         examples = [e for e in examples if e not in unread]
     if len(examples) < 20:
         raise SystemExit(f"only {len(examples)} desk runs on {args.split} claims found in {args.data_dir}: run bench/desk.py first")
+    kept = reading_at_least(examples, args.exhibits)
+    if len(kept) < len(examples):
+        print(f"left out {len(examples) - len(kept)} runs set to read fewer than {args.exhibits} exhibits")
+        examples = kept
     read_both = [e for e in examples if e.settings.get("reader") == "both"]
     if args.reader == "contrast":
         examples = contrast_examples(examples, read_both, args.exhibits or 5)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.fit_desk_calibration import Example, pairs_from_both, weigh_pairs
+from bench.desk_rescore import stances_as
+from bench.fit_desk_calibration import Example, pairs_from_both, reading_at_least, weigh_pairs
 from pipelines.stages.stance import STANCES, Stance, mixed
 
 BOTH = {"reader": "both", "orders": 3, "negation": True, "contrast_share": 0.15}
@@ -63,3 +64,21 @@ def test_a_claim_whose_exhibits_were_not_all_read_by_both_questions_is_left_out(
     short = Example(example.claim, example.gold, (*example.stances[:4], separate[4]), BOTH)  # the last exhibit read by one question only
     assert pairs_from_both([short], exhibits=5) == []
     assert len(pairs_from_both([short], exhibits=4)) == 1
+
+
+def test_a_fit_for_25_exhibits_leaves_out_the_runs_set_to_read_5() -> None:
+    five = Example("a", "SUPPORTS", (), {"reader": "contrast", "exhibits": 5})
+    deep = Example("b", "REFUTES", (), {"reader": "contrast", "exhibits": 25})
+    assert reading_at_least([five, deep], 25) == [deep]
+    assert reading_at_least([five, deep], 5) == [five, deep]
+    assert reading_at_least([five, deep], 0) == [five, deep]
+
+
+def test_a_record_read_by_the_contrast_question_alone_is_rescored_as_read() -> None:
+    per_order = [reading(0.6, 0.1), reading(0.4, 0.3)]
+    record = {"id": "c1", "exhibits": [{"id": "E1", "round": 1, "per_order": per_order}, {"id": "E2", "round": 2, "per_order": per_order}]}
+    [stance] = stances_as(record, "contrast", 1.0)  # the round-2 reading is left out
+    assert stance.per_order == tuple(per_order)
+    assert stance.probabilities["SUPPORTS"] == pytest.approx(0.5)
+    with pytest.raises(SystemExit, match="read with 'both'"):
+        stances_as(record, "separate", 0.0)  # its separate readings were never made
