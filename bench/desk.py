@@ -15,7 +15,10 @@ corpus ``check-covid``), one claim at a time. Printed side by side:
   verdict with the same confidences would show on as many claims (chance alone lifts it on
   a few dozen claims), and selective accuracy: the binary accuracy on the 50% and 80% of
   claims the protocol is surest of;
-- the deciding document among the exhibits (desk) or anywhere in the retrieved evidence;
+- the deciding document among the exhibits (desk) or anywhere in the retrieved evidence: by its
+  id, or by a passage of it that an exhibit holds word for word under another document's id
+  (Check-COVID has papers that share a passage, and the search keeps one copy of a text);
+  "by its id alone" beside it;
 - model calls, tokens and seconds per claim (median and mean). Tokens are those sent (prompts
   and answers); "tokens read" leaves out the prompt tokens the server reused from the call
   before (llama.cpp's prompt cache), what the model actually computed. Claims whose text repeats
@@ -64,7 +67,7 @@ class ClaimRecord:
     predicted: str | None
     p_supported: float | None  # the protocol's probability that the claim is supported (desk), else None
     raw_supported: float | None
-    deciding_found: bool | None
+    deciding_found: bool | None  # by id, or a passage of the deciding document held word for word by an exhibit
     calls: int
     cached_calls: int
     tokens: int  # sent: prompts and answers
@@ -72,6 +75,7 @@ class ClaimRecord:
     exhibits: list[dict[str, Any]] = field(default_factory=list)
     debated: bool = False
     tokens_read: int = 0  # what the model computed: tokens sent less the prompt tokens its server reused
+    deciding_by_id: bool | None = None  # the deciding document's own id among the exhibits
 
     @property
     def binary(self) -> str | None:
@@ -108,8 +112,10 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
             }
             for s in stances
         ]
+        shown = [evidence[s.evidence_id] for s in stances if s.evidence_id in evidence] if stances else list(evidence.values())
         docs = {x["doc_id"] for x in exhibits} if stances else {e.doc_id for e in evidence.values()}
         golds = gold_docs.get(row.id, set())
+        found, by_id = deciding(golds, docs, [e.text for e in shown], _passages_of(services, dataset, golds) if golds else set())
         records.append(
             ClaimRecord(
                 id=row.id,
@@ -118,7 +124,8 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
                 predicted=row.predicted,
                 p_supported=final.calibrated if final is not None else None,
                 raw_supported=final.raw if final is not None else None,
-                deciding_found=bool(golds & docs) if golds else None,
+                deciding_found=found,
+                deciding_by_id=by_id,
                 calls=run.cost.calls - run.cost.cached_calls,
                 cached_calls=run.cost.cached_calls,
                 tokens=run.cost.tokens_in + run.cost.tokens_out,
@@ -129,6 +136,28 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
             )
         )
     return records
+
+
+def deciding(golds: set[str], docs: set[str], texts: Sequence[str], gold_passages: set[str]) -> tuple[bool | None, bool | None]:
+    """Whether the deciding document is among what was read: by its id or by one of its passages held word for word, and by id alone.
+
+    ``gold_passages``: the deciding documents' passage texts, normalised. None, None for a claim without a deciding document.
+    """
+    if not golds:
+        return None, None
+    by_id = bool(golds & docs)
+    return by_id or bool({_normal(t) for t in texts} & gold_passages), by_id
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _passages_of(services: Services, dataset: Dataset, doc_ids: set[str]) -> set[str]:
+    """The texts of the documents' passages in the dataset's corpus, as the search would return them."""
+    if not dataset.corpus or not services.index.has(dataset.corpus):
+        return set()
+    return {_normal(p.text) for doc in sorted(doc_ids) for p in services.index.document(dataset.corpus, doc)}
 
 
 def summarise(records: Sequence[ClaimRecord], ceiling: float) -> dict[str, Any]:
@@ -163,6 +192,7 @@ def summarise(records: Sequence[ClaimRecord], ceiling: float) -> dict[str, Any]:
         "selective_50": selective_accuracy(confident, 0.5) if ece is not None else None,
         "selective_80": selective_accuracy(confident, 0.8) if ece is not None else None,
         "deciding_found": _mean(found),
+        "deciding_by_id": _mean([r.deciding_by_id for r in records if r.deciding_by_id is not None]),
         "debated": sum(r.debated for r in records),
         "calls_per_claim": _mean([r.calls + r.cached_calls for r in records]),
         "tokens_median": statistics.median([r.tokens for r in live]) if live else None,
@@ -199,6 +229,7 @@ ROWS = (
     ("selective acc. @50%", "selective_50"),
     ("selective acc. @80%", "selective_80"),
     ("deciding doc found", "deciding_found"),
+    ("  by its id alone", "deciding_by_id"),
     ("debated claims", "debated"),
     ("calls / claim", "calls_per_claim"),
     ("tokens / claim (median)", "tokens_median"),

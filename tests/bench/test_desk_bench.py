@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.desk import ROWS, ClaimRecord, run_bench, selective_accuracy, summarise, table
+from bench.desk import ROWS, ClaimRecord, deciding, run_bench, selective_accuracy, summarise, table
 from bench.desk_rescore import stances_as
 from pipelines.config import DeskConfig
 from pipelines.eval.datasets import load_dataset
@@ -28,13 +28,25 @@ def test_desk_and_single_run_the_same_claims_and_report_every_figure(checkcovid_
     assert all(r["exhibits"] for r in records if r["protocol"] == "desk"), "every desk claim keeps its exhibits' stances"
     read = [r for r in records if r["protocol"] == "desk" and not r["debated"]]
     for r in read:  # the fake has no calibration: a record scored again as read gives the run's own p(supported)
+        again = aggregate(stances_as(r, "contrast", 1.0), None)
+        assert again.calibrated == pytest.approx(r["p_supported"], abs=1e-3), r["id"]
+    rendered = table(columns)
+    assert all(title in rendered for title, _ in ROWS)
+
+
+def test_a_run_read_with_both_questions_is_rescored_as_either(checkcovid_data_dir: Path, embedder, checkcovid_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    both = ["desk.reader=both", "desk.orders=3", "desk.exhibits=5"]
+    _, records, _ = run_bench(dataset, services, ["desk"], backend="fake", limit=EVAL_SAMPLE, settings=both, quiet=True)
+    read = [r for r in records if not r["debated"]]
+    assert read
+    for r in read:
         again = aggregate(stances_as(r, "both", DeskConfig().contrast_share), None)
         assert again.calibrated == pytest.approx(r["p_supported"], abs=1e-3), r["id"]
     assert any(aggregate(stances_as(r, "contrast", 1.0), None).calibrated != pytest.approx(r["p_supported"], abs=1e-3) for r in read), (
         "the contrast question's readings are told apart from the separate ones"
     )
-    rendered = table(columns)
-    assert all(title in rendered for title, _ in ROWS)
 
 
 def record(gold: str, p: float | None) -> ClaimRecord:
@@ -59,3 +71,11 @@ def test_selective_accuracy_keeps_the_claims_the_protocol_is_surest_of() -> None
     assert selective_accuracy(records, 1.0) == 0.5
     column = summarise(records, ceiling=1.0)
     assert column["binary_accuracy"] == 0.5 and column["ece"] is not None
+
+
+def test_the_deciding_document_counts_when_an_exhibit_holds_its_passage_under_another_id() -> None:
+    shared = "Of the patients, 19% were symptomatic."  # two papers print this passage; the search keeps one copy
+    assert deciding({"gold"}, {"gold", "other"}, ["x"], set()) == (True, True)
+    assert deciding({"gold"}, {"twin"}, ["Of the patients,  19% were SYMPTOMATIC."], {" ".join(shared.split()).lower()}) == (True, False)
+    assert deciding({"gold"}, {"other"}, ["Masks were worn."], {" ".join(shared.split()).lower()}) == (False, False)
+    assert deciding(set(), {"other"}, ["x"], set()) == (None, None)
