@@ -102,21 +102,30 @@ def stance_features(stances: Sequence[Stance]) -> dict[str, float]:
     - net: the exhibits' support minus refutation, each weighted by how much it addresses the claim;
     - gap: the strongest support minus the strongest refutation;
     - top: support minus refutation of the best-ranked exhibit;
-    - addressed: the largest probability that an exhibit addresses the claim at all.
+    - addressed: the largest probability that an exhibit addresses the claim at all;
+    - net_addressed: net over the exhibits more likely to address the claim than not (net when
+      none does): what an uncalibrated verdict reads, so that twenty passages on other subjects
+      do not water down the few that bear on the claim.
     """
     if not stances:
-        return {"net": 0.0, "gap": 0.0, "top": 0.0, "addressed": 0.0}
+        return {"net": 0.0, "gap": 0.0, "top": 0.0, "addressed": 0.0, "net_addressed": 0.0}
     s = [x.p("SUPPORTS") for x in stances]
     r = [x.p("REFUTES") for x in stances]
     w = [1.0 - x.p("UNRELATED") for x in stances]
-    weight = sum(w)
-    net = sum(wi * (si - ri) for wi, si, ri in zip(w, s, r, strict=True)) / weight if weight > 1e-9 else 0.0
+    bearing = [i for i, wi in enumerate(w) if wi > 1.0 - UNADDRESSED_AT]
     return {
-        "net": round(net, 6),
+        "net": round(_net(s, r, w, range(len(w))), 6),
         "gap": round(max(s) - max(r), 6),
         "top": round(s[0] - r[0], 6),
         "addressed": round(max(w), 6),
+        "net_addressed": round(_net(s, r, w, bearing or range(len(w))), 6),
     }
+
+
+def _net(s: Sequence[float], r: Sequence[float], w: Sequence[float], kept: Sequence[int]) -> float:
+    """The kept exhibits' support minus refutation, each weighted by how much it addresses the claim."""
+    weight = sum(w[i] for i in kept)
+    return sum(w[i] * (s[i] - r[i]) for i in kept) / weight if weight > 1e-9 else 0.0
 
 
 def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, strong_at: float = 0.5, decide_at: float = 0.0) -> Aggregate:
@@ -172,7 +181,7 @@ def _strong(stances: Sequence[Stance], side: str, at: float) -> list[str]:
 
 def supported(features: dict[str, float], calibration: Calibration | None) -> float:
     """p(supported) from stance features: the calibration's, else the raw relevance-weighted stance."""
-    return calibration.apply(features) if calibration is not None else 0.5 + 0.5 * features["net"]
+    return calibration.apply(features) if calibration is not None else 0.5 + 0.5 * features.get("net_addressed", features["net"])
 
 
 def pointing(stance: Stance, alone: float) -> str:

@@ -43,11 +43,14 @@ def desk_contrast(view: PromptView, options: tuple[str, ...]) -> dict[str, float
     statements = {letter: text for letter, text in answers.items() if not text.startswith(_NEITHER)}
     neither = next((letter for letter, text in answers.items() if text.startswith(_NEITHER)), "C")
     bearing = max((overlap(text, passage) for text in statements.values()), default=0.0)
-    if bearing < SUPPORT_AT:
+    if (
+        bearing < SUPPORT_AT
+    ):  # the less the passage shares with the statements, the surer it is neither (a deep exhibit list is mostly these)
         chosen = neither
+        strength = 0.95 - 0.5 * bearing / SUPPORT_AT
     else:
         chosen = next((letter for letter, text in statements.items() if has_negation(text) == has_negation(passage)), neither)
-    strength = 0.45 + 0.4 * min(1.0, bearing)
+        strength = 0.45 + 0.4 * min(1.0, bearing)
     rest = (1 - strength) / 2
     distribution = {letter: strength if letter == chosen else rest for letter in ("A", "B", "C")}
     distribution["A"] += FIRST_POSITION_PULL
