@@ -423,7 +423,7 @@ def main() -> None:
                 **{
                     k: v
                     for k, v in ((key, examples[0].settings.get(key, default)) for key, default in READER_SETTINGS.items())
-                    if v is not None
+                    if v is not None and (k != "contrast_share" or reader_name == "both")  # the share weighs only 'both'
                 },
                 "cross_validated": {k: round(v, 4) for k, v in cv.items()},
                 "macro_f1_3_train": round(f1, 4),

@@ -121,6 +121,18 @@ def test_agreeing_exhibits_support_the_claim_and_name_what_it_rests_on() -> None
     assert sum(result.probabilities.values()) == pytest.approx(1.0, abs=1e-3)
 
 
+def test_an_uncalibrated_verdict_is_not_watered_down_by_exhibits_on_other_subjects() -> None:
+    bearing = [stance("E1", 0.7, 0.2), stance("E2", 0.6, 0.3)]
+    others = [stance(f"E{i}", 0.2, 0.2) for i in range(3, 29)]  # 26 passages more likely unrelated than not, yet weighed 0.4 each
+    alone, deep = aggregate(bearing, None), aggregate(bearing + others, None)
+    assert deep.label == alone.label == "SUPPORTS"
+    assert deep.raw == pytest.approx(alone.raw)
+    assert stance_features(bearing + others)["net"] < 0.1 < stance_features(bearing + others)["net_addressed"], (
+        "the calibrated features keep net as fitted"
+    )
+    assert stance_features(others)["net_addressed"] == stance_features(others)["net"], "when none addresses the claim: net over all"
+
+
 def test_strong_exhibits_on_both_sides_are_a_conflict() -> None:
     result = aggregate([stance("E1", 0.8, 0.1), stance("E2", 0.1, 0.75)], None)
     assert result.conflict and set(result.contested) == {"E1", "E2"}
@@ -168,14 +180,17 @@ def test_each_stance_question_has_its_own_shipped_calibration() -> None:
     assert separate is not None and contrast is not None and separate.name != contrast.name
     assert calibration_key(model, "contrast").endswith("--contrast")
     defaults = RunConfig().desk
+    assert defaults.reader == "contrast", "the default reads many exhibits with the contrast question"
     run = {"exhibits": defaults.exhibits, "unit": defaults.unit, "negation": True, "shots": 0}
-    assert calibration_mismatch(separate, reader="separate", orders=defaults.orders, **run) == ""
-    both = load_calibration(model, "both")
-    assert both is not None and defaults.reader == "both"
-    assert calibration_mismatch(both, reader="both", orders=defaults.orders, contrast_share=defaults.contrast_share, **run) == ""
-    assert "contrast_share" in calibration_mismatch(both, reader="both", orders=3, contrast_share=0.5, **run)
-    assert calibration_mismatch(contrast, reader="contrast", orders=2, **run) == ""
+    assert calibration_mismatch(contrast, reader="contrast", orders=defaults.orders, **run) == "", "the default is calibrated as shipped"
     assert "orders 2 (this run: 3)" in calibration_mismatch(contrast, reader="contrast", orders=3, **run)
+    assert "exhibits 25 (this run: 5)" in calibration_mismatch(contrast, reader="contrast", orders=2, **{**run, "exhibits": 5})
+    five = {**run, "exhibits": 5}  # the separate and the 'both' questions are fitted on 5 exhibits in 3 orders
+    assert calibration_mismatch(separate, reader="separate", orders=3, **five) == ""
+    both = load_calibration(model, "both")
+    assert both is not None
+    assert calibration_mismatch(both, reader="both", orders=3, contrast_share=defaults.contrast_share, **five) == ""
+    assert "contrast_share" in calibration_mismatch(both, reader="both", orders=3, contrast_share=0.5, **five)
 
 
 def desk_config(**desk: object) -> RunConfig:
@@ -189,7 +204,7 @@ def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services)
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     exhibits = {e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
     assert stances and {s.evidence_id for s in stances} <= exhibits
-    assert all(len(s.per_order) == 8 and s.method == "logprobs" for s in stances), "3 orders for the claim, 3 its opposite, 2 contrast"
+    assert all(len(s.per_order) == 2 and s.method == "logprobs" for s in stances), "the contrast question, in its 2 orders"
     assert all(s.quoted for s in stances), "every exhibit quotes the sentences closest to the claim"
     aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
     assert len(aggregated) == 1 and not aggregated[0].debated
@@ -340,10 +355,10 @@ def test_a_model_that_writes_no_opposite_gets_one_stated_plainly() -> None:
 
 
 def test_desk_reads_the_claims_opposite_and_says_so(services: Services) -> None:
-    plain = list(stream_run(CLAIM, desk_config(exhibits=3, negation=False, reader="separate"), services))
+    plain = list(stream_run(CLAIM, desk_config(exhibits=3, negation=False, reader="separate", orders=3), services))
     assert all(len(s.per_order) == 3 for s in plain if isinstance(s, ExhibitStanceRead))
     assert not any(isinstance(e, StageCompleted) and e.stage == "negation" for e in plain)
-    events = list(stream_run(CLAIM, desk_config(exhibits=3, shots=3, reader="separate"), services))
+    events = list(stream_run(CLAIM, desk_config(exhibits=3, shots=3, reader="separate", orders=3), services))
     opposite = [e for e in events if isinstance(e, StageCompleted) and e.stage == "negation"]
     assert opposite and opposite[0].detail.startswith("the claim's opposite: ") and "not" in opposite[0].detail
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
@@ -445,9 +460,8 @@ def test_both_questions_weigh_the_contrast_reading_by_its_share_and_keep_every_r
         mixed(separate, contrast, 1.5)
 
 
-def test_desk_asks_both_questions_by_default_and_says_so(services: Services) -> None:
-    config = desk_config(exhibits=3, negation=False)
-    assert config.desk.reader == "both"
+def test_desk_asks_both_questions_when_set_and_says_so(services: Services) -> None:
+    config = desk_config(exhibits=3, negation=False, reader="both", orders=3)
     events = list(stream_run(CLAIM, config, services))
     started = [e.detail for e in events if getattr(e, "stage", "") == "stances" and type(e).__name__ == "StageStarted"]
     assert started and "option orders;" in started[0] and "against the claim's opposite" not in started[0]
