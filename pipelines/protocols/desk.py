@@ -6,8 +6,9 @@
    not address the claim, read from the answer letters' log-probabilities and averaged over
    option orders (stages/stance.py): never parsed from prose. ``desk.reader`` picks the
    question: ``separate`` reads the exhibit against the claim (and its opposite); ``contrast``
-   asks which of the claim and its opposite it supports, or neither; ``both`` (the default)
-   asks the separate questions and weighs the contrast one in.
+   asks which of the claim and its opposite it supports, or neither (the default: 2 calls an
+   exhibit, so 25 exhibits fit in the time); ``both`` asks the separate questions and weighs
+   the contrast one in.
 3. Verdict: the stances combined and calibrated on Check-COVID train claims for the model
    (stages/stance_aggregation.py); NOT ENOUGH INFO when nothing addresses the claim or
    neither side is strong enough.
