@@ -53,6 +53,7 @@ from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report, select_items
 from pipelines.events import ExhibitStanceRead, VerdictAggregated
 from pipelines.runner import Services
+from pipelines.stages.exhibits import same_text
 
 BINARY = ("SUPPORTS", "REFUTES")
 
@@ -115,7 +116,7 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
         shown = [evidence[s.evidence_id] for s in stances if s.evidence_id in evidence] if stances else list(evidence.values())
         docs = {x["doc_id"] for x in exhibits} if stances else {e.doc_id for e in evidence.values()}
         golds = gold_docs.get(row.id, set())
-        found, by_id = deciding(golds, docs, [e.text for e in shown], _passages_of(services, dataset, golds) if golds else set())
+        found, by_id = deciding(golds, docs, [e.text for e in shown], _passages_of(services, dataset, golds))
         records.append(
             ClaimRecord(
                 id=row.id,
@@ -141,23 +142,20 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
 def deciding(golds: set[str], docs: set[str], texts: Sequence[str], gold_passages: set[str]) -> tuple[bool | None, bool | None]:
     """Whether the deciding document is among what was read: by its id or by one of its passages held word for word, and by id alone.
 
-    ``gold_passages``: the deciding documents' passage texts, normalised. None, None for a claim without a deciding document.
+    ``gold_passages``: the deciding documents' passage texts as ``same_text`` gives them (the rule by which the exhibits
+    keep one copy of a text). None, None for a claim without a deciding document.
     """
     if not golds:
         return None, None
     by_id = bool(golds & docs)
-    return by_id or bool({_normal(t) for t in texts} & gold_passages), by_id
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.split()).lower()
+    return by_id or bool({same_text(t) for t in texts} & gold_passages), by_id
 
 
 def _passages_of(services: Services, dataset: Dataset, doc_ids: set[str]) -> set[str]:
     """The texts of the documents' passages in the dataset's corpus, as the search would return them."""
     if not dataset.corpus or not services.index.has(dataset.corpus):
         return set()
-    return {_normal(p.text) for doc in sorted(doc_ids) for p in services.index.document(dataset.corpus, doc)}
+    return {same_text(p.text) for doc in sorted(doc_ids) for p in services.index.document(dataset.corpus, doc)}
 
 
 def summarise(records: Sequence[ClaimRecord], ceiling: float) -> dict[str, Any]:

@@ -3,7 +3,8 @@
     .venv/bin/python bench/desk_rescore.py RECORDS.jsonl[.gz] [--variant NAME=READER:SHARE:CALIBRATION.json ...]
 
 A records file of ``bench/desk.py --records`` keeps every exhibit's readings in each option
-order. A run read with the contrast question alone (2 orders) is scored as ``contrast``. A run read with the reader ``both`` holds the separate questions' readings (the first
+order. A run read with the contrast question alone (2 orders) is scored as ``contrast``. A
+run read with the reader ``both`` holds the separate questions' readings (the first
 ``orders``, twice that with the claim's opposite) and the contrast question's 2 after them,
 so the same run can be scored as ``separate``, ``contrast`` or ``both`` at any share, each
 with a calibration file (fitted on train by ``bench/fit_desk_calibration.py``). Printed per
@@ -57,7 +58,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def stances_as(record: dict[str, Any], reader: str, share: float, orders: int = 3) -> list[Stance]:
-    """The record's round-1 exhibits as ``reader`` would have read them (from a run read with 'both', or for ``contrast`` one read with it)."""
+    """The record's round-1 exhibits as ``reader`` would have read them: from a run read with 'both', or as read by a contrast run."""
     kept = []
     for exhibit in record["exhibits"]:
         if exhibit.get("round", 1) != 1:

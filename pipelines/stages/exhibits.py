@@ -47,6 +47,11 @@ async def gather_exhibits(
     return interleave(ranked, limit)
 
 
+def same_text(text: str) -> str:
+    """What two passages must share to be one text: their words, case and spacing aside (the exhibits keep one copy)."""
+    return " ".join(text.split()).lower()
+
+
 def interleave(ranked: Sequence[Sequence[Evidence]], limit: int) -> list[Evidence]:
     """Each list's first, then each list's second, ...: at most ``limit`` items, no id or text twice."""
     kept: list[Evidence] = []
@@ -58,7 +63,7 @@ def interleave(ranked: Sequence[Sequence[Evidence]], limit: int) -> list[Evidenc
             if rank >= len(results) or len(kept) >= limit:
                 continue
             item = results[rank]
-            text = " ".join(item.text.split()).lower()
+            text = same_text(item.text)
             if item.id in ids or text in texts:
                 continue
             kept.append(item)

@@ -112,7 +112,7 @@ def stance_features(stances: Sequence[Stance]) -> dict[str, float]:
     s = [x.p("SUPPORTS") for x in stances]
     r = [x.p("REFUTES") for x in stances]
     w = [1.0 - x.p("UNRELATED") for x in stances]
-    bearing = [i for i, wi in enumerate(w) if wi > 1.0 - UNADDRESSED_AT]
+    bearing = [i for i, x in enumerate(stances) if x.p("UNRELATED") < UNADDRESSED_AT]  # those `pointing` does not call unrelated
     return {
         "net": round(_net(s, r, w, range(len(w))), 6),
         "gap": round(max(s) - max(r), 6),
@@ -181,7 +181,7 @@ def _strong(stances: Sequence[Stance], side: str, at: float) -> list[str]:
 
 def supported(features: dict[str, float], calibration: Calibration | None) -> float:
     """p(supported) from stance features: the calibration's, else the raw relevance-weighted stance."""
-    return calibration.apply(features) if calibration is not None else 0.5 + 0.5 * features.get("net_addressed", features["net"])
+    return calibration.apply(features) if calibration is not None else 0.5 + 0.5 * features["net_addressed"]
 
 
 def pointing(stance: Stance, alone: float) -> str:

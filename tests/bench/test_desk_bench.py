@@ -8,6 +8,7 @@ from bench.desk import ROWS, ClaimRecord, deciding, run_bench, selective_accurac
 from bench.desk_rescore import stances_as
 from pipelines.config import DeskConfig
 from pipelines.eval.datasets import load_dataset
+from pipelines.stages.exhibits import same_text
 from pipelines.stages.stance_aggregation import aggregate
 from tests.conftest import CHECK_COVID, EVAL_SAMPLE
 from tests.fakes import make_services
@@ -76,6 +77,6 @@ def test_selective_accuracy_keeps_the_claims_the_protocol_is_surest_of() -> None
 def test_the_deciding_document_counts_when_an_exhibit_holds_its_passage_under_another_id() -> None:
     shared = "Of the patients, 19% were symptomatic."  # two papers print this passage; the search keeps one copy
     assert deciding({"gold"}, {"gold", "other"}, ["x"], set()) == (True, True)
-    assert deciding({"gold"}, {"twin"}, ["Of the patients,  19% were SYMPTOMATIC."], {" ".join(shared.split()).lower()}) == (True, False)
-    assert deciding({"gold"}, {"other"}, ["Masks were worn."], {" ".join(shared.split()).lower()}) == (False, False)
+    assert deciding({"gold"}, {"twin"}, ["Of the patients,  19% were SYMPTOMATIC."], {same_text(shared)}) == (True, False)
+    assert deciding({"gold"}, {"other"}, ["Masks were worn."], {same_text(shared)}) == (False, False)
     assert deciding(set(), {"other"}, ["x"], set()) == (None, None)

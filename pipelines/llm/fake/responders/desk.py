@@ -43,9 +43,8 @@ def desk_contrast(view: PromptView, options: tuple[str, ...]) -> dict[str, float
     statements = {letter: text for letter, text in answers.items() if not text.startswith(_NEITHER)}
     neither = next((letter for letter, text in answers.items() if text.startswith(_NEITHER)), "C")
     bearing = max((overlap(text, passage) for text in statements.values()), default=0.0)
-    if (
-        bearing < SUPPORT_AT
-    ):  # the less the passage shares with the statements, the surer it is neither (a deep exhibit list is mostly these)
+    if bearing < SUPPORT_AT:
+        # The less the passage shares with the statements, the surer it is neither (a deep exhibit list is mostly these).
         chosen = neither
         strength = 0.95 - 0.5 * bearing / SUPPORT_AT
     else:
