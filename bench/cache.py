@@ -26,7 +26,7 @@ from pipelines.eval.datasets import load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config
 from pipelines.llm.cache import DiskResponseCache
 from pipelines.llm.fake import FakeChatModel
-from pipelines.services import Services
+from pipelines.run.services import Services
 
 GOAL = 20.0
 

@@ -48,13 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.embedded_speed import CLAIMS as RATE_CLAIMS
 from bench.embedded_speed import Library, uptime
-from bench.overhead import peak_in_flight, union_length
 from bench.record_embedded import DEMO_CLAIMS, check_covid_claims
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import call_stage, digest, stage_name
 from pipelines.events import Event, ModelCallCompleted, StageCompleted, StageStarted
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import call_stage, digest, stage_name
+from pipelines.record.timeline import peak_in_flight, union_length
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 # Verdicts recorded earlier for the demo set at temperature 0, and where (the server, prompts and code of their day).
 RECORDED: dict[tuple[str, str], tuple[str, str]] = {

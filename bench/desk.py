@@ -1,7 +1,7 @@
 """`desk` against `single` on Check-COVID, the same claims in one run: accuracy, calibration, selectivity, cost.
 
     .venv/bin/python bench/desk.py [--split dev] [--limit N [--skip M]] [--backend embedded|fake] [--protocols desk,single]
-        [--set desk.exhibits=8 ...] [--data-dir DIR] [--records FILE] [--out bench/results/desk-dev]
+        [--set desk.exhibits=8 ...] [--data-dir DIR] [--records FILE] [--out docs/measurements/data/desk-dev]
 
 Each protocol runs the same claims through the evaluation harness (stored runs, web off,
 corpus ``check-covid``), one claim at a time. Printed side by side:
@@ -47,12 +47,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import digest
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report, select_items
 from pipelines.events import ExhibitStanceRead, VerdictAggregated
-from pipelines.runner import Services
+from pipelines.record.digest import digest
+from pipelines.run.runner import Services
 from pipelines.stages.exhibits import same_text
 
 BINARY = ("SUPPORTS", "REFUTES")

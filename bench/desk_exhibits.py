@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fit_desk_calibration import Example, design, examples_from_store, fit_logistic, predict, scores
 from pipelines.config import AppSettings
-from pipelines.digest import digest
 from pipelines.eval.datasets import load_dataset
 from pipelines.events import ExhibitStanceRead
-from pipelines.store import RunStore
+from pipelines.record.digest import digest
+from pipelines.record.store import RunStore
 
 
 def labelled(data_dir: Path, split: str) -> list[Example]:

@@ -52,11 +52,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from corpora.base import split_sentences
 from pipelines.config import AppSettings, ModelSpec
+from pipelines.domain import Evidence
 from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
 from pipelines.llm.client import LLM
 from pipelines.llm.registry import build_chat_model
-from pipelines.models import Evidence
 from pipelines.prompts import load_prompt
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.stance import (
@@ -305,7 +305,7 @@ def main() -> None:
     parser.add_argument("--split", default="train")
     parser.add_argument("--limit", type=int, default=80)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default="bench/results/desk-readers.jsonl")
+    parser.add_argument("--out", default="docs/measurements/data/desk-readers.jsonl")
     parser.add_argument(
         "--readers",
         default=",".join(OLD_READERS),

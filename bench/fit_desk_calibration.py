@@ -42,13 +42,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings
-from pipelines.digest import digest
 from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
 from pipelines.events import ExhibitStanceRead
+from pipelines.record.digest import digest
+from pipelines.record.store import RunStore
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, mixed
 from pipelines.stages.stance_aggregation import FITTED_DEFAULTS, Calibration, calibration_key, prompt_sha, stance_features
-from pipelines.store import RunStore
 
 FEATURE_SETS = (("net",), ("gap",), ("net", "gap"), ("net", "gap", "top"))
 L2 = 0.01

@@ -29,10 +29,10 @@ from openai import OpenAI
 
 from bench.peak_memory import uncached_embedded_config
 from pipelines.config import AppSettings
-from pipelines.digest import digest
 from pipelines.llm.embedded import assemble_model, default_threads, ensure_server, stop_server
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import digest
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 
 def one_debate(services: Services, protocol: str, claim: str) -> dict[str, object]:

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import Cost, digest
 from pipelines.events import Event
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import Cost, digest
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 GOLD = {"SUPPORT": "SUPPORTS", "REFUTE": "REFUTES", "NOTENOUGHINFO": "NOT ENOUGH INFO"}
 

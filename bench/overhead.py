@@ -34,12 +34,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import digest
 from pipelines.events import RunFailed
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import digest
+from pipelines.record.timeline import critical_path, peak_in_flight, union_length
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 CLAIMS = (
     "Masks reduce transmission of respiratory viruses",
@@ -48,37 +49,6 @@ CLAIMS = (
     "Human activity is the main driver of recent climate change",
 )
 GOAL = 1.15
-
-
-def critical_path(intervals: list[tuple[float, float]], slack: float = 0.005, weight: float | None = None) -> float:
-    """Longest total weight of a chain of intervals, each starting after the previous one ended (within ``slack``).
-
-    An interval weighs its length, or ``weight`` when given (the model's known time per call).
-    """
-    ordered = sorted(intervals, key=lambda iv: iv[1])
-    best: list[float] = []
-    for i, (start, end) in enumerate(ordered):
-        before = [best[j] for j in range(i) if ordered[j][1] <= start + slack]
-        best.append((end - start if weight is None else weight) + max(before, default=0.0))
-    return max(best, default=0.0)
-
-
-def union_length(intervals: list[tuple[float, float]]) -> float:
-    total, reach = 0.0, float("-inf")
-    for start, end in sorted(intervals):
-        if end > reach:
-            total += end - max(start, reach)
-            reach = end
-    return total
-
-
-def peak_in_flight(intervals: list[tuple[float, float]]) -> int:
-    edges = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals], key=lambda p: (p[0], p[1]))
-    peak = current = 0
-    for _, step in edges:
-        current += step
-        peak = max(peak, current)
-    return peak
 
 
 def measure(protocol: str, claim: str, services: Services, latency: float) -> dict[str, float]:

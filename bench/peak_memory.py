@@ -55,9 +55,9 @@ def uncached_embedded_config(protocol: str) -> RunConfig:
 def child(protocol: str, claim: str) -> None:
     """The measured process: load what the app loads, report, run one debate, report the high-water mark."""
     from pipelines.config import AppSettings
-    from pipelines.digest import digest
-    from pipelines.runner import stream_run
-    from pipelines.services import Services
+    from pipelines.record.digest import digest
+    from pipelines.run.runner import stream_run
+    from pipelines.run.services import Services
 
     services = Services.create(AppSettings())
     services.ensure_corpus("demo")

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.retrieval_quality import Claim, load_claims
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import digest
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import digest
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,11 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import Cost, digest
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import Cost, digest
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 CLAIMS = [
     "Masks reduce transmission of respiratory viruses",

@@ -36,7 +36,7 @@ import numpy as np
 from bench.baseline import baseline_module, same_hits
 from bench.retrieval_quality import load_claims, percentile
 from pipelines.config import AppSettings
-from pipelines.services import Services
+from pipelines.run.services import Services
 from pipelines.tools import embeddings
 from pipelines.tools.corpus_index import SEARCH_MODES, CorpusIndex, SearchMode
 from pipelines.tools.embeddings import Embedder

@@ -30,7 +30,7 @@ from pipelines.config import AppSettings, ModelSpec
 from pipelines.errors import DebateDeskError
 from pipelines.llm.client import LLM
 from pipelines.llm.registry import build_chat_model, get_backend
-from pipelines.services import Services
+from pipelines.run.services import Services
 from pipelines.stages.query_formulation import formulate_queries
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model
 from pipelines.tools.corpus_index import CorpusIndex

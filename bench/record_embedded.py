@@ -1,7 +1,7 @@
 """Record `toolmad` debates on the embedded backend (Qwen2.5-Coder-1.5B on llama.cpp): time, calls and tokens per claim.
 
     .venv/bin/python bench/record_embedded.py [--set demo|check-covid|both] [--check-covid-claims 3]
-        [--data-dir /tmp/toolmad-embedded] [--out bench/results]
+        [--data-dir /tmp/toolmad-embedded] [--out docs/measurements/data]
 
 One claim from the demo corpus and the first N Check-COVID dev claims (the first three
 are one REFUTE, one SUPPORT and one NOTENOUGHINFO claim about the same abstract). Web
@@ -26,7 +26,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import digest
 from pipelines.events import (
     Event,
     RoundStarted,
@@ -36,8 +35,9 @@ from pipelines.events import (
     dump_event,
 )
 from pipelines.llm import embedded
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import digest
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 DEMO_CLAIMS = [("demo", "demo-masks", "Masks reduce transmission of respiratory viruses", "SUPPORTS")]
 GOLD = {"SUPPORT": "SUPPORTS", "REFUTE": "REFUTES", "NOTENOUGHINFO": "NOT ENOUGH INFO"}
@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--set", choices=["demo", "check-covid", "both"], default="both")
     parser.add_argument("--check-covid-claims", type=int, default=3)
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/toolmad-embedded"))
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "measurements" / "data")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one model call may take (calls queue on one server)")
     parser.add_argument("--stop-server", action="store_true", help="stop the embedded llama.cpp server when done")
     args = parser.parse_args()

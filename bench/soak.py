@@ -69,7 +69,7 @@ def soak_config(protocol: str):  # type: ignore[no-untyped-def]
 def soak_services(data_dir: Path, latency: float):  # type: ignore[no-untyped-def]
     from pipelines.config import AppSettings
     from pipelines.llm.fake import FakeChatModel
-    from pipelines.runner import Services
+    from pipelines.run.runner import Services
     from pipelines.tools.web import OfflineSearch
 
     services = Services.create(AppSettings(data_dir=data_dir), embedder=HashEmbedder())
@@ -84,7 +84,7 @@ def soak_services(data_dir: Path, latency: float):  # type: ignore[no-untyped-de
 
 def worker(args: argparse.Namespace) -> int:
     from pipelines.errors import RunBusyError
-    from pipelines.runner import resume_run, start_run
+    from pipelines.run.runner import resume_run, start_run
 
     services = soak_services(Path(args.data_dir), args.latency)
     try:
@@ -150,7 +150,7 @@ def kill_at_random(proc: subprocess.Popen[str], rng: random.Random, window_s: fl
 def content(events: list) -> tuple[Counter[str], dict[str, str], int]:  # type: ignore[type-arg]
     """What a run's record says, independent of timing: event fingerprints, streamed text per turn, model calls."""
     from pipelines.events import ArgumentDelta, ModelCallCompleted, RunFailed, RunInterrupted, RunResumed, RunStarted
-    from pipelines.journal import fingerprint
+    from pipelines.record.journal import fingerprint
 
     kinds: Counter[str] = Counter()
     streamed: dict[str, str] = {}
@@ -192,8 +192,8 @@ def compare(reference: list, record: list, tally: Tally, run_id: str) -> None:  
 
 def soak(args: argparse.Namespace) -> Tally:
     from pipelines.llm.fake import FakeChatModel
-    from pipelines.runner import stream_run
-    from pipelines.store import RunStore
+    from pipelines.record.store import RunStore
+    from pipelines.run.runner import stream_run
 
     data_dir = Path(tempfile.mkdtemp(prefix="debatedesk-soak-"))
     services = soak_services(data_dir, 0.0)

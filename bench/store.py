@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pipelines.domain import Evidence, Turn
 from pipelines.events import ArgumentDelta, Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, StageStarted, TurnCompleted
-from pipelines.models import Evidence, Turn
-from pipelines.store import RunStore
+from pipelines.record.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,11 +21,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.config import AppSettings, RunConfig
-from pipelines.digest import digest
 from pipelines.events import RoundStarted, StageStarted, TurnCompleted
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.digest import digest
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 

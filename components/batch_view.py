@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from components.safe_text import escape_markdown
-from pipelines.batch import ClaimOutcome, to_csv, to_jsonl
-from pipelines.verdict_card import common_label
+from pipelines.record.verdict_card import common_label
+from pipelines.run.batch import ClaimOutcome, to_csv, to_jsonl
+from pipelines.text.safety import escape_markdown
 
 STATUS_LABELS = {"completed": "✅ completed", "failed": "❌ failed", "stopped": "🛑 stopped by budget", "skipped": "⏭️ not started"}
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from components.safe_text import escape_markdown
 from components.verdict import when
-from pipelines.digest import describe_intervention
 from pipelines.events import (
     INTERVENTIONS,
     Event,
@@ -21,6 +19,8 @@ from pipelines.events import (
     StepPaused,
     VerdictOverridden,
 )
+from pipelines.record.digest import describe_intervention
+from pipelines.text.safety import escape_markdown
 
 CHECKER_EVENTS = (*INTERVENTIONS, StepPaused, RunResumed, RunInterrupted)
 

@@ -9,12 +9,12 @@ import streamlit as st
 from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
-from components.safe_text import escape_markdown
 from components.state import CONFIG_PREFIX
 from pipelines.config import ROLES, ModelSpec, RunConfig
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
-from pipelines.verdict_card import model_caveat
+from pipelines.record.verdict_card import model_caveat
+from pipelines.text.safety import escape_markdown
 
 BACKEND_ICONS = {"fake": "🧪", "embedded": "💻", "openai": "🌐"}
 
@@ -45,9 +45,9 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
     )
     step = st.sidebar.toggle(
         "Step mode",
-        value=base.checker.step_mode,
+        value=base.pauses.step_mode,
         key=CONFIG_PREFIX + "step",
-        help=RunConfig.model_fields["checker"].annotation.model_fields["step_mode"].description,  # type: ignore[union-attr]
+        help=RunConfig.model_fields["pauses"].annotation.model_fields["step_mode"].description,  # type: ignore[union-attr]
     )
     _render_models_summary(base)
     limits = base.budget.describe()
@@ -59,7 +59,7 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
     for role in ROLES:
         data[role]["api_key"] = base.role(role).api_key
     data["retrieval"]["web_search"] = web
-    data["checker"]["step_mode"] = step
+    data["pauses"]["step_mode"] = step
     section = RunConfig.model_fields.get(protocol)
     if section is not None and isinstance(section.annotation, type) and issubclass(section.annotation, BaseModel):
         with st.sidebar.expander(f"Settings: {protocol}"):

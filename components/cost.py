@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.safe_text import escape_markdown
-from pipelines.digest import Cost
+from pipelines.record.digest import Cost
+from pipelines.text.safety import escape_markdown
 
 
 def cost_line(cost: Cost, *, running: bool) -> str:

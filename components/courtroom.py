@@ -20,10 +20,10 @@ from components.proclaim_charts import (
     filter_exhibits,
     premise_frame,
 )
-from components.safe_text import escape_markdown
 from components.state import AUDIT_PREFIX
 from pipelines.events import Event
 from pipelines.protocols.proclaim_record import CourtRecord
+from pipelines.text.safety import escape_markdown
 
 TABS = ["🧾 Evidence inspector", "⚖️ Panel", "📈 Rounds", "✅ Premises"]
 

@@ -14,10 +14,10 @@ from components.eval_charts import (
     report_label,
     results_frame,
 )
-from components.safe_text import escape_markdown
-from components.services import get_services
+from components.resources import get_services
 from pipelines.eval.harness import EvalReport, ceiling_note
 from pipelines.eval.records import EvalStore
+from pipelines.text.safety import escape_markdown
 
 
 @st.cache_resource

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pipelines.models import Evidence
+from pipelines.domain import Evidence
 from pipelines.tools.web import is_web_url
 
 

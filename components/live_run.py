@@ -15,8 +15,8 @@ from components.review_form import pause_title, render_override_form, render_rev
 from components.transcript import RunView
 from pipelines.events import ArgumentDelta, StageStarted, TurnCompleted
 from pipelines.protocols.base import get_protocol
-from pipelines.runner import RunHandle
-from pipelines.store import RunStore
+from pipelines.record.store import RunStore
+from pipelines.run.runner import RunHandle
 
 POLL_S = 0.2
 BEAT_S = 1.0

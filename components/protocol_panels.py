@@ -16,8 +16,7 @@ import streamlit as st
 
 from components.badges import label_badge
 from components.charts import ConfidencePoint, build_confidence_figure
-from components.safe_text import escape_markdown
-from pipelines.digest import RunDigest
+from pipelines.domain import Evidence
 from pipelines.events import (
     AgreementChecked,
     ClaimDecomposed,
@@ -36,8 +35,9 @@ from pipelines.events import (
     VerdictAggregated,
     VerdictReached,
 )
-from pipelines.models import Evidence
-from pipelines.probability_text import percent
+from pipelines.record.digest import RunDigest
+from pipelines.text.probability import percent
+from pipelines.text.safety import escape_markdown
 
 FINAL_JUDGES = ("Judge",)
 ACTION_ICONS = {"corpus_search": "📚", "web_search": "🌐", "memory_lookup": "🧠", "answer": "✅"}

@@ -9,14 +9,14 @@ import streamlit as st
 
 from components import state
 from components.config_form import models_summary
-from components.safe_text import escape_markdown
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event, RunStarted
 from pipelines.protocols.base import PROTOCOLS
-from pipelines.runner import start_run
-from pipelines.services import Services
-from pipelines.store import RunStore, RunSummary
+from pipelines.record.store import RunStore, RunSummary
+from pipelines.run.runner import start_run
+from pipelines.run.services import Services
+from pipelines.text.safety import escape_markdown
 
 K = "rerun."
 
@@ -25,8 +25,8 @@ def rerun_config(run: RunSummary, protocol: str, settings: RunConfig) -> RunConf
     """The re-run's config: the Settings page's models and limits, the chosen protocol, the stored run's corpus and web switch."""
     stored = RunConfig.from_snapshot(run.config) if run.config else settings
     retrieval = settings.retrieval.model_copy(update={"web_search": stored.retrieval.web_search})
-    checker = settings.checker.model_copy(update={"step_mode": False})
-    return settings.model_copy(update={"protocol": protocol, "corpus": stored.corpus, "retrieval": retrieval, "checker": checker})
+    pauses = settings.pauses.model_copy(update={"step_mode": False})
+    return settings.model_copy(update={"protocol": protocol, "corpus": stored.corpus, "retrieval": retrieval, "pauses": pauses})
 
 
 def render_rerun_links(run: RunSummary, store: RunStore) -> None:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import streamlit as st
 
 from components import state
-from components.safe_text import escape_markdown
-from pipelines.checker import PendingReview, override_verdict, pasted_evidence
-from pipelines.context import Review
+from pipelines.domain import Evidence
 from pipelines.errors import DebateDeskError
-from pipelines.models import Evidence
-from pipelines.runner import RunHandle
+from pipelines.record.store import RunStore
+from pipelines.run.context import Review
+from pipelines.run.runner import RunHandle
+from pipelines.run.step_gate import PendingReview, override_verdict, pasted_evidence
 from pipelines.stages.decomposition import parse_triplets
-from pipelines.store import RunStore
+from pipelines.text.safety import escape_markdown
 from pipelines.tools.fetch import fetch_page
 
 K = state.REVIEW_PREFIX

@@ -15,9 +15,9 @@ from typing import Any
 import streamlit as st
 
 from components import state
-from components.safe_text import escape_markdown
+from pipelines.access.users import User, UsersFile, UsersFileError, oidc_user
 from pipelines.config import AppSettings
-from pipelines.users import User, UsersFile, UsersFileError, oidc_user
+from pipelines.text.safety import escape_markdown
 
 K = "sign_in."
 TITLE = "⚖️ Sign in to DebateDesk"

@@ -6,13 +6,13 @@ from typing import Any
 
 import streamlit as st
 
+from pipelines.access.users import User
 from pipelines.config import RunConfig
+from pipelines.domain import Evidence
 from pipelines.events import Event, parse_event
 from pipelines.llm.connection import ConnectionReport
 from pipelines.llm.presets import apply_preset
-from pipelines.models import Evidence
-from pipelines.runner import RunHandle
-from pipelines.users import User
+from pipelines.run.runner import RunHandle
 
 CLAIM = "claim_text"
 PENDING_CLAIM = "pending_claim"
@@ -299,7 +299,7 @@ CORPORA_PREFIX = "corpora."  # widget keys of the Corpora page
 
 
 def set_batch_outcomes(outcomes: list[Any]) -> None:
-    """The finished batch's outcomes (pipelines.batch.ClaimOutcome), kept so downloads survive reruns."""
+    """The finished batch's outcomes (pipelines.run.batch.ClaimOutcome), kept so downloads survive reruns."""
     st.session_state[BATCH_OUTCOMES] = list(outcomes)
 
 

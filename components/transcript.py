@@ -1,6 +1,6 @@
 """Renders a run's events, live as they stream or replayed from the store: the same code for both.
 
-Each event first goes into the run's digest (``pipelines.digest``), which keeps the verdict,
+Each event first goes into the run's digest (``pipelines.record.digest``), which keeps the verdict,
 the evidence, the checker's strikes and the cost; the view draws those from it, and lays out
 what only a page shows (stage log, rounds, streamed turns, score badges).
 """
@@ -18,9 +18,8 @@ from components.checker_events import is_checker_event, render_checker_event
 from components.cost import render_cost
 from components.evidence_table import render_evidence_table
 from components.protocol_panels import ProtocolPanels
-from components.safe_text import escape_markdown
 from components.verdict import render_verdict
-from pipelines.digest import RunDigest
+from pipelines.domain import Verdict
 from pipelines.events import (
     ArgumentDelta,
     CheckerAddedEvidence,
@@ -45,9 +44,10 @@ from pipelines.events import (
     WebResultsFiltered,
     WebSearchUnavailable,
 )
-from pipelines.models import Verdict
+from pipelines.record.digest import RunDigest
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.faithfulness import answer_paragraphs, place_statements
+from pipelines.text.safety import escape_markdown
 
 METRIC_ORDER = {"F": 0, "AR": 1}
 COST_REDRAW_S = 0.25  # a live run redraws its cost at most this often (a fast backend makes dozens of calls a second)

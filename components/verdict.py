@@ -1,6 +1,6 @@
 """The verdict card of a run, drawn from its digest (live or replayed): the checker's verdict over the model's, or how the run ended.
 
-What the card says comes from ``pipelines.verdict_card``: one label vocabulary with the
+What the card says comes from ``pipelines.record.verdict_card``: one label vocabulary with the
 protocol's own word beside it, the confidence or why there is none, the exhibits with their
 quoted sentences and links, a plain reason with the engineering detail folded below, the
 models' caveat and the audit trail. This module only lays it out and escapes it.
@@ -14,10 +14,10 @@ from typing import Any
 import streamlit as st
 
 from components.badges import label_badge
-from components.safe_text import escape_markdown
-from pipelines.digest import RunDigest, describe_intervention
-from pipelines.probability_text import decimal
-from pipelines.verdict_card import COMMON_LABELS, AuditEntry, CardExhibit, CardLabel, ModelSide, VerdictCard, verdict_card
+from pipelines.record.digest import RunDigest, describe_intervention
+from pipelines.record.verdict_card import COMMON_LABELS, AuditEntry, CardExhibit, CardLabel, ModelSide, VerdictCard, verdict_card
+from pipelines.text.probability import decimal
+from pipelines.text.safety import escape_markdown
 
 
 def when(ts: float) -> str:

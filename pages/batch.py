@@ -6,10 +6,10 @@ from components import state
 from components.batch_view import render_batch_results, render_outcomes_table
 from components.config_form import render_config_form
 from components.pages import render_page_header
-from components.safe_text import escape_markdown
-from components.services import get_services
-from pipelines.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
+from components.resources import get_services
 from pipelines.errors import DebateDeskError
+from pipelines.run.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
+from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/batch.py")
 

@@ -10,8 +10,7 @@ from components import state
 from components.eval_charts import report_label
 from components.eval_view import get_eval_store, render_comparison
 from components.pages import render_page_header
-from components.safe_text import escape_markdown
-from components.services import get_services
+from components.resources import get_services
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
 from pipelines.eval.corpus_check import evidence_coverage
@@ -21,6 +20,7 @@ from pipelines.eval.labels import LABEL_MODES
 from pipelines.eval.records import write_report_files
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
+from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/benchmark.py")
 

@@ -9,11 +9,11 @@ import streamlit as st
 
 from components import state
 from components.pages import render_page_header
-from components.safe_text import escape_markdown
-from components.services import get_services
+from components.resources import get_services
 from corpora.chunking import chunk_documents
 from corpora.loaders import SUPPORTED_SUFFIXES, CorpusFileError, FileLoader
 from pipelines.errors import DebateDeskError
+from pipelines.text.safety import escape_markdown
 from pipelines.tools.corpus_index import validate_corpus_name
 from pipelines.tools.web import is_web_url
 

@@ -9,16 +9,16 @@ from components import state
 from components.courtroom import render_courtroom_audit
 from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
+from components.resources import get_services
 from components.review_form import render_override_form
-from components.safe_text import escape_markdown
-from components.services import get_services
 from components.transcript import replay
 from pipelines.errors import DebateDeskError
-from pipelines.export import EXPORT_FORMATS, export_filename, export_run, import_run
 from pipelines.protocols.base import PROTOCOLS, get_protocol
-from pipelines.replay import steps
-from pipelines.store import RUN_STATUSES, RunFilter, RunSummary
-from pipelines.verdict_card import common_label
+from pipelines.record.export import EXPORT_FORMATS, export_filename, export_run, import_run
+from pipelines.record.replay import steps
+from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
+from pipelines.record.verdict_card import common_label
+from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/history.py")
 

@@ -7,10 +7,10 @@ from pydantic import ValidationError
 from components import state
 from components.config_form import describe_problems, render_model_fields, render_section
 from components.pages import render_page_header
-from components.safe_text import escape_markdown
-from pipelines.config import ROLES, AppSettings, BudgetConfig, CheckerConfig, ModelSpec, RetrievalConfig, RunConfig
+from pipelines.config import ROLES, AppSettings, BudgetConfig, ModelSpec, PauseConfig, RetrievalConfig, RunConfig
 from pipelines.llm.connection import check_connection
 from pipelines.llm.presets import PRESETS, matching_preset
+from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/settings.py")
 
@@ -71,7 +71,7 @@ data["retrieval"] = render_section(RetrievalConfig, data["retrieval"], K + "retr
 
 st.header("Step mode")
 st.caption("Step mode itself is switched on and off in the sidebar, per run.")
-data["checker"] = render_section(CheckerConfig, data["checker"], K + "checker", skip={"step_mode"}, prefixed=False)
+data["pauses"] = render_section(PauseConfig, data["pauses"], K + "pauses", skip={"step_mode"}, prefixed=False)
 
 st.header("Spend limits")
 st.caption(

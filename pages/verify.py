@@ -3,17 +3,17 @@
 import streamlit as st
 
 from components import state
-from components.compare import render_compare_picker, replay_side_by_side, run_side_by_side
 from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
 from components.pages import render_page_header
 from components.rerun import render_rerun_note
-from components.safe_text import escape_markdown
-from components.services import get_services
+from components.resources import get_services
+from components.side_by_side import render_compare_picker, replay_side_by_side, run_side_by_side
 from components.transcript import replay
 from pipelines.errors import DebateDeskError
-from pipelines.runner import resume_run, start_run
+from pipelines.run.runner import resume_run, start_run
+from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/verify.py")
 

@@ -1,5 +1,5 @@
 """``python -m pipelines``: the command-line interface."""
 
-from pipelines.cli import main
+from pipelines.cli.main import main
 
 raise SystemExit(main())

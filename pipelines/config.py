@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from pipelines.redaction import scrub_url, url_secrets
+from pipelines.text.urls import scrub_url, url_secrets
 from pipelines.tools.source_policy import parse_domains
 
 ENV_PREFIX = "DEBATEDESK_"
@@ -452,8 +452,8 @@ class ProClaimConfig(BaseModel):
         return {key: str(getattr(self, name)) for key, name in fields.items() if getattr(self, name)}
 
 
-class CheckerConfig(BaseModel):
-    """The checker in the loop: step mode's pauses."""
+class PauseConfig(BaseModel):
+    """Step mode's pauses: where a run waits for the checker (the person) between rounds."""
 
     step_mode: bool = Field(
         default=False,
@@ -728,7 +728,11 @@ class RunConfig(BaseSettings):
         default_factory=ToolMadConfig, title="toolmad", description="Settings of the Tool-MAD debate (RAG vs Search, F and AR scores)."
     )
     proclaim: ProClaimConfig = Field(default_factory=ProClaimConfig, title="proclaim", description="Settings of the courtroom protocol.")
-    checker: CheckerConfig = Field(default_factory=CheckerConfig, title="Checker in the loop", description="Step mode's pauses.")
+    pauses: PauseConfig = Field(
+        default_factory=PauseConfig,
+        title="Pauses",
+        description="Step mode's pauses for the checker.",
+    )
     budget: BudgetConfig = Field(
         default_factory=BudgetConfig, title="Spend limits", description="Most calls, tokens or money a run or a batch may spend."
     )
@@ -858,7 +862,7 @@ class AppSettings(BaseSettings):
     users_file: Path | None = Field(
         default=None,
         title="Sign-in users file",
-        description="A TOML file of the desk's users (name, role editor or checker, bcrypt password hash; see pipelines/users.py). "
+        description="A TOML file of the desk's users (name, role editor or checker, bcrypt password hash; see pipelines/access/users.py). "
         "Set, every page asks to sign in and actions carry the signed-in name; unset (the default), nobody signs in.",
     )
     oidc_editors: Annotated[list[str], NoDecode] = Field(

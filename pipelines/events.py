@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipelines.models import Admissibility, Evidence, Triplet, Turn, Verdict, Vote
+from pipelines.domain import Admissibility, Evidence, Triplet, Turn, Verdict, Vote
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 

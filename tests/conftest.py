@@ -9,7 +9,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from pipelines.services import Services
+from pipelines.run.services import Services
 from pipelines.tools.embeddings import Embedder, default_embedder
 from tests.fakes import make_services
 

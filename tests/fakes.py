@@ -12,13 +12,13 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
+from pipelines.access.users import hash_password
 from pipelines.config import AppSettings, RunConfig
 from pipelines.errors import ToolUnavailableError
 from pipelines.llm.fake import FakeChatModel
-from pipelines.services import Services
+from pipelines.run.services import Services
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebResult
-from pipelines.users import hash_password
 
 # Command-line arguments for a quick run: the single-agent baseline, the fake backend, the demo corpus.
 SINGLE_ON_FAKE_DEMO = ("--protocol", "single", "--backend", "fake", "--corpus", "demo")
@@ -148,9 +148,9 @@ class ScriptedFake(FakeChatModel):
 
 def make_context(services: Services, config: RunConfig, claim: str, reviewer: object | None = None) -> tuple[object, list[object]]:
     """A RunContext on ``services`` with the fake model for every role (or ``services.chat_override``), and the list its events land in."""
-    from pipelines.context import RunContext, Toolbox
+    from pipelines.domain import Claim
     from pipelines.llm.client import LLM
-    from pipelines.models import Claim
+    from pipelines.run.context import RunContext, Toolbox
 
     events: list[object] = []
     chat = services.chat_override or FakeChatModel()

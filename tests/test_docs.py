@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.cli import OPTIONS_END, OPTIONS_START, options_table, with_options_table
+from pipelines.cli.main import OPTIONS_END, OPTIONS_START, options_table, with_options_table
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from corpora.jsonl import jsonl_objects
+from pipelines.domain import Label
 from pipelines.eval.labels import LabelMappingError, require_canonical
-from pipelines.models import Label
 
 CHECK_COVID = "check-covid"
 CHECK_COVID_SPLITS = ("train", "dev")

@@ -1,7 +1,7 @@
 """The evaluation harness: run a dataset's claims as normal stored runs, then score them.
 
 ``evaluate`` samples the claims (a fixed, label-balanced sample for a seed), runs them
-through the batch queue (``pipelines.batch``: bounded concurrency, a failed claim reported
+through the batch queue (``pipelines.run.batch``: bounded concurrency, a failed claim reported
 and the rest going on), maps every verdict onto the canonical labels (``labels``) and
 computes the metrics (``metrics``). The report keeps every claim's row, so past evaluations
 can be compared and audited down to the run.
@@ -16,14 +16,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from pipelines.batch import BatchItem, ClaimOutcome, iter_batch
 from pipelines.config import RunConfig
-from pipelines.digest import Cost
+from pipelines.domain import Label
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem
 from pipelines.eval.labels import LabelMode, canonical, classes, keeps
-from pipelines.models import Label
-from pipelines.services import Services
+from pipelines.record.digest import Cost
+from pipelines.run.batch import BatchItem, ClaimOutcome, iter_batch
+from pipelines.run.services import Services
 
 ECE_BINS = 10
 

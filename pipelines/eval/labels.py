@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from pipelines.models import LABELS, Label
+from pipelines.domain import LABELS, Label
 
 LabelMode = Literal["three", "binary"]
 LABEL_MODES: tuple[LabelMode, ...] = ("three", "binary")

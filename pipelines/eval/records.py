@@ -16,7 +16,7 @@ from sqlalchemy import Engine, Float, Integer, String, Text, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines.eval.harness import EvalReport
-from pipelines.text_safety import csv_cell
+from pipelines.text.safety import csv_cell
 
 
 class _Base(DeclarativeBase):

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from pipelines.config import AppSettings, ModelSpec, openai_env
 from pipelines.llm.registry import get_backend
-from pipelines.redaction import scrub_url
+from pipelines.text.urls import scrub_url
 
 OPENAI_URL = "https://api.openai.com/v1"
 TIMEOUT_S = 5.0

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from pipelines.context import RunContext
+from pipelines.domain import Verdict
 from pipelines.errors import UnknownProtocolError
-from pipelines.models import Verdict
+from pipelines.run.context import RunContext
 
 ProtocolFn = Callable[[RunContext], Awaitable[Verdict]]
 

@@ -23,14 +23,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
 from pipelines.config import DeskConfig
-from pipelines.context import RunContext
+from pipelines.domain import Evidence, Verdict
 from pipelines.errors import ModelOutputError
 from pipelines.events import ExhibitStanceRead, RoundStarted, StageCompleted, StageFailed, StageStarted, VerdictAggregated
 from pipelines.llm.client import LLM
-from pipelines.models import Evidence, Verdict
+from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.roles import HUMAN_CHECKER
+from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence

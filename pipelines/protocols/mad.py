@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 
-from pipelines.context import RunContext
+from pipelines.domain import Turn, Verdict
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
-from pipelines.models import Turn, Verdict
+from pipelines.personas import MAD_DEBATERS, Persona
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.roles import MAD_DEBATERS, AgentRole
+from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
 from pipelines.stages.judge import judge_from_history, verdict_from_ruling
@@ -44,7 +44,7 @@ async def run_mad(ctx: RunContext) -> Verdict:
     return verdict_from_ruling(ruling, decided_by="judge", stop_reason=stop_reason)
 
 
-async def _argue(ctx: RunContext, role: AgentRole, number: int, latest: dict[str, Turn]) -> Turn:
+async def _argue(ctx: RunContext, role: Persona, number: int, latest: dict[str, Turn]) -> Turn:
     own = latest.get(role.name)
     other = next((t for agent, t in latest.items() if agent != role.name), None)
     messages = load_prompt("mad_turn").render(

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
-from pipelines.models import Evidence, Turn, Verdict
+from pipelines.personas import MADKE_DEBATERS, Persona
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.roles import MADKE_DEBATERS, AgentRole
+from pipelines.run.context import RunContext
 from pipelines.stages.agreement import check_agreement
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
@@ -81,7 +81,7 @@ async def _build_pool(ctx: RunContext) -> list[Evidence]:
 
 
 async def _turn(
-    ctx: RunContext, role: AgentRole, number: int, pool: Sequence[Evidence], latest: dict[str, Turn]
+    ctx: RunContext, role: Persona, number: int, pool: Sequence[Evidence], latest: dict[str, Turn]
 ) -> tuple[Turn, list[Evidence]]:
     own = latest.get(role.name)
     other = next((t for agent, t in latest.items() if agent != role.name), None)

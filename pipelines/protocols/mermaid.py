@@ -18,7 +18,7 @@ from typing import Literal
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
-from pipelines.context import OpeningPlan, RunContext
+from pipelines.domain import Evidence, Label, Triplet, Turn, Verdict, citations
 from pipelines.errors import ModelOutputError
 from pipelines.events import (
     ClaimDecomposed,
@@ -32,13 +32,13 @@ from pipelines.events import (
     StageStarted,
     TurnCompleted,
 )
-from pipelines.memory import EvidenceMemory, Recall, evidence_key
-from pipelines.models import Evidence, Label, Triplet, Turn, Verdict, citations
+from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.roles import HUMAN_CHECKER
+from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.stages.decomposition import Decomposition, decompose_claim, parse_triplets
 from pipelines.stages.retrieval import format_evidence, retrieve
+from pipelines.tools.memory import EvidenceMemory, Recall, evidence_key
 
 AGENT = "Researcher"
 MEMORY_AGENT = "Memory"

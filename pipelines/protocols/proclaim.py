@@ -12,7 +12,7 @@ delta_rs). 7. A panel of three judges votes (during the role switch: the panel r
 proper, and delta_rs only enters the confidence). 8. Confidence from the votes, the judges'
 quality scores, delta_rs and the winning side's s_ref.
 
-Roles are data (CourtRole records); formulas live in proclaim_scoring and the
+Roles are data (CourtPersona records); formulas live in proclaim_scoring and the
 admissibility, novelty and panel stages; this module only orchestrates and emits events.
 """
 
@@ -29,7 +29,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from pipelines.config import ProClaimConfig
-from pipelines.context import OpeningPlan, RunContext
+from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import (
     AdmissibilityAssessed,
@@ -49,7 +49,7 @@ from pipelines.events import (
     StageStarted,
 )
 from pipelines.llm.registry import get_backend
-from pipelines.models import Evidence, Turn, Verdict
+from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
 from pipelines.protocols.proclaim_schemas import (
@@ -69,7 +69,7 @@ from pipelines.protocols.proclaim_scoring import (
     reflection_score,
     role_switch_delta,
 )
-from pipelines.roles import HUMAN_CHECKER
+from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.stages.admissibility import assess_admissibility, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
 from pipelines.stages.novelty import filter_novel
@@ -80,7 +80,7 @@ T = TypeVar("T", bound=BaseModel)
 
 
 @dataclass(frozen=True)
-class CourtRole:
+class CourtPersona:
     """A seat in the court: who it is, what it is told, and which configured model plays it."""
 
     name: str
@@ -89,24 +89,26 @@ class CourtRole:
     stance: str = ""  # the panel label this side argues for
 
 
-PLAINTIFF = CourtRole(
+PLAINTIFF = CourtPersona(
     "Plaintiff", "You argue that the claim is true, building your case only on the exhibits.", "debater", stance="SUPPORTED"
 )
-DEFENSE = CourtRole(
+DEFENSE = CourtPersona(
     "Defense", "You argue that the claim is false or not supported, building your case only on the exhibits.", "debater", "NOT SUPPORTED"
 )
-PRESIDING_JUDGE = CourtRole("Presiding judge", "You run the court: refine queries, rule on experts, decide when to deliberate.", "judge")
-CRITIC = CourtRole("Critic", "You score both sides after each round and say when the debate is resolved.", "scorer")
+PRESIDING_JUDGE = CourtPersona("Presiding judge", "You run the court: refine queries, rule on experts, decide when to deliberate.", "judge")
+CRITIC = CourtPersona("Critic", "You score both sides after each round and say when the debate is resolved.", "scorer")
 REWRITES = "Claim rewrite"  # the agent name on searches for the claim's rewrites (retrieval.rewrites)
-EXPERT_WITNESS = CourtRole("Expert witness", "You testify neutrally from your field.", "debater")
+EXPERT_WITNESS = CourtPersona("Expert witness", "You testify neutrally from your field.", "debater")
 PANEL = (
-    CourtRole(
+    CourtPersona(
         "Judge 1",
         "You are a strict evidentiary judge: only well-sourced, admitted exhibits count, and weak sourcing lowers your scores.",
         "judge",
     ),
-    CourtRole("Judge 2", "You think like a scientist: you weigh study design, sample size and whether independent sources agree.", "judge"),
-    CourtRole(
+    CourtPersona(
+        "Judge 2", "You think like a scientist: you weigh study design, sample size and whether independent sources agree.", "judge"
+    ),
+    CourtPersona(
         "Judge 3",
         "You judge as a careful generalist: what should a reasonable reader conclude, and was any premise left unaddressed?",
         "judge",
@@ -235,7 +237,7 @@ async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None
             found += await retrieve(ctx, agent=REWRITES, round=0, query=rewrite, tool="corpus", k=cfg.premise_top_k, rewritten=True)
         return found
 
-    async def stance_query(counsel: CourtRole) -> str:
+    async def stance_query(counsel: CourtPersona) -> str:
         messages = load_prompt("proclaim_stance_query").render(
             role=counsel.name, brief=counsel.brief, claim=ctx.claim.text, premises=_premise_lines(court.premises)
         )
@@ -270,7 +272,7 @@ async def _plan(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, round: in
     history = _history(court)
     experts = "; ".join(court.experts) or "none"
 
-    async def gap(counsel: CourtRole) -> EvidenceGap:
+    async def gap(counsel: CourtPersona) -> EvidenceGap:
         messages = _counsel_prompt(
             "proclaim_gap",
             ctx,
@@ -392,7 +394,7 @@ async def _arguments(
     history = _history(court)
     testimony = "\n".join(court.testimony) or "(none)"
 
-    async def argue(counsel: CourtRole, side: CourtRole) -> tuple[str, Turn]:
+    async def argue(counsel: CourtPersona, side: CourtPersona) -> tuple[str, Turn]:
         agent = f"{counsel.name} → {side.name}" if switched else counsel.name
         note = (
             f"Until now you argued as the {counsel.name}; the sides are swapped, so argue as the {side.name} as well as the exhibits allow."
@@ -421,7 +423,7 @@ async def _reflections(ctx: RunContext, cfg: ProClaimConfig, court: Court, numbe
     evidence = _show(ctx, cfg, court)
     weights = (cfg.logic_weight, cfg.novelty_weight, cfg.rebuttal_weight)
 
-    async def reflect(counsel: CourtRole) -> None:
+    async def reflect(counsel: CourtPersona) -> None:
         turn = turns[counsel.name]
         messages = load_prompt("proclaim_reflection").render(
             role=counsel.name,
@@ -688,7 +690,7 @@ def _verdict_citations(ctx: RunContext, court: Court, winner: str | None) -> tup
 
 
 async def _ask(
-    ctx: RunContext, role: CourtRole, messages: Sequence[BaseMessage], schema: type[T], *, stage: str, fallback: str
+    ctx: RunContext, role: CourtPersona, messages: Sequence[BaseMessage], schema: type[T], *, stage: str, fallback: str
 ) -> T | None:
     """A structured answer, or None after a StageFailed event that says what the run does instead."""
     try:
@@ -722,7 +724,7 @@ def _show(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> str:
     return "\n".join(lines) or format_evidence([])
 
 
-def _counsel_prompt(name: str, ctx: RunContext, court: Court, counsel: CourtRole, round: int, **shown: str) -> list[BaseMessage]:
+def _counsel_prompt(name: str, ctx: RunContext, court: Court, counsel: CourtPersona, round: int, **shown: str) -> list[BaseMessage]:
     """A counsel's prompt: its role and brief, the claim, the round and the premises, with what this step ``shown`` to it."""
     return load_prompt(name).render(
         role=counsel.name, brief=counsel.brief, claim=ctx.claim.text, round=round, premises=_premise_lines(court.premises), **shown
@@ -745,7 +747,7 @@ def _clean_query(query: str, fallback: str) -> str:
     return cleaned or fallback[:300]
 
 
-def _opponent(counsel: CourtRole) -> CourtRole:
+def _opponent(counsel: CourtPersona) -> CourtPersona:
     return DEFENSE if counsel is PLAINTIFF else PLAINTIFF
 
 

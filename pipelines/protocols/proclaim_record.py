@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipelines.domain import Admissibility, Evidence, Turn, Verdict, Vote
 from pipelines.events import (
     AdmissibilityAssessed,
     ConfidenceComputed,
@@ -30,7 +31,6 @@ from pipelines.events import (
     VerdictReached,
     VoteCast,
 )
-from pipelines.models import Admissibility, Evidence, Turn, Verdict, Vote
 
 COURTROOM_EVENTS = (PremisesDecomposed, AdmissibilityAssessed, ConfidenceComputed)
 

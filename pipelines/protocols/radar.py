@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence, Turn, Verdict, citations
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
-from pipelines.models import Evidence, Turn, Verdict, citations
+from pipelines.personas import POLITICIAN, SCIENTIST, Persona
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.roles import POLITICIAN, SCIENTIST, AgentRole
+from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import format_history
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, report
@@ -40,7 +40,7 @@ TASKS = {
     "rebuttal": "Rebut the other side's opening statement: answer its strongest points with the evidence.",
     "closing": "Give your closing statement: what the debate has established about the claim.",
 }
-AGENTS: tuple[AgentRole, ...] = (POLITICIAN, SCIENTIST)
+AGENTS: tuple[Persona, ...] = (POLITICIAN, SCIENTIST)
 RETRIEVER = "RADAR"
 STOP_AGENT = "Stop agent"
 ROUND_JUDGE = "Round judge"
@@ -132,7 +132,7 @@ async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
     return found
 
 
-async def _speak(ctx: RunContext, role: AgentRole, number: int, phase: str, evidence: Sequence[Evidence], history: Sequence[Turn]) -> Turn:
+async def _speak(ctx: RunContext, role: Persona, number: int, phase: str, evidence: Sequence[Evidence], history: Sequence[Turn]) -> Turn:
     messages = load_prompt("radar_turn").render(
         role=role.name,
         brief=role.brief,

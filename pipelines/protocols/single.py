@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence, Verdict
 from pipelines.errors import ModelOutputError
 from pipelines.events import StageCompleted, StageFailed, StageStarted
-from pipelines.models import Evidence, Verdict
+from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
-from pipelines.roles import HUMAN_CHECKER
-from pipelines.schemas import SearchQueries
+from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve
+from pipelines.stages.schemas import SearchQueries
 
-AGENT = "Analyst"  # not "Checker": that is the person at the desk (pipelines.roles.HUMAN_CHECKER)
+AGENT = "Analyst"  # not "Checker": that is the person at the desk (pipelines.personas.HUMAN_CHECKER)
 
 
 async def _search(ctx: RunContext, searches: list[tuple[str, str]], found: dict[str, Evidence]) -> None:

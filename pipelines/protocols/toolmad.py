@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from pipelines.config import ToolMadConfig
-from pipelines.context import Review, RunContext
+from pipelines.domain import Evidence, Label, Turn, Verdict
 from pipelines.errors import DebateDeskError, StageFailedError
 from pipelines.events import RoundStarted, StageCompleted, StageFailed, StageStarted
-from pipelines.models import Evidence, Label, Turn, Verdict
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.run.context import Review, RunContext
 from pipelines.stages.argument import named_labels, stream_turn, strip_label_line
 from pipelines.stages.query_formulation import same_query
 from pipelines.stages.retrieval import Tool, format_evidence, retrieve

@@ -13,11 +13,11 @@ import asyncio
 
 from pydantic import BaseModel, Field
 
-from pipelines.context import RunContext
+from pipelines.domain import Admissibility, AdmissibilityStatus, Evidence
 from pipelines.errors import ModelOutputError
 from pipelines.events import AdmissibilityAssessed, StageFailed
-from pipelines.models import Admissibility, AdmissibilityStatus, Evidence
 from pipelines.prompts import load_prompt
+from pipelines.run.context import RunContext
 from pipelines.stages.retrieval import format_evidence
 
 ADMIT_ABOVE = 0.5

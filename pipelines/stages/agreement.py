@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from pipelines.context import RunContext
+from pipelines.domain import Turn
 from pipelines.errors import ModelOutputError
 from pipelines.events import AgreementChecked, StageFailed
-from pipelines.models import Turn
 from pipelines.prompts import load_prompt
+from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import format_history
 
 

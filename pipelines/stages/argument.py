@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
 
-from pipelines.context import RunContext
+from pipelines.domain import LABELS, Label, Turn, citations
 from pipelines.events import ArgumentDelta, TurnCompleted
-from pipelines.models import LABELS, Label, Turn, citations
+from pipelines.run.context import RunContext
 
 
 def _heading_line(headings: str) -> re.Pattern[str]:

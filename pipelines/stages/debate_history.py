@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipelines.models import Turn
+from pipelines.domain import Turn
 
 NO_HISTORY = "(nothing yet)"
 

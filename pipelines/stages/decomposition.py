@@ -10,11 +10,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from pipelines.context import RunContext
+from pipelines.domain import Triplet
 from pipelines.errors import ModelOutputError
 from pipelines.events import ClaimDecomposed, StageCompleted, StageFailed, StageStarted
-from pipelines.models import Triplet
 from pipelines.prompts import load_prompt
+from pipelines.run.context import RunContext
 
 
 class TripletAnswer(BaseModel):

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence
 from pipelines.errors import ModelOutputError
 from pipelines.events import EvidenceSelected, StageFailed
-from pipelines.models import Evidence
+from pipelines.personas import Persona
 from pipelines.prompts import load_prompt
-from pipelines.roles import AgentRole
+from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import NO_HISTORY
 from pipelines.stages.retrieval import format_evidence
 
@@ -25,7 +25,7 @@ class EvidenceSelection(BaseModel):
 
 
 async def select_evidence(
-    ctx: RunContext, *, role: AgentRole, round: int, pool: Sequence[Evidence], max_picks: int, previous: str | None
+    ctx: RunContext, *, role: Persona, round: int, pool: Sequence[Evidence], max_picks: int, previous: str | None
 ) -> list[Evidence]:
     """The items ``role`` picks (at most ``max_picks``), emitted as EvidenceSelected; unknown numbers are dropped."""
     usable = ctx.usable(list(pool))

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from corpora.base import Passage, split_sentences
-from pipelines.context import RunContext
-from pipelines.models import Evidence
-from pipelines.roles import HUMAN_CHECKER
+from pipelines.domain import Evidence
+from pipelines.personas import HUMAN_CHECKER
+from pipelines.run.context import RunContext
 from pipelines.stages.query_formulation import same_query
 from pipelines.stages.retrieval import claim_rewrites, retrieve
 from pipelines.tools.embeddings import Embedder

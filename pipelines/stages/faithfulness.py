@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from corpora.base import split_sentences
+from pipelines.domain import Evidence
 from pipelines.llm.client import LLM
-from pipelines.models import Evidence
 from pipelines.prompts import load_prompt
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.retrieval import format_evidence
-from pipelines.stopwords import STOPWORDS
+from pipelines.text.stopwords import STOPWORDS
 
 
 class AnswerStatements(BaseModel):

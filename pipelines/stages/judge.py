@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipelines.context import RunContext
-from pipelines.models import Evidence, Turn, Verdict
+from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.prompts import load_prompt
+from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import format_history
 from pipelines.stages.retrieval import format_evidence

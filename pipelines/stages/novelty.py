@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence
 from pipelines.events import NoveltyAssessed
-from pipelines.models import Evidence
+from pipelines.run.context import RunContext
 
 NOVELTY_ADMIT_AT = 0.20
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pipelines.errors import ModelOutputError
 from pipelines.llm.client import LLM
 from pipelines.prompts import load_prompt
-from pipelines.schemas import SearchQueries
+from pipelines.stages.schemas import SearchQueries
 
 MAX_QUERY_CHARS = 300
 

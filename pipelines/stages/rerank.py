@@ -15,7 +15,7 @@ from corpora.base import split_sentences
 from pipelines.errors import ModelOutputError
 from pipelines.llm.client import LLM
 from pipelines.prompts import load_prompt
-from pipelines.schemas import RerankScores
+from pipelines.stages.schemas import RerankScores
 from pipelines.tools.corpus_index import Hit
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.fusion import min_max

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence
 from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
 from pipelines.events import (
     EvidenceRetrieved,
@@ -17,8 +17,8 @@ from pipelines.events import (
     WebResultsFiltered,
     WebSearchUnavailable,
 )
-from pipelines.models import Evidence
-from pipelines.roles import HUMAN_CHECKER
+from pipelines.personas import HUMAN_CHECKER
+from pipelines.run.context import RunContext
 from pipelines.stages.query_formulation import formulate_queries, same_query
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
 from pipelines.tools.corpus_index import Hit

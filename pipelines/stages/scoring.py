@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence, Turn
 from pipelines.errors import DebateDeskError
 from pipelines.events import ScoreComputed, StageFailed, StatementChecked
-from pipelines.models import Evidence, Turn
+from pipelines.run.context import RunContext
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult
 from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
 

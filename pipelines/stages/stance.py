@@ -45,8 +45,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from pipelines.config import CONTRAST_SHARE
 from pipelines.config import StanceReader as Reader
+from pipelines.domain import Evidence
 from pipelines.llm.client import LLM
-from pipelines.models import Evidence
 from pipelines.prompts import load_prompt
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, options_line
 

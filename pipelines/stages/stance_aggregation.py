@@ -21,8 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pipelines.probability_text import percent
 from pipelines.stages.stance import Stance
+from pipelines.text.probability import percent
 
 UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NOT ENOUGH INFO
 DEFAULT_DECIDE_AT = 0.55  # an uncalibrated verdict needs at least this much for its side

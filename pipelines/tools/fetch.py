@@ -22,13 +22,13 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
 from pipelines.errors import DebateDeskError
+from pipelines.text.addresses import Address, public_only
 
 MAX_BYTES = 2 * 1024 * 1024
 TIMEOUT_S = 10.0
 MAX_REDIRECTS = 3
 USER_AGENT = "DebateDesk/0.1 (fact-checking evidence fetcher)"
 
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 AddressPolicy = Callable[[Address], str | None]  # returns why an address is refused, or None
 
 
@@ -43,47 +43,6 @@ class FetchedPage:
     text: str
     content_type: str
     truncated: bool
-
-
-def public_only(address: Address) -> str | None:
-    """Why an address must not be fetched (None: it is a public address)."""
-    if isinstance(address, ipaddress.IPv6Address):
-        why = _embedded_ipv4_refusal(address)
-        if why is not None:
-            return why
-    for test, why in (
-        ("is_unspecified", "an unspecified address"),
-        ("is_loopback", "a loopback address (this machine)"),
-        ("is_link_local", "a link-local address"),
-        ("is_multicast", "a multicast address"),
-        ("is_reserved", "a reserved address"),
-        ("is_private", "a private network address"),
-    ):
-        if getattr(address, test):
-            return why
-    if not address.is_global:
-        return "not a public internet address"
-    return None
-
-
-def _embedded_ipv4_refusal(address: ipaddress.IPv6Address) -> str | None:
-    """IPv6 forms that carry an IPv4 address (mapped, 6to4, Teredo) are judged by that address; site-local is refused."""
-    if address.ipv4_mapped is not None:
-        return public_only(address.ipv4_mapped)
-    if address.sixtofour is not None:  # 2002::/16: a 6to4 relay would deliver to the embedded IPv4 address
-        why = public_only(address.sixtofour)
-        return None if why is None else f"a 6to4 address embedding {address.sixtofour}, {why}"
-    if address.teredo is not None:  # 2001::/32: (Teredo server, client); either one being non-public is refused
-        for embedded in address.teredo:
-            why = public_only(embedded)
-            if why is not None:
-                return f"a Teredo address embedding {embedded}, {why}"
-    if address in _SITE_LOCAL:
-        return "a site-local address (fec0::/10, a private network)"
-    return None
-
-
-_SITE_LOCAL = ipaddress.ip_network("fec0::/10")
 
 
 def resolve(host: str, port: int) -> list[Address]:

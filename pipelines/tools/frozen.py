@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corpora.base import Passage
+from pipelines.domain import Evidence
 from pipelines.errors import DebateDeskError
-from pipelines.models import Evidence
 from pipelines.tools.corpus_index import CorpusIndex, DeletionReport, DocumentSummary, Hit, IngestReport, SearchMode
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.lexical import LexicalIndex, passage_tokens

@@ -19,7 +19,7 @@ import bm25s
 import numpy as np
 from Stemmer import Stemmer
 
-from pipelines.stopwords import STOPWORDS
+from pipelines.text.stopwords import STOPWORDS
 
 FORMAT_VERSION = 2  # bump when tokenization changes: older indexes are rebuilt on first use (2: PyStemmer, bm25s stopwords)
 TITLE_WEIGHT = 1  # the title is indexed with every passage of its document (tuned on Check-COVID train: 2 and 3 were worse)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.safe_text import escape_markdown
 from pipelines.config import AppSettings
-from pipelines.export import to_json
-from pipelines.store import RunStore
+from pipelines.record.export import to_json
+from pipelines.record.store import RunStore
+from pipelines.text.safety import escape_markdown
 from tests.components.conftest import fake_app
 
 ROOT = Path(__file__).resolve().parents[2]

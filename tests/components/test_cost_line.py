@@ -1,5 +1,5 @@
 from components.cost import cost_line, stage_table
-from pipelines.digest import Cost
+from pipelines.record.digest import Cost
 
 
 def test_the_cost_line_and_table_say_how_many_prompt_tokens_the_server_reused() -> None:

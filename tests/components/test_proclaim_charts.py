@@ -17,6 +17,7 @@ from components.proclaim_charts import (
     judge_frame,
     premise_frame,
 )
+from pipelines.domain import Vote
 from pipelines.events import (
     AdmissibilityAssessed,
     ConfidenceComputed,
@@ -27,7 +28,6 @@ from pipelines.events import (
     StageFailed,
     VoteCast,
 )
-from pipelines.models import Vote
 from pipelines.protocols.proclaim_record import CourtRecord
 from pipelines.tools.embeddings import MiniLMEmbedder
 from tests.fakes import fake_config, make_services
@@ -38,7 +38,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses"
 @pytest.fixture(scope="module")
 def run_events(demo_data_dir: Path, embedder: MiniLMEmbedder) -> tuple[list[Event], list[Event]]:
     """A finished fake proclaim run: the live events and the same run read back from the store."""
-    from pipelines.runner import stream_run
+    from pipelines.run.runner import stream_run
 
     services = make_services(demo_data_dir, embedder)
     config = fake_config(protocol="proclaim")

@@ -6,10 +6,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.charts import ConfidencePoint, build_confidence_figure
-from components.compare import comparison_frame
+from components.side_by_side import comparison_frame
 from pipelines.llm.cache import DiskResponseCache
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from pipelines.tools.embeddings import MiniLMEmbedder
 from tests.components.conftest import fake_app
 from tests.fakes import fake_config, make_services

@@ -56,6 +56,7 @@ def test_an_agreed_debate_stops_after_round_one_with_passing_badges(app: AppTest
 def render_hostile_run() -> None:
     """Replays a run whose web page, model answer and scorer output all carry markup."""
     from components.transcript import replay
+    from pipelines.domain import Evidence, Turn, Verdict
     from pipelines.events import (
         EvidenceRetrieved,
         QueryIssued,
@@ -68,7 +69,6 @@ def render_hostile_run() -> None:
         VerdictReached,
         WebSearchUnavailable,
     )
-    from pipelines.models import Evidence, Turn, Verdict
 
     bad = "<script>alert(1)</script> ![px](http://evil.test/p.png) [click](http://evil.test) :red[FAKE]"
     events = [
@@ -102,8 +102,8 @@ def test_text_from_pages_models_and_scorers_is_shown_as_text() -> None:
 def render_turn_with_rewrites() -> None:
     """A debater's round-1 search for the claim, then the claim's two rewrites (retrieval.rewrites), then its answer."""
     from components.transcript import replay
+    from pipelines.domain import Turn
     from pipelines.events import QueryIssued, RoundStarted, RunStarted, TurnCompleted
-    from pipelines.models import Turn
 
     replay(
         [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from pipelines.events import dump_event
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from tests.fakes import fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -7,8 +7,8 @@ import json
 import pytest
 from markdown_it import MarkdownIt
 
-from pipelines.export import export_run
-from tests.pipelines.test_export_safety import SCRIPT, hostile_run
+from pipelines.record.export import export_run
+from tests.pipelines.record.test_export_safety import SCRIPT, hostile_run
 
 pytestmark = pytest.mark.e2e
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.batch import parse_claims_text, run_batch
 from pipelines.config import BudgetConfig, parse_prices
 from pipelines.events import Event, ModelCallCompleted, RunInterrupted, RunResumed, VerdictReached
 from pipelines.llm.fake import FakeChatModel
 from pipelines.llm.limits import Budget, BudgetExhaustedError
-from pipelines.runner import resume_run, stream_run
-from pipelines.services import Services
-from pipelines.store import RunStore
+from pipelines.record.store import RunStore
+from pipelines.run.batch import parse_claims_text, run_batch
+from pipelines.run.runner import resume_run, stream_run
+from pipelines.run.services import Services
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services, with_settings
 

@@ -1,7 +1,7 @@
 import pytest
 
+from pipelines.domain import Evidence, Verdict
 from pipelines.events import EVENT_TYPES, EvidenceRetrieved, VerdictReached, dump_event, parse_event
-from pipelines.models import Evidence, Verdict
 
 
 def test_every_event_round_trips_through_json() -> None:

@@ -1,4 +1,15 @@
-"""Layers only point down: the stages and the run context never import the protocols above them."""
+"""The house's folder rules: each room of ``pipelines/`` imports only the rooms below it.
+
+From the bottom up:
+- the ground: ``errors``, ``domain``, ``personas``, ``machine`` and ``text/`` (safe text, redaction, addresses);
+- ``config`` and ``events``;
+- ``llm/`` (model backends) and ``tools/`` (corpus, web, fetch, memory);
+- ``run/context.py`` (what a run hands its protocol), ``stages/`` and ``prompts/``;
+- ``protocols/``;
+- ``record/`` (what a run leaves behind) and ``run/`` (a run's life);
+- ``eval/`` and ``cli/`` at the top.
+A room may import from its own folder and from any room below; never from above.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +19,40 @@ from pathlib import Path
 import pytest
 
 PIPELINES = Path(__file__).resolve().parents[2] / "pipelines"
+
+GROUND = {"errors", "domain", "personas", "machine", "text"}
+BELOW: dict[str, set[str]] = {  # room -> the rooms it may import (besides its own)
+    "text": {"errors"},
+    "domain": {"errors"},
+    "personas": set(),
+    "machine": set(),
+    "errors": set(),
+    "tools.source_policy": GROUND,
+    "config": GROUND | {"tools.source_policy"},
+    "events": GROUND,
+    "llm": GROUND | {"config", "events"},
+    "tools": GROUND | {"config", "events", "tools.source_policy"},
+    "run.context": GROUND | {"config", "events", "llm", "tools"},
+    "prompts": GROUND | {"config"},
+    "stages": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts"},
+    "protocols": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts", "stages", "pipelines"},
+    "record": GROUND | {"config", "events", "llm", "tools", "run.context", "stages", "protocols", "pipelines"},
+    "run": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "prompts", "record", "pipelines"},
+    "calibration": GROUND | {"config", "events", "llm", "tools", "stages"},
+    "eval": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration"},
+    "access": GROUND | {"config"},
+    "cli": {"*"},
+}
+
+
+def room_of(module: str) -> str:
+    """``pipelines.run.context`` -> ``run.context``, ``pipelines.record.store`` -> ``record``, ``pipelines`` -> ``pipelines``."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "pipelines"
+    if parts[:2] in (["run", "context"], ["tools", "source_policy"]):
+        return ".".join(parts[:2])
+    return parts[0]
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -20,33 +65,58 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", [*sorted((PIPELINES / "stages").glob("*.py")), PIPELINES / "context.py"], ids=lambda p: p.name)
-def test_stages_and_the_context_do_not_import_protocols(path: Path) -> None:
-    upward = sorted(name for name in imported_modules(path) if name == "pipelines.protocols" or name.startswith("pipelines.protocols."))
-    assert not upward, f"{path.name} imports {upward}: take what it needs from pipelines.context instead"
+MODULES = sorted(p for p in PIPELINES.rglob("*.py") if p.name != "__main__.py")
 
 
-def test_the_llm_backends_do_not_import_stages_or_protocols() -> None:
-    for path in sorted((PIPELINES / "llm").rglob("*.py")):
-        upward = [
-            name for name in imported_modules(path) if name.startswith(("pipelines.stages", "pipelines.protocols", "pipelines.runner"))
-        ]
-        assert not upward, f"{path.relative_to(PIPELINES)} imports {upward}"
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PIPELINES)))
+def test_each_room_imports_only_the_rooms_below_it(path: Path) -> None:
+    room = room_of("pipelines." + ".".join(path.relative_to(PIPELINES).with_suffix("").parts))
+    if room == "__init__" or room == "pipelines":
+        return
+    allowed = BELOW[room]
+    own = room.split(".")[0]
+    upward = sorted(
+        name
+        for name in imported_modules(path)
+        if name.startswith("pipelines")
+        and "*" not in allowed
+        and room_of(name) not in allowed
+        and room_of(name).split(".")[0] != own
+        and not (room_of(name) == "run.context" and "run.context" in allowed)
+    )
+    assert not upward, f"{path.relative_to(PIPELINES)} ({room}) imports {upward}, which sit above it: see this test's docstring"
 
 
-@pytest.mark.parametrize("name", ["event_writer", "redaction", "journal", "services", "store"])
-def test_what_a_run_is_made_of_does_not_import_the_runner(name: str) -> None:
-    upward = [m for m in imported_modules(PIPELINES / f"{name}.py") if m == "pipelines.runner"]
-    assert not upward, f"{name}.py imports the runner: the runner uses it, not the other way round"
+def test_every_room_has_a_rule_and_a_one_line_docstring() -> None:
+    rooms = {p.name for p in PIPELINES.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    rooms |= {p.stem for p in PIPELINES.glob("*.py") if p.stem not in {"__init__", "__main__"}}
+    assert rooms - {"run"} <= set(BELOW), f"rooms without a folder rule: {sorted(rooms - set(BELOW) - {'run'})}"
+    for folder in (p for p in PIPELINES.iterdir() if p.is_dir() and (p / "__init__.py").exists()):
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text()))
+        assert doc, f"pipelines/{folder.name}/__init__.py has no docstring saying what the room holds"
 
 
 def test_the_runner_keeps_only_a_runs_life() -> None:
-    tree = ast.parse((PIPELINES / "runner.py").read_text())
+    tree = ast.parse((PIPELINES / "run" / "runner.py").read_text())
     classes = sorted(node.name for node in tree.body if isinstance(node, ast.ClassDef))
     assert classes == ["RunHandle"], f"runner.py defines {classes}: storing, redacting and journalling live in their own modules"
 
 
+def test_what_a_run_leaves_behind_does_not_import_the_runner() -> None:
+    for path in sorted((PIPELINES / "record").glob("*.py")):
+        upward = [m for m in imported_modules(path) if m.startswith("pipelines.run") and m != "pipelines.run.context"]
+        assert not upward, f"{path.name} imports {upward}: the runner uses the record, not the other way round"
+
+
 def test_the_digest_reads_only_events_and_the_domain_model() -> None:
     """Everything from the store to the page reads runs through the digest, so it sits just above the events."""
-    inside = sorted(m for m in imported_modules(PIPELINES / "digest.py") if m.startswith("pipelines."))
-    assert set(inside) <= {"pipelines.events", "pipelines.models"}, f"digest.py imports {inside}"
+    inside = sorted(m for m in imported_modules(PIPELINES / "record" / "digest.py") if m.startswith("pipelines."))
+    assert set(inside) <= {"pipelines.events", "pipelines.domain"}, f"digest.py imports {inside}"
+
+
+def test_nothing_under_tests_imports_the_benchmarks() -> None:
+    """bench/ holds scripts (their own tests beside them, in bench/tests/); the test suite stands without them."""
+    tests = PIPELINES.parent / "tests"
+    for path in sorted(tests.rglob("*.py")):
+        from_bench = sorted(m for m in imported_modules(path) if m == "bench" or m.startswith("bench."))
+        assert not from_bench, f"{path.relative_to(tests.parent)} imports {from_bench}"

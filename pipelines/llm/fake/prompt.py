@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage
 
-from pipelines.stopwords import STOPWORDS
+from pipelines.text.stopwords import STOPWORDS
 
 NEGATIONS = frozenset(
     {"not", "no", "never", "none", "cannot", "can't", "doesn't", "don't", "isn't", "aren't", "won't", "without", "myth", "false", "only"}

@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.batch import ClaimOutcome
 from pipelines.config import RunConfig
-from pipelines.digest import Cost
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, GoldSentence, load_dataset
 from pipelines.eval.harness import ClaimScore, build_report, evaluate, evaluation_config, format_report, score_claim
 from pipelines.eval.records import EvalStore, write_report_files
 from pipelines.llm.fake import FakeChatModel
+from pipelines.record.digest import Cost
+from pipelines.run.batch import ClaimOutcome
 from pipelines.tools.embeddings import MiniLMEmbedder
 from tests.conftest import EVAL_SAMPLE
 from tests.fakes import make_services

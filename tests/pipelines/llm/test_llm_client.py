@@ -108,7 +108,7 @@ class PromptCached(FakeChatModel):
 
 
 def test_prompt_tokens_the_server_reused_are_recorded_and_counted_apart() -> None:
-    from pipelines.digest import Cost
+    from pipelines.record.digest import Cost
 
     calls: list[ModelCallCompleted] = []
     messages = load_prompt("single_answer").render(claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses.")

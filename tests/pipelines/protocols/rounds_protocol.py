@@ -15,13 +15,13 @@ from contextlib import contextmanager
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pipelines.context import RunContext
+from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.events import RoundStarted
-from pipelines.models import Evidence, Turn, Verdict
 from pipelines.protocols.base import PROTOCOLS, Protocol, register_protocol
-from pipelines.schemas import SearchQueries
+from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve
+from pipelines.stages.schemas import SearchQueries
 
 AGENTS = ("Pro", "Con")
 ROUNDS = 3

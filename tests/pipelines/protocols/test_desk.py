@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pipelines.config import RunConfig
+from pipelines.domain import Evidence
 from pipelines.events import (
     ArgumentDelta,
     EvidenceRetrieved,
@@ -22,8 +23,7 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.client import Reply, TokenLogprob
-from pipelines.models import Evidence
-from pipelines.runner import Services, stream_run
+from pipelines.run.runner import Services, stream_run
 from pipelines.stages.stance import STANCES, Stance, option_orders, read_stance
 from pipelines.stages.stance_aggregation import Calibration, aggregate, calibration_key, load_calibration, stance_features
 from pipelines.tools.web import WebResult

@@ -1,10 +1,10 @@
 """`mad` on the fake backend: two debaters, three rounds, no retrieval, a judge."""
 
-from pipelines.context import Review
 from pipelines.events import EvidenceRetrieved, QueryIssued, RoundStarted, TurnCompleted
 from pipelines.protocols.mad import run_mad
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.context import Review
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from tests.fakes import make_context, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -13,8 +13,8 @@ from pipelines.events import (
     WebSearchUnavailable,
 )
 from pipelines.llm import fake
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from tests.fakes import CannedWeb, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

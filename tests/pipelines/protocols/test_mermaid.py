@@ -12,8 +12,8 @@ from pipelines.events import (
     StageFailed,
     WebSearchUnavailable,
 )
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from pipelines.stages.decomposition import parse_triplets
 from tests.fakes import protocol_config
 

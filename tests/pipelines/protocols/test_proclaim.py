@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pipelines.config import ROLES, RunConfig
-from pipelines.context import Review, RunContext, Toolbox
+from pipelines.domain import Claim
 from pipelines.events import (
     AdmissibilityAssessed,
     ConfidenceComputed,
@@ -35,10 +35,10 @@ from pipelines.events import (
     VoteCast,
 )
 from pipelines.llm.client import LLM
-from pipelines.models import Claim
 from pipelines.protocols.proclaim import run_proclaim
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from tests.fakes import DeadWeb, ScriptedFake, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -6,7 +6,6 @@ from collections import Counter
 
 import pytest
 
-from pipelines.context import Review
 from pipelines.events import (
     ArgumentDelta,
     CheckerEditedQuery,
@@ -22,8 +21,9 @@ from pipelines.events import (
 )
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
-from pipelines.runner import resume_run, start_run, stream_run
-from pipelines.services import Services
+from pipelines.run.context import Review
+from pipelines.run.runner import resume_run, start_run, stream_run
+from pipelines.run.services import Services
 from tests.fakes import fake_config, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -80,7 +80,7 @@ def test_a_crashed_round_protocol_resumes_with_every_event_once(services: Servic
 def test_step_mode_edits_and_strikes_reach_a_round_protocol(services: Services, protocol: str) -> None:
     services.chat_override = FakeChatModel()
     config = fake_config(protocol=protocol)
-    config = with_settings(config, "checker", step_mode=True)
+    config = with_settings(config, "pauses", step_mode=True)
     if protocol == "toolmad":  # the fake debaters agree at once: without this the debate ends before the first pause
         config = with_settings(config, "toolmad", early_stop=False)
     handle = start_run(CLAIM, config, services, interactive=True)

@@ -2,7 +2,6 @@
 
 import pytest
 
-from pipelines.context import Review
 from pipelines.events import (
     EvidenceRetrieved,
     LabelProbabilitiesEstimated,
@@ -17,8 +16,9 @@ from pipelines.events import (
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.madke import run_madke
 from pipelines.protocols.radar import run_radar, should_stop, stop_margin
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.context import Review
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from pipelines.stages.label_probability import LabelDistribution
 from tests.fakes import make_context, protocol_config
 

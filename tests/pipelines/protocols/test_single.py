@@ -10,8 +10,8 @@ from pipelines.events import (
     VerdictReached,
     WebSearchUnavailable,
 )
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from tests.fakes import CannedWeb, fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

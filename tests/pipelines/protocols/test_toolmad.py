@@ -9,8 +9,7 @@ from collections.abc import Sequence
 import pytest
 from pydantic import Field
 
-from bench.overhead import peak_in_flight
-from pipelines.context import Review, RunContext, Toolbox
+from pipelines.domain import Claim, Verdict
 from pipelines.events import (
     ArgumentDelta,
     Event,
@@ -30,10 +29,11 @@ from pipelines.events import (
 )
 from pipelines.llm.client import LLM
 from pipelines.llm.fake import FakeChatModel
-from pipelines.models import Claim, Verdict
 from pipelines.protocols.toolmad import run_toolmad
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.record.timeline import peak_in_flight
+from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from pipelines.tools.web import WebResult
 from tests.fakes import CannedWeb, DeadWeb, protocol_config
 

@@ -8,7 +8,7 @@ import pytest
 
 from pipelines.config import RunConfig
 from pipelines.events import Event, EvidenceRetrieved, QueryIssued, StageCompleted, StageFailed, StageStarted, VerdictReached
-from pipelines.runner import stream_run
+from pipelines.run.runner import stream_run
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 

@@ -7,10 +7,10 @@ import pytest
 from langchain_core.messages import BaseMessage
 from pydantic import Field
 
+from pipelines.domain import Evidence
 from pipelines.errors import ModelOutputError
 from pipelines.llm.client import LLM
 from pipelines.llm.fake import FakeChatModel
-from pipelines.models import Evidence
 from pipelines.stages.faithfulness import Faithfulness, answer_paragraphs, normalize_evidence_id, place_statements
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

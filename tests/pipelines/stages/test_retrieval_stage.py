@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from pipelines.config import RunConfig
 from pipelines.events import EvidenceRetrieved, QueryIssued, RunStarted, StageFailed, WebResultsFiltered
 from pipelines.llm.fake import FakeChatModel
-from pipelines.runner import stream_run
-from pipelines.services import Services
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
 from pipelines.tools.web import WebResult
 from tests.fakes import CannedWeb, fake_config, with_settings
 

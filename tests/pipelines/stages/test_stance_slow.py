@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 from pipelines.config import AppSettings, ModelSpec
+from pipelines.domain import Evidence
 from pipelines.llm import embedded
 from pipelines.llm.client import LLM
-from pipelines.models import Evidence
 from pipelines.stages.stance import STANCES, negate, read_stance
 from tests.conftest import smollm2_gguf
 

@@ -89,7 +89,7 @@ def test_a_repeated_search_query_is_embedded_once_and_passages_stay_out_of_the_c
     from corpora.base import Document
     from corpora.chunking import chunk_documents
     from pipelines.config import AppSettings
-    from pipelines.services import Services
+    from pipelines.run.services import Services
 
     services = Services.create(AppSettings(data_dir=tmp_path), embedder=embedder, with_store=False)
     docs = [Document(id="masks", title="Masks", sentences=("Masks reduce the spread of respiratory droplets.", "Cloth masks filter less."))]

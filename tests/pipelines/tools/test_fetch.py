@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipelines.tools.fetch import Address, FetchError, fetch_page, html_to_text, public_only
+from pipelines.text.addresses import Address, public_only
+from pipelines.tools.fetch import FetchError, fetch_page, html_to_text
 
 PAGE = b"""<html><head><title>Masks &amp; trials</title><script>alert('x')</script><style>p{}</style></head>
 <body><nav>Home | About</nav><h1>Masks study</h1><p>Randomized trials found masks reduce transmission.</p>

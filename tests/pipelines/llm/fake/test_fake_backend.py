@@ -4,7 +4,7 @@ from langchain_core.messages import HumanMessage
 
 from pipelines.llm.client import response_format_for
 from pipelines.llm.fake import FakeChatModel, PromptView, overlap
-from pipelines.schemas import SearchQueries
+from pipelines.stages.schemas import SearchQueries
 
 
 def prompt(claim: str, *evidence: str) -> list[HumanMessage]:

@@ -1,0 +1,31 @@
+"""The deciding abstract among the first k hybrid results (what desk's exhibits are), on a split's SUPPORT/REFUTE claims.
+
+    .venv/bin/python bench/analysis/deciding_depth.py dev DATA_DIR
+
+By document id; DATA_DIR is a data folder with the check-covid corpus indexed (it is indexed if not).
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from pipelines.config import AppSettings
+from pipelines.eval.datasets import load_dataset
+from pipelines.services import Services
+
+split, data_dir = sys.argv[1], Path(sys.argv[2])
+settings = AppSettings(data_dir=data_dir)
+services = Services.create(settings)
+services.ensure_corpus("check-covid")
+ds = load_dataset("check-covid", split, checkcovid_dir=settings.checkcovid_dir)
+items = [i for i in ds.items if i.label != "NOT ENOUGH INFO" and i.gold_evidence]
+KS = (5, 10, 20, 25, 26, 27, 28, 29, 30, 40)
+found = {k: 0 for k in KS}
+for item in items:
+    hits = services.index.search("check-covid", item.claim, k=max(KS), mode="hybrid")
+    docs = [h.passage.doc_id for h in hits]
+    gold = {g.doc_id for g in item.gold_evidence}
+    for k in KS:
+        found[k] += bool(gold & set(docs[:k]))
+print(split, len(items), "claims:", " ".join(f"@{k} {found[k] / len(items):.3f}" for k in KS))

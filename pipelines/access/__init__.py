@@ -1,0 +1,1 @@
+"""Who may do what on a shared desk: users, their desk roles, sign-in."""

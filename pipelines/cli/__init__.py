@@ -1,0 +1,1 @@
+"""The command line: ``python -m pipelines COMMAND``, one module per group of commands."""

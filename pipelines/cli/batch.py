@@ -1,0 +1,58 @@
+"""``python -m pipelines batch FILE``: check every claim of a file, K at a time, and write the results.
+
+python -m pipelines batch claims.csv --protocol single --concurrency 2 [--backend fake] [--out results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def add_batch_command(sub: Any) -> None:
+    parser = sub.add_parser("batch", help="check every claim of a .csv (claim column), .jsonl or .txt file; write CSV and JSONL results")
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--protocol", default=None, help="debate method (default from config)")
+    parser.add_argument("--backend", default=None, help="fake, embedded or openai, for every role")
+    parser.add_argument("--model", default="", help="model name at the backend")
+    parser.add_argument("--corpus", default=None, help="local corpus to search")
+    parser.add_argument("--no-web", action="store_true", help="do not search the web")
+    parser.add_argument("--concurrency", type=int, default=2, help="claims run at once (default 2); model calls stay bounded per backend")
+    parser.add_argument("--out", type=Path, default=None, help="results path without suffix (default data/batches/<file>-<time>)")
+    parser.set_defaults(handler=run_batch_command)
+
+
+def run_batch_command(args: argparse.Namespace) -> int:
+    from pipelines.config import AppSettings, RunConfig
+    from pipelines.run.batch import BatchInputError, iter_batch, parse_claims_file, to_csv, to_jsonl
+    from pipelines.run.runner import check_names
+    from pipelines.run.services import Services
+
+    if not args.file.is_file():
+        raise BatchInputError(f"{args.file}: no such file")
+    items = parse_claims_file(args.file.read_bytes(), args.file.name)
+    config = RunConfig().with_overrides(
+        protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
+    )
+    check_names(config)
+    settings = AppSettings()
+    services = Services.create(settings)
+    print(f"{len(items)} claims, {config.protocol}, {args.concurrency} at a time", file=sys.stderr)
+    outcomes = []
+    for outcome in iter_batch(items, config, services, concurrency=args.concurrency):
+        outcomes.append(outcome)
+        shown = f"{outcome.verdict} (run {outcome.run_id})" if outcome.status == "completed" else f"FAILED: {outcome.error}"
+        print(f"[{len(outcomes)}/{len(items)}] {outcome.id}: {shown}", file=sys.stderr, flush=True)
+    out = args.out or settings.data_dir / "batches" / f"{args.file.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    csv_path, jsonl_path = out.with_suffix(".csv"), out.with_suffix(".jsonl")
+    csv_path.write_text(to_csv(outcomes), encoding="utf-8")
+    jsonl_path.write_text(to_jsonl(outcomes), encoding="utf-8")
+    failed = [o for o in outcomes if o.status != "completed"]
+    print(f"{len(outcomes) - len(failed)} completed, {len(failed)} failed; results in {csv_path} and {jsonl_path}")
+    for o in sorted(failed, key=lambda o: o.index):
+        print(f"  failed: {o.id}: {o.error}")
+    return 1 if failed else 0

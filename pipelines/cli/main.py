@@ -1,0 +1,455 @@
+"""The CLI: verify a claim, ingest files, list corpora, prepare the embedded model.
+
+python -m pipelines verify "CLAIM" --protocol single --backend fake --corpus demo [--json]
+python -m pipelines ingest PATH [PATH ...] --corpus NAME
+python -m pipelines corpora
+python -m pipelines model prepare
+python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V]
+python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
+python -m pipelines import FILE
+python -m pipelines resume RUN_ID [--json]
+python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
+python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
+python -m pipelines batch claims.csv --protocol single --concurrency 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pipelines.config import AppSettings, RunConfig
+
+if TYPE_CHECKING:
+    from pipelines.record.store import RunStore
+from pipelines.errors import DebateDeskError
+from pipelines.events import (
+    AgreementChecked,
+    ArgumentDelta,
+    ClaimDecomposed,
+    Event,
+    EvidenceRetrieved,
+    EvidenceSelected,
+    ExhibitStanceRead,
+    LabelProbabilitiesEstimated,
+    MemoryRecalled,
+    OmittedContextFound,
+    QueryIssued,
+    ReasoningStepTaken,
+    RoundStarted,
+    RunFailed,
+    ScoreComputed,
+    StageFailed,
+    StageStarted,
+    StopRuleChecked,
+    TurnCompleted,
+    VerdictAggregated,
+    VerdictReached,
+    WebResultsFiltered,
+    WebSearchUnavailable,
+    dump_event,
+)
+from pipelines.record.digest import RunDigest
+from pipelines.text.probability import decimal
+from pipelines.text.safety import TerminalSafeStream
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    # Claims, model answers, web pages and error messages are printed: their escape sequences are shown, never obeyed.
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeStream(out), TerminalSafeStream(err)  # type: ignore[assignment]
+    try:
+        return int(args.handler(args))
+    except DebateDeskError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # bad names and files from the user, with their own messages
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipelines", description="DebateDesk: check claims with debating AI agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    verify = sub.add_parser("verify", help="check one claim and print the events and the verdict")
+    verify.add_argument("claim")
+    verify.add_argument("--protocol", default=None, help="debate method (default from config)")
+    verify.add_argument("--backend", default=None, help="fake, embedded or openai, for every role")
+    verify.add_argument("--model", default="", help="model name at the backend")
+    verify.add_argument("--corpus", default=None, help="local corpus to search")
+    verify.add_argument("--no-web", action="store_true", help="do not search the web")
+    verify.add_argument("--json", action="store_true", help="print one JSON line per event")
+    verify.set_defaults(handler=_verify)
+
+    ingest = sub.add_parser("ingest", help="add .txt, .md or .jsonl files (or folders of them) to a corpus")
+    ingest.add_argument("paths", nargs="+", type=Path)
+    ingest.add_argument("--corpus", required=True)
+    ingest.set_defaults(handler=_ingest)
+
+    corpora = sub.add_parser("corpora", help="list corpora with document and passage counts")
+    corpora.set_defaults(handler=_corpora)
+
+    options = sub.add_parser("options", help="print every run option as a Markdown table (docs/options.md's)")
+    options.add_argument(
+        "--write", type=Path, metavar="PAGE", help="refresh the table between the options markers of PAGE instead of printing it"
+    )
+    options.set_defaults(handler=_options)
+
+    runs = sub.add_parser("runs", help="list stored runs, newest first (runs left running by a dead process show as interrupted)")
+    runs.add_argument("--claim", default="", help="only runs whose claim contains this text")
+    runs.add_argument("--status", action="append", default=[], help="running, completed, failed or interrupted (repeatable)")
+    runs.add_argument("--protocol", action="append", default=[], help="repeatable")
+    runs.add_argument("--verdict", action="append", default=[], help="final verdict, e.g. SUPPORTS (repeatable)")
+    runs.add_argument("--limit", type=int, default=50)
+    runs.set_defaults(handler=_runs)
+
+    export = sub.add_parser("export", help="write a stored run as JSON (the whole record), a Markdown report or ClaimReview JSON-LD")
+    export.add_argument("run_id")
+    export.add_argument("--format", choices=["json", "md", "csv", "claimreview"], default="json")
+    export.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: print)")
+    export.set_defaults(handler=_export)
+
+    imp = sub.add_parser("import", help="validate a JSON run record and store it for audit")
+    imp.add_argument("file", type=Path)
+    imp.set_defaults(handler=_import)
+
+    resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
+    resume.add_argument("run_id")
+    resume.add_argument("--json", action="store_true", help="print one JSON line per new event")
+    resume.set_defaults(handler=_resume)
+
+    override = sub.add_parser("override", help="record the checker's verdict beside the model's")
+    override.add_argument("run_id")
+    override.add_argument("--verdict", required=True)
+    override.add_argument("--by", required=True, help="who decides (name or initials), for the audit trail")
+    override.add_argument("--note", default="")
+    override.set_defaults(handler=_override)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of exported run records")
+    schema.set_defaults(handler=_schema)
+
+    model = sub.add_parser("model", help="manage the embedded model")
+    model.add_argument("action", choices=["prepare", "stop"])
+    model.set_defaults(handler=_model)
+
+    from pipelines.cli.batch import add_batch_command
+    from pipelines.cli.eval import add_eval_command
+
+    add_eval_command(sub)
+    add_batch_command(sub)
+    return parser
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from pipelines.run.runner import check_names, stream_run, validate_claim
+    from pipelines.run.services import Services
+
+    config = RunConfig().with_overrides(
+        protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
+    )
+    validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
+    check_names(config)
+    services = Services.create()
+    return _print_events(stream_run(args.claim, config, services), as_json=args.json)
+
+
+def _store() -> RunStore:
+    from pipelines.record.store import RunStore
+
+    settings = AppSettings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return RunStore(settings.sqlite_url)
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from pipelines.record.store import RunFilter
+
+    store = _store()
+    store.reconcile()
+    where = RunFilter(claim=args.claim, statuses=tuple(args.status), protocols=tuple(args.protocol), verdicts=tuple(args.verdict))
+    for run in store.list_runs(limit=args.limit, where=where):
+        when = datetime.fromtimestamp(run.created_at, UTC).strftime("%Y-%m-%d %H:%M")
+        verdict = run.final_verdict or "-"
+        if run.checker_verdict:
+            verdict += f" (checker; model: {run.verdict or '-'})"
+        print(f"{run.id}\t{when}\t{run.status}\t{run.protocol}\t{verdict}\t{run.claim[:80]}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pipelines.record.export import export_run
+
+    store = _store()
+    summary = store.get_run(args.run_id)
+    if summary is None:
+        raise ValueError(f"no run {args.run_id!r}; list runs with `python -m pipelines runs`")
+    text = export_run(summary, store.events(args.run_id), args.format, public_url=AppSettings().public_url)
+    if args.output:
+        args.output.write_text(text)
+        print(f"wrote {args.output} ({len(text):,} characters)")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from pipelines.record.export import import_run
+
+    if not args.file.is_file():
+        raise ValueError(f"{args.file}: no such file")
+    summary, new = import_run(_store(), args.file.read_bytes(), origin=f"imported from {args.file.name}")
+    print(f"{'imported' if new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}")
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from pipelines.run.runner import resume_run
+    from pipelines.run.services import Services
+
+    services = Services.create()
+    handle = resume_run(args.run_id, services, secrets_from=RunConfig())
+    return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
+
+
+def _override(args: argparse.Namespace) -> int:
+    from pipelines.run.step_gate import override_verdict
+
+    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, args.by)
+    was = evt.model_verdict.label if evt.model_verdict else "none"
+    print(f"{args.run_id}: verdict set to {evt.label} by {evt.by} (the model's was {was})")
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from pipelines.record.export import record_schema
+
+    print(json.dumps(record_schema(), indent=2))
+    return 0
+
+
+class _TurnPrinter:
+    """Streams one turn at a time: turns argued side by side would otherwise interleave word by word."""
+
+    def __init__(self) -> None:
+        self.streaming: str | None = None
+
+    def print(self, evt: Event) -> None:
+        match evt:
+            case ArgumentDelta(turn_id=turn_id, agent=agent, round=number, text=text):
+                if self.streaming is None:
+                    self.streaming = turn_id
+                    print(f"[{agent}, round {number}]", flush=True)
+                if turn_id == self.streaming:
+                    print(text, end="", flush=True)
+            case TurnCompleted(turn=turn):
+                if turn.id == self.streaming:
+                    print(flush=True)
+                    self.streaming = None
+                else:  # argued while another turn was streaming: shown whole, now
+                    print(f"[{turn.agent}, round {turn.round}]\n{turn.text}", flush=True)
+            case _:
+                _print_human(evt)
+
+
+def _print_human(evt: Event) -> None:
+    match evt:
+        case RoundStarted():
+            print(f"\n── {evt.heading.lower()}", flush=True)
+        case ScoreComputed(target=target, metric=metric, value=value, threshold=threshold):
+            verdict = "" if threshold is None else f" ({'meets' if value >= threshold else 'below'} {threshold:.2f})"
+            print(f"  {target} {metric} = {value:.2f}{verdict}", flush=True)
+        case StageStarted(stage=stage, detail=detail):
+            print(f"… {stage}: {detail}", flush=True)
+        case QueryIssued(agent=agent, query=query, tool=tool):
+            print(f"  {agent} searches {tool}: {query}", flush=True)
+        case EvidenceRetrieved(evidence=e):
+            print(f"  [{e.id}] {e.source_label}: {e.text[:100]}", flush=True)
+        case WebSearchUnavailable(reason=reason):
+            print(f"  ! {reason}", flush=True)
+        case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy):
+            print(f"  source policy ({policy}) refused {filtered} web result(s); {kept} kept", flush=True)
+        case StageFailed(stage=stage, reason=reason):
+            print(f"  ! {stage} failed: {reason}", flush=True)
+        case VerdictReached(verdict=v):
+            conf = f" (confidence {decimal(v.confidence)})" if v.confidence is not None else ""
+            print(f"\nVERDICT: {v.label}{conf} — decided by {v.decided_by}; {v.stop_reason}", flush=True)
+        case RunFailed(reason=reason):
+            print(f"\nRUN FAILED: {reason}", flush=True)
+        case LabelProbabilitiesEstimated(agent=agent, probabilities=probabilities, method=method, note=note):
+            shares = ", ".join(f"{k} {v:.2f}" for k, v in probabilities.items())
+            print(f"  {agent} ({method}): {shares}" + (f"  [{note}]" if note else ""), flush=True)
+        case StopRuleChecked(phase=phase, stop_margin=s, verdict_confidence=c, tau_s=tau_s, tau_v=tau_v, stop=stop):
+            print(
+                f"  stop rule after the {phase}: s={s:+.2f} (τs {tau_s:+.2f}), c={c:.2f} (τv {tau_v:.2f}) → {'stop' if stop else 'continue'}",
+                flush=True,
+            )
+        case OmittedContextFound(point=point):
+            print(f"  omitted context: {point}", flush=True)
+        case EvidenceSelected(agent=agent, round=number, evidence_ids=ids, none_found=none_found):
+            print(f"  {agent} picks (round {number}): {'none found' if none_found else ', '.join(ids)}", flush=True)
+        case AgreementChecked(round=number, agree=agree, consistent=consistent):
+            print(f"  judge after round {number}: agree={agree}, consistent={consistent}", flush=True)
+        case ClaimDecomposed(topic=topic, triplets=triplets, source=source):
+            print(f"  topic: {topic}; triplets ({source}): " + "; ".join(str(t) for t in triplets), flush=True)
+        case ReasoningStepTaken(step=step, action=action, query=query, reason=reason, forced=forced):
+            print(
+                f"  step {step}: {action}"
+                + (f" {query!r}" if query else "")
+                + (" (forced)" if forced else "")
+                + (f" — {reason}" if reason else ""),
+                flush=True,
+            )
+        case MemoryRecalled(evidence=e, match=match):
+            print(f"  recalled [{e.id}] ({match}): {e.text[:100]}", flush=True)
+        case ExhibitStanceRead(evidence_id=eid, round=number, probabilities=p, orders_agree=agree, method=method):
+            again = " (read again after the debate)" if number > 1 else ""
+            print(
+                f"  [{eid}] supports {p.get('SUPPORTS', 0):.2f} · contradicts {p.get('REFUTES', 0):.2f} · "
+                f"does not address {p.get('UNRELATED', 0):.2f}; orders {'agree' if agree else 'disagree'} ({method}){again}",
+                flush=True,
+            )
+        case VerdictAggregated(probabilities=p, calibration=calibration, reason=reason):
+            shares = ", ".join(f"{k} {decimal(v)}" for k, v in p.items())
+            print(f"  verdict from the exhibits ({calibration}): {shares}\n  {reason}", flush=True)
+        case _:
+            pass
+
+
+@contextmanager
+def _progress_bar(unit: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr for a long job reporting (done, total); none when stderr is not a terminal."""
+    from tqdm import tqdm
+
+    bar: tqdm[Any] | None = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit=f" {unit}", file=sys.stderr, disable=None, dynamic_ncols=True)
+        bar.update(done - bar.n)
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    # The corpus index alone, not Services: an ingestion needs no chat models, run store or caches, and
+    # importing them (LangChain, OpenAI's client, SQLAlchemy) took about a second of every ingestion.
+    from corpora.chunking import chunk_documents
+    from corpora.loaders import SUPPORTED_SUFFIXES, FileLoader
+    from pipelines.tools.corpus_index import CorpusIndex
+    from pipelines.tools.embeddings import default_embedder
+
+    files: list[Path] = []
+    for path in args.paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ValueError(f"{path}: no such file or folder")
+    if not files:
+        raise ValueError(f"no {', '.join(SUPPORTED_SUFFIXES)} files found in {', '.join(map(str, args.paths))}")
+    settings = AppSettings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    index = CorpusIndex(settings, default_embedder())
+    passages = chunk_documents(FileLoader(files).load_documents())
+    with _progress_bar("passages") as progress:
+        report = index.ingest(args.corpus, passages, progress=progress)
+    print(
+        f"{report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, {report.already_present} already present)"
+    )
+    return 0
+
+
+def _corpora(args: argparse.Namespace) -> int:
+    from pipelines.run.services import Services
+
+    services = Services.create(with_store=False)
+    known = services.index.corpora()
+    for name in services.corpus_names():
+        if name in known:
+            print(f"{name}\t{known[name]['documents']} documents\t{known[name]['passages']} passages")
+        else:
+            print(f"{name}\tbuilt in, indexed on first use")
+    return 0
+
+
+def _print_events(events: Iterable[Event], *, as_json: bool) -> int:
+    """Print a run's events as they come (JSON lines, or turns as text); 1 when the run failed."""
+    run = RunDigest()
+    printer = _TurnPrinter()
+    for evt in events:
+        run.feed(evt)
+        if as_json:
+            print(json.dumps(dump_event(evt)), flush=True)
+        else:
+            printer.print(evt)
+    return 1 if run.failure is not None else 0
+
+
+def _options(args: argparse.Namespace) -> int:
+    if args.write is None:
+        print(options_table())
+        return 0
+    args.write.write_text(with_options_table(args.write.read_text()))
+    print(f"options table refreshed in {args.write}")
+    return 0
+
+
+OPTIONS_START, OPTIONS_END = "<!-- options:start -->", "<!-- options:end -->"
+
+
+def with_options_table(page: str) -> str:
+    """``page`` with the text between its options markers replaced by the current table."""
+    start, end = page.index(OPTIONS_START) + len(OPTIONS_START), page.index(OPTIONS_END)
+    return page[:start] + "\n" + options_table() + "\n" + page[end:]
+
+
+def options_table() -> str:
+    """Every RunConfig option with its env var, default and description, as Markdown."""
+    from pydantic import BaseModel
+
+    rows = ["| option | env var | default | description |", "| --- | --- | --- | --- |"]
+
+    def walk(model: type[BaseModel], instance: BaseModel, prefix: str) -> None:
+        for name, field in model.model_fields.items():
+            value = getattr(instance, name)
+            path = f"{prefix}{name}"
+            if isinstance(value, BaseModel):
+                walk(type(value), value, path + ".")
+                continue
+            shown = "(secret)" if "key" in name else repr(value) if value != "" else '""'
+            env = "DEBATEDESK_" + path.upper().replace(".", "__")
+            rows.append(f"| `{path}` | `{env}` | `{shown}` | {field.description} |")
+
+    walk(RunConfig, RunConfig.model_construct(), "")
+    return "\n".join(rows)
+
+
+def _model(args: argparse.Namespace) -> int:
+    from pipelines.llm import embedded
+
+    settings = AppSettings()
+    if args.action == "prepare":
+        path = embedded.prepare(settings)
+        print(f"embedded model ready: {path}")
+    else:
+        embedded.stop_server(settings.model_cache)
+        print("embedded model server stopped")
+    return 0

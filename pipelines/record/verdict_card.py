@@ -1,0 +1,304 @@
+"""What the verdict card says, read off a run's digest: one label vocabulary, the confidence or why there is none, the exhibits with their quoted sentences, a plain reason, the model's caveat.
+
+Every protocol names its labels its own way (desk SUPPORTS, proclaim SUPPORTED, radar TRUE);
+the checker reads one vocabulary (``COMMON_LABELS``) with the protocol's own word beside it.
+Pure: built from a ``RunDigest``, so a live run and a History replay give the same card, and
+the page, the exports and the tests read the same fields. Nothing here is escaped: each sink
+escapes for itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from corpora.base import split_sentences
+from pipelines.domain import Evidence, Verdict
+from pipelines.errors import UnknownBackendError
+from pipelines.events import Event, VerdictOverridden
+from pipelines.llm.registry import get_backend
+from pipelines.record.digest import RunDigest, describe_intervention
+from pipelines.stages.argument import strip_label_line
+from pipelines.text.safety import public_http_url
+from pipelines.text.stopwords import STOPWORDS
+
+COMMON_LABELS = ("SUPPORTED", "REFUTED", "NOT ENOUGH INFO")
+_COMMON = {
+    "SUPPORTS": "SUPPORTED",
+    "SUPPORTED": "SUPPORTED",
+    "TRUE": "SUPPORTED",
+    "MOSTLY-TRUE": "SUPPORTED",
+    "REFUTES": "REFUTED",
+    "REFUTED": "REFUTED",
+    "NOT SUPPORTED": "REFUTED",
+    "FALSE": "REFUTED",
+    "MOSTLY-FALSE": "REFUTED",
+    "NOT ENOUGH INFO": "NOT ENOUGH INFO",
+    "INCONCLUSIVE": "NOT ENOUGH INFO",
+    "HALF-TRUE": "NOT ENOUGH INFO",  # part holds, part does not: the claim as a whole is neither supported nor refuted
+}
+MAX_EXHIBITS = 3
+MAX_QUOTES = 2
+
+# Why a protocol states no confidence, in one line a checker can read.
+NO_CONFIDENCE = {
+    "single": "one agent writes a label with its answer; nothing measures how sure it is.",
+    "mad": "a judge names a label after the debate; it gives no probability and no vote is taken.",
+    "toolmad": "the label is the debaters' consensus or a judge's ruling; the F and AR scores check the answers, not the label.",
+    "madke": "the summarizer or the judge writes the label; no probability is read and no vote is taken.",
+    "mermaid": "the researcher agent answers with a label; no probability is read.",
+}
+NO_CONFIDENCE_DEFAULT = "this protocol's verdict is a label a model wrote, with no probability or vote behind it."
+# How a protocol's confidence is made, for the card's detail.
+CONFIDENCE_SOURCE = {
+    "desk": "the probability of the label, weighed from each exhibit's stance",
+    "proclaim": "the panel's vote share and the quality of the arguments, adjusted by the role switch",
+    "radar": "the judge's probability for the label, read from the model's token probabilities or sampling",
+}
+# How a protocol reaches its verdict, in plain words.
+HOW_DECIDED = {
+    "desk": "Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together.",
+    "single": "One agent searched the sources, read what it found and answered.",
+    "mad": "Two debaters argued from what the model knows (this protocol retrieves no evidence); a judge then ruled.",
+    "madke": "Two debaters argued, each from evidence it chose; the debate ended when a judge found them agreeing or the rounds ran out.",
+    "proclaim": "A court-style debate over admitted exhibits, then a panel of judges voted.",
+    "radar": "Debaters opened and rebutted; a judge ruled as soon as it was sure enough.",
+    "mermaid": "A researcher agent broke the claim into facts, searched for each, and answered.",
+}
+POINTS_TO_WORD = {"supported": "supports the claim", "refuted": "contradicts the claim", "unrelated": "does not address the claim"}
+
+
+def common_label(label: str) -> str:
+    """The label in the card's vocabulary (SUPPORTED / REFUTED / NOT ENOUGH INFO); an unknown one stays as it is."""
+    return _COMMON.get(" ".join(label.split()).upper(), label)
+
+
+@dataclass(frozen=True)
+class CardLabel:
+    """A label as the card shows it: the common word, and the protocol's (or checker's) own when it differs."""
+
+    common: str
+    own: str
+
+    @classmethod
+    def of(cls, label: str) -> CardLabel:
+        return cls(common_label(label), label)
+
+
+@dataclass(frozen=True)
+class CardExhibit:
+    """An item the verdict rests on: where it is from, a link only when it is a public http(s) page, and its quoted sentences."""
+
+    id: str
+    title: str
+    source: str
+    url: str | None
+    quotes: tuple[str, ...]
+    stance: str = ""  # "supports the claim" and the like, when the protocol read one
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One thing a checker did to this run: when (epoch seconds), who, and what (plain text, not escaped)."""
+
+    at: float
+    by: str
+    what: str
+    event: Event
+
+
+@dataclass(frozen=True)
+class ModelSide:
+    """The model's verdict on the card: label, confidence or why there is none, exhibits, reason and detail."""
+
+    label: CardLabel
+    confidence: float | None
+    confidence_note: str
+    exhibits: tuple[CardExhibit, ...]
+    exhibits_note: str
+    reason: str
+    decided_by: str
+    detail: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VerdictCard:
+    """The whole card: the checker's verdict when they set one (``checker``), the model's beneath it, the caveat and the audit trail."""
+
+    protocol: str
+    model: ModelSide | None
+    checker: VerdictOverridden | None
+    caveat: tuple[str, str] | None  # (kind: "warning" / "info", text)
+    audit: tuple[AuditEntry, ...]
+
+    @property
+    def label(self) -> CardLabel | None:
+        """What the card leads with: the checker's verdict, else the model's."""
+        if self.checker is not None:
+            return CardLabel.of(self.checker.label)
+        return self.model.label if self.model is not None else None
+
+
+def verdict_card(run: RunDigest) -> VerdictCard | None:
+    """The card for ``run`` as far as it has got; None before any verdict (the model's or a checker's)."""
+    model_verdict = run.verdict if run.verdict is not None else (run.override.model_verdict if run.override is not None else None)
+    if model_verdict is None and run.override is None:
+        return None
+    return VerdictCard(
+        protocol=run.protocol,
+        model=_model_side(run, model_verdict) if model_verdict is not None else None,
+        checker=run.override,
+        caveat=model_caveat(_backends(run.config)),
+        audit=audit_trail(run),
+    )
+
+
+def audit_trail(run: RunDigest) -> tuple[AuditEntry, ...]:
+    """Every intervention of the checker, in order: step-mode decisions, strikes, pasted evidence, verdict overrides."""
+    return tuple(
+        AuditEntry(e.at, str(getattr(e, "by", "")), describe_intervention(e, _plain).replace("**", ""), e) for e in run.interventions
+    )
+
+
+def _plain(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat[: limit - 1] + "…" if len(flat) > limit else flat
+
+
+def model_caveat(backends: set[str]) -> tuple[str, str] | None:
+    """What a checker must know about the models behind a verdict: a fake backend is not a model; the embedded one is a weak judge."""
+    known = set()
+    for name in backends:
+        try:
+            known.add(get_backend(name))
+        except UnknownBackendError:
+            continue
+    if any(not b.is_real_model for b in known):
+        return ("warning", "🧪 fake is not a real model: its answers come from word overlap. For demos and tests only.")
+    if "embedded" in backends:
+        return (
+            "info",
+            "💻 Qwen2.5-Coder-1.5B runs on this machine: private and offline, but a weak judge. Treat its verdicts as a first pass.",
+        )
+    return None
+
+
+def _backends(config: dict[str, Any]) -> set[str]:
+    found = set()
+    for role in ("debater", "judge", "scorer"):
+        spec = config.get(role)
+        if isinstance(spec, dict) and spec.get("backend"):
+            found.add(str(spec["backend"]))
+    return found
+
+
+def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
+    exhibits, note = _exhibits(run, verdict)
+    if verdict.confidence is not None:
+        source = CONFIDENCE_SOURCE.get(run.protocol, "as the protocol computed it")
+        calibration = " (not calibrated: read it as a ranking, not a frequency)" if "uncalibrated" in verdict.decided_by else ""
+        confidence_note = f"from {source}{calibration}"
+    else:
+        confidence_note = NO_CONFIDENCE.get(run.protocol, NO_CONFIDENCE_DEFAULT)
+    detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]
+    if verdict.rationale:
+        detail.append(f"The model's full answer: {strip_label_line(verdict.rationale)}")
+    return ModelSide(
+        label=CardLabel.of(verdict.label),
+        confidence=verdict.confidence,
+        confidence_note=confidence_note,
+        exhibits=tuple(exhibits),
+        exhibits_note=note,
+        reason=_reason(run, verdict),
+        decided_by=verdict.decided_by,
+        detail=tuple(detail),
+    )
+
+
+def _exhibits(run: RunDigest, verdict: Verdict) -> tuple[list[CardExhibit], str]:
+    cited = [run.evidence[c] for c in verdict.cited if c in run.evidence]
+    note = ""
+    if not cited and run.evidence:
+        # The verdict names none: the items the debate cited most are what the checker should read.
+        most = sorted(run.cited_by, key=lambda eid: -len(run.cited_by[eid]))
+        cited = [run.evidence[eid] for eid in most if eid in run.evidence]
+        note = (
+            "The verdict names no exhibit; these are the items the arguments cited most."
+            if cited
+            else "The verdict names no exhibit, and no argument cited one."
+        )
+    elif not cited:
+        note = "No evidence was retrieved: the verdict rests on the arguments alone."
+    claim_words = _words(run.claim)
+    return [_exhibit(run, e, claim_words) for e in cited[:MAX_EXHIBITS]], note
+
+
+def _exhibit(run: RunDigest, e: Evidence, claim_words: set[str]) -> CardExhibit:
+    quotes = run.quotes.get(e.id) or closest_sentences(e.text, claim_words)
+    url = e.url if e.url and public_http_url(e.url) else None
+    title = e.title or (e.doc_id or e.source_label)
+    return CardExhibit(
+        id=e.id,
+        title=title,
+        source=e.source_label,
+        url=url,
+        quotes=tuple(quotes[:MAX_QUOTES]),
+        stance=POINTS_TO_WORD.get(run.points_to.get(e.id, ""), ""),
+    )
+
+
+def closest_sentences(text: str, claim_words: set[str], limit: int = MAX_QUOTES) -> tuple[str, ...]:
+    """The passage's sentences sharing most words with the claim, in the passage's order (its first sentence when none shares a word)."""
+    sentences = split_sentences(text)
+    if not sentences:
+        return ()
+    overlap = {i: len(_words(s) & claim_words) for i, s in enumerate(sentences)}
+    best = [i for i in sorted(overlap, key=lambda i: (-overlap[i], i))[:limit] if overlap[i] > 0] or [0]
+    return tuple(sentences[i] for i in sorted(best))
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS and len(w) > 2}
+
+
+def _reason(run: RunDigest, verdict: Verdict) -> str:
+    """How the verdict was reached, in plain words, then the gist of the model's own answer."""
+    how = HOW_DECIDED.get(run.protocol, "")
+    if run.protocol == "toolmad":
+        how = (
+            "Two debaters, one searching the corpus and one the web, reached the same answer, and both answers were grounded in their evidence."
+            if verdict.decided_by == "consensus"
+            else "Two debaters, one searching the corpus and one the web, did not reach a grounded agreement; a judge ruled."
+        )
+    gist = _gist(verdict.rationale)
+    parts = [p for p in (how, f"In the model's words: “{gist}”" if gist and run.protocol != "desk" else gist) if p]
+    return " ".join(parts)
+
+
+def _gist(rationale: str, limit: int = 320) -> str:
+    """The first sentences of the model's answer (its label line and a speaker's "Judge 1:" prefix dropped), cut at ``limit``."""
+    body = strip_label_line(rationale).strip()
+    body = re.sub(r"^[A-Z][\w ]{0,30}:\s+", "", body.split("\n\n")[0])
+    sentences = split_sentences(body)
+    gist = ""
+    for s in sentences:
+        if gist and len(gist) + len(s) > limit:
+            break
+        gist = f"{gist} {s}".strip()
+    return gist[: limit - 1] + "…" if len(gist) > limit else gist
+
+
+__all__ = [
+    "COMMON_LABELS",
+    "AuditEntry",
+    "CardExhibit",
+    "CardLabel",
+    "ModelSide",
+    "VerdictCard",
+    "audit_trail",
+    "closest_sentences",
+    "common_label",
+    "model_caveat",
+    "verdict_card",
+]

@@ -1,0 +1,64 @@
+"""The users file of a shared desk: read with clear refusals, passwords checked with bcrypt, roles that say what they allow."""
+
+from pathlib import Path
+
+import pytest
+
+from pipelines.access.users import UsersFile, UsersFileError, hash_password, main
+
+
+def users_file(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "users.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def hashed() -> str:
+    return hash_password("correct horse", rounds=4)
+
+
+def test_the_right_password_signs_in_with_the_name_and_role(tmp_path: Path, hashed: str) -> None:
+    path = users_file(
+        tmp_path,
+        f'[users.ana]\nname = "Ana  Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'
+        f'[users.bo]\nrole = "checker"\npassword_hash = "{hashed}"\n',
+    )
+    users = UsersFile.load(path)
+    ana = users.authenticate(" ANA ", "correct horse")
+    assert ana is not None and (ana.username, ana.name, ana.role, ana.can_override) == ("ana", "Ana Ruiz", "editor", True)
+    bo = users.authenticate("bo", "correct horse")
+    assert bo is not None and bo.name == "bo" and not bo.can_override
+    assert users.authenticate("ana", "wrong") is None and users.authenticate("nobody", "correct horse") is None
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("not = [toml", "not valid TOML"),
+        ("[other]\nx = 1\n", r"no \[users.NAME\] tables"),
+        ('[users.ana]\nrole = "admin"\npassword_hash = "$2b$04$x"\n', "users.ana: role must be one of editor, checker, not 'admin'"),
+        ('[users.ana]\nrole = "editor"\npassword_hash = "hunter2"\n', "users.ana: password_hash must be a bcrypt hash"),
+        ('users = { ana = "editor" }\n', "users.ana: must be a table"),
+    ],
+)
+def test_a_bad_users_file_is_refused_with_where_and_how_to_fix_it(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(UsersFileError, match=message):
+        UsersFile.load(users_file(tmp_path, body))
+
+
+def test_a_missing_users_file_names_the_setting(tmp_path: Path) -> None:
+    with pytest.raises(UsersFileError, match="DEBATEDESK_USERS_FILE"):
+        UsersFile.load(tmp_path / "nope.toml")
+
+
+def test_the_hash_command_prints_a_hash_that_checks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": "s3cret pass")
+    assert main(["hash"]) == 0
+    printed = capsys.readouterr().out.strip()
+    path = users_file(tmp_path, f'[users.ana]\nrole = "checker"\npassword_hash = "{printed}"\n')
+    assert UsersFile.load(path).authenticate("ana", "s3cret pass") is not None
+    with pytest.raises(ValueError, match="cannot be empty"):
+        hash_password("")

@@ -1,0 +1,116 @@
+"""The verdict card read off a run's digest: one vocabulary, confidence or why not, quoted exhibits, safe links, the override and its trail."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpora.base import split_sentences
+from pipelines.domain import Evidence, Verdict
+from pipelines.events import EvidenceRetrieved, RunStarted, VerdictOverridden, VerdictReached
+from pipelines.protocols.base import PROTOCOLS
+from pipelines.record.digest import Cost, digest
+from pipelines.record.verdict_card import COMMON_LABELS, closest_sentences, common_label, model_caveat, verdict_card
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
+from tests.fakes import fake_config
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+STATES_CONFIDENCE = {"desk", "proclaim", "radar"}
+
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_every_protocol_gets_a_card_in_one_vocabulary(services: Services, protocol: str) -> None:
+    run = digest(stream_run(CLAIM, fake_config(protocol=protocol), services))
+    card = verdict_card(run)
+    assert card is not None and card.model is not None and card.checker is None
+    model = card.model
+    assert model.label.common in COMMON_LABELS and model.label.own == run.verdict.label  # type: ignore[union-attr]
+    if protocol in STATES_CONFIDENCE:
+        assert model.confidence is not None and model.confidence_note.startswith("from ")
+    else:
+        assert model.confidence is None and model.confidence_note.endswith("."), "one line why there is none"
+    assert model.reason, "a plain reason"
+    assert model.detail[0].startswith(f"Decided by {run.verdict.decided_by}.")  # type: ignore[union-attr]
+    assert card.caveat is not None and "not a real model" in card.caveat[1]
+    if run.evidence:
+        assert 1 <= len(model.exhibits) <= 3
+        for exhibit in model.exhibits:
+            sentences = split_sentences(run.evidence[exhibit.id].text)
+            assert exhibit.quotes and all(q in sentences for q in exhibit.quotes), "quotes are the passage's own sentences"
+    else:
+        assert model.exhibits == () and "No evidence was retrieved" in model.exhibits_note
+
+
+def test_the_labels_map_to_three_words_and_an_unknown_one_stays() -> None:
+    assert [common_label(x) for x in ("SUPPORTS", "TRUE", "supported", "REFUTES", "NOT SUPPORTED", "FALSE")] == ["SUPPORTED"] * 3 + [
+        "REFUTED"
+    ] * 3
+    assert [common_label(x) for x in ("NOT ENOUGH INFO", "INCONCLUSIVE", "HALF-TRUE")] == ["NOT ENOUGH INFO"] * 3
+    assert common_label("PANTS ON FIRE") == "PANTS ON FIRE"
+
+
+def _run(*extra: object, url: str | None = None, cited: tuple[str, ...] = ("E1",)) -> list[object]:
+    item = Evidence(id="E1", source="web", text="Cats sleep a lot. Masks cut the spread of flu in homes. Dogs bark.", title="Flu", url=url)
+    return [
+        RunStarted(run_id="r", claim="Masks cut flu spread", protocol="single", config={"judge": {"backend": "embedded"}}, at=1.0),
+        EvidenceRetrieved(agent="A", round=1, evidence=item, at=2.0),
+        VerdictReached(verdict=Verdict(label="SUPPORTS", cited=cited, decided_by="agent", stop_reason="single agent answer"), at=3.0),
+        *extra,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "linked"),
+    [
+        ("https://example.org/flu", True),
+        ("javascript:alert(1)", False),
+        ("http://127.0.0.1/admin", False),
+        ("data:text/html,<b>x</b>", False),
+        (None, False),
+    ],
+)
+def test_an_exhibit_links_only_to_a_public_http_page(url: str | None, linked: bool) -> None:
+    card = verdict_card(digest(_run(url=url)))  # type: ignore[arg-type]
+    assert card is not None and card.model is not None
+    assert card.model.exhibits[0].url == (url if linked else None)
+
+
+def test_the_quoted_sentences_are_those_closest_to_the_claim() -> None:
+    card = verdict_card(digest(_run()))  # type: ignore[arg-type]
+    assert card is not None and card.model is not None
+    assert card.model.exhibits[0].quotes == ("Masks cut the spread of flu in homes.",), "a sentence sharing no word is not quoted"
+    assert closest_sentences("One. Two.", {"three"}) == ("One.",), "none shares a word: the passage's first sentence"
+
+
+def test_the_embedded_model_gets_its_weak_judge_caveat_on_the_card() -> None:
+    card = verdict_card(digest(_run()))  # type: ignore[arg-type]
+    assert card is not None and card.caveat is not None and "weak judge" in card.caveat[1]
+    assert model_caveat({"openai"}) is None and model_caveat({"no-such-backend"}) is None
+
+
+def test_a_verdict_naming_no_exhibit_says_so_and_shows_what_the_debate_cited() -> None:
+    card = verdict_card(digest(_run(cited=())))  # type: ignore[arg-type]
+    assert card is not None and card.model is not None
+    assert card.model.exhibits == () and card.model.exhibits_note == "The verdict names no exhibit, and no argument cited one."
+
+
+def test_an_override_leads_the_card_with_the_model_beneath_and_its_trail() -> None:
+    model = Verdict(label="SUPPORTS", cited=("E1",))
+    override = VerdictOverridden(model_verdict=model, label="REFUTES", note="retracted", by="Ana", at=50.0)
+    run = digest(_run(override))  # type: ignore[arg-type]
+    card = verdict_card(run)
+    assert card is not None and card.label is not None and card.label.common == "REFUTED" and card.label.own == "REFUTES"
+    assert card.model is not None and card.model.label.common == "SUPPORTED", "the model's verdict stays beneath"
+    assert [(a.at, a.by) for a in card.audit] == [(50.0, "Ana")] and "set the verdict to REFUTES" in card.audit[0].what
+    assert "retracted" in card.audit[0].what and "**" not in card.audit[0].what
+    assert run.cost.wall_seconds == 2.0, "the override, set later, is not the run's time"
+
+
+def test_cost_says_when_calls_came_from_the_cache() -> None:
+    assert "cache" not in Cost(calls=3).describe()
+    assert (
+        Cost(calls=3, cached_calls=3)
+        .describe()
+        .endswith("(all 3 calls answered from the cache or a resumed run's record: no tokens, no model time)")
+    )
+    assert "1 of 3 calls answered from the cache" in Cost(calls=3, cached_calls=1).describe()

@@ -1,0 +1,165 @@
+"""Kill a run mid-way (a fake that raises after N calls), reopen the store, resume: every event once, in order."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from pipelines.events import (
+    ArgumentDelta,
+    Event,
+    EvidenceRetrieved,
+    ModelCallCompleted,
+    RunFailed,
+    RunResumed,
+    RunStarted,
+    TurnCompleted,
+    VerdictReached,
+)
+from pipelines.llm.fake import FakeChatModel
+from pipelines.record.journal import fingerprint
+from pipelines.record.store import RunStore
+from pipelines.run.runner import resume_run, stream_run
+from pipelines.run.services import Services
+from pipelines.tools.embeddings import Embedder
+from tests.fakes import CannedWeb, fake_config, make_services, with_settings
+from tests.pipelines.protocols import rounds_protocol
+from tests.stores import store_url  # noqa: F401  (the fixture)
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+LIFECYCLE = (RunStarted, RunFailed, RunResumed)
+
+
+@pytest.fixture
+def rounds() -> Iterator[None]:
+    with rounds_protocol.registered():
+        yield
+
+
+@pytest.fixture
+def fresh(store_url: str, demo_data_dir: Path, embedder: Embedder) -> Services:  # noqa: F811
+    """Services over the indexed demo corpus with an empty store of their own (SQLite, and PostgreSQL when there is one)."""
+    services = make_services(demo_data_dir, embedder)
+    services.store = RunStore(store_url)
+    return services
+
+
+def reopen(services: Services, chat: FakeChatModel) -> Services:
+    """A new process's view of the same store: a new RunStore on the same database, a healthy model."""
+    again = Services(settings=services.settings, index=services.index, embedder=services.embedder, web=services.web)
+    again.store = RunStore(services.store.url)  # type: ignore[union-attr]
+    again.chat_override = chat
+    return again
+
+
+def comparable(events: list[Event]) -> list[str]:
+    """Each event as content without time, lifecycle markers or the run id (which differ between two runs)."""
+    return [fingerprint(e) for e in events if not isinstance(e, LIFECYCLE)]
+
+
+def test_single_resumed_after_a_crash_equals_an_uninterrupted_run(fresh: Services) -> None:
+    fresh.chat_override = FakeChatModel()
+    reference = list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
+    assert isinstance(reference[-1], VerdictReached)
+
+    fresh.chat_override = FakeChatModel(fail_after=1)  # the query call succeeds, the answer call dies
+    crashed = list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
+    run_id = crashed[0].run_id  # type: ignore[attr-defined]
+    assert isinstance(crashed[-1], RunFailed) and fresh.store.get_run(run_id).status == "failed"  # type: ignore[union-attr]
+
+    model = FakeChatModel()
+    again = reopen(fresh, model)
+    resumed = list(resume_run(run_id, again).stream())
+    record = again.store.events(run_id)  # type: ignore[union-attr]
+    assert record == resumed
+    assert record[: len(crashed)] == crashed, "what was stored before the crash is kept as it was"
+    assert isinstance(record[len(crashed)], RunResumed) and record[len(crashed)].replayed == len(crashed)
+    assert comparable(record) == comparable(reference), "every event once, in order"
+    assert model.calls == 1, "the query call came from the journal; only the answer call was made again"
+    run = again.store.get_run(run_id)  # type: ignore[union-attr]
+    assert run is not None and run.status == "completed" and run.attempts == 2 and run.verdict == reference[-1].verdict.label  # type: ignore[attr-defined]
+    assert run.cost.calls == 2 and run.event_count == len(record)
+
+
+@pytest.mark.parametrize("fail_after", [1, 4, 7, 10])
+def test_concurrent_protocol_resumes_with_every_event_once(rounds: None, fresh: Services, fail_after: int) -> None:
+    config = fake_config(protocol="rounds-test")
+    counter = FakeChatModel()
+    reference = list(stream_run(CLAIM, config, fresh.__class__(**{**fresh.__dict__, "chat_override": counter})))
+    total_calls = counter.calls
+
+    fresh.chat_override = FakeChatModel(fail_after=fail_after)
+    crashed = list(stream_run(CLAIM, config, fresh))
+    run_id = crashed[0].run_id  # type: ignore[attr-defined]
+    assert isinstance(crashed[-1], RunFailed)
+
+    journaled = sum(len(v) for (kind, _), v in fresh.store.journal(run_id).items() if kind == "llm")  # type: ignore[union-attr]
+    assert journaled <= fail_after  # a call cut off by the crash of a concurrent one was never answered
+    model = FakeChatModel()
+    again = reopen(fresh, model)
+    list(resume_run(run_id, again).stream())
+    record = again.store.events(run_id)  # type: ignore[union-attr]
+
+    assert isinstance(record[-1], VerdictReached)
+    assert record[: len(crashed)] == crashed
+    assert model.calls == total_calls - journaled, "no call answered before the crash is made again"
+    kinds = Counter(type(e).__name__ for e in record if not isinstance(e, (*LIFECYCLE, ArgumentDelta)))
+    assert kinds == Counter(type(e).__name__ for e in reference if not isinstance(e, (*LIFECYCLE, ArgumentDelta)))
+    ids = [e.evidence.id for e in record if isinstance(e, EvidenceRetrieved)]
+    assert len(ids) == len(set(ids)), "each evidence item retrieved once, with one id"
+    turns = {e.turn.id: e.turn.text for e in record if isinstance(e, TurnCompleted)}
+    streamed: dict[str, str] = {}
+    for e in record:
+        if isinstance(e, ArgumentDelta):
+            streamed[e.turn_id] = streamed.get(e.turn_id, "") + e.text
+    assert streamed == turns, "the streamed chunks add up to each answer exactly once"
+    calls = [e for e in record if isinstance(e, ModelCallCompleted)]
+    assert len(calls) == total_calls and not any(c.cached for c in calls)
+
+
+def test_resume_replays_web_results_without_the_network(fresh: Services) -> None:
+    web = CannedWeb()
+    fresh.web = web  # type: ignore[assignment]
+    config = fake_config(protocol="single")
+    config = with_settings(config, "retrieval", web_search=True)
+    fresh.chat_override = FakeChatModel(fail_after=1)
+    crashed = list(stream_run(CLAIM, config, fresh))
+    run_id = crashed[0].run_id  # type: ignore[attr-defined]
+    assert web.calls == 1
+    again = reopen(fresh, FakeChatModel())
+    again.web = CannedWeb(results=[])  # the web has changed since: the replay must not see it
+    list(resume_run(run_id, again).stream())
+    assert again.web.calls == 0  # type: ignore[union-attr]
+    urls = [e.evidence.url for e in again.store.events(run_id) if isinstance(e, EvidenceRetrieved)]  # type: ignore[union-attr]
+    assert "https://example.org/masks" in urls
+
+
+def test_a_completed_run_is_not_resumed(fresh: Services) -> None:
+    fresh.chat_override = FakeChatModel()
+    events = list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
+    with pytest.raises(Exception, match="is completed; only failed or interrupted runs can be resumed"):
+        resume_run(events[0].run_id, fresh)  # type: ignore[attr-defined]
+    with pytest.raises(Exception, match="no run 'nope'"):
+        resume_run("nope", fresh)
+
+
+def test_a_run_left_running_by_a_dead_process_is_marked_interrupted(fresh: Services) -> None:
+    store = fresh.store
+    assert store is not None
+    store.create_run("orphan", CLAIM, "single", fake_config(protocol="single").snapshot())
+    store.append("orphan", RunStarted(run_id="orphan", claim=CLAIM, protocol="single", config=fake_config(protocol="single").snapshot()))
+    with store.engine.begin() as conn:  # as if a process on this host with a pid that no longer exists had started it
+        conn.execute(text("UPDATE runs SET owner = :o WHERE id = 'orphan'"), {"o": f"{socket.gethostname()}:999999:dead"})
+    assert store.reconcile() == ["orphan"]
+    assert store.get_run("orphan").status == "interrupted"  # type: ignore[union-attr]
+    fresh.chat_override = FakeChatModel()
+    list(resume_run("orphan", fresh).stream())
+    record = store.events("orphan")
+    assert [type(e).__name__ for e in record[:2]] == ["RunStarted", "RunResumed"] and isinstance(record[-1], VerdictReached)
+    assert json.dumps([e.model_dump(mode="json") for e in record]).count('"RunStarted"') == 1
