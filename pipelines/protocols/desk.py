@@ -29,7 +29,7 @@ from pipelines.events import ExhibitStanceRead, RoundStarted, StageCompleted, St
 from pipelines.llm.client import LLM
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
@@ -259,5 +259,9 @@ PROTOCOL = register_protocol(
             "combines them into a calibrated verdict, and debates only when strong exhibits conflict. Built for small local models."
         ),
         probability_roles=("judge",),
+        card=CardFacts(
+            how_decided="Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together.",
+            confidence_source="the probability of the label, weighed from each exhibit's stance",
+        ),
     )
 )

@@ -12,7 +12,7 @@ from pipelines.domain import Turn, Verdict
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
 from pipelines.personas import MAD_DEBATERS, Persona
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
@@ -64,5 +64,9 @@ PROTOCOL = register_protocol(
         run=run_mad,
         title="Plain debate (baseline)",
         description="Two debaters argue for 3 rounds from what they know, with no retrieval; a judge rules. The yardstick for how much evidence adds.",
+        card=CardFacts(
+            how_decided="Two debaters argued from what the model knows (this protocol retrieves no evidence); a judge then ruled.",
+            no_confidence="a judge names a label after the debate; it gives no probability and no vote is taken.",
+        ),
     )
 )

@@ -19,7 +19,7 @@ from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
 from pipelines.personas import MADKE_DEBATERS, Persona
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.agreement import check_agreement
 from pipelines.stages.argument import stream_turn
@@ -108,6 +108,10 @@ PROTOCOL = register_protocol(
         description=(
             "One evidence pool (10 corpus passages + 5 web results) before the debate; each turn each debater picks up to 3 "
             "items or none; a judge stops the debate when the debaters agree; a summarizer writes the answer."
+        ),
+        card=CardFacts(
+            how_decided="Two debaters argued, each from evidence it chose; the debate ended when a judge found them agreeing or the rounds ran out.",
+            no_confidence="the summarizer or the judge writes the label; no probability is read and no vote is taken.",
         ),
     )
 )

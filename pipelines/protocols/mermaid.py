@@ -34,7 +34,7 @@ from pipelines.events import (
 )
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.stages.decomposition import Decomposition, decompose_claim, parse_triplets
 from pipelines.stages.retrieval import format_evidence, retrieve
@@ -333,6 +333,10 @@ PROTOCOL = register_protocol(
         description=(
             "The claim becomes (subject, relation, object) triplets; a researcher calls tools step by step (corpus, web, "
             "memory; at most 5 steps); evidence is kept in a memory that later claims recall."
+        ),
+        card=CardFacts(
+            how_decided="A researcher agent broke the claim into facts, searched for each, and answered.",
+            no_confidence="the researcher agent answers with a label; no probability is read.",
         ),
     )
 )

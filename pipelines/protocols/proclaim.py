@@ -51,7 +51,7 @@ from pipelines.events import (
 from pipelines.llm.registry import get_backend
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.protocols.proclaim_schemas import (
     ConsistencyRating,
     CriticReport,
@@ -777,5 +777,9 @@ PROTOCOL = register_protocol(
         description="Plaintiff and Defense argue over admitted evidence gathered round by round; a panel of three judges votes "
         "and the confidence is computed from the votes, the judges' scores, a role switch and self-reflection.",
         labels=PANEL_LABELS,
+        card=CardFacts(
+            how_decided="A court-style debate over admitted exhibits, then a panel of judges voted.",
+            confidence_source="the panel's vote share and the quality of the arguments, adjusted by the role switch",
+        ),
     )
 )

@@ -24,7 +24,7 @@ from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
 from pipelines.personas import POLITICIAN, SCIENTIST, Persona
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.debate_history import format_history
@@ -252,5 +252,9 @@ PROTOCOL = register_protocol(
             "TRUE / HALF-TRUE / FALSE."
         ),
         labels=LABELS,
+        card=CardFacts(
+            how_decided="Debaters opened and rebutted; a judge ruled as soon as it was sure enough.",
+            confidence_source="the judge's probability for the label, read from the model's token probabilities or sampling",
+        ),
     )
 )

@@ -7,7 +7,7 @@ from pipelines.errors import ModelOutputError
 from pipelines.events import StageCompleted, StageFailed, StageStarted
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.retrieval import format_evidence, retrieve
@@ -83,5 +83,9 @@ PROTOCOL = register_protocol(
         run=run_single,
         title="Single agent (baseline)",
         description="One agent: writes a query, retrieves evidence, reasons step by step, labels the claim.",
+        card=CardFacts(
+            how_decided="One agent searched the sources, read what it found and answered.",
+            no_confidence="one agent writes a label with its answer; nothing measures how sure it is.",
+        ),
     )
 )

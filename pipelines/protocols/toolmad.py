@@ -30,7 +30,7 @@ from pipelines.domain import Evidence, Label, Turn, Verdict
 from pipelines.errors import DebateDeskError, StageFailedError
 from pipelines.events import RoundStarted, StageCompleted, StageFailed, StageStarted
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import Protocol, register_protocol
+from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import Review, RunContext
 from pipelines.stages.argument import named_labels, stream_turn, strip_label_line
 from pipelines.stages.query_formulation import same_query
@@ -395,6 +395,13 @@ PROTOCOL = register_protocol(
             "Two debaters with different tools (local corpus vs web) argue up to 3 rounds, rewriting their queries "
             "each round; every answer gets faithfulness and answer-relevance scores; they stop on a grounded "
             "agreement, else a judge rules."
+        ),
+        card=CardFacts(
+            how_decided="Two debaters, one searching the corpus and one the web, did not reach a grounded agreement; a judge ruled.",
+            no_confidence="the label is the debaters' consensus or a judge's ruling; the F and AR scores check the answers, not the label.",
+            how_decided_by={
+                "consensus": "Two debaters, one searching the corpus and one the web, reached the same answer, and both answers were grounded in their evidence."
+            },
         ),
     )
 )

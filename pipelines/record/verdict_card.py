@@ -18,6 +18,7 @@ from pipelines.domain import Evidence, Verdict
 from pipelines.errors import UnknownBackendError
 from pipelines.events import Event, VerdictOverridden
 from pipelines.llm.registry import get_backend
+from pipelines.protocols.base import CardFacts, find_protocol
 from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.stages.argument import strip_label_line
 from pipelines.text.safety import public_http_url
@@ -41,31 +42,6 @@ _COMMON = {
 MAX_EXHIBITS = 3
 MAX_QUOTES = 2
 
-# Why a protocol states no confidence, in one line a checker can read.
-NO_CONFIDENCE = {
-    "single": "one agent writes a label with its answer; nothing measures how sure it is.",
-    "mad": "a judge names a label after the debate; it gives no probability and no vote is taken.",
-    "toolmad": "the label is the debaters' consensus or a judge's ruling; the F and AR scores check the answers, not the label.",
-    "madke": "the summarizer or the judge writes the label; no probability is read and no vote is taken.",
-    "mermaid": "the researcher agent answers with a label; no probability is read.",
-}
-NO_CONFIDENCE_DEFAULT = "this protocol's verdict is a label a model wrote, with no probability or vote behind it."
-# How a protocol's confidence is made, for the card's detail.
-CONFIDENCE_SOURCE = {
-    "desk": "the probability of the label, weighed from each exhibit's stance",
-    "proclaim": "the panel's vote share and the quality of the arguments, adjusted by the role switch",
-    "radar": "the judge's probability for the label, read from the model's token probabilities or sampling",
-}
-# How a protocol reaches its verdict, in plain words.
-HOW_DECIDED = {
-    "desk": "Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together.",
-    "single": "One agent searched the sources, read what it found and answered.",
-    "mad": "Two debaters argued from what the model knows (this protocol retrieves no evidence); a judge then ruled.",
-    "madke": "Two debaters argued, each from evidence it chose; the debate ended when a judge found them agreeing or the rounds ran out.",
-    "proclaim": "A court-style debate over admitted exhibits, then a panel of judges voted.",
-    "radar": "Debaters opened and rebutted; a judge ruled as soon as it was sure enough.",
-    "mermaid": "A researcher agent broke the claim into facts, searched for each, and answered.",
-}
 POINTS_TO_WORD = {"supported": "supports the claim", "refuted": "contradicts the claim", "unrelated": "does not address the claim"}
 
 
@@ -196,11 +172,11 @@ def _backends(config: dict[str, Any]) -> set[str]:
 def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
     exhibits, note = _exhibits(run, verdict)
     if verdict.confidence is not None:
-        source = CONFIDENCE_SOURCE.get(run.protocol, "as the protocol computed it")
+        source = _facts(run).confidence_source
         calibration = " (not calibrated: read it as a ranking, not a frequency)" if "uncalibrated" in verdict.decided_by else ""
         confidence_note = f"from {source}{calibration}"
     else:
-        confidence_note = NO_CONFIDENCE.get(run.protocol, NO_CONFIDENCE_DEFAULT)
+        confidence_note = _facts(run).no_confidence
     detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]
     if verdict.rationale:
         detail.append(f"The model's full answer: {strip_label_line(verdict.rationale)}")
@@ -262,15 +238,15 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS and len(w) > 2}
 
 
+def _facts(run: RunDigest) -> CardFacts:
+    """What the card says of the run's protocol; a record from a protocol this desk lacks gets the plain defaults."""
+    protocol = find_protocol(run.protocol)
+    return protocol.card if protocol is not None else CardFacts()
+
+
 def _reason(run: RunDigest, verdict: Verdict) -> str:
     """How the verdict was reached, in plain words, then the gist of the model's own answer."""
-    how = HOW_DECIDED.get(run.protocol, "")
-    if run.protocol == "toolmad":
-        how = (
-            "Two debaters, one searching the corpus and one the web, reached the same answer, and both answers were grounded in their evidence."
-            if verdict.decided_by == "consensus"
-            else "Two debaters, one searching the corpus and one the web, did not reach a grounded agreement; a judge ruled."
-        )
+    how = _facts(run).how(verdict.decided_by)
     gist = _gist(verdict.rationale)
     parts = [p for p in (how, f"In the model's words: “{gist}”" if gist and run.protocol != "desk" else gist) if p]
     return " ".join(parts)

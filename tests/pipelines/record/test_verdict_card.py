@@ -114,3 +114,13 @@ def test_cost_says_when_calls_came_from_the_cache() -> None:
         .endswith("(all 3 calls answered from the cache or a resumed run's record: no tokens, no model time)")
     )
     assert "1 of 3 calls answered from the cache" in Cost(calls=3, cached_calls=1).describe()
+
+
+def test_every_protocol_says_on_its_registration_how_it_decides_and_where_its_confidence_comes_from() -> None:
+    """The card's per-protocol words live on each protocol's registration, not in a table the card keeps."""
+    from pipelines.protocols.base import get_protocol, protocol_names
+
+    for name in protocol_names():
+        card = get_protocol(name).card
+        assert card.how_decided, f"{name} does not say how it decides"
+        assert card.confidence_source and card.no_confidence
