@@ -9,12 +9,12 @@ appear only when their events arrive, so other protocols look as before.
 from __future__ import annotations
 
 import datetime as dt
+import html
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from components.badges import label_badge
 from components.charts import ConfidencePoint, build_confidence_figure
 from pipelines.domain import Evidence
 from pipelines.events import (
@@ -36,7 +36,6 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.record.digest import RunDigest
-from pipelines.text.probability import percent
 from pipelines.text.safety import escape_markdown
 
 FINAL_JUDGES = ("Judge",)
@@ -132,66 +131,43 @@ class ProtocolPanels:
 
     def _render_exhibits(self, run: RunDigest) -> None:
         points_to = self.aggregated.points_to if self.aggregated is not None else {}
-        frame = pd.DataFrame(exhibit_rows(self.stances, self.first_stances, run.evidence, points_to))
+        rows = exhibit_rows(self.stances, self.first_stances, run.evidence, points_to)
         reread = any(s.round > 1 for s in self.stances.values())
         with self._slot("exhibits").container(border=True):
-            st.markdown(f"**🗂️ Exhibits and their stance** ({len(self.stances)} read)")
+            st.markdown(f"**Exhibits and their stance** ({len(self.stances)} read)")
             st.caption(
                 "Each bar is the model's probability, read from its answer's token probabilities and averaged over the orders "
-                "the options were asked in; 'orders agree' says whether every order gave the same answer. 'Points to' reads each "
-                "exhibit against the model's usual lean (a small model answers 'contradicts' for most passages), as the verdict does."
-                + (
-                    " Exhibits argued over in the debate show their second reading, and their first (supports / contradicts / does not address)."
-                    if reread
-                    else ""
-                )
+                "the options were asked in: green supports the claim, red contradicts it, grey does not address it. "
+                "'Points to' reads each exhibit against the model's usual lean (a small model answers 'contradicts' for most "
+                "passages), as the verdict does."
+                + (" Exhibits argued over in the debate show their first reading under the bars." if reread else "")
             )
-            bar = st.column_config.ProgressColumn
-            st.dataframe(
-                frame,
-                hide_index=True,
-                width="stretch",
-                key=f"{self.key}-exhibits-{len(self.stances)}-{sum(s.round for s in self.stances.values())}",
-                column_config={
-                    "id": st.column_config.TextColumn("id", width=40),
-                    "supports": bar("supports", min_value=0.0, max_value=1.0, format="%.2f", width=110),
-                    "contradicts": bar("contradicts", min_value=0.0, max_value=1.0, format="%.2f", width=110),
-                    "does not address": bar("does not address", min_value=0.0, max_value=1.0, format="%.2f", width=110),
-                    "orders agree": st.column_config.TextColumn("orders agree", width=60),
-                    "points to": st.column_config.TextColumn("points to", width=100),
-                    "quoted": st.column_config.TextColumn("quoted sentences", width="large"),
-                },
-            )
+            st.html(exhibit_table_html(rows))
+            self._render_reading(run)
 
     def _render_aggregate(self, run: RunDigest) -> None:
+        """The verdict box is the card's alone: here only how the exhibits were weighed, and whether a debate changed it."""
+        if self.aggregated is not None:
+            self._render_exhibits(run)
+
+    def _render_reading(self, run: RunDigest) -> None:
         agg = self.aggregated
         if agg is None:
             return
-        with self._slot("aggregate").container(border=True):
-            p = agg.probabilities
-            st.markdown(
-                f"**📐 Verdict from the exhibits:** {label_badge(agg.label)} · supported {percent(agg.calibrated)} against refuted "
-                f"{percent(1 - agg.calibrated)}, if the exhibits settle it · {p.get('NOT ENOUGH INFO', 0):.0%} that none of them addresses the claim"
-            )
-            st.markdown(escape_markdown(agg.reason))
-            for eid in agg.rests_on:
-                stance = self.stances.get(eid)
-                evidence = run.evidence.get(eid)
-                if stance is None or evidence is None:
-                    continue
-                quoted = " … ".join(stance.quoted) or evidence.text[:300]
-                link = f" · [source]({evidence.url})" if safe_link(evidence.url) else ""
-                st.markdown(  # markup: escaped parts, and a link only to a plain http(s) URL that safe_link checked
-                    f"- **{escape_markdown(eid)}** {escape_markdown(evidence.title or evidence.source_label)}{link}  \n"
-                    f"  “{escape_markdown(quoted)}”"
-                )
-            how = (
-                f"calibrated on training claims ({escape_markdown(agg.calibration)})"
-                if agg.calibration != "uncalibrated"
-                else "uncalibrated: no calibration has been fitted for this model, so the probability is the raw weighted stance"
-            )
-            st.caption(  # markup: app text around the escaped calibration name and debate note
-                f"Probability {how}; uncalibrated {agg.raw:.2f}." + (f" {escape_markdown(self.debate_note)}" if self.debate_note else "")
+        p = agg.probabilities
+        how = (
+            f"calibrated on training claims ({escape_markdown(agg.calibration)})"
+            if agg.calibration != "uncalibrated"
+            else "uncalibrated: no calibration has been fitted for this model, so the probability is the raw weighted stance"
+        )
+        st.markdown(  # markup: app text around escaped model and app values
+            f"**Weighed together:** {escape_markdown(agg.reason)} "
+            f"{p.get('NOT ENOUGH INFO', 0):.0%} that none of the exhibits addresses the claim."
+        )
+        st.caption(f"Probability {how}; uncalibrated {agg.raw:.2f}.")  # markup: app text around the escaped calibration name
+        if self.debate_note:
+            st.markdown(  # markup: app text, the escaped debate note, and an in-page link to the debate's first round
+                f"**The debate changed the reading:** {escape_markdown(self.debate_note)} [See the debate](#round-1)"
             )
 
     # --- radar ---------------------------------------------------------------------------
@@ -308,16 +284,63 @@ def exhibit_rows(
             "supports": p.get("SUPPORTS", 0.0),
             "contradicts": p.get("REFUTES", 0.0),
             "does not address": p.get("UNRELATED", 0.0),
-            "orders agree": "✅" if stance.orders_agree else "❌",
+            "orders agree": "yes" if stance.orders_agree else "no",
             "points to": POINTS.get((points_to or {}).get(eid, ""), ""),
             "quoted": " … ".join(stance.quoted),
-            "source": (item.title or item.source_label) if item is not None else "",
+            "source": (item.title or item.source_label or "") if item is not None else "",
+            "url": (item.url or "") if item is not None and safe_link(item.url) else "",
         }
         if before is not None and before is not stance:  # read again after the debate
             was = before.probabilities
-            row["first reading"] = f"{was.get('SUPPORTS', 0):.2f} / {was.get('REFUTES', 0):.2f} / {was.get('UNRELATED', 0):.2f}"
+            row["first reading"] = (
+                f"first read: supports {was.get('SUPPORTS', 0):.2f}, contradicts {was.get('REFUTES', 0):.2f}, "
+                f"does not address {was.get('UNRELATED', 0):.2f}"
+            )
         rows.append(row)
     return rows
+
+
+STANCE_COLOURS = (("supports", "#2e7d32"), ("contradicts", "#c62828"), ("does not address", "#8a8a8a"))
+
+
+def exhibit_table_html(rows: list[dict[str, Any]]) -> str:
+    """The exhibits as an HTML table a screen reader can read: id, the three stance bars (coloured by meaning, each with its
+    number), where it points, the quoted sentences in full and the source. Every value is escaped here."""
+    head = "".join(
+        f'<th scope="col" style="text-align:left;padding:4px 6px">{h}</th>'
+        for h in ("Exhibit", "Stance", "Points to", "Quoted, and source")
+    )
+    body = []
+    for row in rows:
+        bars = "".join(
+            f'<div style="display:flex;align-items:center;gap:6px;font-size:0.8em;white-space:nowrap">'
+            f'<span style="width:7.5em">{name}</span>'
+            f'<span aria-hidden="true" style="display:inline-block;width:70px;height:8px;background:#eee;border-radius:4px">'
+            f'<span style="display:block;height:8px;width:{max(0.0, min(1.0, float(row[name]))) * 100:.0f}%;background:{colour};border-radius:4px"></span></span>'
+            f"<span>{float(row[name]):.2f}</span></div>"
+            for name, colour in STANCE_COLOURS
+        )
+        agree = "" if row.get("orders agree") == "yes" else '<div style="font-size:0.75em;color:#8a5a00">the two orders disagreed</div>'
+        first = f'<div style="font-size:0.75em;color:#666">{html.escape(row["first reading"])}</div>' if row.get("first reading") else ""
+        source = html.escape(row.get("source") or "")
+        if row.get("url"):
+            source = f'<a href="{html.escape(row["url"], quote=True)}" rel="noopener noreferrer" target="_blank">{source or "source"}</a>'
+        quoted = html.escape(row.get("quoted") or "")
+        cell = (f"“{quoted}”" if quoted else '<span style="color:#666">no sentence quoted</span>') + (
+            f'<div style="font-size:0.8em;color:#555;margin-top:2px">{source}</div>' if source else ""
+        )
+        body.append(
+            '<tr style="border-top:1px solid #e6e6e6;vertical-align:top">'
+            f'<th scope="row" style="padding:4px 6px;text-align:left">{html.escape(str(row["id"]))}</th>'
+            f'<td style="padding:4px 6px">{bars}{agree}{first}</td>'
+            f'<td style="padding:4px 6px;white-space:nowrap">{html.escape(row.get("points to") or "not read yet")}</td>'
+            f'<td style="padding:4px 6px">{cell}</td></tr>'
+        )
+    return (
+        '<table style="width:100%;border-collapse:collapse;font-size:0.9em">'
+        '<caption style="text-align:left;font-size:0.8em;color:#666">Each exhibit\'s stance as the model read it</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def safe_link(url: str | None) -> bool:

@@ -209,7 +209,7 @@ class RunView:
             if heading != f"Round {number}":
                 self.round_titles[number] = heading
             self.round_boxes[number] = self.transcript.container()
-            self.round_boxes[number].subheader(escape_markdown(heading))
+            self.round_boxes[number].subheader(escape_markdown(heading), anchor=f"round-{number}")
 
     def _section(self, number: int) -> Any:
         if number in self.round_boxes:
