@@ -142,7 +142,7 @@ class ProtocolPanels:
                 "passages), as the verdict does."
                 + (" Exhibits argued over in the debate show their first reading under the bars." if reread else "")
             )
-            st.html(exhibit_table_html(rows))
+            st.html(exhibit_table_html(rows))  # markup: exhibit_table_html escapes every value it places
             self._render_reading(run)
 
     def _render_aggregate(self, run: RunDigest) -> None:

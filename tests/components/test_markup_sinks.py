@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("components/*.py"), ROOT / "app.py"])
-SINKS = {"markdown", "success", "info", "warning", "error", "caption", "write", "toast", "title", "header", "subheader"}
+SINKS = {"html", "markdown", "success", "info", "warning", "error", "caption", "write", "toast", "title", "header", "subheader"}
 # Calls whose result is safe Markdown: escapers, badges built from fixed vocabularies, and plain numbers or times.
 SAFE_CALLS = {
     "escape_markdown",

@@ -112,3 +112,22 @@ def test_confidence_figure_has_both_series_the_stop_and_both_thresholds() -> Non
 
     assert [trace.name for trace in figure.data] == ["verdict confidence c", "stop margin s", "stopped here"]
     assert {round(shape.y0, 2) for shape in figure.layout.shapes} == {-0.15, 0.7}
+
+
+def test_the_exhibit_table_escapes_what_a_page_or_a_model_wrote() -> None:
+    from components.protocol_panels import exhibit_table_html
+
+    row = {
+        "id": "E1<script>",
+        "supports": 0.5,
+        "contradicts": 0.25,
+        "does not address": 0.25,
+        "orders agree": "no",
+        "points to": "↑ supported",
+        "quoted": 'x <img src=x onerror="alert(1)"> & y',
+        "source": "<b>Title</b>",
+        "url": "",
+    }
+    html = exhibit_table_html([row])
+    assert "<script>" not in html and "<img" not in html and "<b>Title" not in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; y" in html and "the two orders disagreed" in html
