@@ -4,6 +4,7 @@ import streamlit as st
 
 from components import state
 from components.config_form import render_config_form
+from components.corpus_progress import prepare_corpus
 from components.courtroom import render_courtroom_audit
 from components.live_run import render_run
 from components.pages import render_page_header
@@ -15,14 +16,18 @@ from pipelines.errors import DebateDeskError
 from pipelines.run.runner import resume_run, start_run
 from pipelines.text.safety import escape_markdown
 
+LANDING = (  # markup: our own text
+    "**DebateDesk checks a claim with AI agents that argue over evidence.**  \n"
+    "Type one checkable statement and press **Verify**: agents search the corpus (and the web, when it is on), "
+    "read what they find and argue over it, streaming in below; in step mode you can edit their queries and strike "
+    "evidence between rounds.  \n"
+    "A judge or a panel rules; the verdict card says what it rests on and how sure it is, and History keeps every run."
+)
+
 state.ensure_framed("pages/verify.py")
 
-services = get_services()
 render_page_header("pages/verify.py")
-st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), state.run_settings())
-compare_config = render_compare_picker(config)
-
+# The claim box first: on a fresh machine the embedder and the demo corpus take a while, and the page says so below it.
 st.text_area(
     "Claim",
     key=state.CLAIM,
@@ -31,6 +36,11 @@ st.text_area(
     help="One checkable statement. Up to 2,000 characters.",
 )
 st.button("Verify", type="primary", on_click=state.request_run, icon="🔎")
+services = get_services()
+st.sidebar.header("Run settings")
+config = render_config_form(services.corpus_names(), state.run_settings())
+compare_config = render_compare_picker(config)
+prepare_corpus(services, config.corpus)
 
 pending = state.take_pending_claim()
 resume_id = state.take_resume_request()
@@ -66,4 +76,4 @@ else:
             replay(events, key="last")
             render_courtroom_audit(events, key="verify")
         else:
-            st.info("Enter a claim and press **Verify**. The agents' evidence and arguments stream in below.")
+            st.info(LANDING)  # markup: our own text

@@ -67,17 +67,26 @@ class Services:
     def corpus_names(self) -> list[str]:
         return sorted(set(self.index.corpora()) | set(self.builtin_corpora))
 
-    def ensure_corpus(self, name: str) -> None:
-        """A built-in corpus is indexed on first use (and finished if a first indexing was cut short); any other must have been ingested."""
+    def needs_indexing(self, name: str) -> bool:
+        """Whether ``name`` is a built-in corpus not yet (or not wholly) indexed: its first use will index it."""
+        if name not in self.builtin_corpora:
+            return False
+        marker = self.settings.data_dir / "indexed" / f"{name}.count"
+        return not (marker.is_file() and self.index.count(name) >= int(marker.read_text() or 0) > 0)
+
+    def ensure_corpus(self, name: str, progress: Callable[[int, int], None] | None = None) -> None:
+        """A built-in corpus is indexed on first use (and finished if a first indexing was cut short); any other must have been ingested.
+
+        ``progress(done, total)`` hears how far a first indexing has got (the Verify page's bar)."""
         if name not in self.builtin_corpora:
             if self.index.count(name) > 0:
                 return
             raise UnknownCorpusError(name, self.corpus_names())
-        marker = self.settings.data_dir / "indexed" / f"{name}.count"
-        if marker.is_file() and self.index.count(name) >= int(marker.read_text() or 0) > 0:
+        if not self.needs_indexing(name):
             return
+        marker = self.settings.data_dir / "indexed" / f"{name}.count"
         # Ingestion is idempotent: passages already indexed are skipped, the missing ones added.
-        self.index.ingest(name, chunk_documents(self.builtin_corpora[name]().load_documents()))
+        self.index.ingest(name, chunk_documents(self.builtin_corpora[name]().load_documents()), progress=progress)
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text(str(self.index.count(name)))
 

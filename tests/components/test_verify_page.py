@@ -44,3 +44,18 @@ def test_a_finished_run_stays_on_screen_after_a_rerun(app: AppTest) -> None:
     app.button[0].click().run()
     app.run()
     assert "Verdict" in " ".join(m.value for m in app.markdown)
+
+
+def test_a_first_start_indexes_the_demo_corpus_on_the_page_and_says_what_the_app_is_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A fresh data folder: the claim box is drawn before the heavy objects are built, the demo corpus is indexed on the
+    first page load (a progress bar while it goes), and the landing text says in three lines what the app does."""
+    at = fake_app(monkeypatch, tmp_path / "fresh", timeout=300)
+    assert not at.exception
+    assert at.text_area(key="claim_text") is not None
+    assert (tmp_path / "fresh" / "indexed" / "demo.count").is_file(), "the demo corpus was indexed on the first load"
+    landing = " ".join(i.value for i in at.info)
+    assert "checks a claim with AI agents" in landing and "Verify" in landing and "History keeps every run" in landing
+    at.run()  # a second load finds the corpus ready and shows no bar
+    assert not at.exception and not at.get("progress")
