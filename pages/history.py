@@ -11,9 +11,11 @@ from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
 from components.resources import get_services
 from components.review_form import render_override_form
+from components.run_comparison import render_comparison
 from components.transcript import replay
 from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
+from pipelines.record.compare import compare_runs
 from pipelines.record.export import EXPORT_FORMATS, export_filename, export_run, import_run
 from pipelines.record.replay import steps
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
@@ -209,9 +211,17 @@ with tab_replay:
     render_courtroom_audit(list(events[: step.end]), key=f"history-{run.id}")
 
 with tab_compare:
-    others = store.runs_with_claim(run.claim, exclude=run.id)
+    same_claim = store.runs_with_claim(run.claim, exclude=run.id)
+    wording = st.text_input(
+        "Find a run to compare with",
+        key=f"history.compare.find.{run.id}",
+        placeholder="words of its claim (empty: this claim's other runs, then the latest runs)",
+        help="Any run can be compared, whatever its claim's wording.",
+    )
+    found = store.list_runs(limit=50, where=RunFilter(claim=wording)) if wording.strip() else store.list_runs(limit=50)
+    others = [*same_claim, *(o for o in found if o.id != run.id and o.id not in {s.id for s in same_claim})]
     if not others:
-        st.info("No other run of this exact claim yet. Run it again on **Verify** with another protocol or model to compare.")
+        st.info("No other run to compare with yet.")
     else:
         other_id = st.selectbox(
             "Compare with",
@@ -219,16 +229,4 @@ with tab_compare:
             format_func=lambda rid: describe(next(o for o in others if o.id == rid)),
             key=f"history.compare.{run.id}",
         )
-        other = next(o for o in others if o.id == other_id)
-        left, right = st.columns(2)
-        for column, shown in ((left, run), (right, other)):
-            with column:
-                config = shown.config
-                model = config.get("debater", {})
-                st.markdown(
-                    f"**{escape_markdown(shown.protocol)}** · {escape_markdown(str(model.get('backend', '?')))} {escape_markdown(str(model.get('model') or ''))}"
-                )
-                st.caption(  # markup: a time and numbers
-                    f"{when(shown.created_at)} · {shown.cost.calls} calls · {shown.cost.tokens_in + shown.cost.tokens_out:,} tokens · {shown.cost.model_seconds:.1f} s"
-                )
-                replay(store.events(shown.id), key=f"compare-{shown.id}")
+        render_comparison(compare_runs(events, store.events(other_id)))
