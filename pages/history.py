@@ -11,7 +11,9 @@ from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
 from components.resources import get_services
 from components.review_form import render_override_form
+from components.sign_in import acting_person
 from components.transcript import replay
+from pipelines.access.roles import require
 from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.export import EXPORT_FORMATS, export_filename, export_run, import_run
@@ -57,6 +59,7 @@ def import_uploaded() -> None:
     if upload is None:
         return
     try:
+        require(acting_person(), "import")  # the role as the users file says now: a removed user imports nothing
         summary, new = import_run(store, upload.getvalue(), origin=f"imported from {upload.name}")
     except DebateDeskError as exc:
         state.set_message(state.IMPORT_MESSAGE, ("error", str(exc)))
