@@ -252,11 +252,9 @@ def throttle_keys(username: str, browser: str | None) -> list[str]:
     return [*keys, "browser:" + browser] if browser else keys
 
 
-def attempt_sign_in(
-    users: UsersFile, sessions: SignInSessions, throttle: SignInThrottle, username: str, password: str, browser: str | None
-) -> SignInAnswer:
-    """Check a user name and password: throttled per name and browser, answered alike (and in the same time) for an
-    unknown name and a wrong password; a session on success."""
+def check_credentials(users: UsersFile, throttle: SignInThrottle, username: str, password: str, browser: str | None = None) -> SignInAnswer:
+    """Check a user name and password: throttled per name (and browser), answered alike, and in the same time, for an
+    unknown name and a wrong password. No session: the command line acts once with the credentials it was given."""
     keys = throttle_keys(username, browser)
     wait = throttle.wait_s(keys)
     if wait > 0:
@@ -268,4 +266,14 @@ def attempt_sign_in(
         log.warning("sign-in failed: %s", keys)
         return SignInAnswer(None, None, WRONG)
     throttle.succeeded(keys)
-    return SignInAnswer(user, sessions.start(user.username), "")
+    return SignInAnswer(user, None, "")
+
+
+def attempt_sign_in(
+    users: UsersFile, sessions: SignInSessions, throttle: SignInThrottle, username: str, password: str, browser: str | None
+) -> SignInAnswer:
+    """``check_credentials``, and a session when they hold."""
+    answer = check_credentials(users, throttle, username, password, browser)
+    if answer.user is None:
+        return answer
+    return SignInAnswer(answer.user, sessions.start(answer.user.username), "")

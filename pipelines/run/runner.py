@@ -489,7 +489,13 @@ def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: flo
 
 
 def stream_run(
-    claim_text: str, config: RunConfig, services: Services, run_id: str | None = None, *, batch_budget: Budget | None = None
+    claim_text: str,
+    config: RunConfig,
+    services: Services,
+    run_id: str | None = None,
+    *,
+    batch_budget: Budget | None = None,
+    by: Person | str = "",
 ) -> Iterator[Event]:
     """Yield a run's events as they happen; the run itself goes on in a background thread.
 
@@ -497,4 +503,4 @@ def stream_run(
     anything starts. Once started, a failure becomes a RunFailed event and what was produced
     so far stays in the store; a bug is re-raised here after its RunFailed event.
     """
-    yield from start_run(claim_text, config, services, run_id, batch_budget=batch_budget).stream()
+    yield from start_run(claim_text, config, services, run_id, batch_budget=batch_budget, by=by).stream()
