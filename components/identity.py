@@ -3,10 +3,15 @@ gave for the audit trail. Cookies are set by the desk's HTTP routes (components/
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from components.web import desk
 from pipelines.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
+
+log = logging.getLogger("debatedesk.access")
 
 
 def request_cookie(name: str) -> str | None:
@@ -27,10 +32,18 @@ def signed_in_account() -> str | None:
 
 def remembered_name() -> str:
     """The name this browser last gave (a desk without sign-in), kept by its cookie rather than the page's address."""
-    sessions, _ = desk()
-    return sessions.browser_name(sessions.browser(request_cookie(BROWSER_COOKIE)))
+    try:
+        sessions, _ = desk()
+        return sessions.browser_name(sessions.browser(request_cookie(BROWSER_COOKIE)))
+    except SQLAlchemyError as exc:  # the database is away: the person types the name again, nothing else is lost
+        log.warning("could not read this browser's name: %s", exc)
+        return ""
 
 
 def remember_name(name: str) -> None:
-    sessions, _ = desk()
-    sessions.keep_browser_name(sessions.browser(request_cookie(BROWSER_COOKIE)), name)
+    """Keep the name for this browser's next visit; if the database is away it is kept for this session only."""
+    try:
+        sessions, _ = desk()
+        sessions.keep_browser_name(sessions.browser(request_cookie(BROWSER_COOKIE)), name)
+    except SQLAlchemyError as exc:
+        log.warning("could not keep this browser's name: %s", exc)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from components import identity, state
 from components.web import SIGN_IN_PATH, desk
@@ -46,7 +47,12 @@ def require_sign_in() -> User | None:
         st.title(TITLE)  # markup: our own constant
         st.error(f"⚠️ {escape_markdown(str(exc))}")
         st.stop()
-    account = identity.signed_in_account()
+    try:
+        account = identity.signed_in_account()
+    except SQLAlchemyError:  # the database went away: nobody can be recognised until it is back
+        st.title(TITLE)  # markup: our own constant
+        st.error("⚠️ The desk's database cannot be reached just now, so your sign-in cannot be checked. Reload in a moment.")
+        st.stop()
     user = users.user(account) if account is not None else None
     if user is None:
         state.sign_out()
@@ -104,7 +110,7 @@ def open_desk_guard() -> None:
     on every page."""
     if oidc_section() is not None or AppSettings().users_file is not None:
         return
-    address = str(st.get_option("server.address") or "")
+    address = listening_address()
     if address in LOOPBACK:
         return
     where = address or "every network interface"
@@ -120,6 +126,11 @@ def open_desk_guard() -> None:
         "DEBATEDESK_OPEN_DESK=1 to open it anyway."
     )
     st.stop()
+
+
+def listening_address() -> str:
+    """The address the server listens on ("" for every interface, Streamlit's own default)."""
+    return str(st.get_option("server.address") or "")
 
 
 def _sign_out() -> None:

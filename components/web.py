@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -48,6 +49,7 @@ log = logging.getLogger("debatedesk.access")
 def _desk(database_url: str, data_dir: str, session_hours: float) -> tuple[SignInSessions, SignInThrottle]:
     from pathlib import Path
 
+    Path(data_dir).mkdir(parents=True, exist_ok=True)  # the secret, and a SQLite database, live there
     engine = RunStore(database_url).engine
     create_tables(engine)
     return SignInSessions(engine, desk_secret(Path(data_dir)), session_hours * 3600), SignInThrottle(engine)
@@ -148,6 +150,14 @@ async def _form_fields(request: Request) -> dict[str, str]:
 
 
 async def _sign_in(request: Request) -> Response:
+    try:
+        return await _check_sign_in(request)
+    except SQLAlchemyError as exc:  # the database went away: nobody is signed in, and the person is told
+        log.error("sign-in refused, the database cannot be reached: %s", exc)
+        return UNREACHABLE
+
+
+async def _check_sign_in(request: Request) -> Response:
     settings = AppSettings()
     if settings.users_file is None or oidc_configured():
         return RedirectResponse("/", status_code=303)
@@ -184,6 +194,13 @@ def _set_cookie(response: Response, request: Request, name: str, value: str, *, 
     response.set_cookie(name, value, max_age=max_age, path="/", httponly=True, samesite="lax", secure=secure)
 
 
+UNREACHABLE = HTMLResponse(
+    "<!doctype html><title>DebateDesk</title><p>⚠️ The desk's database cannot be reached just now, so nobody can sign in or "
+    "be recognised. Try again in a moment; if it lasts, tell whoever runs the desk.</p>",
+    status_code=503,
+    headers={"Cache-Control": "no-store", "Retry-After": "10"},
+)
+
 ROUTES = [
     Route(SIGN_IN_PATH, _sign_in_page, methods=["GET"]),
     Route(SIGN_IN_PATH, _sign_in, methods=["POST"]),
@@ -205,6 +222,13 @@ class DeskMiddleware:
         if scope["type"] != "http" or scope["method"] != "GET" or not _is_page(scope):
             await self.app(scope, receive, send)
             return
+        try:
+            await self._page_load(scope, receive, send)
+        except SQLAlchemyError as exc:  # the database went away: say so plainly, keep nothing half-done
+            log.error("page load refused, the database cannot be reached: %s", exc)
+            await UNREACHABLE(scope, receive, send)
+
+    async def _page_load(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope)
         settings = AppSettings()
         sessions, _ = desk(settings)
