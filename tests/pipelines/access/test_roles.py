@@ -12,8 +12,8 @@ from pipelines.access.roles import ALLOWED, NotAllowedError, OidcRoles, Person, 
 from pipelines.access.users import UsersFile, hash_password
 from pipelines.errors import DebateDeskError
 from pipelines.run.runner import start_run
-from pipelines.run.step_gate import override_verdict
 from pipelines.run.services import Services
+from pipelines.run.step_gate import override_verdict
 from tests.fakes import fake_config
 
 HASH = hash_password("pw", rounds=4)
