@@ -10,7 +10,7 @@ python -m pipelines import FILE
 python -m pipelines resume RUN_ID [--json]
 python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
 
-With a users file (DEBATEDESK_USERS_FILE), verify, import, resume and override act as the account named by --by, and only
+With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and override act as the account named by --by, and only
 with its password: asked for at the terminal, or read from DEBATEDESK_PASSWORD (for scripts).
 python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
 python -m pipelines batch claims.csv --protocol single --concurrency 2
@@ -19,19 +19,17 @@ python -m pipelines batch claims.csv --protocol single --concurrency 2
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipelines.cli.acting import BY_HELP, acting_person
 from pipelines.config import AppSettings, RunConfig
 
 if TYPE_CHECKING:
-    from pipelines.access.roles import Action, Person
     from pipelines.record.store import RunStore
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
@@ -167,40 +165,9 @@ def _verify(args: argparse.Namespace) -> int:
     )
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
     check_names(config)
-    by = _acting(args.by, "run")
+    by = acting_person(args.by, "run")
     services = Services.create()
     return _print_events(stream_run(args.claim, config, services, by=by), as_json=args.json)
-
-
-BY_HELP = "with a users file: your account, whose password is asked for (or read from DEBATEDESK_PASSWORD)"
-PASSWORD_ENV = "DEBATEDESK_PASSWORD"
-
-
-def _acting(by: str, action: Action) -> Person | str:
-    """Who acts from the command line. Without a users file, the name given (or none). With one, the account named by
-    ``--by``, only when its password is right (asked for at the terminal, or DEBATEDESK_PASSWORD for a script), and only
-    when its role allows ``action``; failures count towards the same slowing-down as the sign-in page's."""
-    from pipelines.access.roles import NotAllowedError, Person, UsersFileRoles, require
-    from pipelines.access.sessions import SignInThrottle, check_credentials, create_tables
-    from pipelines.access.users import UsersFile
-
-    path = AppSettings().users_file
-    if path is None:
-        return by
-    if not by.strip():
-        raise NotAllowedError(f"this desk signs in (DEBATEDESK_USERS_FILE): say who you are with --by ACCOUNT; {BY_HELP}")
-    password = os.environ.get(PASSWORD_ENV)  # the command line is where the environment is read; never logged or stored
-    if password is None:
-        try:
-            password = getpass.getpass(f"Password for {by.strip()}: ")
-        except EOFError:  # no terminal to ask at
-            raise NotAllowedError(f"no password given for {by.strip()}: run this at a terminal, or set {PASSWORD_ENV}") from None
-    engine = _store().engine
-    create_tables(engine)
-    answer = check_credentials(UsersFile.load(path), SignInThrottle(engine), by, password)
-    if answer.user is None:
-        raise NotAllowedError(f"{answer.message} Nothing was done.")
-    return require(Person.signed_in(answer.user, UsersFileRoles(path)), action)
 
 
 def _store() -> RunStore:
@@ -249,7 +216,7 @@ def _import(args: argparse.Namespace) -> int:
 
     if not args.file.is_file():
         raise ValueError(f"{args.file}: no such file")
-    _acting(args.by, "import")
+    acting_person(args.by, "import")
     summary, new = import_run(_store(), args.file.read_bytes(), origin=f"imported from {args.file.name}")
     print(f"{'imported' if new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}")
     return 0
@@ -259,7 +226,7 @@ def _resume(args: argparse.Namespace) -> int:
     from pipelines.run.runner import resume_run
     from pipelines.run.services import Services
 
-    by = _acting(args.by, "run")
+    by = acting_person(args.by, "run")
     services = Services.create()
     handle = resume_run(args.run_id, services, secrets_from=RunConfig(), by=by)
     return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
@@ -268,7 +235,7 @@ def _resume(args: argparse.Namespace) -> int:
 def _override(args: argparse.Namespace) -> int:
     from pipelines.run.step_gate import override_verdict
 
-    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, _acting(args.by, "override"))
+    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, acting_person(args.by, "override"))
     was = evt.model_verdict.label if evt.model_verdict else "none"
     print(f"{args.run_id}: verdict set to {evt.label} by {evt.by} (the model's was {was})")
     return 0
