@@ -11,6 +11,7 @@ signed identity cookie (30 days, or until Sign out)."""
 from __future__ import annotations
 
 import html
+import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,7 +30,6 @@ TITLE = "⚖️ Sign in to DebateDesk"
 AUTH_KEYS = ("redirect_uri", "cookie_secret")  # what st.login needs in [auth] itself
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")  # ...and for each provider
 NOT_PROVIDERS = ("client_kwargs",)  # a dict in [auth] that is not a named provider
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def require_sign_in() -> User | None:
@@ -111,7 +111,7 @@ def open_desk_guard() -> None:
     if oidc_section() is not None or AppSettings().users_file is not None:
         return
     address = listening_address()
-    if address in LOOPBACK:
+    if _is_loopback(address):
         return
     where = address or "every network interface"
     if AppSettings().open_desk:
@@ -126,6 +126,15 @@ def open_desk_guard() -> None:
         "DEBATEDESK_OPEN_DESK=1 to open it anyway."
     )
     st.stop()
+
+
+def _is_loopback(address: str) -> bool:
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:  # "" (every interface) or a host name
+        return False
 
 
 def listening_address() -> str:
