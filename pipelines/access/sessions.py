@@ -36,6 +36,7 @@ FREE_FAILURES = 3  # failures in a row before the next attempt must wait
 FIRST_WAIT_S = 2.0  # the wait after the first failure past the free ones; it doubles with each further failure...
 MAX_WAIT_S = 300.0  # ...up to five minutes
 MAX_NAME_CHARS = 80
+KEEP_ENDED_S = 7 * 86400  # sessions expired, and failures last seen, longer ago than this are deleted
 
 log = logging.getLogger("debatedesk.access")
 
@@ -119,6 +120,7 @@ class SignInSessions:
         token = secrets.token_urlsafe(32)
         now = time.time()
         with Session(self._engine) as s, s.begin():
+            s.execute(delete(SignInSessionRow).where(SignInSessionRow.expires_at < now - KEEP_ENDED_S))  # long over: nothing to check
             s.add(SignInSessionRow(token_digest=_digest(token), username=username, created_at=now, expires_at=now + self.lifetime_s))
         return self._sessions.dumps(token)
 
@@ -218,6 +220,7 @@ class SignInThrottle:
     def failed(self, keys: list[str]) -> None:
         now = time.time()
         with Session(self._engine) as s, s.begin():
+            s.execute(delete(SignInFailureRow).where(SignInFailureRow.last_at < now - KEEP_ENDED_S, SignInFailureRow.locked_until < now))
             for key in keys:
                 row = s.get(SignInFailureRow, key)
                 if row is None:

@@ -135,3 +135,19 @@ def test_the_desk_secret_is_made_once_and_readable_by_its_owner_only(tmp_path: P
     secret = desk_secret(tmp_path / "data")
     assert len(secret) == 32 and desk_secret(tmp_path / "data") == secret
     assert (tmp_path / "data" / sessions_module.SECRET_FILE).stat().st_mode & 0o077 == 0
+
+
+def test_long_expired_sessions_and_old_failures_are_cleared_away(engine: Engine) -> None:
+    sessions, throttle = SignInSessions(engine, SECRET, 3600), SignInThrottle(engine)
+    old = sessions.start("ana")
+    throttle.failed(["name:old"])
+    with Session(engine) as s, s.begin():
+        for row in s.scalars(select(SignInSessionRow)):
+            row.expires_at -= sessions_module.KEEP_ENDED_S + 7200
+        s.get(SignInFailureRow, "name:old").last_at -= sessions_module.KEEP_ENDED_S + 1  # type: ignore[union-attr]
+    sessions.start("bo")
+    throttle.failed(["name:new"])
+    with Session(engine) as s:
+        assert s.scalars(select(SignInSessionRow.username)).all() == ["bo"]
+        assert s.scalars(select(SignInFailureRow.key)).all() == ["name:new"]
+    assert sessions.username(old) is None
