@@ -2,11 +2,13 @@
 provider, addresses given a role: ``oidc_user``); off when neither is configured.
 
     [users.ana]
-    name = "Ana Ruiz"
-    role = "editor"            # editor: runs, annotates and overrides verdicts; checker: runs and annotates
+    name = "Ana Ruiz"          # what the audit trail records
+    role = "editor"            # what each role may do: pipelines/access/roles.py (ALLOWED)
     password_hash = "$2b$12$..."   # python -m pipelines.access.users hash
 
-Passwords are checked with bcrypt (a kept library); the file holds no password, only hashes.
+Passwords are checked with bcrypt (a kept library); the file holds no password, only hashes. Account names, and the names
+the trail records, are each one person whatever their case: a file with two of either is refused. The file is read again
+at each action (pipelines/access/roles.py), so an edit holds from the next one.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class UsersFile:
             raise UsersFileError(f"{path}: no [users.NAME] tables; see pipelines/access/users.py for the format")
         accounts: dict[str, _Account] = {}
         written: dict[str, str] = {}  # each account's name as the file spells it
+        audit_names: dict[str, str] = {}  # each audit name (lower case) -> the account that has it
         for username, entry in users.items():
             where = f"{path}: users.{username}"
             if (same := written.setdefault(username.lower(), username)) != username:
@@ -89,6 +92,8 @@ class UsersFile:
             if not hashed.startswith(("$2a$", "$2b$", "$2y$")):
                 raise UsersFileError(f"{where}: password_hash must be a bcrypt hash; make one with `python -m pipelines.access.users hash`")
             name = " ".join(str(entry.get("name") or username).split())
+            if (other := audit_names.setdefault(name.lower(), username)) != username:
+                raise UsersFileError(f"{where}: users.{other} already has the name {name!r}; the audit trail must tell two people apart")
             accounts[username.lower()] = _Account(User(username.lower(), name, cast(DeskRole, role)), hashed.encode())
         return cls(accounts)
 

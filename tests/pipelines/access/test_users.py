@@ -86,3 +86,12 @@ def test_the_account_as_the_file_says_now(tmp_path: Path, hashed: str) -> None:
     users = UsersFile.load(users_file(tmp_path, f'[users.Ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'))
     ana = users.user(" ANA ")
     assert ana is not None and (ana.username, ana.role) == ("ana", "editor") and users.user("bo") is None
+
+
+def test_two_accounts_with_one_audit_name_are_refused(tmp_path: Path, hashed: str) -> None:
+    body = (
+        f'[users.ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'
+        f'[users.ar]\nname = "ana  RUIZ"\nrole = "checker"\npassword_hash = "{hashed}"\n'
+    )
+    with pytest.raises(UsersFileError, match="users.ana already has the name 'ana RUIZ'"):
+        UsersFile.load(users_file(tmp_path, body))
