@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from components import identity, state
 from components.web import SIGN_IN_PATH, desk
 from pipelines.access.roles import OidcRoles, Person, UsersFileRoles
+from pipelines.access.sessions import BROWSER_COOKIE
 from pipelines.access.users import User, UsersFile, UsersFileError, oidc_user
 from pipelines.config import AppSettings
 from pipelines.text.safety import escape_markdown
@@ -62,6 +63,11 @@ def require_sign_in() -> User | None:
             st.info(note[1])  # markup: our own message
         elif account is not None:
             st.warning(f"⚠️ {escape_markdown(account)} is no longer on this desk's list of users. Ask whoever runs the desk.")
+        elif identity.request_cookie(BROWSER_COOKIE) is None:  # no desk routes gave this browser its cookie
+            st.warning(
+                "⚠️ This app was started without the desk's sign-in routes, so nobody can sign in. Start it with "
+                "`streamlit run server.py` (as `make run` does), not `app.py`."
+            )
         else:
             st.info("Your sign-in has ended (it expired, or you signed out here or on another page).")
         render_sign_in_link()

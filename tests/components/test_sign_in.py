@@ -89,6 +89,7 @@ def test_the_desk_shows_nothing_until_a_session_signs_someone_in(
     at = desk(monkeypatch, demo_data_dir, users_toml)
     assert [t.value for t in at.title] == ["⚖️ Sign in to DebateDesk"] and not at.text_area and not at.sidebar.text_input
     assert any(web.SIGN_IN_PATH in h.proto.body for h in at.get("html"))
+    assert not any("server.py" in w.value for w in at.warning)
 
     browser(monkeypatch, demo_data_dir, users_toml, "ana")
     at = desk(monkeypatch, demo_data_dir, users_toml)
@@ -190,3 +191,12 @@ def test_on_this_machine_or_with_sign_in_there_is_no_banner(monkeypatch: pytest.
     monkeypatch.setattr(sign_in, "listening_address", lambda: "0.0.0.0")
     at = desk(monkeypatch, demo_data_dir, users_toml)
     assert at.text_area and not any("Open desk" in w.value for w in at.warning)
+
+
+def test_started_without_the_desks_routes_it_says_how_to_start_it(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, users_toml: Path
+) -> None:
+    browser(monkeypatch, demo_data_dir, users_toml)
+    monkeypatch.setattr(identity, "request_cookie", lambda name: None)  # `streamlit run app.py`: no browser cookie was ever set
+    at = desk(monkeypatch, demo_data_dir, users_toml)
+    assert any("streamlit run server.py" in w.value for w in at.warning) and not at.text_area
