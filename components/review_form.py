@@ -11,7 +11,7 @@ import streamlit as st
 
 from components import state
 from components.sign_in import acting_person
-from pipelines.access.roles import NotAllowedError
+from pipelines.access.roles import ALLOWED, NotAllowedError
 from pipelines.domain import Evidence
 from pipelines.errors import DebateDeskError
 from pipelines.record.store import RunStore
@@ -207,7 +207,11 @@ def build_review(round_key: str, pending: PendingReview, evidence: dict[str, Evi
 
 def _submit(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evidence], stop: bool) -> None:
     """Callback of Continue / Stop: hand the checker's review to the waiting run."""
-    by = acting_person()
+    try:
+        by = acting_person()
+    except NotAllowedError as exc:
+        state.set_review_error(str(exc))
+        return
     if not by.name:
         state.set_review_error("enter your name in the sidebar: the audit trail records who decided")
         return
@@ -227,9 +231,9 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
     message = state.take_message(state.OVERRIDE_MESSAGE)
     if message:
         getattr(st, message[0])(message[1])
-    person = acting_person()
-    if not person.may("override"):
-        st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {person.role}.")  # markup: a role of ours
+    user = state.signed_in_user()  # as this page run read it; the override itself reads the role again
+    if user is not None and user.role not in ALLOWED["override"]:
+        st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {user.role}.")  # markup: a role of ours
         return
     with st.expander("🧑‍⚖️ Override the verdict", expanded=False):
         options = list(dict.fromkeys([*labels, *(x for x in ("TRUE", "HALF-TRUE", "FALSE") if x not in labels)]))

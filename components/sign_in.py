@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components import identity, state
 from components.web import SIGN_IN_PATH, desk
-from pipelines.access.roles import OidcRoles, Person, UsersFileRoles
+from pipelines.access.roles import NotAllowedError, OidcRoles, Person, UsersFileRoles
 from pipelines.access.sessions import BROWSER_COOKIE
 from pipelines.access.users import User, UsersFile, UsersFileError, oidc_user
 from pipelines.config import AppSettings
@@ -86,14 +86,24 @@ def render_sign_in_link() -> None:
 
 def acting_person() -> Person:
     """Who is acting now: the signed-in person (whose role ``require`` reads again at the action), or on a desk without
-    sign-in the name this browser gave."""
+    sign-in the name this browser gave.
+
+    A users-file session is checked again here too: a callback runs before the page does, so a session ended meanwhile
+    (signed out everywhere, expired) must not act once more. NotAllowedError then, which every action reports."""
     user = state.signed_in_user()
-    if user is None:
-        return Person.on_open_desk(state.checker_name())
     settings = AppSettings()
     if oidc_section() is not None:
+        if user is None:
+            raise NotAllowedError("nobody is signed in on this page: sign in again")
         return Person.signed_in(user, OidcRoles(settings.oidc_editors, settings.oidc_checkers))
-    assert settings.users_file is not None
+    if settings.users_file is None:
+        return Person.on_open_desk(state.checker_name())
+    try:
+        account = identity.signed_in_account()
+    except SQLAlchemyError as exc:
+        raise NotAllowedError("the desk's database cannot be reached, so your sign-in cannot be checked; nothing was done") from exc
+    if user is None or account != user.username:
+        raise NotAllowedError("your sign-in has ended (you signed out, here or everywhere, or it expired): reload and sign in again")
     return Person.signed_in(user, UsersFileRoles(settings.users_file))
 
 

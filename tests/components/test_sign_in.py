@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components import identity, sign_in, web
+from components.resources import get_services
 from pipelines.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
 from pipelines.access.users import User, hash_password
 from tests.components.conftest import fake_app
@@ -200,3 +201,18 @@ def test_started_without_the_desks_routes_it_says_how_to_start_it(
     monkeypatch.setattr(identity, "request_cookie", lambda name: None)  # `streamlit run app.py`: no browser cookie was ever set
     at = desk(monkeypatch, demo_data_dir, users_toml)
     assert any("streamlit run server.py" in w.value for w in at.warning) and not at.text_area
+
+
+def test_a_session_ended_elsewhere_cannot_act_once_more_from_an_open_page(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, users_toml: Path
+) -> None:
+    browser(monkeypatch, demo_data_dir, users_toml, "ana")
+    at = desk(monkeypatch, demo_data_dir, users_toml)
+    run_id = run_claim(at)
+    at.selectbox(key=f"live-{run_id}.override.label").select("REFUTES")
+    sessions, _ = web.desk()
+    sessions.end_all("ana")  # "Sign out everywhere" from another browser, while this page is open
+    next(b for b in at.button if b.label == "Record my verdict").click().run()  # the callback runs before the page checks
+    assert [t.value for t in at.title] == ["⚖️ Sign in to DebateDesk"]
+    store = get_services().store
+    assert store is not None and store.events_of_type(run_id, "VerdictOverridden") == []
