@@ -129,3 +129,19 @@ def test_a_wrong_password_is_refused_plainly(browser, desk_url: str) -> None:  #
     expect(page.get_by_role("textbox", name="User name")).to_have_value("ana")
     assert page.locator("textarea").count() == 0
     context.close()
+
+
+def test_sign_out_everywhere_ends_the_persons_other_browsers(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]
+    laptop = signed_in(browser, desk_url, "ana")
+    phone = signed_in(browser, desk_url, "ana")
+    checker = signed_in(browser, desk_url, "bo")
+    sidebar(laptop).get_by_role("button", name="Sign out everywhere").click()
+    laptop.get_by_text("You have signed out everywhere").wait_for(timeout=60_000)
+    screenshot(laptop, "sign-in-signed-out-everywhere")
+    phone.reload()
+    phone.get_by_role("textbox", name="User name").wait_for(timeout=120_000)
+    assert "/desk/sign-in" in phone.url
+    checker.reload()  # someone else's session is not touched
+    expect(sidebar(checker).get_by_text("Bo Lind")).to_be_visible(timeout=120_000)
+    for page in (laptop, phone, checker):
+        page.context.close()
