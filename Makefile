@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PORT ?= 8501
+# This machine only. Another address with nobody signing in also needs DEBATEDESK_OPEN_DESK=1 (docs/security.md).
+ADDRESS ?= 127.0.0.1
 # llama.cpp's server is built from this llama-cpp-python's source (see the llama-server rules below).
 LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama_cpp_python==//p' requirements.txt)
 LLAMA_SERVER_DIR := build/llama.cpp
@@ -13,12 +15,12 @@ LLAMA_SERVER_STAMP := $(LLAMA_SERVER_DIR)/.attempted
 .PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-server browser clean docs
 
 run: setup model
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(VENV)/bin/streamlit run server.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 # The app on the fake backend: instant, for a quick look without the 1.1 GB model.
 run-fake: setup
 	DEBATEDESK_DEBATER__BACKEND=fake DEBATEDESK_JUDGE__BACKEND=fake DEBATEDESK_SCORER__BACKEND=fake \
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(VENV)/bin/streamlit run server.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 test: dev browser lint typecheck pytest
 

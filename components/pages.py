@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from components.review_form import render_checker_name
-from components.sign_in import render_signed_in, require_sign_in
+from components.sign_in import open_desk_guard, render_signed_in, require_sign_in
 
 APP_NAME = "DebateDesk"
 
@@ -47,7 +47,8 @@ def render_page_header(path: str) -> None:
     the sidebar (drawn by each page, not app.py, so the field is the same widget whichever way the page is run)."""
     info = page_info(path)
     st.set_page_config(page_title=tab_title(info), page_icon=info.icon)
-    user = require_sign_in()  # on a shared desk: the sign-in form until someone signs in, then their name
+    open_desk_guard()  # beyond this machine with nobody signing in: refused, or (DEBATEDESK_OPEN_DESK) said on every page
+    user = require_sign_in()  # on a shared desk: a way to sign in until someone has, then their name
     st.title(f"{info.icon} {info.title}")  # markup: our own constants
     if user is not None:
         render_signed_in(user)

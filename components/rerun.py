@@ -9,6 +9,7 @@ import streamlit as st
 
 from components import state
 from components.config_form import models_summary
+from components.sign_in import acting_person
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event, RunStarted
@@ -90,7 +91,7 @@ def render_rerun(run: RunSummary, services: Services) -> None:
                     rerun_config(run, protocol, settings),
                     services,
                     interactive=True,
-                    by=state.checker_name(),
+                    by=acting_person(),
                     frozen_from=run.id,
                 )
             except DebateDeskError as exc:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from components import state
+from components.sign_in import acting_person
+from pipelines.access.roles import ALLOWED, NotAllowedError
 from pipelines.domain import Evidence
 from pipelines.errors import DebateDeskError
 from pipelines.record.store import RunStore
@@ -38,7 +40,7 @@ def render_checker_name() -> str:
         max_chars=state.MAX_CHECKER_NAME,
         placeholder="e.g. Ana Ruiz",
         help="Every step-mode decision and verdict override is recorded with this name and the time. "
-        "It stays while you move between pages, and the page's address keeps it: bookmark it to find your name there next time.",
+        "This browser keeps it (in a cookie, not the page's address) until you change it.",
     )
     return state.checker_name()
 
@@ -205,8 +207,12 @@ def build_review(round_key: str, pending: PendingReview, evidence: dict[str, Evi
 
 def _submit(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evidence], stop: bool) -> None:
     """Callback of Continue / Stop: hand the checker's review to the waiting run."""
-    by = state.checker_name()
-    if not by:
+    try:
+        by = acting_person()
+    except NotAllowedError as exc:
+        state.set_review_error(str(exc))
+        return
+    if not by.name:
         state.set_review_error("enter your name in the sidebar: the audit trail records who decided")
         return
     round_key = f"{handle.run_id}.{pending.round}"
@@ -214,7 +220,7 @@ def _submit(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evide
         review = build_review(round_key, pending, evidence, stop)
         note = str(st.session_state.get(f"{K}{round_key}.note", "")).strip()
         handle.submit(review, by=by, note=note)
-    except ValueError as exc:
+    except (ValueError, NotAllowedError) as exc:
         state.set_review_error(str(exc))
         return
     state.clear_review()
@@ -225,8 +231,8 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
     message = state.take_message(state.OVERRIDE_MESSAGE)
     if message:
         getattr(st, message[0])(message[1])
-    user = state.signed_in_user()
-    if user is not None and not user.can_override:
+    user = state.signed_in_user()  # as this page run read it; the override itself reads the role again
+    if user is not None and user.role not in ALLOWED["override"]:
         st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {user.role}.")  # markup: a role of ours
         return
     with st.expander("🧑‍⚖️ Override the verdict", expanded=False):
@@ -239,16 +245,16 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
 
 
 def _override(store: RunStore, run_id: str, key: str) -> None:
-    user = state.signed_in_user()
-    if user is not None and not user.can_override:  # the form is not shown to them; refuse a stale one all the same
-        state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ Only an editor overrides verdicts; you are signed in as a {user.role}."))
-        return
-    by = state.checker_name()
+    # override_verdict reads the person's role again now: a checker, or an editor demoted since the form was drawn, is refused.
     try:
         evt = override_verdict(
-            store, run_id, str(st.session_state.get(f"{key}.override.label", "")), str(st.session_state.get(f"{key}.override.note", "")), by
+            store,
+            run_id,
+            str(st.session_state.get(f"{key}.override.label", "")),
+            str(st.session_state.get(f"{key}.override.note", "")),
+            acting_person(),
         )
-    except ValueError as exc:
+    except (ValueError, NotAllowedError) as exc:
         state.set_message(state.OVERRIDE_MESSAGE, ("error", f"⚠️ {escape_markdown(str(exc))}"))
         return
     # The name is the checker's own typing: shown as text, like everything a user supplied.

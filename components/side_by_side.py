@@ -8,7 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.sign_in import acting_person
 from components.transcript import RunView, replay
+from pipelines.access.roles import require
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event
@@ -62,6 +64,7 @@ def comparison_frame(runs: Sequence[Sequence[Event]]) -> pd.DataFrame:
 def run_side_by_side(claim: str, configs: Sequence[RunConfig], services: Services) -> None:
     """Run every config on ``claim`` at once, streaming each into its own column; keeps the events for reruns."""
     try:
+        require(acting_person(), "run")  # the role as the users file says now: a removed user runs nothing
         for config in configs:
             preflight(claim, config, services)
     except DebateDeskError as exc:

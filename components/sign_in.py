@@ -1,20 +1,27 @@
 """Sign-in for a shared desk: with a users file configured, or an OpenID Connect provider (an ``[auth]`` section in
 ``.streamlit/secrets.toml``, signed in through Streamlit's own ``st.login``), every page asks who is at the desk before it
-shows anything, and the signed-in name is the one every action records. Without either (one person on their own machine)
-nothing changes.
+shows anything, and the signed-in person is the one every action records and checks. Without either (one person on their
+own machine) nobody signs in, and the name the person gives is kept per browser.
 
-Staying signed in after a reload: Streamlit keeps an OIDC sign-in in its own signed identity cookie (30 days, or until
-Sign out). A users-file sign-in lasts as long as the browser session: Streamlit gives an app no way to set a cookie of its
-own, and a token in the page's address would travel with every copied link, so none is kept."""
+Staying signed in: a users-file sign-in is a session in the run store whose signed token the browser keeps in an HttpOnly
+cookie, set by the desk's sign-in form (components/web.py); each page run reads the cookie, asks the store whether the
+session still holds, and reads the account's role from the users file again. An OIDC sign-in lasts in Streamlit's own
+signed identity cookie (30 days, or until Sign out)."""
 
 from __future__ import annotations
 
+import html
+import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
-from components import state
+from components import identity, state
+from components.web import SIGN_IN_PATH, desk
+from pipelines.access.roles import NotAllowedError, OidcRoles, Person, UsersFileRoles
+from pipelines.access.sessions import BROWSER_COOKIE
 from pipelines.access.users import User, UsersFile, UsersFileError, oidc_user
 from pipelines.config import AppSettings
 from pipelines.text.safety import escape_markdown
@@ -27,45 +34,144 @@ NOT_PROVIDERS = ("client_kwargs",)  # a dict in [auth] that is not a named provi
 
 
 def require_sign_in() -> User | None:
-    """The signed-in user; the sign-in form (and nothing else of the page) while nobody is; None when sign-in is off."""
+    """The signed-in user, as the users file (or the OIDC lists) says now; a way to sign in (and nothing else of the page)
+    while nobody is; None when sign-in is off."""
     auth = oidc_section()
     if auth is not None:
         return _require_oidc(auth)
     path = AppSettings().users_file
     if path is None:
         return None
-    user = state.signed_in_user()
-    if user is not None:
-        state.set_checker_name(user.name)  # the account's name, whatever the address or a field says
-        return user
-    st.title(TITLE)  # markup: our own constant
     try:
-        users = UsersFile.load(path)
-    except UsersFileError as exc:  # nobody can sign in until the file is fixed: say how
+        users = UsersFile.load(path)  # read again on every page run: a demotion or a removal holds from the next action
+    except UsersFileError as exc:  # nobody can act until the file is fixed: say how
+        st.title(TITLE)  # markup: our own constant
         st.error(f"⚠️ {escape_markdown(str(exc))}")
         st.stop()
-    error = state.take_message(state.SIGN_IN_MESSAGE)
-    if error is not None:
-        st.error(error[1])  # markup: our own message
-    with st.form(K + "form"):
-        st.text_input("User name", key=K + "username", max_chars=100)
-        st.text_input("Password", key=K + "password", type="password", max_chars=200)
-        st.form_submit_button("Sign in", type="primary", on_click=_sign_in, args=(users,))
+    try:
+        account = identity.signed_in_account()
+    except SQLAlchemyError:  # the database went away: nobody can be recognised until it is back
+        st.title(TITLE)  # markup: our own constant
+        st.error("⚠️ The desk's database cannot be reached just now, so your sign-in cannot be checked. Reload in a moment.")
+        st.stop()
+    user = users.user(account) if account is not None else None
+    if user is None:
+        state.sign_out()
+        st.title(TITLE)  # markup: our own constant
+        note = state.take_message(state.SIGN_IN_MESSAGE)
+        if note is not None:
+            st.info(note[1])  # markup: our own message
+        elif account is not None:
+            st.warning(f"⚠️ {escape_markdown(account)} is no longer on this desk's list of users. Ask whoever runs the desk.")
+        elif identity.request_cookie(BROWSER_COOKIE) is None:  # no desk routes gave this browser its cookie
+            st.warning(
+                "⚠️ This app was started without the desk's sign-in routes, so nobody can sign in. Start it with "
+                "`streamlit run server.py` (as `make run` does), not `app.py`."
+            )
+        else:
+            st.info("Your sign-in has ended (it expired, or you signed out here or on another page).")
+        render_sign_in_link()
+        st.stop()
+    assert user is not None
+    state.sign_in(user)  # the account's name and role as the file says now, whatever the page held before
+    return user
+
+
+def render_sign_in_link() -> None:
+    """A link to the desk's sign-in form, in this tab (the form sets the session cookie, which only a page load can; a
+    Markdown link would open a new tab)."""
+    st.html(f'<p style="font-size:1.1rem"><a href="{html.escape(SIGN_IN_PATH)}">Sign in</a></p>')  # markup: our own constant
     st.caption("This desk is shared: what you do is recorded with your name. Ask whoever runs it for an account.")
-    st.stop()
-    return None  # st.stop() does not return
+
+
+def acting_person() -> Person:
+    """Who is acting now: the signed-in person (whose role ``require`` reads again at the action), or on a desk without
+    sign-in the name this browser gave.
+
+    A users-file session is checked again here too: a callback runs before the page does, so a session ended meanwhile
+    (signed out everywhere, expired) must not act once more. NotAllowedError then, which every action reports."""
+    user = state.signed_in_user()
+    settings = AppSettings()
+    if oidc_section() is not None:
+        if user is None:
+            raise NotAllowedError("nobody is signed in on this page: sign in again")
+        return Person.signed_in(user, OidcRoles(settings.oidc_editors, settings.oidc_checkers))
+    if settings.users_file is None:
+        return Person.on_open_desk(state.checker_name())
+    try:
+        account = identity.signed_in_account()
+    except SQLAlchemyError as exc:
+        raise NotAllowedError("the desk's database cannot be reached, so your sign-in cannot be checked; nothing was done") from exc
+    if user is None or account != user.username:
+        raise NotAllowedError("your sign-in has ended (you signed out, here or everywhere, or it expired): reload and sign in again")
+    return Person.signed_in(user, UsersFileRoles(settings.users_file))
 
 
 def render_signed_in(user: User) -> None:
-    """The sidebar's top line when signed in: who, as what, and a way out."""
+    """The sidebar's top line when signed in: who, as what, and the ways out."""
     st.sidebar.markdown(f"👤 **{escape_markdown(user.name)}** · {user.role}")  # markup: an escaped name and a role of ours
     st.sidebar.button("Sign out", key=K + "out", on_click=_sign_out, icon="🚪")
+    if oidc_section() is None:
+        st.sidebar.button(
+            "Sign out everywhere",
+            key=K + "out.all",
+            on_click=_sign_out_everywhere,
+            args=(user.username,),
+            help="Ends every session of your account: other browsers and machines ask you to sign in again at their next step.",
+        )
+
+
+def open_desk_guard() -> None:
+    """On a desk without sign-in: refuse to serve beyond this machine unless DEBATEDESK_OPEN_DESK says so, and then say so
+    on every page."""
+    if oidc_section() is not None or AppSettings().users_file is not None:
+        return
+    address = listening_address()
+    if _is_loopback(address):
+        return
+    where = address or "every network interface"
+    if AppSettings().open_desk:
+        st.warning(  # markup: an address from the server's own config
+            f"🔓 **Open desk**: this app listens on {escape_markdown(where)} and nobody signs in, so anyone who can reach it can "
+            "run claims, spend and override verdicts under any name (DEBATEDESK_OPEN_DESK=1)."
+        )
+        return
+    st.error(  # markup: an address from the server's own config
+        f"⚠️ This app listens on {escape_markdown(where)} and nobody signs in: anyone who could reach it could run claims, spend "
+        "and override verdicts. Restart it on 127.0.0.1 (`make run` does), configure sign-in (DEBATEDESK_USERS_FILE), or set "
+        "DEBATEDESK_OPEN_DESK=1 to open it anyway."
+    )
+    st.stop()
+
+
+def _is_loopback(address: str) -> bool:
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:  # "" (every interface) or a host name
+        return False
+
+
+def listening_address() -> str:
+    """The address the server listens on ("" for every interface, Streamlit's own default)."""
+    return str(st.get_option("server.address") or "")
 
 
 def _sign_out() -> None:
+    sessions, _ = desk()
+    sessions.end(identity.session_cookie())
     state.sign_out()
+    state.set_message(state.SIGN_IN_MESSAGE, ("info", "You have signed out."))
     if oidc_section() is not None:
         st.logout()  # Streamlit's identity cookie goes too
+
+
+def _sign_out_everywhere(username: str) -> None:
+    sessions, _ = desk()
+    ended = sessions.end_all(username)
+    state.sign_out()
+    state.set_message(state.SIGN_IN_MESSAGE, ("info", f"You have signed out everywhere ({ended} session{'s' * (ended != 1)} ended)."))
 
 
 # --- OpenID Connect through st.login --------------------------------------------------
@@ -125,13 +231,3 @@ def _require_oidc(auth: Mapping[str, Any]) -> User | None:
     st.caption("This desk is shared: what you do is recorded with your name. You stay signed in on this browser until you sign out.")
     st.stop()
     return None  # st.stop() does not return
-
-
-def _sign_in(users: UsersFile) -> None:
-    username = str(st.session_state.get(K + "username", ""))
-    user = users.authenticate(username, str(st.session_state.get(K + "password", "")))
-    st.session_state[K + "password"] = ""  # never kept in the session
-    if user is None:
-        state.set_message(state.SIGN_IN_MESSAGE, ("error", "⚠️ Unknown user name or wrong password."))
-        return
-    state.sign_in(user)

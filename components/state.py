@@ -6,6 +6,7 @@ from typing import Any
 
 import streamlit as st
 
+from components import identity
 from pipelines.access.users import User
 from pipelines.config import RunConfig
 from pipelines.domain import Evidence
@@ -25,7 +26,6 @@ AUDIT_PREFIX = "audit."  # widgets of the audit screens (evidence filters, chart
 ACTIVE_RUN = "active_run"  # the RunHandle of a run going on in the background (kept across reruns)
 CHECKER_NAME = "checker_name"  # kept across pages (widget state is dropped when a page without the widget runs)
 CHECKER_NAME_WIDGET = "checker_name.widget"
-CHECKER_PARAM = "checker"  # the name in the page's URL: a reload or a bookmark keeps it, and it is this browser's, not the server's
 MAX_CHECKER_NAME = 80
 # The Settings page: models per role, search and step mode, kept for the session as one RunConfig (API keys in memory only)
 RUN_SETTINGS = "run_settings"
@@ -59,9 +59,8 @@ def init_state() -> None:
     st.session_state.setdefault(LAST_EVENTS, [])
     st.session_state.setdefault(LAST_ERROR, None)
     st.session_state.setdefault(ACTIVE_RUN, None)
-    if CHECKER_NAME not in st.session_state:  # a new session: the name from the URL, if it carries one
-        st.session_state[CHECKER_NAME] = _clean_name(st.query_params.get(CHECKER_PARAM, ""))
-    _keep_name_in_url()
+    if CHECKER_NAME not in st.session_state:  # a new session: the name this browser gave before (kept by its cookie)
+        st.session_state[CHECKER_NAME] = _clean_name(identity.remembered_name())
     st.session_state.setdefault(PASTED, [])
     st.session_state.setdefault(REVIEW_ERROR, None)
     st.session_state.setdefault(RESUME_REQUEST, None)
@@ -140,18 +139,8 @@ def _clean_name(value: object) -> str:
     return " ".join(str(value or "").split())[:MAX_CHECKER_NAME]
 
 
-def _keep_name_in_url() -> None:
-    """Every run: the URL carries the name (a page switch drops query parameters), so a reload keeps it."""
-    name = checker_name()
-    if name and st.query_params.get(CHECKER_PARAM) != name:
-        st.query_params[CHECKER_PARAM] = name
-    elif not name and CHECKER_PARAM in st.query_params:
-        del st.query_params[CHECKER_PARAM]
-
-
 def set_checker_name(name: str) -> None:
     st.session_state[CHECKER_NAME] = _clean_name(name)
-    _keep_name_in_url()
 
 
 def signed_in_user() -> User | None:
@@ -165,7 +154,7 @@ def sign_in(user: User) -> None:
 
 
 def sign_out() -> None:
-    """on_click of Sign out: forget who it was, and the run in progress on this page is left to History."""
+    """Forget who was signed in on this page (the session itself is ended by components.sign_in)."""
     st.session_state.pop(SIGNED_IN, None)
     set_checker_name("")
 
@@ -176,8 +165,9 @@ def prepare_checker_name_widget() -> None:
 
 
 def remember_checker_name() -> None:
+    """on_change of the name field (a desk without sign-in): kept for this session and, by the browser's cookie, the next."""
     st.session_state[CHECKER_NAME] = _clean_name(st.session_state.get(CHECKER_NAME_WIDGET, ""))
-    _keep_name_in_url()
+    identity.remember_name(st.session_state[CHECKER_NAME])
 
 
 def run_settings() -> RunConfig:

@@ -7,6 +7,8 @@ from components.batch_view import render_batch_results, render_outcomes_table
 from components.config_form import render_config_form
 from components.pages import render_page_header
 from components.resources import get_services
+from components.sign_in import acting_person
+from pipelines.access.roles import require
 from pipelines.errors import DebateDeskError
 from pipelines.run.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
 from pipelines.text.safety import escape_markdown
@@ -46,6 +48,7 @@ start = st.button("Check all", type="primary", icon="▶️")
 if start:
     state.set_batch_error(None)
     try:
+        require(acting_person(), "run")  # the role as the users file says now: a removed user runs nothing
         pasted = st.session_state.get(state.BATCH_PASTE, "")
         if upload is not None:
             items = parse_claims_file(upload.getvalue(), upload.name)

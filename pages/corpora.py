@@ -10,8 +10,10 @@ import streamlit as st
 from components import state
 from components.pages import render_page_header
 from components.resources import get_services
+from components.sign_in import acting_person
 from corpora.chunking import chunk_documents
 from corpora.loaders import SUPPORTED_SUFFIXES, CorpusFileError, FileLoader
+from pipelines.access.roles import require
 from pipelines.errors import DebateDeskError
 from pipelines.text.safety import escape_markdown
 from pipelines.tools.corpus_index import validate_corpus_name
@@ -41,8 +43,9 @@ def delete_chosen(corpus: str) -> None:
         state.set_message(state.CORPORA_MESSAGE, ("error", "⚠️ Tick **Yes, delete them** to confirm; nothing was deleted."))
     else:
         try:
+            require(acting_person(), "delete_documents")  # the role as the users file says now
             removed = services.index.delete_documents(corpus, chosen)
-        except DebateDeskError as exc:  # the corpus was deleted by another session meanwhile
+        except DebateDeskError as exc:  # not an editor (NotAllowedError), or the corpus was deleted by another session meanwhile
             state.set_message(state.CORPORA_MESSAGE, ("error", f"⚠️ {escape_markdown(str(exc))}"))
             return
         text = f"🗑️ Deleted {removed.documents} document(s), {removed.passages} passage(s) from {escape_markdown(corpus)}."

@@ -12,7 +12,9 @@ from components.rerun import render_rerun, render_rerun_links
 from components.resources import get_services
 from components.review_form import render_override_form
 from components.run_comparison import render_comparison
+from components.sign_in import acting_person
 from components.transcript import replay
+from pipelines.access.roles import require
 from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.compare import compare_runs
@@ -59,6 +61,7 @@ def import_uploaded() -> None:
     if upload is None:
         return
     try:
+        require(acting_person(), "import")  # the role as the users file says now: a removed user imports nothing
         summary, new = import_run(store, upload.getvalue(), origin=f"imported from {upload.name}")
     except DebateDeskError as exc:
         state.set_message(state.IMPORT_MESSAGE, ("error", str(exc)))

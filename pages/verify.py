@@ -11,6 +11,7 @@ from components.pages import render_page_header
 from components.rerun import render_rerun_note
 from components.resources import get_services
 from components.side_by_side import render_compare_picker, replay_side_by_side, run_side_by_side
+from components.sign_in import acting_person
 from components.transcript import replay
 from pipelines.errors import DebateDeskError
 from pipelines.run.runner import resume_run, start_run
@@ -52,9 +53,9 @@ if pending is not None and compare_config is not None:
 else:
     try:
         if pending is not None:
-            state.set_active_run(start_run(pending, config, services, interactive=True, by=state.checker_name()))
+            state.set_active_run(start_run(pending, config, services, interactive=True, by=acting_person()))
         elif resume_id is not None:
-            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=state.checker_name()))
+            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=acting_person()))
     except DebateDeskError as exc:
         state.set_error(str(exc))
         state.set_active_run(None)

@@ -865,6 +865,20 @@ class AppSettings(BaseSettings):
         description="A TOML file of the desk's users (name, role editor or checker, bcrypt password hash; see pipelines/access/users.py). "
         "Set, every page asks to sign in and actions carry the signed-in name; unset (the default), nobody signs in.",
     )
+    session_hours: float = Field(
+        default=12.0,
+        gt=0,
+        le=24 * 90,
+        title="Sign-in lasts",
+        description="Hours a users-file sign-in lasts (across reloads and new tabs) unless the person signs out first.",
+    )
+    open_desk: bool = Field(
+        default=False,
+        title="Open desk",
+        description="Allow the app to listen on an address other than 127.0.0.1 with nobody signing in: anyone who reaches the "
+        "port can then run claims, spend and override verdicts, and every page says so. Off (the default), such an app refuses to "
+        "serve until sign-in is configured or it listens on 127.0.0.1.",
+    )
     oidc_editors: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         title="OIDC editors",

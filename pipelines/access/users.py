@@ -2,15 +2,18 @@
 provider, addresses given a role: ``oidc_user``); off when neither is configured.
 
     [users.ana]
-    name = "Ana Ruiz"
-    role = "editor"            # editor: runs, annotates and overrides verdicts; checker: runs and annotates
+    name = "Ana Ruiz"          # what the audit trail records
+    role = "editor"            # what each role may do: pipelines/access/roles.py (ALLOWED)
     password_hash = "$2b$12$..."   # python -m pipelines.access.users hash
 
-Passwords are checked with bcrypt (a kept library); the file holds no password, only hashes.
+Passwords are checked with bcrypt (a kept library); the file holds no password, only hashes. Account names, and the names
+the trail records, are each one person whatever their case: a file with two of either is refused. The file is read again
+at each action (pipelines/access/roles.py), so an edit holds from the next one.
 """
 
 from __future__ import annotations
 
+import functools
 import getpass
 import sys
 import tomllib
@@ -56,6 +59,8 @@ class UsersFile:
 
     def __init__(self, accounts: dict[str, _Account]) -> None:
         self._accounts = accounts
+        # An unknown name is checked against a stand-in hash of the same cost as the real ones, so it takes as long.
+        self._dummy_hash = _dummy_hash(max((_cost(a.password_hash) for a in accounts.values()), default=12))
 
     @classmethod
     def load(cls, path: Path) -> UsersFile:
@@ -69,8 +74,15 @@ class UsersFile:
         if not isinstance(users, dict) or not users:
             raise UsersFileError(f"{path}: no [users.NAME] tables; see pipelines/access/users.py for the format")
         accounts: dict[str, _Account] = {}
+        written: dict[str, str] = {}  # each account's name as the file spells it
+        audit_names: dict[str, str] = {}  # each audit name (lower case) -> the account that has it
         for username, entry in users.items():
             where = f"{path}: users.{username}"
+            if (same := written.setdefault(username.lower(), username)) != username:
+                raise UsersFileError(
+                    f"{path}: users.{same} and users.{username} differ only in case; "
+                    "user names are one account whatever the case: rename or remove one"
+                )
             if not isinstance(entry, dict):
                 raise UsersFileError(f"{where}: must be a table with name, role and password_hash")
             role = entry.get("role")
@@ -80,17 +92,26 @@ class UsersFile:
             if not hashed.startswith(("$2a$", "$2b$", "$2y$")):
                 raise UsersFileError(f"{where}: password_hash must be a bcrypt hash; make one with `python -m pipelines.access.users hash`")
             name = " ".join(str(entry.get("name") or username).split())
+            if (other := audit_names.setdefault(name.lower(), username)) != username:
+                raise UsersFileError(f"{where}: users.{other} already has the name {name!r}; the audit trail must tell two people apart")
             accounts[username.lower()] = _Account(User(username.lower(), name, cast(DeskRole, role)), hashed.encode())
         return cls(accounts)
 
     def authenticate(self, username: str, password: str) -> User | None:
-        """The user when the password is right; None for an unknown user or a wrong password (the caller says which not)."""
+        """The user when the password is right; None for an unknown user or a wrong password (the caller says which not).
+
+        Both cases cost one bcrypt check of the same cost, so the answer's time does not tell which names exist."""
         account = self._accounts.get(username.strip().lower())
         secret = password.encode()[:MAX_PASSWORD_BYTES]
         if account is None:
-            bcrypt.checkpw(secret, _DUMMY_HASH)  # as slow as a real check: timing does not tell which names exist
+            bcrypt.checkpw(secret, self._dummy_hash)
             return None
         return account.user if bcrypt.checkpw(secret, account.password_hash) else None
+
+    def user(self, username: str) -> User | None:
+        """The account's user as the file says now (role and name), or None when the file no longer has it."""
+        account = self._accounts.get(username.strip().lower())
+        return account.user if account is not None else None
 
 
 def oidc_user(claims: Mapping[str, Any], editors: Sequence[str], checkers: Sequence[str]) -> User | None:
@@ -98,9 +119,11 @@ def oidc_user(claims: Mapping[str, Any], editors: Sequence[str], checkers: Seque
 
     The e-mail address decides the role: named in ``editors`` (an address, or ``@domain``), an editor; in ``checkers``, a
     checker; in neither, or not verified by the provider, nobody: a provider such as Google vouches for anyone with an account.
+    Only a real ``true`` counts as verified (a missing flag or the string "false" does not), and the audit trail records the
+    address, which the provider vouched for, not the display name, which the person chose.
     """
     email = str(claims.get("email") or "").strip().lower()
-    if not email or "@" not in email or claims.get("email_verified") is False:
+    if not email or "@" not in email or claims.get("email_verified") is not True:
         return None
     domain = "@" + email.rsplit("@", 1)[1]
 
@@ -110,11 +133,20 @@ def oidc_user(claims: Mapping[str, Any], editors: Sequence[str], checkers: Seque
     role: DeskRole | None = "editor" if named(editors) else "checker" if named(checkers) else None
     if role is None:
         return None
-    name = " ".join(str(claims.get("name") or email).split())[:80]
-    return User(username=email, name=name, role=role)
+    return User(username=email, name=email, role=role)
 
 
-_DUMMY_HASH = bcrypt.hashpw(b"not a password", bcrypt.gensalt(rounds=4))
+def _cost(password_hash: bytes) -> int:
+    """The cost factor of a bcrypt hash (``$2b$12$...`` costs 12)."""
+    try:
+        return int(password_hash.split(b"$")[2])
+    except (IndexError, ValueError):
+        return 12
+
+
+@functools.cache
+def _dummy_hash(rounds: int) -> bytes:
+    return bcrypt.hashpw(b"not a password", bcrypt.gensalt(rounds=min(max(rounds, 4), 31)))
 
 
 def hash_password(password: str, rounds: int = 12) -> str:

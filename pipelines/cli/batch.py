@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pipelines.cli.acting import BY_HELP, acting_person
+
 
 def add_batch_command(sub: Any) -> None:
     parser = sub.add_parser("batch", help="check every claim of a .csv (claim column), .jsonl or .txt file; write CSV and JSONL results")
@@ -22,6 +24,7 @@ def add_batch_command(sub: Any) -> None:
     parser.add_argument("--no-web", action="store_true", help="do not search the web")
     parser.add_argument("--concurrency", type=int, default=2, help="claims run at once (default 2); model calls stay bounded per backend")
     parser.add_argument("--out", type=Path, default=None, help="results path without suffix (default data/batches/<file>-<time>)")
+    parser.add_argument("--by", default="", help=BY_HELP)
     parser.set_defaults(handler=run_batch_command)
 
 
@@ -38,6 +41,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
     )
     check_names(config)
+    acting_person(args.by, "run")  # with a users file: only an account proven by its password runs a batch
     settings = AppSettings()
     services = Services.create(settings)
     print(f"{len(items)} claims, {config.protocol}, {args.concurrency} at a time", file=sys.stderr)

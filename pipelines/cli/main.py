@@ -9,6 +9,9 @@ python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
 python -m pipelines import FILE
 python -m pipelines resume RUN_ID [--json]
 python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
+
+With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and override act as the account named by --by, and only
+with its password: asked for at the terminal, or read from DEBATEDESK_PASSWORD (for scripts).
 python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
 python -m pipelines batch claims.csv --protocol single --concurrency 2
 """
@@ -23,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipelines.cli.acting import BY_HELP, acting_person
 from pipelines.config import AppSettings, RunConfig
 
 if TYPE_CHECKING:
@@ -89,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--corpus", default=None, help="local corpus to search")
     verify.add_argument("--no-web", action="store_true", help="do not search the web")
     verify.add_argument("--json", action="store_true", help="print one JSON line per event")
+    verify.add_argument("--by", default="", help=BY_HELP)
     verify.set_defaults(handler=_verify)
 
     ingest = sub.add_parser("ingest", help="add .txt, .md or .jsonl files (or folders of them) to a corpus")
@@ -121,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
 
     imp = sub.add_parser("import", help="validate a JSON run record and store it for audit")
     imp.add_argument("file", type=Path)
+    imp.add_argument("--by", default="", help=BY_HELP)
     imp.set_defaults(handler=_import)
 
     resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
@@ -131,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     override = sub.add_parser("override", help="record the checker's verdict beside the model's")
     override.add_argument("run_id")
     override.add_argument("--verdict", required=True)
-    override.add_argument("--by", required=True, help="who decides (name or initials), for the audit trail")
+    override.add_argument("--by", required=True, help="who decides (name or initials), for the audit trail; " + BY_HELP)
     override.add_argument("--note", default="")
     override.set_defaults(handler=_override)
 
@@ -159,8 +165,9 @@ def _verify(args: argparse.Namespace) -> int:
     )
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
     check_names(config)
+    by = acting_person(args.by, "run")
     services = Services.create()
-    return _print_events(stream_run(args.claim, config, services), as_json=args.json)
+    return _print_events(stream_run(args.claim, config, services, by=by), as_json=args.json)
 
 
 def _store() -> RunStore:
@@ -209,6 +216,7 @@ def _import(args: argparse.Namespace) -> int:
 
     if not args.file.is_file():
         raise ValueError(f"{args.file}: no such file")
+    acting_person(args.by, "import")
     summary, new = import_run(_store(), args.file.read_bytes(), origin=f"imported from {args.file.name}")
     print(f"{'imported' if new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}")
     return 0
@@ -218,15 +226,16 @@ def _resume(args: argparse.Namespace) -> int:
     from pipelines.run.runner import resume_run
     from pipelines.run.services import Services
 
+    by = acting_person(args.by, "run")
     services = Services.create()
-    handle = resume_run(args.run_id, services, secrets_from=RunConfig())
+    handle = resume_run(args.run_id, services, secrets_from=RunConfig(), by=by)
     return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
 
 
 def _override(args: argparse.Namespace) -> int:
     from pipelines.run.step_gate import override_verdict
 
-    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, args.by)
+    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, acting_person(args.by, "override"))
     was = evt.model_verdict.label if evt.model_verdict else "none"
     print(f"{args.run_id}: verdict set to {evt.label} by {evt.by} (the model's was {was})")
     return 0

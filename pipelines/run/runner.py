@@ -15,6 +15,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 
+from pipelines.access.roles import Person, acting_name
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ModelSpec, RunConfig
 from pipelines.domain import Claim, Verdict
 from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
@@ -220,11 +221,11 @@ class RunHandle:
         with self._cond:
             return self._cond.wait_for(lambda: len(self.events) > seen or self._done, timeout=timeout)
 
-    def submit(self, review: Review, by: str, note: str = "") -> None:
-        """The checker's decision for the paused round (the page's callback calls this)."""
+    def submit(self, review: Review, by: Person | str, note: str = "") -> None:
+        """The checker's decision for the paused round (the page's callback calls this); a Person is checked at this moment."""
         if self.gate is None:
             raise ValueError("this run is not in step mode")
-        self.gate.submit(review, by, note)
+        self.gate.submit(review, acting_name(by, "edit_pause"), note)
 
     def abandon(self, reason: str = "stopped by the checker without a decision") -> None:
         if self.gate is not None:
@@ -255,7 +256,7 @@ def start_run(
     run_id: str | None = None,
     *,
     interactive: bool = False,
-    by: str = "",
+    by: Person | str = "",
     frozen_from: str | None = None,
     batch_budget: Budget | None = None,
 ) -> RunHandle:
@@ -263,10 +264,11 @@ def start_run(
 
     ``interactive`` (the page) gives a step-mode run a gate to pause on; without it
     (the CLI, tests) step mode has no one to wait for and the run goes straight on.
-    ``by`` is who started it (the signed-in user), kept in RunStarted. ``frozen_from`` names a
+    ``by`` is who started it (the signed-in Person, checked now), kept in RunStarted. ``frozen_from`` names a
     stored run whose evidence is the new run's only source (a re-run with another protocol or
     model). ``batch_budget`` is the batch's spend limit, shared by its runs.
     """
+    by = acting_name(by, "run")
     claim = preflight(claim_text, config, services)
     frozen = frozen_evidence(frozen_from, services) if frozen_from else None
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -297,7 +299,7 @@ def frozen_evidence(source_run: str, services: Services) -> FrozenEvidence:
 
 
 def resume_run(
-    run_id: str, services: Services, *, interactive: bool = False, secrets_from: RunConfig | None = None, by: str = ""
+    run_id: str, services: Services, *, interactive: bool = False, secrets_from: RunConfig | None = None, by: Person | str = ""
 ) -> RunHandle:
     """Go on with a failed or interrupted run from its last completed step.
 
@@ -308,6 +310,7 @@ def resume_run(
     so do the spend limits (a run stopped by its budget goes on once the limit is raised);
     what the run spent before counts towards them.
     """
+    by = acting_name(by, "run")
     store = services.store
     if store is None:
         raise DebateDeskError("resuming needs the run store; this app runs without one")
@@ -486,7 +489,13 @@ def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: flo
 
 
 def stream_run(
-    claim_text: str, config: RunConfig, services: Services, run_id: str | None = None, *, batch_budget: Budget | None = None
+    claim_text: str,
+    config: RunConfig,
+    services: Services,
+    run_id: str | None = None,
+    *,
+    batch_budget: Budget | None = None,
+    by: Person | str = "",
 ) -> Iterator[Event]:
     """Yield a run's events as they happen; the run itself goes on in a background thread.
 
@@ -494,4 +503,4 @@ def stream_run(
     anything starts. Once started, a failure becomes a RunFailed event and what was produced
     so far stays in the store; a bug is re-raised here after its RunFailed event.
     """
-    yield from start_run(claim_text, config, services, run_id, batch_budget=batch_budget).stream()
+    yield from start_run(claim_text, config, services, run_id, batch_budget=batch_budget, by=by).stream()

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from pipelines.access.roles import Person, acting_name
 from pipelines.domain import Evidence
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
@@ -227,18 +228,21 @@ def pasted_evidence(evidence_id: str, text: str, *, title: str = "", url: str | 
     )
 
 
-def override_verdict(store: RunStore, run_id: str, label: str, note: str, by: str) -> VerdictOverridden:
-    """Record the checker's final verdict beside the model's (kept in the same event); returns the event."""
+def override_verdict(store: RunStore, run_id: str, label: str, note: str, by: Person | str) -> VerdictOverridden:
+    """Record the person's final verdict beside the model's (kept in the same event); returns the event.
+
+    On a shared desk only an editor overrides: a Person's role is read again now (NotAllowedError otherwise)."""
+    name = acting_name(by, "override")
     label = " ".join(label.split()).upper()
     if not label:
         raise ValueError("choose the verdict to record")
-    if not by.strip():
+    if not name:
         raise ValueError("say who overrides the verdict (your name or initials), for the audit trail")
     if len(note) > MAX_NOTE_CHARS:
         raise ValueError(f"the note is {len(note):,} characters; keep it under {MAX_NOTE_CHARS:,}")
     if store.get_run(run_id) is None:
         raise ValueError(f"no run {run_id!r} in the store")
     model = digest(store.events(run_id)).verdict
-    event = VerdictOverridden(model_verdict=model, label=label, note=note.strip(), by=by.strip())
+    event = VerdictOverridden(model_verdict=model, label=label, note=note.strip(), by=name)
     store.append(run_id, event)
     return event

@@ -52,21 +52,30 @@ def test_an_incomplete_configuration_says_what_is_missing(monkeypatch: pytest.Mo
 
 
 def test_a_listed_editor_gets_the_desk_and_an_unlisted_address_is_refused(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
-    at = oidc_desk(monkeypatch, demo_data_dir, {"is_logged_in": True, "email": "Ana@desk.example", "name": "Ana Ruiz"})
+    at = oidc_desk(
+        monkeypatch, demo_data_dir, {"is_logged_in": True, "email": "Ana@desk.example", "email_verified": True, "name": "Ana Ruiz"}
+    )
     assert at.title[0].value == "⚖️ Verify a claim"
-    assert any("Ana Ruiz" in m.value and "editor" in m.value for m in at.sidebar.markdown)
-    assert at.session_state["checker_name"] == "Ana Ruiz"
+    assert any("ana@desk.example" in m.value.replace("\\", "") and "editor" in m.value for m in at.sidebar.markdown)
+    assert at.session_state["checker_name"] == "ana@desk.example", "the audit name is the verified address, not the display name"
 
-    at = oidc_desk(monkeypatch, demo_data_dir, {"is_logged_in": True, "email": "eve@elsewhere.example", "name": "Eve"})
+    at = oidc_desk(
+        monkeypatch, demo_data_dir, {"is_logged_in": True, "email": "eve@elsewhere.example", "email_verified": True, "name": "Eve"}
+    )
     assert [t.value for t in at.title] == ["⚖️ Sign in to DebateDesk"] and not at.text_area
     assert "is not on this desk's list" in at.error[0].value and [b.label for b in at.button] == ["Sign out"]
 
 
 def test_roles_come_from_the_address_and_an_unverified_address_is_nobody() -> None:
     editors, checkers = ["ana@desk.example"], ["@newsroom.example"]
-    assert oidc_user({"email": "ANA@desk.example", "name": "Ana"}, editors, checkers).role == "editor"  # type: ignore[union-attr]
-    bo = oidc_user({"email": "bo@newsroom.example"}, editors, checkers)
+    ana = oidc_user({"email": "ANA@desk.example", "email_verified": True, "name": "Ed Editor"}, editors, checkers)
+    assert ana is not None and ana.role == "editor" and ana.name == "ana@desk.example", "the address, not the name the person chose"
+    bo = oidc_user({"email": "bo@newsroom.example", "email_verified": True}, editors, checkers)
     assert bo is not None and bo.role == "checker" and bo.name == "bo@newsroom.example"
-    assert oidc_user({"email": "bo@newsroom.example", "email_verified": False}, editors, checkers) is None
-    assert oidc_user({"email": "bo@sub.newsroom.example"}, editors, checkers) is None, "a domain entry is that domain only"
+    for flag in (False, "false", "true", 1, None):
+        assert oidc_user({"email": "bo@newsroom.example", "email_verified": flag}, editors, checkers) is None, flag
+    assert oidc_user({"email": "bo@newsroom.example"}, editors, checkers) is None, "a missing flag is not a verified address"
+    assert oidc_user({"email": "bo@sub.newsroom.example", "email_verified": True}, editors, checkers) is None, (
+        "a domain entry is that domain only"
+    )
     assert oidc_user({"name": "no address"}, editors, checkers) is None

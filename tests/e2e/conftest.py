@@ -56,7 +56,7 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settin
     log_path = tmp_path_factory.mktemp("app") / "streamlit.log"
     log = log_path.open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1",
+        [sys.executable, "-m", "streamlit", "run", "server.py", "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

@@ -1,23 +1,49 @@
-"""In Chromium, a shared desk: sign in; a checker runs a claim but is refused the override; an editor overrides."""
+"""In Chromium, a shared desk with two people signed in at once (an editor and a checker, two browser contexts): each
+stays signed in across reloads and new tabs; the checker cannot override, by the page or by a name in the address; the
+editor's override carries the editor's name; signing out ends the session, and a reload asks to sign in again."""
 
+import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 from tests.e2e.conftest import screenshot, serve_app
 from tests.fakes import users_file
+from tests.stores import DATABASES, POSTGRES_ENV
 
 pytestmark = pytest.mark.e2e
 
 CLAIM = "Masks reduce transmission of respiratory viruses on ferries"
 
 
-@pytest.fixture(scope="module")
-def desk_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
+@pytest.fixture(scope="module", params=DATABASES)
+def desk_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
+    """The desk with a users file, its runs and sessions on SQLite, or on PostgreSQL when a test server is configured."""
     users = users_file(tmp_path_factory.mktemp("desk") / "users.toml")
-    yield from serve_app(tmp_path_factory, demo_data_dir, users_file=str(users))
+    if request.param == "sqlite":
+        yield from serve_app(tmp_path_factory, demo_data_dir, users_file=str(users))
+        return
+    server = make_url(os.environ[POSTGRES_ENV])
+    name = f"dd_e2e_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        url = server.set(database=name).render_as_string(hide_password=False)
+        yield from serve_app(tmp_path_factory, demo_data_dir, users_file=str(users), database_url=url)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def sidebar(page):  # type: ignore[no-untyped-def]
+    return page.locator('[data-testid="stSidebar"]')
 
 
 def signed_in(browser, url: str, username: str):  # type: ignore[no-untyped-def]
@@ -25,12 +51,14 @@ def signed_in(browser, url: str, username: str):  # type: ignore[no-untyped-def]
     page = context.new_page()
     page.goto(url)
     page.get_by_role("textbox", name="User name").wait_for(timeout=300_000)
-    assert page.locator("textarea").count() == 0  # nothing of the desk before signing in
-    screenshot(page, "sign-in-form")
+    assert "/desk/sign-in" in page.url and page.locator("textarea").count() == 0  # nothing of the desk before signing in
+    screenshot(page, f"sign-in-form-{username}")
     page.get_by_role("textbox", name="User name").fill(username)
     page.get_by_role("textbox", name="Password").fill("pw-for-tests")
     page.get_by_role("button", name="Sign in").click()
-    page.locator("h1", has_text="Verify a claim").wait_for(timeout=120_000)
+    page.locator("h1", has_text="Verify a claim").wait_for(timeout=300_000)
+    cookie = next(c for c in context.cookies() if c["name"] == "debatedesk_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Lax" and username not in page.url
     return page
 
 
@@ -42,21 +70,78 @@ def run_single(page) -> None:  # type: ignore[no-untyped-def]
     page.get_by_text("Decided by").first.wait_for(timeout=300_000)
 
 
-def test_a_checker_is_refused_the_override_and_an_editor_records_it(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]
-    page = signed_in(browser, desk_url, "bo")
-    expect(page.locator('[data-testid="stSidebar"]').get_by_text("Bo Lind")).to_be_visible()
-    run_single(page)
-    page.get_by_text("Only an editor overrides verdicts; you are signed in as a checker").wait_for(timeout=30_000)
-    assert page.get_by_text("Override the verdict").count() == 0
-    screenshot(page, "sign-in-checker-refused")
-    page.context.close()
+def test_an_editor_and_a_checker_at_once_stay_signed_in_and_only_the_editor_overrides(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]
+    editor = signed_in(browser, desk_url, "ana")
+    checker = signed_in(browser, desk_url, "bo")
+    expect(sidebar(editor).get_by_text("Ana Ruiz")).to_be_visible()
+    expect(sidebar(checker).get_by_text("Bo Lind")).to_be_visible()
 
-    page = signed_in(browser, desk_url, "ana")
-    run_single(page)
-    page.get_by_text("Override the verdict").click()
-    page.get_by_role("textbox", name="Note (why)").fill("the ferry study was retracted")
-    page.get_by_role("button", name="Record my verdict").click()
-    page.get_by_text("Recorded:").wait_for(timeout=60_000)
-    expect(page.get_by_text("by Ana Ruiz").first).to_be_visible()
-    screenshot(page, "sign-in-editor-override")
-    page.context.close()
+    for page, name in ((editor, "Ana Ruiz"), (checker, "Bo Lind")):
+        page.reload()  # a reload keeps each signed in as themselves
+        page.locator("h1", has_text="Verify a claim").wait_for(timeout=120_000)
+        expect(sidebar(page).get_by_text(name)).to_be_visible(timeout=60_000)
+    tab = checker.context.new_page()  # and so does a new tab
+    tab.goto(desk_url + "/history")
+    tab.locator("h1", has_text="History").wait_for(timeout=120_000)
+    expect(sidebar(tab).get_by_text("Bo Lind")).to_be_visible(timeout=60_000)
+    tab.close()
+
+    run_single(checker)
+    checker.get_by_text("Only an editor overrides verdicts; you are signed in as a checker").wait_for(timeout=30_000)
+    assert checker.get_by_text("Override the verdict").count() == 0
+    screenshot(checker, "sign-in-checker-refused")
+    checker.goto(desk_url + "/?checker=Ana%20Ruiz")  # a name in the address names nobody
+    checker.locator("h1", has_text="Verify a claim").wait_for(timeout=120_000)
+    expect(sidebar(checker).get_by_text("Bo Lind")).to_be_visible(timeout=60_000)
+    assert sidebar(checker).get_by_text("Ana Ruiz").count() == 0
+    run_single(checker)
+    assert checker.get_by_text("Override the verdict").count() == 0
+
+    run_single(editor)
+    editor.get_by_text("Override the verdict").click()
+    editor.get_by_role("textbox", name="Note (why)").fill("the ferry study was retracted")
+    editor.get_by_role("button", name="Record my verdict").click()
+    editor.get_by_text("Recorded:").wait_for(timeout=60_000)
+    expect(editor.get_by_text("by Ana Ruiz").first).to_be_visible()
+    screenshot(editor, "sign-in-editor-override")
+
+    sidebar(checker).get_by_role("button", name="Sign out", exact=True).click()
+    checker.get_by_text("You have signed out").wait_for(timeout=60_000)
+    assert checker.locator("textarea").count() == 0
+    screenshot(checker, "sign-in-signed-out")
+    checker.reload()
+    checker.get_by_role("textbox", name="User name").wait_for(timeout=120_000)
+    assert "/desk/sign-in" in checker.url
+    editor.reload()  # the other person is still signed in
+    expect(sidebar(editor).get_by_text("Ana Ruiz")).to_be_visible(timeout=120_000)
+    editor.context.close()
+    checker.context.close()
+
+
+def test_a_wrong_password_is_refused_plainly(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(desk_url)
+    page.get_by_role("textbox", name="User name").fill("ana")
+    page.get_by_role("textbox", name="Password").fill("not it")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Unknown user name or wrong password.").wait_for(timeout=60_000)
+    expect(page.get_by_role("textbox", name="User name")).to_have_value("ana")
+    assert page.locator("textarea").count() == 0
+    context.close()
+
+
+def test_sign_out_everywhere_ends_the_persons_other_browsers(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]
+    laptop = signed_in(browser, desk_url, "ana")
+    phone = signed_in(browser, desk_url, "ana")
+    checker = signed_in(browser, desk_url, "bo")
+    sidebar(laptop).get_by_role("button", name="Sign out everywhere").click()
+    laptop.get_by_text("You have signed out everywhere").wait_for(timeout=60_000)
+    screenshot(laptop, "sign-in-signed-out-everywhere")
+    phone.reload()
+    phone.get_by_role("textbox", name="User name").wait_for(timeout=120_000)
+    assert "/desk/sign-in" in phone.url
+    checker.reload()  # someone else's session is not touched
+    expect(sidebar(checker).get_by_text("Bo Lind")).to_be_visible(timeout=120_000)
+    for page in (laptop, phone, checker):
+        page.context.close()

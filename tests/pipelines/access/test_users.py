@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import bcrypt
 import pytest
 
 from pipelines.access.users import UsersFile, UsersFileError, hash_password, main
@@ -62,3 +63,35 @@ def test_the_hash_command_prints_a_hash_that_checks(
     assert UsersFile.load(path).authenticate("ana", "s3cret pass") is not None
     with pytest.raises(ValueError, match="cannot be empty"):
         hash_password("")
+
+
+def test_two_accounts_differing_only_in_case_are_refused(tmp_path: Path, hashed: str) -> None:
+    body = f'[users.Ana]\nrole = "editor"\npassword_hash = "{hashed}"\n[users.ana]\nrole = "checker"\npassword_hash = "{hashed}"\n'
+    with pytest.raises(UsersFileError, match="users.Ana and users.ana differ only in case"):
+        UsersFile.load(users_file(tmp_path, body))
+
+
+def test_an_unknown_name_is_checked_against_a_hash_as_costly_as_the_real_ones(tmp_path: Path) -> None:
+    real = hash_password("correct horse", rounds=6)
+    users = UsersFile.load(users_file(tmp_path, f'[users.ana]\nrole = "editor"\npassword_hash = "{real}"\n'))
+    checked: list[bytes] = []
+    original = bcrypt.checkpw
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bcrypt, "checkpw", lambda secret, hashed: checked.append(hashed) or original(secret, hashed))
+        assert users.authenticate("nobody", "correct horse") is None and users.authenticate("ana", "wrong") is None
+    assert [h.split(b"$")[2] for h in checked] == [b"06", b"06"], "the same cost for an unknown name as for a known one"
+
+
+def test_the_account_as_the_file_says_now(tmp_path: Path, hashed: str) -> None:
+    users = UsersFile.load(users_file(tmp_path, f'[users.Ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'))
+    ana = users.user(" ANA ")
+    assert ana is not None and (ana.username, ana.role) == ("ana", "editor") and users.user("bo") is None
+
+
+def test_two_accounts_with_one_audit_name_are_refused(tmp_path: Path, hashed: str) -> None:
+    body = (
+        f'[users.ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hashed}"\n'
+        f'[users.ar]\nname = "ana  RUIZ"\nrole = "checker"\npassword_hash = "{hashed}"\n'
+    )
+    with pytest.raises(UsersFileError, match="users.ana already has the name 'ana RUIZ'"):
+        UsersFile.load(users_file(tmp_path, body))
