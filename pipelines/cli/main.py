@@ -6,9 +6,10 @@ python -m pipelines corpora
 python -m pipelines model prepare
 python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V]
 python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
-python -m pipelines import FILE
+python -m pipelines import FILE --by NAME
+python -m pipelines verify-record FILE [--expect FINGERPRINT]
 python -m pipelines resume RUN_ID [--json]
-python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
+python -m pipelines override RUN_ID --verdict LABEL --by NAME --reason TEXT
 python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
 python -m pipelines batch claims.csv --protocol single --concurrency 2
 """
@@ -119,9 +120,17 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: print)")
     export.set_defaults(handler=_export)
 
-    imp = sub.add_parser("import", help="validate a JSON run record and store it for audit")
+    imp = sub.add_parser("import", help="check a JSON run record (signature and chain), validate it and store it for audit")
     imp.add_argument("file", type=Path)
+    imp.add_argument("--by", required=True, help="who imports it (name or initials): the record keeps who brought it in")
     imp.set_defaults(handler=_import)
+
+    check = sub.add_parser(
+        "verify-record", help="say whether an exported JSON record is intact, whose key signed it and where it was altered"
+    )
+    check.add_argument("file", type=Path)
+    check.add_argument("--expect", default="", metavar="FINGERPRINT", help="the fingerprint of the key it should be signed with")
+    check.set_defaults(handler=_verify_record)
 
     resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
     resume.add_argument("run_id")
@@ -132,7 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     override.add_argument("run_id")
     override.add_argument("--verdict", required=True)
     override.add_argument("--by", required=True, help="who decides (name or initials), for the audit trail")
-    override.add_argument("--note", default="")
+    override.add_argument(
+        "--reason", "--note", dest="reason", required=True, help="why (required): what you found and where, kept in the audit trail"
+    )
     override.set_defaults(handler=_override)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of exported run records")
@@ -190,12 +201,18 @@ def _runs(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from pipelines.record.export import export_run
+    from pipelines.record.signing import desk_key
 
     store = _store()
     summary = store.get_run(args.run_id)
     if summary is None:
         raise ValueError(f"no run {args.run_id!r}; list runs with `python -m pipelines runs`")
-    text = export_run(summary, store.events(args.run_id), args.format, public_url=AppSettings().public_url)
+    settings = AppSettings()
+    signer = desk_key(settings.data_dir) if args.format == "json" else None
+    stored_chain = store.stored_chain(args.run_id).describe() if args.format == "json" else ""
+    text = export_run(
+        summary, store.events(args.run_id), args.format, public_url=settings.public_url, signer=signer, stored_chain=stored_chain
+    )
     if args.output:
         args.output.write_text(text)
         print(f"wrote {args.output} ({len(text):,} characters)")
@@ -206,12 +223,35 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from pipelines.record.export import import_run
+    from pipelines.record.signing import existing_desk_key
 
     if not args.file.is_file():
         raise ValueError(f"{args.file}: no such file")
-    summary, new = import_run(_store(), args.file.read_bytes(), origin=f"imported from {args.file.name}")
-    print(f"{'imported' if new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}")
+    done = import_run(_store(), args.file.read_bytes(), source=args.file.name, by=args.by, desk=existing_desk_key(AppSettings().data_dir))
+    summary = done.summary
+    print(f"the record is {done.check.summary()}")
+    print(
+        f"{'imported' if done.new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}"
+    )
     return 0
+
+
+def _verify_record(args: argparse.Namespace) -> int:
+    """Exit 0 when the record is intact (and signed with the expected key, when one is named), 1 when not."""
+    from pipelines.record.signing import existing_desk_key
+    from pipelines.record.verification import verify_record
+
+    if not args.file.is_file():
+        raise ValueError(f"{args.file}: no such file")
+    desk = existing_desk_key(AppSettings().data_dir)
+    check = verify_record(args.file.read_bytes(), desk_public_raw=desk.public_raw if desk is not None else None)
+    for line in check.lines():
+        print(line)
+    expected = " ".join(args.expect.split())
+    if expected and check.signer != expected:
+        print(f"expected a signature by {expected}; " + (f"it is signed by {check.signer}" if check.signed else "it is not signed"))
+        return 1
+    return 0 if check.intact else 1
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -226,7 +266,7 @@ def _resume(args: argparse.Namespace) -> int:
 def _override(args: argparse.Namespace) -> int:
     from pipelines.run.step_gate import override_verdict
 
-    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, args.by)
+    evt = override_verdict(_store(), args.run_id, args.verdict, args.reason, args.by)
     was = evt.model_verdict.label if evt.model_verdict else "none"
     print(f"{args.run_id}: verdict set to {evt.label} by {evt.by} (the model's was {was})")
     return 0

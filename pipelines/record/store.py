@@ -43,6 +43,7 @@ from pipelines.errors import RunBusyError
 from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
 from pipelines.record import chain
 from pipelines.record.digest import Cost, digest
+from pipelines.record.labels import COMMON_LABELS, common_label
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -162,7 +163,9 @@ class RunFilter:
     """What the History page and ``python -m pipelines runs`` filter on; empty fields match everything."""
 
     claim: str = ""
-    verdicts: tuple[str, ...] = ()  # matches the final verdict (the checker's when overridden)
+    verdicts: tuple[
+        str, ...
+    ] = ()  # matches the final verdict (the checker's when overridden) in the one vocabulary: SUPPORTED takes SUPPORTS, TRUE...
     protocols: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
     since: float | None = None  # created at or after (epoch seconds)
@@ -293,7 +296,10 @@ class RunStore:
             query = query.where(RunRow.claim.icontains(where.claim.strip(), autoescape=True))
         if where.verdicts:
             final = func.coalesce(RunRow.checker_verdict, RunRow.verdict)
-            query = query.where(final.in_(where.verdicts))
+            wanted = {common_label(v) for v in where.verdicts}
+            with Session(self.engine) as s:  # every stored spelling that reads as a wanted word (SUPPORTS, TRUE... for SUPPORTED)
+                present = [v for v in s.scalars(select(final).distinct()).all() if v]
+            query = query.where(final.in_(sorted({v for v in present if common_label(v) in wanted} | set(where.verdicts))))
         if where.protocols:
             query = query.where(RunRow.protocol.in_(where.protocols))
         if where.statuses:
@@ -307,11 +313,12 @@ class RunStore:
             return [_summary(r) for r in rows]
 
     def facets(self) -> dict[str, list[str]]:
-        """The verdicts, protocols and statuses present, for filter widgets."""
+        """The verdicts (in the one vocabulary), protocols and statuses present, for filter widgets."""
         with Session(self.engine) as s:
             final = func.coalesce(RunRow.checker_verdict, RunRow.verdict)
+            words = {common_label(v) for v in s.scalars(select(final).distinct()).all() if v}
             return {
-                "verdicts": sorted(v for v in s.scalars(select(final).distinct()).all() if v),
+                "verdicts": [w for w in COMMON_LABELS if w in words] + sorted(words - set(COMMON_LABELS)),
                 "protocols": sorted(s.scalars(select(RunRow.protocol).distinct()).all()),
                 "statuses": sorted(s.scalars(select(RunRow.status).distinct()).all()),
             }
@@ -475,7 +482,7 @@ class RunStore:
 
     def _migrate(self) -> None:
         # A database made by an earlier version lacks the newer (nullable) columns: add them.
-        for table in (RunRow.__table__, EventRow.__table__):
+        for table in (_Base.metadata.tables["runs"], _Base.metadata.tables["events"]):
             existing = {c["name"] for c in inspect(self.engine).get_columns(table.name)}
             missing = [c for c in table.columns if c.name not in existing]
             if not missing:
