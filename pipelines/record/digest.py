@@ -161,6 +161,7 @@ class RunDigest:
         self.imported_interventions: list[Event] = []
         self.imported_overrides: list[VerdictOverridden] = []
         self._file_left = 0  # how many of the events still to come are the imported file's
+        self.last_from_file = False  # the event fed last is the imported file's word (a page marks it so)
         self.calls: list[ModelCallCompleted] = []
         self.queries = 0
         self.events = 0
@@ -202,7 +203,7 @@ class RunDigest:
 
     def feed(self, evt: Event) -> None:
         self.events += 1
-        from_file = self._file_left > 0
+        from_file = self.last_from_file = self._file_left > 0
         self._file_left -= 1 if from_file else 0
         if isinstance(evt, RecordImported):  # not the run's time; the outermost import says how far the file's word goes
             if not from_file:
