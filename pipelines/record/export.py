@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 
 from pipelines import __version__
 from pipelines.errors import DebateDeskError
@@ -689,6 +690,15 @@ def import_run(store: RunStore, data: str | bytes, *, source: str, by: str, desk
         raise ValueError("say who imports the record (sign in, or enter your name): the record keeps who brought it in")
     check = verify_record(data, desk_public_raw=desk.public_raw if desk is not None else None)
     summary, events = load_record(data)
+    try:
+        return _store_import(store, summary, events, check, source=source, by=by)
+    except SQLAlchemyError as exc:
+        raise DebateDeskError(
+            f"the run store could not take the record ({type(exc).__name__}); nothing was imported. Try again once the database is back"
+        ) from exc
+
+
+def _store_import(store: RunStore, summary: RunSummary, events: list[Event], check: RecordCheck, *, source: str, by: str) -> ImportResult:
     if store.has_run(summary.id):
         stored = store.events(summary.id)
         if stored and isinstance(stored[0], RecordImported):  # imported before: compare the file's part, not what this desk added
@@ -726,7 +736,7 @@ def import_run(store: RunStore, data: str | bytes, *, source: str, by: str, desk
         started_by=None,
         event_count=len(events),
     )
-    store.insert_record(summary, events)
+    store.insert_record(summary, events)  # one transaction: the whole record and its import note, or nothing
     stored_run = store.get_run(summary.id)
     assert stored_run is not None
     return ImportResult(stored_run, True, check)

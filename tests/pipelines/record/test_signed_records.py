@@ -275,3 +275,14 @@ def test_an_import_needs_a_person(run: tuple[RunStore, str], tmp_path: Path) -> 
     store, run_id = run
     with pytest.raises(ValueError, match="say who imports the record"):
         import_run(store, forged_record(store, run_id, other_key(tmp_path)), source="x.json", by="  ")
+
+
+def test_an_import_into_a_store_that_went_away_is_refused_plainly_and_stores_nothing(run: tuple[RunStore, str], tmp_path: Path) -> None:
+    store, run_id = run
+    record = forged_record(store, run_id, other_key(tmp_path))
+    gone = RunStore(f"sqlite:///{tmp_path / 'gone.sqlite'}")
+    (tmp_path / "gone.sqlite").unlink()
+    (tmp_path / "gone.sqlite").mkdir()  # the database file is now a folder: every write fails
+    gone.engine.dispose()
+    with pytest.raises(Exception, match="the run store could not take the record .*nothing was imported"):
+        import_run(gone, record, source="forged.json", by="Ben")
