@@ -70,10 +70,10 @@ def test_a_checker_runs_but_may_not_override_and_an_editor_may(
     at.text_area(key="claim_text").input(CLAIM)
     at.button[0].click().run()
     run_id = at.session_state["last_run_id"]
-    at.selectbox(key=f"live-{run_id}.override.label").select("REFUTES")
+    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
     at.text_area(key=f"live-{run_id}.override.note").input("retracted")
     next(b for b in at.button if b.label == "Record my verdict").click().run()
-    assert any("Recorded: REFUTES by Ana Ruiz" in s.value for s in at.success)
+    assert any("Recorded: REFUTED by Ana Ruiz" in s.value for s in at.success)
 
 
 def test_a_broken_users_file_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path) -> None:

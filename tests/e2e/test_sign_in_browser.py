@@ -54,7 +54,7 @@ def test_a_checker_is_refused_the_override_and_an_editor_records_it(browser, des
     page = signed_in(browser, desk_url, "ana")
     run_single(page)
     page.get_by_text("Override the verdict").click()
-    page.get_by_role("textbox", name="Note (why)").fill("the ferry study was retracted")
+    page.get_by_role("textbox", name="Reason (required)").fill("the ferry study was retracted")
     page.get_by_role("button", name="Record my verdict").click()
     page.get_by_text("Recorded:").wait_for(timeout=60_000)
     expect(page.get_by_text("by Ana Ruiz").first).to_be_visible()
