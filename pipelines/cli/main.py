@@ -110,7 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     runs.add_argument("--claim", default="", help="only runs whose claim contains this text")
     runs.add_argument("--status", action="append", default=[], help="running, completed, failed or interrupted (repeatable)")
     runs.add_argument("--protocol", action="append", default=[], help="repeatable")
-    runs.add_argument("--verdict", action="append", default=[], help="final verdict, e.g. SUPPORTS (repeatable)")
+    runs.add_argument(
+        "--verdict",
+        action="append",
+        default=[],
+        help="final verdict: SUPPORTED, REFUTED or NOT ENOUGH INFO (a protocol's own word works too; repeatable)",
+    )
     runs.add_argument("--limit", type=int, default=50)
     runs.set_defaults(handler=_runs)
 
@@ -185,6 +190,7 @@ def _store() -> RunStore:
 def _runs(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
+    from pipelines.record.labels import common_label
     from pipelines.record.store import RunFilter
 
     store = _store()
@@ -192,9 +198,11 @@ def _runs(args: argparse.Namespace) -> int:
     where = RunFilter(claim=args.claim, statuses=tuple(args.status), protocols=tuple(args.protocol), verdicts=tuple(args.verdict))
     for run in store.list_runs(limit=args.limit, where=where):
         when = datetime.fromtimestamp(run.created_at, UTC).strftime("%Y-%m-%d %H:%M")
-        verdict = run.final_verdict or "-"
+        verdict = common_label(run.final_verdict) if run.final_verdict else "-"
         if run.checker_verdict:
             verdict += f" (checker; model: {run.verdict or '-'})"
+        elif run.verdict and verdict != run.verdict:
+            verdict += f" (the protocol's word: {run.verdict})"
         print(f"{run.id}\t{when}\t{run.status}\t{run.protocol}\t{verdict}\t{run.claim[:80]}")
     return 0
 

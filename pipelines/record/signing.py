@@ -84,21 +84,21 @@ def existing_desk_key(data_dir: Path) -> DeskKey | None:
 def _create(path: Path) -> Ed25519PrivateKey:
     private = Ed25519PrivateKey.generate()
     pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.write(fd, pem)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, pem)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.link(temp, path)  # never replaces a key another process made meanwhile: then that one is the desk's
-        except FileExistsError:
-            return _read(path)
         finally:
-            temp.unlink(missing_ok=True)
+            temp.unlink(missing_ok=True)  # a half-written key (a full disk) is never left behind
+    except FileExistsError:
+        return _read(path)
     except OSError as exc:
         raise SigningKeyError(
             f"cannot make the desk's signing key in {path.parent}: {exc.strerror or exc}. "

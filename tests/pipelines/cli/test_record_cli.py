@@ -14,6 +14,7 @@ from pipelines.llm.fake import FakeChatModel
 from pipelines.record.export import to_json
 from pipelines.record.signing import desk_key
 from pipelines.record.store import RunStore
+from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config
@@ -57,3 +58,15 @@ def test_import_names_the_importer_and_says_what_the_check_found(
     assert out.startswith("the record is ALTERED: event 0 was changed") and "imported: copy-1" in out
     marker = store.events("copy-1")[0]
     assert isinstance(marker, RecordImported) and marker.by == "Ben" and marker.source == "copy.json" and not marker.intact
+
+
+def test_runs_lists_and_filters_in_the_one_vocabulary(stored: tuple[RunStore, str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    store, run_id, _ = stored
+    own = store.get_run(run_id).verdict  # type: ignore[union-attr]
+    assert own is not None
+    common = common_label(own)
+    assert main(["runs", "--verdict", common]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(run_id))
+    assert f"\t{common}" in line and (own == common or f"(the protocol's word: {own})" in line)
+    other = next(label for label in COMMON_LABELS if label != common)
+    assert main(["runs", "--verdict", other]) == 0 and run_id not in capsys.readouterr().out
