@@ -9,7 +9,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pipelines.record.export import load_record, to_json
-from pipelines.record.signing import DeskKey
+from pipelines.record.signing import DeskKey, desk_key
+from pipelines.record.verification import verify_record
 from tests.e2e.conftest import screenshot
 from tests.fakes import hand_record
 
@@ -48,7 +49,7 @@ def forged_file(tmp_path: Path) -> tuple[Path, DeskKey]:
     return path, signer
 
 
-def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser, app_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser, app_url: str, demo_data_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path, signer = forged_file(tmp_path)
     checker = browser.new_context(viewport={"width": 1400, "height": 2200})
     editor = browser.new_context(viewport={"width": 1400, "height": 2200})
@@ -75,6 +76,19 @@ def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser,
         assert "Checker's verdict" not in body, "the file's override is never this desk's verdict"
         assert "the protocol's word: SUPPORTS" in body, "the card leads with the model's verdict in the one vocabulary"
         screenshot(page, "history-forged-import")
+
+        with page.expect_download() as download:  # this desk's export of what it imported: signed with its own key
+            page.get_by_role("button", name="JSON record").click()
+        exported = tmp_path / "exported.json"
+        download.value.save_as(exported)
+        mine = desk_key(demo_data_dir)
+        check = verify_record(exported.read_bytes(), desk_public_raw=mine.public_raw)
+        assert check.intact and check.this_desk, check.lines()
+        assert json.loads(exported.read_text())["events"][0]["type"] == "RecordImported", "the import note travels with it"
+        page.get_by_role("link", name="Settings").click()
+        page.get_by_text(mine.fingerprint).first.wait_for(timeout=60_000)
+        page.get_by_role("heading", name="Record signing key").scroll_into_view_if_needed()
+        screenshot(page, "settings-signing-key")
 
         other = editor.new_page()  # a second person at the desk sees the same: the file's claim, not a verdict
         other.goto(app_url)
