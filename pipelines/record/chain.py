@@ -89,20 +89,36 @@ class Alteration:
                 return f"event {self.index} was moved to index {self.found_at}"
 
 
+MAX_ALIGNED = 5_000  # events between the first and last difference that are aligned one by one (the alignment is quadratic at worst)
+
+
 def compare(signed: Sequence[str], payloads: Sequence[Mapping[str, Any]]) -> list[Alteration]:
     """Where the events in hand depart from the digests that were signed, in signed order; [] when they match exactly.
 
-    The two lists of digests are aligned (``difflib``); an event found at another place is
-    reordered, a span replaced one for one is changed, the rest removed or inserted.
+    The common start and end are set aside, and what differs between them is aligned
+    (``difflib``); an event found at another place is reordered, a span replaced one for
+    one is changed, the rest removed or inserted. A middle longer than ``MAX_ALIGNED`` (a
+    file made to be slow to check) is reported as changed from its first event, not aligned.
     """
     actual = [event_digest(p) for p in payloads]
-    if list(signed) == actual:
+    signed = list(signed)
+    if signed == actual:
         return []
-    matcher = difflib.SequenceMatcher(a=list(signed), b=actual, autojunk=False)
+    start = 0
+    while start < min(len(signed), len(actual)) and signed[start] == actual[start]:
+        start += 1
+    end = 0
+    while end < min(len(signed), len(actual)) - start and signed[-1 - end] == actual[-1 - end]:
+        end += 1
+    old, new = signed[start : len(signed) - end], actual[start : len(actual) - end]
+    if max(len(old), len(new)) > MAX_ALIGNED:
+        return [Alteration("changed", start, start)]
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     gone: dict[str, list[int]] = {}  # digest -> signed indices no longer in place
     added: dict[str, list[int]] = {}  # digest -> file indices that are not where they were signed
     changed: list[Alteration] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        i1, i2, j1, j2 = i1 + start, i2 + start, j1 + start, j2 + start
         if op == "equal":
             continue
         if op == "replace" and i2 - i1 == j2 - j1 and not set(signed[i1:i2]) & set(actual):
@@ -179,6 +195,7 @@ def check_stored(rows: Sequence[tuple[int, Mapping[str, Any], str | None]]) -> S
 __all__ = [
     "ALGORITHM",
     "GENESIS",
+    "MAX_ALIGNED",
     "NOT_CHAINED",
     "Alteration",
     "StoredChain",

@@ -150,3 +150,14 @@ def test_runs_stored_before_chaining_are_not_chained_rather_than_broken(store_ur
     found = store.stored_chain("old")
     assert found.chained == 1 and not found.broken_at
     assert found.describe() == f"intact from event seq 2; the 1 before were {chain.NOT_CHAINED}"
+
+
+def test_a_file_made_to_be_slow_to_align_is_checked_quickly() -> None:
+    import time
+
+    same, other = {"type": "E", "n": 0}, {"type": "E", "n": 1}  # thousands of identical events: the alignment's worst case
+    signed = [chain.event_digest(same)] * 20_000
+    began = time.perf_counter()
+    assert chain.compare(signed, [same] * 6_000 + [other] + [same] * 13_999) == [chain.Alteration("changed", 6_000, 6_000)]
+    assert chain.compare(signed, [other] + [same] * 19_998 + [other]) == [chain.Alteration("changed", 0, 0)], "named from the first"
+    assert time.perf_counter() - began < 20, "aligning 20,000 identical digests one by one takes minutes"
