@@ -114,20 +114,25 @@ def compare(signed: Sequence[str], payloads: Sequence[Mapping[str, Any]]) -> lis
     if max(len(old), len(new)) > MAX_ALIGNED:
         return [Alteration("changed", start, start)]
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    ops = [(op, i1 + start, i2 + start, j1 + start, j2 + start) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
+    out_of_place = {signed[i] for _, i1, i2, _, _ in ops for i in range(i1, i2)}  # signed here, not in its place now
+    in_wrong_place = {actual[j] for _, _, _, j1, j2 in ops for j in range(j1, j2)}  # in the file, not where it was signed
     gone: dict[str, list[int]] = {}  # digest -> signed indices no longer in place
     added: dict[str, list[int]] = {}  # digest -> file indices that are not where they were signed
     changed: list[Alteration] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2, j1, j2 = i1 + start, i2 + start, j1 + start, j2 + start
-        if op == "equal":
-            continue
-        if op == "replace" and i2 - i1 == j2 - j1 and not set(signed[i1:i2]) & set(actual):
-            changed += [Alteration("changed", i, j) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]
-            continue
+    for op, i1, i2, j1, j2 in ops:
+        pairs = zip(range(i1, i2), range(j1, j2), strict=True) if op == "replace" and i2 - i1 == j2 - j1 else ()
+        paired: set[int] = set()
+        for i, j in pairs:  # one event for another in the same place, neither found elsewhere: changed
+            if signed[i] not in in_wrong_place and actual[j] not in out_of_place:
+                changed.append(Alteration("changed", i, j))
+                paired |= {i, -1 - j}
         for i in range(i1, i2):
-            gone.setdefault(signed[i], []).append(i)
+            if i not in paired:
+                gone.setdefault(signed[i], []).append(i)
         for j in range(j1, j2):
-            added.setdefault(actual[j], []).append(j)
+            if -1 - j not in paired:
+                added.setdefault(actual[j], []).append(j)
     found = list(changed)
     for digest, indices in gone.items():
         moved_to = added.get(digest, [])

@@ -161,3 +161,8 @@ def test_a_file_made_to_be_slow_to_align_is_checked_quickly() -> None:
     assert chain.compare(signed, [same] * 6_000 + [other] + [same] * 13_999) == [chain.Alteration("changed", 6_000, 6_000)]
     assert chain.compare(signed, [other] + [same] * 19_998 + [other]) == [chain.Alteration("changed", 0, 0)], "named from the first"
     assert time.perf_counter() - began < 20, "aligning 20,000 identical digests one by one takes minutes"
+
+
+def test_several_alterations_are_each_named() -> None:
+    tampered = [PAYLOADS[0], {**PAYLOADS[1], "text": "edited"}, PAYLOADS[2], PAYLOADS[3], PAYLOADS[5]]
+    assert chain.compare(SIGNED, tampered) == [chain.Alteration("changed", 1, 1), chain.Alteration("removed", 4, None)]
