@@ -688,8 +688,8 @@ def import_run(store: RunStore, data: str | bytes, *, source: str, by: str, desk
     """
     if not by.strip():
         raise ValueError("say who imports the record (sign in, or enter your name): the record keeps who brought it in")
+    summary, events = load_record(data)  # first: it refuses a file over the size limit before anything reads it whole
     check = verify_record(data, desk_public_raw=desk.public_raw if desk is not None else None)
-    summary, events = load_record(data)
     try:
         return _store_import(store, summary, events, check, source=source, by=by)
     except SQLAlchemyError as exc:
