@@ -14,6 +14,7 @@ from components.verdict import when
 from pipelines.events import (
     INTERVENTIONS,
     Event,
+    RecordImported,
     RunInterrupted,
     RunResumed,
     StepPaused,
@@ -22,20 +23,33 @@ from pipelines.events import (
 from pipelines.record.digest import describe_intervention
 from pipelines.text.safety import escape_markdown
 
-CHECKER_EVENTS = (*INTERVENTIONS, StepPaused, RunResumed, RunInterrupted)
+CHECKER_EVENTS = (*INTERVENTIONS, StepPaused, RunResumed, RunInterrupted, RecordImported)
 
 
 def is_checker_event(evt: Event) -> bool:
     return isinstance(evt, CHECKER_EVENTS)
 
 
-def _who(evt: Event) -> str:
+def _who(evt: Event, from_file: bool = False) -> str:
+    if from_file:  # what an imported file says someone did: not this desk's audit trail
+        return f"📄 the imported file says **{escape_markdown(getattr(evt, 'by', ''))}** · {when(evt.at)}"
     return f"🧑‍⚖️ **{escape_markdown(getattr(evt, 'by', ''))}** · {when(evt.at)}"
 
 
-def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None]) -> None:
-    """Write one intervention or lifecycle event into ``transcript`` (and the stage ``log``), live or replayed."""
+def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None], *, from_file: bool = False) -> None:
+    """Write one intervention or lifecycle event into ``transcript`` (and the stage ``log``), live or replayed.
+
+    ``from_file``: the event is part of an imported record (the digest says so), shown as the file's word.
+    """
     match evt:
+        case RecordImported(source=source, by=by, check=check, events=count):
+            log(f"📥 imported from {escape_markdown(source)}")
+            # markup: every field is escaped; the rest is ours
+            transcript.info(
+                f"📥 **Imported** from {escape_markdown(source)} by **{escape_markdown(by)}** ({when(evt.at)}). "
+                f"The {count} events below are what the file says, not this desk's doing; no verdict in them is this desk's. "
+                f"The file's check: {escape_markdown(check)}."
+            )
         case StepPaused(round=number, next_queries=planned):
             title = f"Paused after round {number}" if number > 0 else "Paused before the first search"
             log(f"⏸️ {title.lower()} for the checker")
@@ -49,11 +63,13 @@ def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None]
             transcript.info(  # markup: numbers and a time only
                 f"▶️ **Resumed** ({when(evt.at)}, attempt {attempt}): the {replayed} events above are from before; the journal answered the calls already made."
             )
+        case VerdictOverridden() if from_file:  # the card shows only this desk's verdict: the file's claim is said here
+            transcript.warning(f"{_who(evt, from_file)} · {describe_intervention(evt, _escaped)}")  # markup: escaped by _escaped
         case VerdictOverridden() | RunInterrupted():
             pass  # shown in the verdict box
         case _ if isinstance(evt, INTERVENTIONS):
             transcript.markdown(
-                f"{_who(evt)} · {describe_intervention(evt, _escaped)}"
+                f"{_who(evt, from_file)} · {describe_intervention(evt, _escaped)}"
             )  # markup: every quoted string is escaped by _escaped
 
 

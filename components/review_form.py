@@ -15,6 +15,7 @@ from pipelines.access.roles import ALLOWED, NotAllowedError
 from pipelines.domain import Evidence
 from pipelines.errors import DebateDeskError
 from pipelines.record.store import RunStore
+from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.context import Review
 from pipelines.run.runner import RunHandle
 from pipelines.run.step_gate import PendingReview, override_verdict, pasted_evidence
@@ -227,7 +228,10 @@ def _submit(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evide
 
 
 def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], model_label: str | None, key: str) -> None:
-    """Set the final verdict and a note; the model's verdict stays in the record beside it."""
+    """Set the final verdict, in the one vocabulary, and the reason for it (required); the model's verdict stays in the record beside it.
+
+    ``labels`` are the protocol's own words: each is shown beside the common word it reads as.
+    """
     message = state.take_message(state.OVERRIDE_MESSAGE)
     if message:
         getattr(st, message[0])(message[1])
@@ -236,10 +240,24 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
         st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {user.role}.")  # markup: a role of ours
         return
     with st.expander("🧑‍⚖️ Override the verdict", expanded=False):
-        options = list(dict.fromkeys([*labels, *(x for x in ("TRUE", "HALF-TRUE", "FALSE") if x not in labels)]))
-        index = options.index(model_label) if model_label in options else 0
-        st.selectbox("Your verdict", options, index=index, key=f"{key}.override.label")
-        st.text_area("Note (why)", key=f"{key}.override.note", max_chars=2000, height=80)
+        options = list(COMMON_LABELS)
+        model_common = common_label(model_label) if model_label else None
+        index = options.index(model_common) if model_common in options else 0
+        own = {common: [w for w in labels if common_label(w) == common and w != common] for common in options}
+        st.selectbox(
+            "Your verdict",
+            options,
+            index=index,
+            key=f"{key}.override.label",
+            format_func=lambda c: c + (f" (the protocol's word: {', '.join(own[c])})" if own[c] else ""),
+        )
+        st.text_area(
+            "Reason (required)",
+            key=f"{key}.override.note",
+            max_chars=2000,
+            height=80,
+            placeholder="What you found and where: it goes in the audit trail, every export and the published ClaimReview.",
+        )
         st.button("Record my verdict", key=f"{key}.override.go", on_click=_override, args=(store, run_id, key), icon="🖊️")
         st.caption("The model's verdict is kept beside yours; both appear in the record and in every export.")
 

@@ -161,12 +161,12 @@ class RunView:
                 render_verdict(self.verdict_slot, self.digest)
                 if self.live:
                     self.render_cost()  # the card and the cost it took appear together, whatever the redraw throttle held back
-                render_checker_event(evt, self.transcript, self.log)
+                render_checker_event(evt, self.transcript, self.log, from_file=self.digest.last_from_file)
             case CheckerStruckEvidence() | CheckerAdmittedEvidence() | CheckerAddedEvidence():
-                render_checker_event(evt, self.transcript, self.log)
+                render_checker_event(evt, self.transcript, self.log, from_file=self.digest.last_from_file)
                 self.render_evidence()
             case _ if is_checker_event(evt):
-                render_checker_event(evt, self.transcript, self.log)
+                render_checker_event(evt, self.transcript, self.log, from_file=self.digest.last_from_file)
             case ModelCallCompleted() if self.live and time.monotonic() - self._cost_drawn > COST_REDRAW_S:
                 self.render_cost()
             case _:

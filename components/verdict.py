@@ -48,14 +48,20 @@ def render_verdict(slot: Any, run: RunDigest) -> None:
 
 
 def _render_card(slot: Any, card: VerdictCard) -> None:
-    """The card in three parts, the same three whoever leads: the checker's verdict (when set), the model's, the audit trail.
+    """The card in four parts, the same four whoever leads: the checker's verdict (when set), the model's, the audit trail,
+    and what an imported file says its checkers did (only for an imported run: never this desk's verdict).
 
     Streamlit redraws a block in place child by child: a card drawn again in the same script run (the model's, then the
     checker's over it, as a replay or a live page after an override does) must not have fewer children than the one it
-    replaces, or the old card's extra elements stay below. With the same three parts, nothing is left over.
+    replaces, or the old card's extra elements stay below. With the same four parts, nothing is left over.
     """
     with slot.container(border=True):
-        head, model_part, audit_part = st.container(), st.container(border=card.checker is not None), st.container()
+        head, model_part, audit_part, imported_part = (
+            st.container(),
+            st.container(border=card.checker is not None),
+            st.container(),
+            st.container(),
+        )
         if card.checker is not None:
             with head:
                 _render_checker(card)
@@ -67,6 +73,8 @@ def _render_card(slot: Any, card: VerdictCard) -> None:
                     _render_model(card, card.model, heading="###", title="Verdict")
         with audit_part:
             _render_audit(card.audit)
+        with imported_part:
+            _render_imported(card)
 
 
 def card_label(label: CardLabel) -> str:
@@ -131,6 +139,25 @@ def _render_audit(audit: tuple[AuditEntry, ...]) -> None:
         f"- {_date_time(entry.at)} · {escape_markdown(entry.by or '?')} · {describe_intervention(entry.event, _quote)}" for entry in audit
     ]
     st.markdown("\n".join(lines))  # markup: times, escaped names, and describe_intervention quotes through escape_markdown
+
+
+def _render_imported(card: VerdictCard) -> None:
+    """What an imported file says, apart from this desk's trail: who imported it, what its check found, whom the file names."""
+    imported = card.imported
+    if imported is None:
+        return
+    st.markdown("**Imported record** :small[what the file says; none of it is this desk's verdict]")
+    # markup: escaped fields and a time
+    st.caption(
+        f"📥 Imported from {escape_markdown(imported.source)} by {escape_markdown(imported.by)} at {_date_time(imported.at)}. "
+        f"The file's check: {escape_markdown(imported.check)}."
+    )
+    lines = [
+        f"- {_date_time(entry.at)} · the file says {escape_markdown(entry.by or '?')} · {describe_intervention(entry.event, _quote)}"
+        for entry in card.imported_audit
+    ]
+    if lines:
+        st.markdown("\n".join(lines))  # markup: times, escaped names, and describe_intervention quotes through escape_markdown
 
 
 def _quote(text: str, limit: int) -> str:

@@ -18,10 +18,12 @@ from pipelines.access.roles import require
 from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.compare import compare_runs
+from pipelines.record.digest import digest
 from pipelines.record.export import EXPORT_FORMATS, export_filename, export_run, import_run
 from pipelines.record.replay import steps
+from pipelines.record.signing import desk_key, existing_desk_key
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
-from pipelines.record.verdict_card import common_label
+from pipelines.record.verdict_card import common_label, imported_summary, imported_trail
 from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/history.py")
@@ -60,20 +62,33 @@ def import_uploaded() -> None:
     upload = st.session_state.get("history.import")
     if upload is None:
         return
+    assert store is not None
     try:
-        require(acting_person(), "import")  # the role as the users file says now: a removed user imports nothing
-        summary, new = import_run(store, upload.getvalue(), origin=f"imported from {upload.name}")
-    except DebateDeskError as exc:
+        # The person at the desk, as every action records it (never a name in the file), with the role as the users
+        # file says now: a removed user imports nothing.
+        by = require(acting_person(), "import").name
+        if not by:
+            state.set_message(state.IMPORT_MESSAGE, ("error", "Enter your name in the sidebar first: the record keeps who imported it."))
+            return
+        done = import_run(store, upload.getvalue(), source=upload.name, by=by, desk=existing_desk_key(services.settings.data_dir))
+    except (DebateDeskError, ValueError) as exc:
         state.set_message(state.IMPORT_MESSAGE, ("error", str(exc)))
         return
+    summary = done.summary
     state.open_history_run(summary.id)
-    note = "Imported" if new else "Already in History"
-    state.set_message(state.IMPORT_MESSAGE, ("success", f"{note}: {summary.claim[:80]} ({summary.event_count} events)."))
+    note = "Imported" if done.new else "Already in History"
+    kind = "success" if done.check.intact else "warning"
+    state.set_message(
+        state.IMPORT_MESSAGE,
+        (kind, f"{note}: {summary.claim[:80]} ({summary.event_count} events). The record is {done.check.summary()}."),
+    )
 
 
 with st.expander("📥 Import a JSON transcript for audit"):
     st.caption(
-        "A record exported here, or written by hand in the same schema (`python -m pipelines schema`). It is checked before it is stored."
+        "A record exported here or by another desk, or written by hand in the same schema (`python -m pipelines schema`). "
+        "Its signature and chain are checked (`python -m pipelines verify-record FILE` does the same), and it is kept as "
+        "what the file says: a verdict in it is never this desk's."
     )
     st.file_uploader("Run record (.json)", type=["json"], key="history.import", on_change=import_uploaded)
 message = state.take_message(state.IMPORT_MESSAGE)
@@ -81,6 +96,8 @@ if message:
     kind, text = message
     if kind == "error":
         st.error("⚠️ " + escape_markdown(text))
+    elif kind == "warning":
+        st.warning("⚠️ " + escape_markdown(text))  # it quotes the imported claim
     else:
         st.success(escape_markdown(text))  # it quotes the imported claim
 
@@ -118,7 +135,7 @@ table = pd.DataFrame(
             "status": status_text(r),
             "verdict": common_label(r.final_verdict) if r.final_verdict else "",
             "model's word": r.verdict or "",  # the protocol's own label for what the model ruled
-            "checker": f"{r.checker_verdict} by {r.checker_by}" + (f", {when(r.checker_at)}" if r.checker_at else "")
+            "checker": f"{common_label(r.checker_verdict)} by {r.checker_by}" + (f", {when(r.checker_at)}" if r.checker_at else "")
             if r.checker_verdict
             else "",
             "model calls": r.cost.calls,
@@ -157,14 +174,30 @@ if selected is None:
 run = store.get_run(selected)
 assert run is not None
 events = store.events(run.id)
+chain_state = store.stored_chain(run.id).describe()
 
 st.subheader(escape_markdown(run.claim))
 st.caption(  # markup: an icon from a fixed table, times, numbers and escaped fields
     f"{escape_markdown(status_text(run))} · {escape_markdown(run.protocol)} · started {when(run.created_at)} · "
     f"finished {when(run.finished_at)} · {len(events)} events · attempts {run.attempts} · app {escape_markdown(run.app_version)} · "
-    f"{escape_markdown(run.origin)} · id {escape_markdown(run.id)}"
+    f"{escape_markdown(run.origin)} · id {escape_markdown(run.id)} · chain {escape_markdown(chain_state)}"
     + (f" · started by {escape_markdown(run.started_by)}" if run.started_by else "")
-)  # the cost, per stage and with its cached calls, is the replay's first line below
+)
+read = digest(events)
+if read.imported is not None:  # what the file says stays the file's word, apart from this desk's own trail
+    with st.container(border=True):
+        imported = read.imported
+        said_line = imported_summary(read)
+        st.markdown(f"**📥 {escape_markdown(said_line[:1].upper() + said_line[1:])}**")  # markup: escaped
+        st.caption(f"{when(imported.at)}. The file's check: {escape_markdown(imported.check)}.")  # markup: a time and escaped text
+        said = imported_trail(read)
+        if said:
+            st.markdown(  # markup: times and escaped text
+                "\n".join(f"- {when(a.at)} · the file says {escape_markdown(a.by or '?')} · {escape_markdown(a.what)}" for a in said)
+            )
+        st.caption(
+            "None of this is this desk's verdict or audit trail: the card, the filter and ClaimReview use only this desk's own."
+        )  # the cost, per stage and with its cached calls, is the replay's first line below
 render_rerun_links(run, store)
 
 actions = st.columns(1 + len(EXPORT_FORMATS))
@@ -179,7 +212,8 @@ if (
     st.switch_page("pages/verify.py")
 for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
     try:
-        data = export_run(run, events, fmt, public_url=services.settings.public_url)
+        signer = desk_key(services.settings.data_dir) if fmt == "json" else None  # made on first use, in the data folder
+        data = export_run(run, events, fmt, public_url=services.settings.public_url, signer=signer, stored_chain=chain_state)
     except DebateDeskError as exc:
         column.button(f"⬇️ {FORMAT_LABELS[fmt]}", disabled=True, key=f"history.dl.{fmt}", help=str(exc))
         continue

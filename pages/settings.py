@@ -6,6 +6,7 @@ from pydantic import ValidationError
 
 from components import state
 from components.config_form import describe_problems, render_model_fields, render_section
+from components.desk_key import render_desk_key
 from components.pages import render_page_header
 from pipelines.config import ROLES, AppSettings, BudgetConfig, ModelSpec, PauseConfig, RetrievalConfig, RunConfig
 from pipelines.llm.connection import check_connection
@@ -85,6 +86,8 @@ try:
     state.set_run_settings(RunConfig.model_validate(data))
 except ValidationError as exc:  # keep the last valid settings: nothing typed before is lost, and runs still start
     st.error(f"⚠️ Not applied yet: {escape_markdown(describe_problems(exc))}. Runs use the last valid settings until this is fixed.")
+
+render_desk_key(AppSettings().data_dir)
 
 st.divider()
 st.button("Reset to the defaults", on_click=state.reset_settings, icon="↩️", help="Back to the defaults (and the DEBATEDESK_* environment).")

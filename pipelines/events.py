@@ -291,6 +291,27 @@ class VerdictOverridden(Event):
     by: str
 
 
+class RecordImported(Event):
+    """A record file was imported into this desk: the ``events`` events after this one are what the file says, not this desk's doing.
+
+    Stored first by the import, before the file's events, so a replay and the digest know
+    from the start that the overrides and interventions that follow are the file's word.
+    ``by`` is whoever imported it (from the sign-in), ``source`` the file's name, ``check``
+    what verify-record said of the file (``intact`` only when it was signed, the signature
+    held and every event matched its chain), ``signer`` the fingerprint of the key that
+    signed it ("" when none did).
+    """
+
+    type: Literal["RecordImported"] = "RecordImported"
+    source: str
+    by: str
+    events: int = Field(ge=0)
+    check: str
+    intact: bool = False
+    signer: str = ""
+    this_desk: bool = False  # the file was signed with this desk's own key
+
+
 # What the checker does to a run (step mode and the verdict override), in the order the record lists them.
 INTERVENTIONS: tuple[type[Event], ...] = (
     CheckerEditedPlan,

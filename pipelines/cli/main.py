@@ -6,9 +6,10 @@ python -m pipelines corpora
 python -m pipelines model prepare
 python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V]
 python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
-python -m pipelines import FILE
+python -m pipelines import FILE --by NAME
+python -m pipelines verify-record FILE [--expect FINGERPRINT]
 python -m pipelines resume RUN_ID [--json]
-python -m pipelines override RUN_ID --verdict LABEL --by NAME [--note TEXT]
+python -m pipelines override RUN_ID --verdict LABEL --by NAME --reason TEXT
 
 With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and override act as the account named by --by, and only
 with its password: asked for at the terminal, or read from DEBATEDESK_PASSWORD (for scripts).
@@ -114,7 +115,12 @@ def _parser() -> argparse.ArgumentParser:
     runs.add_argument("--claim", default="", help="only runs whose claim contains this text")
     runs.add_argument("--status", action="append", default=[], help="running, completed, failed or interrupted (repeatable)")
     runs.add_argument("--protocol", action="append", default=[], help="repeatable")
-    runs.add_argument("--verdict", action="append", default=[], help="final verdict, e.g. SUPPORTS (repeatable)")
+    runs.add_argument(
+        "--verdict",
+        action="append",
+        default=[],
+        help="final verdict: SUPPORTED, REFUTED or NOT ENOUGH INFO (a protocol's own word works too; repeatable)",
+    )
     runs.add_argument("--limit", type=int, default=50)
     runs.set_defaults(handler=_runs)
 
@@ -124,10 +130,17 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: print)")
     export.set_defaults(handler=_export)
 
-    imp = sub.add_parser("import", help="validate a JSON run record and store it for audit")
+    imp = sub.add_parser("import", help="check a JSON run record (signature and chain), validate it and store it for audit")
     imp.add_argument("file", type=Path)
-    imp.add_argument("--by", default="", help=BY_HELP)
+    imp.add_argument("--by", required=True, help="who imports it (name or initials): the record keeps who brought it in; " + BY_HELP)
     imp.set_defaults(handler=_import)
+
+    check = sub.add_parser(
+        "verify-record", help="say whether an exported JSON record is intact, whose key signed it and where it was altered"
+    )
+    check.add_argument("file", type=Path)
+    check.add_argument("--expect", default="", metavar="FINGERPRINT", help="the fingerprint of the key it should be signed with")
+    check.set_defaults(handler=_verify_record)
 
     resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
     resume.add_argument("run_id")
@@ -138,7 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     override.add_argument("run_id")
     override.add_argument("--verdict", required=True)
     override.add_argument("--by", required=True, help="who decides (name or initials), for the audit trail; " + BY_HELP)
-    override.add_argument("--note", default="")
+    override.add_argument(
+        "--reason", "--note", dest="reason", required=True, help="why (required): what you found and where, kept in the audit trail"
+    )
     override.set_defaults(handler=_override)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of exported run records")
@@ -181,6 +196,7 @@ def _store() -> RunStore:
 def _runs(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
+    from pipelines.record.labels import common_label
     from pipelines.record.store import RunFilter
 
     store = _store()
@@ -188,21 +204,29 @@ def _runs(args: argparse.Namespace) -> int:
     where = RunFilter(claim=args.claim, statuses=tuple(args.status), protocols=tuple(args.protocol), verdicts=tuple(args.verdict))
     for run in store.list_runs(limit=args.limit, where=where):
         when = datetime.fromtimestamp(run.created_at, UTC).strftime("%Y-%m-%d %H:%M")
-        verdict = run.final_verdict or "-"
+        verdict = common_label(run.final_verdict) if run.final_verdict else "-"
         if run.checker_verdict:
             verdict += f" (checker; model: {run.verdict or '-'})"
+        elif run.verdict and verdict != run.verdict:
+            verdict += f" (the protocol's word: {run.verdict})"
         print(f"{run.id}\t{when}\t{run.status}\t{run.protocol}\t{verdict}\t{run.claim[:80]}")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
     from pipelines.record.export import export_run
+    from pipelines.record.signing import desk_key
 
     store = _store()
     summary = store.get_run(args.run_id)
     if summary is None:
         raise ValueError(f"no run {args.run_id!r}; list runs with `python -m pipelines runs`")
-    text = export_run(summary, store.events(args.run_id), args.format, public_url=AppSettings().public_url)
+    settings = AppSettings()
+    signer = desk_key(settings.data_dir) if args.format == "json" else None
+    stored_chain = store.stored_chain(args.run_id).describe() if args.format == "json" else ""
+    text = export_run(
+        summary, store.events(args.run_id), args.format, public_url=settings.public_url, signer=signer, stored_chain=stored_chain
+    )
     if args.output:
         args.output.write_text(text)
         print(f"wrote {args.output} ({len(text):,} characters)")
@@ -213,13 +237,37 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from pipelines.record.export import import_run
+    from pipelines.record.signing import existing_desk_key
 
     if not args.file.is_file():
         raise ValueError(f"{args.file}: no such file")
-    acting_person(args.by, "import")
-    summary, new = import_run(_store(), args.file.read_bytes(), origin=f"imported from {args.file.name}")
-    print(f"{'imported' if new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}")
+    by = acting_person(args.by, "import")
+    name = by if isinstance(by, str) else by.name
+    done = import_run(_store(), args.file.read_bytes(), source=args.file.name, by=name, desk=existing_desk_key(AppSettings().data_dir))
+    summary = done.summary
+    print(f"the record is {done.check.summary()}")
+    print(
+        f"{'imported' if done.new else 'already stored'}: {summary.id} ({summary.status}, {summary.event_count} events) {summary.claim[:80]}"
+    )
     return 0
+
+
+def _verify_record(args: argparse.Namespace) -> int:
+    """Exit 0 when the record is intact (and signed with the expected key, when one is named), 1 when not."""
+    from pipelines.record.signing import existing_desk_key
+    from pipelines.record.verification import verify_record
+
+    if not args.file.is_file():
+        raise ValueError(f"{args.file}: no such file")
+    desk = existing_desk_key(AppSettings().data_dir)
+    check = verify_record(args.file.read_bytes(), desk_public_raw=desk.public_raw if desk is not None else None)
+    for line in check.lines():
+        print(line)
+    expected = " ".join(args.expect.split())
+    if expected and check.signer != expected:
+        print(f"expected a signature by {expected}; " + (f"it is signed by {check.signer}" if check.signed else "it is not signed"))
+        return 1
+    return 0 if check.intact else 1
 
 
 def _resume(args: argparse.Namespace) -> int:
@@ -235,7 +283,7 @@ def _resume(args: argparse.Namespace) -> int:
 def _override(args: argparse.Namespace) -> int:
     from pipelines.run.step_gate import override_verdict
 
-    evt = override_verdict(_store(), args.run_id, args.verdict, args.note, acting_person(args.by, "override"))
+    evt = override_verdict(_store(), args.run_id, args.verdict, args.reason, acting_person(args.by, "override"))
     was = evt.model_verdict.label if evt.model_verdict else "none"
     print(f"{args.run_id}: verdict set to {evt.label} by {evt.by} (the model's was {was})")
     return 0

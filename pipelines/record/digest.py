@@ -29,6 +29,7 @@ from pipelines.events import (
     ExhibitStanceRead,
     ModelCallCompleted,
     QueryIssued,
+    RecordImported,
     RunFailed,
     RunInterrupted,
     RunResumed,
@@ -42,6 +43,7 @@ from pipelines.events import (
     VerdictOverridden,
     VerdictReached,
 )
+from pipelines.record.labels import common_label
 
 
 class Cost(BaseModel):
@@ -154,6 +156,12 @@ class RunDigest:
         self.struck: dict[str, str] = {}
         self.admitted: dict[str, str] = {}
         self.interventions: list[Event] = []
+        # An imported run: this desk's import, and what the file says its checkers did (never this desk's verdict or audit trail).
+        self.imported: RecordImported | None = None
+        self.imported_interventions: list[Event] = []
+        self.imported_overrides: list[VerdictOverridden] = []
+        self._file_left = 0  # how many of the events still to come are the imported file's
+        self.last_from_file = False  # the event fed last is the imported file's word (a page marks it so)
         self.calls: list[ModelCallCompleted] = []
         self.queries = 0
         self.events = 0
@@ -195,12 +203,24 @@ class RunDigest:
 
     def feed(self, evt: Event) -> None:
         self.events += 1
+        from_file = self.last_from_file = self._file_left > 0
+        self._file_left -= 1 if from_file else 0
+        if isinstance(evt, RecordImported):  # not the run's time; the outermost import says how far the file's word goes
+            if not from_file:
+                self.imported, self._file_left = evt, evt.events
+            return
         if self._first_at is None:
             self._first_at = evt.at
         if not isinstance(evt, VerdictOverridden):  # a verdict set after the run is not the run's time
             self._last_at = evt.at
         if isinstance(evt, INTERVENTIONS):
-            self.interventions.append(evt)
+            if from_file:  # what the file says a checker did: kept apart, never this desk's verdict
+                self.imported_interventions.append(evt)
+                if isinstance(evt, VerdictOverridden):
+                    self.imported_overrides.append(evt)
+                    return
+            else:
+                self.interventions.append(evt)
         match evt:
             case RunStarted():
                 self.run_id, self.claim, self.protocol, self.config = evt.run_id, evt.claim, evt.protocol, evt.config
@@ -278,10 +298,16 @@ def describe_intervention(evt: Event, quote: Callable[[str, int], str]) -> str:
             done = "stopped the debate: the verdict comes next" if action == "stop" else "let the run continue"
             return f"round {r}: {done}" + (f" ({quote(note, 300)})" if note else "")
         case VerdictOverridden(label=label, note=note, model_verdict=was):
-            said = f" (the model said {quote(was.label, 40)})" if was else ""
-            return f"set the verdict to **{quote(label, 40)}**{said}" + (f": {quote(note, 500)}" if note else "")
+            said = f" (the model said {quote(_in_words(was.label), 80)})" if was else ""
+            return f"set the verdict to **{quote(_in_words(label), 80)}**{said}" + (f": {quote(note, 500)}" if note else "")
         case _:
             return ""
+
+
+def _in_words(label: str) -> str:
+    """A label in the one vocabulary, the protocol's own word beside it when it differs: "SUPPORTED (its word: SUPPORTS)"."""
+    common = common_label(label)
+    return common if common == label else f"{common} (its word: {label})"
 
 
 def digest(events: Iterable[Event]) -> RunDigest:

@@ -4,6 +4,13 @@ Pure functions over a run's summary and events: the UI offers them as downloads,
 writes them to files. The JSON record is the whole run with a versioned schema
 (``format`` + ``schema_version``); ``load_record`` validates a file in that schema (ours or
 written by hand) and lists every problem it finds instead of stopping at the first.
+
+Since schema version 2 a record carries the hash chain of its events (``chain``: each
+event's digest and link, ``pipelines.record.chain``) and the desk's ed25519 signature over
+the rest (``signature``, ``pipelines.record.signing``). ``verify_record`` says whether a
+file is intact, whose key signed it and where it was altered; ``import_run`` stores a
+record with what that check said and who imported it, and what the file says its checkers
+did stays the file's word (``RecordImported``), never this desk's verdict.
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ import json
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 
 from pipelines import __version__
 from pipelines.errors import DebateDeskError
@@ -29,6 +37,7 @@ from pipelines.events import (
     Event,
     EvidenceRetrieved,
     QueryIssued,
+    RecordImported,
     RoundStarted,
     RunFailed,
     RunInterrupted,
@@ -39,9 +48,21 @@ from pipelines.events import (
     dump_event,
     parse_event,
 )
+from pipelines.record import chain
 from pipelines.record.digest import RunDigest, describe_intervention, digest
+from pipelines.record.signing import DeskKey
 from pipelines.record.store import RUN_STATUSES, RunStore, RunSummary
-from pipelines.record.verdict_card import ModelSide, audit_trail, common_label, verdict_card
+from pipelines.record.verdict_card import (
+    AuditEntry,
+    CardLabel,
+    ModelSide,
+    audit_trail,
+    common_label,
+    imported_summary,
+    imported_trail,
+    verdict_card,
+)
+from pipelines.record.verification import RecordCheck, signed_part, verify_record
 from pipelines.text.probability import decimal
 from pipelines.text.safety import (
     JsonTooDeepError,
@@ -57,7 +78,8 @@ from pipelines.text.safety import (
 from pipelines.text.urls import scrub_url
 
 FORMAT = "debatedesk.run"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added the chain and the signature
+READS_VERSIONS = (1, 2)
 MAX_IMPORT_BYTES = 50 * 1024 * 1024
 ExportFormat = Literal["json", "md", "csv", "claimreview"]
 EXPORT_FORMATS: dict[str, tuple[str, str]] = {  # format -> (file suffix, MIME type)
@@ -102,7 +124,11 @@ class RunInfo(BaseModel):
     finished_at: float | None = None
     app_version: str = "unknown"
     config: dict[str, Any] = Field(default_factory=dict, description="the run's config snapshot, without API keys")
-    verdict: str | None = Field(default=None, description="the model's verdict")
+    verdict: str | None = Field(default=None, description="the model's verdict, in the protocol's own word")
+    final_verdict: str | None = Field(
+        default=None,
+        description="the verdict in the one vocabulary (SUPPORTED / REFUTED / NOT ENOUGH INFO): this desk's checker's when set, else the model's",
+    )
     confidence: float | None = Field(default=None, ge=0, le=1)
     checker_verdict: str | None = None
     checker_note: str | None = None
@@ -113,17 +139,42 @@ class RunInfo(BaseModel):
     totals: Totals | None = Field(default=None, description="recomputed from the events on import; must match when given")
 
 
+class RecordChain(BaseModel):
+    """The events' hash chain as exported: each event's SHA-256 and link, and the head (the last link)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    algorithm: Literal["sha256-chain/v1"] = "sha256-chain/v1"
+    event_digests: list[str] = Field(description="SHA-256 of each event's canonical JSON, in order")
+    links: list[str] = Field(description="each event's link: SHA-256 over the link before it and its digest; the store keeps the same")
+    head: str = Field(description="the last link: it stands for every event in order")
+    stored: str = Field(default="", description="what the exporting desk's store said of its own chain for this run")
+
+
+class RecordSignature(BaseModel):
+    """Who signed the record: an ed25519 signature over the record without its events and its signature."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    algorithm: Literal["ed25519"] = "ed25519"
+    public_key: str = Field(description="the signing desk's public key, base64 of its 32 raw bytes")
+    fingerprint: str = Field(description="SHA256: and the unpadded base64 of the SHA-256 of the public key")
+    value: str = Field(description="base64 signature over 'debatedesk.run/signature/v1\\n' + the canonical JSON of the rest")
+
+
 class RunRecord(BaseModel):
     """A whole run as one JSON document (the export and import format)."""
 
     model_config = ConfigDict(extra="forbid")
 
     format: Literal["debatedesk.run"] = "debatedesk.run"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 2
     exported_at: float | None = None
     exported_by: str = Field(default="", description="the app version that wrote the file")
     run: RunInfo
     events: list[dict[str, Any]] = Field(min_length=1)
+    chain: RecordChain | None = None
+    signature: RecordSignature | None = None
 
 
 def record_schema() -> dict[str, Any]:
@@ -134,22 +185,34 @@ def record_schema() -> dict[str, Any]:
 # --- JSON -------------------------------------------------------------------------------------
 
 
-def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
-    """The whole run as a JSON-ready dict in the versioned schema."""
-    derived = {"totals", "checker_at"}  # read off the events, not the run's row
+def to_record(summary: RunSummary, events: Sequence[Event], *, signer: DeskKey | None = None, stored_chain: str = "") -> dict[str, Any]:
+    """The whole run as a JSON-ready dict in the versioned schema, with its chain; signed when ``signer`` is given."""
+    derived = {"totals", "checker_at", "final_verdict"}  # read off the events, not the run's row
     same_name = {name: getattr(summary, name) for name in RunInfo.model_fields if name not in derived}  # the run's row
     read = digest(events)
     checker_at = read.override.at if read.override is not None and summary.checker_verdict else None  # a row stored before checker_at too
-    info = RunInfo(**same_name, totals=totals_of(read), checker_at=checker_at)
+    final = read.final_label
+    info = RunInfo(**same_name, totals=totals_of(read), checker_at=checker_at, final_verdict=common_label(final) if final else None)
+    payloads = [dump_event(e) for e in events]
+    digests = [chain.event_digest(p) for p in payloads]
+    links = chain.links_of_digests(digests)
     record = RunRecord(
-        exported_at=round(time.time(), 3), exported_by=f"DebateDesk {__version__}", run=info, events=[dump_event(e) for e in events]
-    )
-    return record.model_dump(mode="json")
+        exported_at=round(time.time(), 3),
+        exported_by=f"DebateDesk {__version__}",
+        run=info,
+        events=payloads,
+        chain=RecordChain(event_digests=digests, links=links, head=links[-1] if links else chain.GENESIS, stored=stored_chain),
+    ).model_dump(mode="json", exclude={"signature"})
+    if signer is not None:
+        record["signature"] = RecordSignature(
+            public_key=signer.public_b64, fingerprint=signer.fingerprint, value=signer.sign(signed_part(record))
+        ).model_dump(mode="json")
+    return record
 
 
-def to_json(summary: RunSummary, events: Sequence[Event]) -> str:
+def to_json(summary: RunSummary, events: Sequence[Event], *, signer: DeskKey | None = None, stored_chain: str = "") -> str:
     """The record as JSON text; ``<`` ``>`` ``&`` are \\u-escaped, so it is safe to embed in HTML and parses the same."""
-    return json_for_html(to_record(summary, events)) + "\n"
+    return json_for_html(to_record(summary, events, signer=signer, stored_chain=stored_chain)) + "\n"
 
 
 def totals_of(run: RunDigest) -> Totals:
@@ -178,8 +241,10 @@ def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
     problems: list[str] = []
     if raw.get("format") != FORMAT:
         problems.append(f"format: must be {FORMAT!r} (got {raw.get('format')!r})")
-    if raw.get("schema_version") != SCHEMA_VERSION:
-        problems.append(f"schema_version: this app reads version {SCHEMA_VERSION} (got {raw.get('schema_version')!r})")
+    if raw.get("schema_version") not in READS_VERSIONS:
+        problems.append(
+            f"schema_version: this app reads versions {' and '.join(map(str, READS_VERSIONS))} (got {raw.get('schema_version')!r})"
+        )
     try:
         record = RunRecord.model_validate(raw)
     except ValidationError as exc:
@@ -203,7 +268,7 @@ def load_record(data: str | bytes) -> tuple[RunSummary, list[Event]]:
     read = digest(events)
     cost = read.cost
     summary = RunSummary(
-        **run.model_dump(exclude={"totals", "checker_at"}),
+        **run.model_dump(exclude={"totals", "checker_at", "final_verdict"}),
         cost=cost.model_copy(update={"wall_seconds": 0.0}).rounded(4),
         event_count=len(events),
         checker_at=read.override.at if read.override is not None and run.checker_verdict else None,
@@ -217,17 +282,20 @@ def _consistency_problems(run: RunInfo, events: list[Event]) -> list[str]:
         check_claim_text(run.claim, "run.claim")
     except UnsafeTextError as exc:
         problems.append(str(exc))
-    first = events[0]
+    start = next(
+        (i for i, e in enumerate(events) if not isinstance(e, RecordImported)), 0
+    )  # a record imported before starts with that note
+    first = events[start]
     if not isinstance(first, RunStarted):
-        problems.append(f"events[0]: a run starts with RunStarted, not {type(first).__name__}")
+        problems.append(f"events[{start}]: a run starts with RunStarted, not {type(first).__name__}")
     else:
         if first.run_id != run.id:
-            problems.append(f"events[0].run_id: {first.run_id!r} does not match run.id {run.id!r}")
+            problems.append(f"events[{start}].run_id: {first.run_id!r} does not match run.id {run.id!r}")
         if first.claim != run.claim:
-            problems.append("events[0].claim: does not match run.claim")
+            problems.append(f"events[{start}].claim: does not match run.claim")
         if first.protocol != run.protocol:
-            problems.append(f"events[0].protocol: {first.protocol!r} does not match run.protocol {run.protocol!r}")
-    for i, e in enumerate(events[1:], start=1):
+            problems.append(f"events[{start}].protocol: {first.protocol!r} does not match run.protocol {run.protocol!r}")
+    for i, e in enumerate(events[start + 1 :], start=start + 1):
         if isinstance(e, RunStarted):
             problems.append(f"events[{i}]: a second RunStarted (one run per file)")
     known: set[str] = set()
@@ -248,6 +316,9 @@ def _consistency_problems(run: RunInfo, events: list[Event]) -> list[str]:
         problems.append(f"run.checker_verdict: {run.checker_verdict!r} is not the last VerdictOverridden in the events")
     if run.checker_at is not None and (read.override is None or abs(read.override.at - run.checker_at) > 0.001):
         problems.append("run.checker_at: is not the time of the last VerdictOverridden in the events")
+    final = read.final_label
+    if run.final_verdict is not None and run.final_verdict != (common_label(final) if final else None):
+        problems.append(f"run.final_verdict: {run.final_verdict!r} is not the events' final verdict in the one vocabulary")
     if run.status == "completed" and model_verdict is None:
         problems.append("run.status: a completed run has a VerdictReached event")
     if run.totals is not None:
@@ -312,18 +383,20 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     evidence, cited_by, struck, model_verdict = run.evidence, run.cited_by, run.struck, run.verdict
     config = summary.config
     lines = [f"# Fact-check: {md(summary.claim)}", ""]
-    verdict_line = f"**{md(summary.verdict)}**" if summary.verdict else "none (the run did not reach one)"
+    verdict_line = _label_md(summary.verdict) if summary.verdict else "none (the run did not reach one)"
     if summary.confidence is not None:
         verdict_line += f" (confidence {decimal(summary.confidence)})"
     rows = [("Model's verdict", verdict_line)]
-    if summary.checker_verdict:
-        at = f" at {_when(run.override.at)}" if run.override is not None else ""
+    override = run.override  # this desk's own: what an imported file says a checker set is listed apart below
+    if override is not None:
         rows.append(
             (
                 "Checker's verdict",
-                f"**{md(summary.checker_verdict)}** by {md(summary.checker_by or '?')}{at}: {_cell(summary.checker_note or '', 500)}",
+                f"{_label_md(override.label)} by {md(override.by or '?')} at {_when(override.at)}: {_cell(override.note, 500)}",
             )
         )
+    if run.imported is not None:
+        rows.append(("Imported", _cell(imported_summary(run), 1000)))
     models = ", ".join(
         f"{role}: {md(str(config.get(role, {}).get('backend', '?')))}/{md(str(config.get(role, {}).get('model') or 'default'))}"
         for role in ("debater", "judge", "scorer")
@@ -356,6 +429,19 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     interventions = [_describe_intervention(e) for e in run.interventions]
     if interventions:
         lines += ["## Checker's interventions (audit trail)", "", *interventions, ""]
+    if run.imported is not None:
+        imported = run.imported
+        lines += [
+            "## Imported record (not this desk's audit trail)",
+            "",
+            f"Imported from {_cell(imported.source, 200)} by {md(imported.by)} on {_when(imported.at)}. "
+            f"The file's check: {_cell(imported.check, 600)}.",
+            "",
+        ]
+        said = [_describe_intervention(e) for e in run.imported_interventions]
+        lines += (
+            ["What the file says its checkers did (the file's word; none of it is this desk's verdict):", "", *said, ""] if said else []
+        )
     lines += ["## Transcript", ""]
     for e in events:
         match e:
@@ -409,11 +495,15 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _label_md(label: str) -> str:
+    """A verdict in the one vocabulary, bold, with the protocol's own word beside it when it differs."""
+    card = CardLabel.of(label)
+    return f"**{md(card.common)}**" + (f" (the protocol's word: {md(card.own)})" if card.own != card.common else "")
+
+
 def _card_lines(model: ModelSide) -> list[str]:
     """The verdict card in Markdown: the label in the common vocabulary, the confidence or why none, the exhibits with their quotes."""
-    label = f"**{md(model.label.common)}**" + (
-        f" (the protocol's word: {md(model.label.own)})" if model.label.own != model.label.common else ""
-    )
+    label = _label_md(model.label.own)
     confidence = (
         f"{decimal(model.confidence)}, {md(model.confidence_note)}"
         if model.confidence is not None
@@ -440,8 +530,9 @@ def _describe_intervention(e: Event) -> str:
 # --- CSV ---------------------------------------------------------------------------------------
 
 CSV_FIELDS = (
-    "run_id", "claim", "protocol", "status", "final_verdict", "model_verdict", "model_verdict_common", "confidence",
-    "checker_verdict", "checker_by", "checker_at", "checker_note", "model_verdict_before_override", "audit_trail", "rests_on",
+    "run_id", "claim", "protocol", "status", "final_verdict", "model_verdict", "model_verdict_protocol_word", "confidence",
+    "checker_verdict", "checker_by", "checker_at", "checker_reason", "model_verdict_before_override", "audit_trail",
+    "imported", "imported_audit_trail", "rests_on",
     "model_calls", "cached_calls", "tokens_in", "tokens_out", "model_seconds", "wall_seconds", "started", "finished",
 )  # fmt: skip
 
@@ -449,27 +540,34 @@ CSV_FIELDS = (
 def to_csv(summary: RunSummary, events: Sequence[Event]) -> str:
     """The run as one CSV row for a spreadsheet: both verdicts, the audit trail (who, when, what), what it rests on, its cost.
 
-    Every cell goes through ``csv_cell``: a claim or a note like ``=HYPERLINK(..)`` stays text.
+    Verdicts are in the one vocabulary (SUPPORTED / REFUTED / NOT ENOUGH INFO), the protocol's
+    own word in a column of its own. The checker's columns and the audit trail are this desk's
+    own; what an imported file says its checkers did has columns apart. Every cell goes
+    through ``csv_cell``: a claim or a note like ``=HYPERLINK(..)`` stays text.
     """
     run = digest(events)
     cost = run.cost
     override = run.override
-    trail = " | ".join(f"{_when(a.at)} · {a.by or '?'} · {a.what}" for a in audit_trail(run))
+    final = run.final_label
     row: dict[str, Any] = {
         "run_id": summary.id,
         "claim": summary.claim,
         "protocol": summary.protocol,
         "status": summary.status,
-        "final_verdict": summary.final_verdict or "",
-        "model_verdict": summary.verdict or "",
-        "model_verdict_common": common_label(summary.verdict) if summary.verdict else "",
+        "final_verdict": common_label(final) if final else "",
+        "model_verdict": common_label(summary.verdict) if summary.verdict else "",
+        "model_verdict_protocol_word": summary.verdict or "",
         "confidence": summary.confidence if summary.confidence is not None else "",
-        "checker_verdict": summary.checker_verdict or "",
-        "checker_by": summary.checker_by or "",
-        "checker_at": _when(override.at) if override is not None and summary.checker_verdict else "",
-        "checker_note": summary.checker_note or "",
-        "model_verdict_before_override": override.model_verdict.label if override is not None and override.model_verdict else "",
-        "audit_trail": trail,
+        "checker_verdict": common_label(override.label) if override is not None else "",
+        "checker_by": override.by if override is not None else "",
+        "checker_at": _when(override.at) if override is not None else "",
+        "checker_reason": override.note if override is not None else "",
+        "model_verdict_before_override": common_label(override.model_verdict.label)
+        if override is not None and override.model_verdict
+        else "",
+        "audit_trail": _trail(audit_trail(run)),
+        "imported": imported_summary(run),
+        "imported_audit_trail": _trail(imported_trail(run)),
         "rests_on": "; ".join(f"{e.id} ({e.source_label})" for e in run.cited_evidence()),
         "model_calls": cost.calls,
         "cached_calls": cost.cached_calls,
@@ -487,36 +585,36 @@ def to_csv(summary: RunSummary, events: Sequence[Event]) -> str:
     return buffer.getvalue()
 
 
+def _trail(entries: Sequence[AuditEntry]) -> str:
+    return " | ".join(f"{_when(a.at)} · {a.by or '?'} · {a.what}" for a in entries)
+
+
 # --- schema.org ClaimReview -------------------------------------------------------------------
 
-# Verdict label -> (ratingValue on a 1-5 scale, the rating's name). 5 = true, 1 = false.
-RATING_SCALE: dict[str, tuple[int, str]] = {
-    "SUPPORTS": (5, "True"),
-    "SUPPORTED": (5, "True"),
-    "TRUE": (5, "True"),
-    "MOSTLY-TRUE": (4, "Mostly true"),
-    "HALF-TRUE": (3, "Half true"),
-    "NOT ENOUGH INFO": (3, "Unproven"),
-    "INCONCLUSIVE": (3, "Unproven"),
-    "MOSTLY-FALSE": (2, "Mostly false"),
-    "REFUTES": (1, "False"),
-    "NOT SUPPORTED": (1, "False"),
-    "FALSE": (1, "False"),
-}
+# The one vocabulary on ClaimReview's 1-5 scale (5 = true, 1 = false); the rating's name is the word itself.
+RATING_SCALE: dict[str, int] = {"SUPPORTED": 5, "NOT ENOUGH INFO": 3, "REFUTED": 1}
 CLAIMREVIEW_REQUIRED = ("@context", "@type", "claimReviewed", "reviewRating", "itemReviewed", "author", "datePublished", "url")
 
 
 def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: str = "", publisher: str = "DebateDesk") -> dict[str, Any]:
-    """schema.org ClaimReview JSON-LD for the run's final verdict (the checker's when overridden)."""
-    label = summary.checker_verdict or summary.verdict
+    """schema.org ClaimReview JSON-LD for the run's final verdict: this desk's checker's when they set one, else the model's.
+
+    The rating is named in the one vocabulary (SUPPORTED / REFUTED / NOT ENOUGH INFO); a
+    verdict an imported file says someone set is never published as this desk's.
+    """
+    run = digest(events)
+    override = run.override  # this desk's own
+    label = override.label if override is not None else summary.verdict
     if not label:
         raise DebateDeskError(
             f"run {summary.id} has no verdict ({summary.status}); a ClaimReview needs one — resume the run or set a verdict"
         )
-    value, name = RATING_SCALE.get(label.upper(), (3, label.title()))
-    run = digest(events)
+    name = common_label(label)
+    value = RATING_SCALE.get(name, 3)
     rationale = run.verdict.rationale if run.verdict is not None else ""
-    explanation = summary.checker_note if summary.checker_verdict and summary.checker_note else rationale
+    if name != label:  # the protocol's own word, as a detail
+        rationale = f"The protocol's word: {label}. {rationale}"
+    explanation = override.note if override is not None and override.note else rationale
     sources = run.cited_evidence() or list(run.evidence.values())
     # Only public http(s) pages are cited: a javascript:, data: or intranet URL must not reach a published page.
     citations = [
@@ -542,10 +640,9 @@ def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: 
         "itemReviewed": {"@type": "Claim", "text": summary.claim, "datePublished": published},
         "citation": citations,
     }
-    if summary.checker_verdict and summary.checker_by:
-        doc["editor"] = {"@type": "Person", "name": summary.checker_by}
-        if run.override is not None:  # when the checker set the verdict published here
-            doc["dateModified"] = datetime.fromtimestamp(run.override.at, UTC).date().isoformat()
+    if override is not None and override.by:
+        doc["editor"] = {"@type": "Person", "name": override.by}
+        doc["dateModified"] = datetime.fromtimestamp(override.at, UTC).date().isoformat()  # when the checker set the verdict published here
     return doc
 
 
@@ -569,39 +666,88 @@ def claimreview_problems(doc: dict[str, Any]) -> list[str]:
     return problems
 
 
-def import_run(store: RunStore, data: str | bytes, *, origin: str = "imported") -> tuple[RunSummary, bool]:
-    """Validate a JSON record and store it for audit; returns (the stored run, whether it was new).
+@dataclass(frozen=True)
+class ImportResult:
+    """An imported run as stored, whether it was new, and what the check of the file said."""
 
-    The same record imported twice is stored once; a different run under an id already
-    taken gets a new id (``<id>-imported-2``...). A run still marked running is stored as
-    interrupted: nothing runs it here.
+    summary: RunSummary
+    new: bool
+    check: RecordCheck
+
+
+def import_run(store: RunStore, data: str | bytes, *, source: str, by: str, desk: DeskKey | None = None) -> ImportResult:
+    """Check a JSON record (signature and chain), validate it and store it for audit, kept as what the file says.
+
+    ``by`` is the person importing (from the sign-in, never from the file); ``source`` the
+    file's name. After the file's events the store gets a ``RecordImported`` event naming
+    both and what ``verify_record`` said, so every override and intervention the file
+    claims stays the file's word: shown apart, never this desk's verdict (the run's row
+    keeps no checker's verdict from a file). The same record imported twice is stored once;
+    a different run under an id already taken gets a new id (``<id>-imported-2``...). A run
+    still marked running is stored as interrupted: nothing runs it here.
     """
-    summary, events = load_record(data)
+    if not by.strip():
+        raise ValueError("say who imports the record (sign in, or enter your name): the record keeps who brought it in")
+    summary, events = load_record(data)  # first: it refuses a file over the size limit before anything reads it whole
+    check = verify_record(data, desk_public_raw=desk.public_raw if desk is not None else None)
+    try:
+        return _store_import(store, summary, events, check, source=source, by=by)
+    except SQLAlchemyError as exc:
+        raise DebateDeskError(
+            f"the run store could not take the record ({type(exc).__name__}); nothing was imported. Try again once the database is back"
+        ) from exc
+
+
+def _store_import(store: RunStore, summary: RunSummary, events: list[Event], check: RecordCheck, *, source: str, by: str) -> ImportResult:
     if store.has_run(summary.id):
-        if [dump_event(e) for e in store.events(summary.id)] == [dump_event(e) for e in events]:
+        stored = store.events(summary.id)
+        if stored and isinstance(stored[0], RecordImported):  # imported before: compare the file's part, not what this desk added
+            stored = stored[1 : 1 + stored[0].events]
+        if [dump_event(e) for e in stored] == [dump_event(e) for e in events]:
             existing = store.get_run(summary.id)
             assert existing is not None
-            return existing, False
+            return ImportResult(existing, False, check)
         n = 2
         while store.has_run(f"{summary.id}-imported-{n}"):
             n += 1
         new_id = f"{summary.id}-imported-{n}"
-        first = events[0]
-        assert isinstance(first, RunStarted)
-        events = [first.model_copy(update={"run_id": new_id}), *events[1:]]
+        events = [e.model_copy(update={"run_id": new_id}) if isinstance(e, RunStarted) else e for e in events]
         summary = replace(summary, id=new_id)
+    name = " ".join(source.split())[:200] or "a file"
+    marker = RecordImported(
+        source=name,
+        by=" ".join(by.split()),
+        events=len(events),
+        check=check.summary(),
+        intact=check.intact,
+        signer=check.signer,
+        this_desk=check.this_desk,
+    )
+    events = [marker, *events]
     status = "interrupted" if summary.status == "running" else summary.status
-    summary = replace(summary, status=status, origin=origin if summary.origin == "run" else summary.origin)
-    store.insert_record(summary, events)
-    stored = store.get_run(summary.id)
-    assert stored is not None
-    return stored, True
+    summary = replace(
+        summary,
+        status=status,
+        origin=f"imported from {name}",
+        checker_verdict=None,  # what the file says a checker set is the file's word, kept in its events
+        checker_note=None,
+        checker_by=None,
+        checker_at=None,
+        started_by=None,
+        event_count=len(events),
+    )
+    store.insert_record(summary, events)  # one transaction: the whole record and its import note, or nothing
+    stored_run = store.get_run(summary.id)
+    assert stored_run is not None
+    return ImportResult(stored_run, True, check)
 
 
-def export_run(summary: RunSummary, events: Sequence[Event], fmt: str, *, public_url: str = "") -> str:
-    """The run in one of EXPORT_FORMATS, as text."""
+def export_run(
+    summary: RunSummary, events: Sequence[Event], fmt: str, *, public_url: str = "", signer: DeskKey | None = None, stored_chain: str = ""
+) -> str:
+    """The run in one of EXPORT_FORMATS, as text; the JSON record signed with ``signer`` when given."""
     if fmt == "json":
-        return to_json(summary, events)
+        return to_json(summary, events, signer=signer, stored_chain=stored_chain)
     if fmt == "md":
         return to_markdown(summary, events)
     if fmt == "csv":
@@ -620,6 +766,8 @@ def export_filename(summary: RunSummary, fmt: str) -> str:
 __all__ = [
     "EXPORT_FORMATS",
     "RUN_STATUSES",
+    "ImportResult",
+    "RecordCheck",
     "RecordError",
     "RunRecord",
     "claimreview_problems",
@@ -632,4 +780,5 @@ __all__ = [
     "to_json",
     "to_markdown",
     "to_record",
+    "verify_record",
 ]

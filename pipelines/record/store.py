@@ -41,7 +41,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from pipelines import __version__
 from pipelines.errors import RunBusyError
 from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
+from pipelines.record import chain
 from pipelines.record.digest import Cost, digest
+from pipelines.record.labels import COMMON_LABELS, common_label
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -104,6 +106,9 @@ class EventRow(_Base):
     type: Mapped[str] = mapped_column(String(64))
     at: Mapped[float] = mapped_column(Float)
     payload: Mapped[str] = mapped_column(Text)
+    # Added for the hash chain (pipelines/record/chain.py): this event's link, over the link before it and the payload.
+    # None for events stored before chaining; _migrate adds the column to a database made before it.
+    chain: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class JournalRow(_Base):
@@ -158,7 +163,9 @@ class RunFilter:
     """What the History page and ``python -m pipelines runs`` filter on; empty fields match everything."""
 
     claim: str = ""
-    verdicts: tuple[str, ...] = ()  # matches the final verdict (the checker's when overridden)
+    verdicts: tuple[
+        str, ...
+    ] = ()  # matches the final verdict (the checker's when overridden) in the one vocabulary: SUPPORTED takes SUPPORTS, TRUE...
     protocols: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
     since: float | None = None  # created at or after (epoch seconds)
@@ -182,6 +189,7 @@ class RunStore:
         _Base.metadata.create_all(self.engine)
         self._migrate()
         self._seq: dict[str, int] = {}
+        self._head: dict[str, str] = {}  # run id -> the link of its last stored event (kept with _seq)
         self._lock = threading.Lock()
 
     # --- runs -------------------------------------------------------------------------------
@@ -209,6 +217,7 @@ class RunStore:
                 )
             )
         self._seq[run_id] = 0
+        self._head[run_id] = chain.GENESIS
 
     def claim_run(self, run_id: str) -> None:
         """This process executes ``run_id`` from now on (a new run, or one being resumed); refused if it already does."""
@@ -287,7 +296,10 @@ class RunStore:
             query = query.where(RunRow.claim.icontains(where.claim.strip(), autoescape=True))
         if where.verdicts:
             final = func.coalesce(RunRow.checker_verdict, RunRow.verdict)
-            query = query.where(final.in_(where.verdicts))
+            wanted = {common_label(v) for v in where.verdicts}
+            with Session(self.engine) as s:  # every stored spelling that reads as a wanted word (SUPPORTS, TRUE... for SUPPORTED)
+                present = [v for v in s.scalars(select(final).distinct()).all() if v]
+            query = query.where(final.in_(sorted({v for v in present if common_label(v) in wanted} | set(where.verdicts))))
         if where.protocols:
             query = query.where(RunRow.protocol.in_(where.protocols))
         if where.statuses:
@@ -301,11 +313,12 @@ class RunStore:
             return [_summary(r) for r in rows]
 
     def facets(self) -> dict[str, list[str]]:
-        """The verdicts, protocols and statuses present, for filter widgets."""
+        """The verdicts (in the one vocabulary), protocols and statuses present, for filter widgets."""
         with Session(self.engine) as s:
             final = func.coalesce(RunRow.checker_verdict, RunRow.verdict)
+            words = {common_label(v) for v in s.scalars(select(final).distinct()).all() if v}
             return {
-                "verdicts": sorted(v for v in s.scalars(select(final).distinct()).all() if v),
+                "verdicts": [w for w in COMMON_LABELS if w in words] + sorted(words - set(COMMON_LABELS)),
                 "protocols": sorted(s.scalars(select(RunRow.protocol).distinct()).all()),
                 "statuses": sorted(s.scalars(select(RunRow.status).distinct()).all()),
             }
@@ -349,16 +362,18 @@ class RunStore:
         the run: a process whose run was taken over after it went silent stores nothing more.
         """
         with self._lock:
-            seq = self._seq.get(run_id)
-            if seq is None:
-                seq = self._max_seq(run_id)
+            seq, head = self._seq.get(run_id), self._head.get(run_id)
+            if seq is None or head is None:
+                seq, head = self._last_link(run_id)
             if not events:
                 return seq
             rows = []
             for evt in events:
                 seq += 1
+                payload = dump_event(evt)
+                head = chain.link(head, chain.event_digest(payload))
                 rows.append(
-                    {"run_id": run_id, "seq": seq, "type": type(evt).__name__, "at": evt.at, "payload": json.dumps(dump_event(evt))}
+                    {"run_id": run_id, "seq": seq, "type": type(evt).__name__, "at": evt.at, "payload": json.dumps(payload), "chain": head}
                 )
             added = digest(events)  # what these events add to the run's row
             values: dict[str, Any] = {
@@ -387,17 +402,30 @@ class RunStore:
             guard = update(RunRow).where(RunRow.id == run_id)
             if owner is not None:
                 guard = guard.where(RunRow.owner == owner, RunRow.status == "running")
-            with self.engine.begin() as conn:  # Core, not the ORM: this runs for every streamed chunk
-                if conn.execute(guard.values(**values)).rowcount != 1 and owner is not None:
-                    raise RunBusyError(f"run {run_id} was taken over by another process; this one stops writing to it")
-                conn.execute(insert(EventRow), rows)
-            self._seq[run_id] = seq
+            try:
+                with self.engine.begin() as conn:  # Core, not the ORM: this runs for every streamed chunk
+                    if conn.execute(guard.values(**values)).rowcount != 1 and owner is not None:
+                        raise RunBusyError(f"run {run_id} was taken over by another process; this one stops writing to it")
+                    conn.execute(insert(EventRow), rows)
+            except Exception:
+                self._seq.pop(run_id, None)  # read the last seq and link again next time, not a cached guess
+                self._head.pop(run_id, None)
+                raise
+            self._seq[run_id], self._head[run_id] = seq, head
             return seq
 
     def events(self, run_id: str) -> list[Event]:
         with Session(self.engine) as s:
             payloads = s.scalars(select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)).all()
             return [parse_event(p) for p in payloads]
+
+    def stored_chain(self, run_id: str) -> chain.StoredChain:
+        """Check the run's stored hash chain: intact, not chained (stored before chaining), or where it breaks."""
+        with Session(self.engine) as s:
+            rows = s.execute(
+                select(EventRow.seq, EventRow.payload, EventRow.chain).where(EventRow.run_id == run_id).order_by(EventRow.seq)
+            ).all()
+        return chain.check_stored([(seq, json.loads(payload), link) for seq, payload, link in rows])
 
     def events_of_type(self, run_id: str, type_name: str) -> list[Event]:
         """A run's events of one type, in order (a live page reads the checker's overrides this way, not the whole run)."""
@@ -444,20 +472,25 @@ class RunStore:
             s.flush()
             s.add_all(_event_rows(summary.id, events))
 
-    def _max_seq(self, run_id: str) -> int:
+    def _last_link(self, run_id: str) -> tuple[int, str]:
+        """The run's last seq and its link (GENESIS when it has none: no events yet, or stored before chaining)."""
         with Session(self.engine) as s:
-            return int(s.scalar(select(func.max(EventRow.seq)).where(EventRow.run_id == run_id)) or 0)
+            row = s.execute(
+                select(EventRow.seq, EventRow.chain).where(EventRow.run_id == run_id).order_by(EventRow.seq.desc()).limit(1)
+            ).first()
+        return (int(row.seq), row.chain or chain.GENESIS) if row is not None else (0, chain.GENESIS)
 
     def _migrate(self) -> None:
         # A database made by an earlier version lacks the newer (nullable) columns: add them.
-        existing = {c["name"] for c in inspect(self.engine).get_columns("runs")}
-        missing = [c for c in RunRow.__table__.columns if c.name not in existing]
-        if not missing:
-            return
-        with self.engine.begin() as conn:
-            for column in missing:
-                kind = column.type.compile(dialect=self.engine.dialect)
-                conn.execute(text(f'ALTER TABLE runs ADD COLUMN "{column.name}" {kind}'))
+        for table in (_Base.metadata.tables["runs"], _Base.metadata.tables["events"]):
+            existing = {c["name"] for c in inspect(self.engine).get_columns(table.name)}
+            missing = [c for c in table.columns if c.name not in existing]
+            if not missing:
+                continue
+            with self.engine.begin() as conn:
+                for column in missing:
+                    kind = column.type.compile(dialect=self.engine.dialect)
+                    conn.execute(text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}'))
 
 
 def busy_message(run_id: str, status: str, owner: str | None, heartbeat_at: float | None = None) -> str:
@@ -473,10 +506,12 @@ def busy_message(run_id: str, status: str, owner: str | None, heartbeat_at: floa
 
 
 def _event_rows(run_id: str, events: Iterable[Event]) -> list[EventRow]:
-    return [
-        EventRow(run_id=run_id, seq=i, type=type(e).__name__, at=e.at, payload=json.dumps(dump_event(e)))
-        for i, e in enumerate(events, start=1)
-    ]
+    rows, head = [], chain.GENESIS
+    for i, e in enumerate(events, start=1):
+        payload = dump_event(e)
+        head = chain.link(head, chain.event_digest(payload))
+        rows.append(EventRow(run_id=run_id, seq=i, type=type(e).__name__, at=e.at, payload=json.dumps(payload), chain=head))
+    return rows
 
 
 def _is_orphaned(row: RunRow, host: str, now: float, stale_after_s: float) -> bool:

@@ -1,7 +1,8 @@
 """What the verdict card says, read off a run's digest: one label vocabulary, the confidence or why there is none, the exhibits with their quoted sentences, a plain reason, the model's caveat.
 
 Every protocol names its labels its own way (desk SUPPORTS, proclaim SUPPORTED, radar TRUE);
-the checker reads one vocabulary (``COMMON_LABELS``) with the protocol's own word beside it.
+the checker reads one vocabulary (``COMMON_LABELS``, kept in ``pipelines.record.labels`` and
+offered here) with the protocol's own word beside it.
 Pure: built from a ``RunDigest``, so a live run and a History replay give the same card, and
 the page, the exports and the tests read the same fields. Nothing here is escaped: each sink
 escapes for itself.
@@ -16,50 +17,19 @@ from typing import Any
 from corpora.base import split_sentences
 from pipelines.domain import Evidence, Verdict
 from pipelines.errors import UnknownBackendError
-from pipelines.events import Event, VerdictOverridden
+from pipelines.events import Event, RecordImported, VerdictOverridden
 from pipelines.llm.registry import get_backend
 from pipelines.protocols.base import CardFacts, find_protocol
 from pipelines.record.digest import RunDigest, describe_intervention
+from pipelines.record.labels import COMMON_LABELS, CardLabel, checker_label, common_label, protocol_words
 from pipelines.stages.argument import strip_label_line
 from pipelines.text.safety import public_http_url
 from pipelines.text.stopwords import STOPWORDS
 
-COMMON_LABELS = ("SUPPORTED", "REFUTED", "NOT ENOUGH INFO")
-_COMMON = {
-    "SUPPORTS": "SUPPORTED",
-    "SUPPORTED": "SUPPORTED",
-    "TRUE": "SUPPORTED",
-    "MOSTLY-TRUE": "SUPPORTED",
-    "REFUTES": "REFUTED",
-    "REFUTED": "REFUTED",
-    "NOT SUPPORTED": "REFUTED",
-    "FALSE": "REFUTED",
-    "MOSTLY-FALSE": "REFUTED",
-    "NOT ENOUGH INFO": "NOT ENOUGH INFO",
-    "INCONCLUSIVE": "NOT ENOUGH INFO",
-    "HALF-TRUE": "NOT ENOUGH INFO",  # part holds, part does not: the claim as a whole is neither supported nor refuted
-}
 MAX_EXHIBITS = 3
 MAX_QUOTES = 2
 
 POINTS_TO_WORD = {"supported": "supports the claim", "refuted": "contradicts the claim", "unrelated": "does not address the claim"}
-
-
-def common_label(label: str) -> str:
-    """The label in the card's vocabulary (SUPPORTED / REFUTED / NOT ENOUGH INFO); an unknown one stays as it is."""
-    return _COMMON.get(" ".join(label.split()).upper(), label)
-
-
-@dataclass(frozen=True)
-class CardLabel:
-    """A label as the card shows it: the common word, and the protocol's (or checker's) own when it differs."""
-
-    common: str
-    own: str
-
-    @classmethod
-    def of(cls, label: str) -> CardLabel:
-        return cls(common_label(label), label)
 
 
 @dataclass(frozen=True)
@@ -106,7 +76,9 @@ class VerdictCard:
     model: ModelSide | None
     checker: VerdictOverridden | None
     caveat: tuple[str, str] | None  # (kind: "warning" / "info", text)
-    audit: tuple[AuditEntry, ...]
+    audit: tuple[AuditEntry, ...]  # this desk's own interventions
+    imported: RecordImported | None = None  # the run came from a file: who imported it, what the check said
+    imported_audit: tuple[AuditEntry, ...] = ()  # what the file says its checkers did: the file's word, not this desk's
 
     @property
     def label(self) -> CardLabel | None:
@@ -127,14 +99,37 @@ def verdict_card(run: RunDigest) -> VerdictCard | None:
         checker=run.override,
         caveat=model_caveat(_backends(run.config)),
         audit=audit_trail(run),
+        imported=run.imported,
+        imported_audit=_entries(run.imported_interventions),
     )
 
 
 def audit_trail(run: RunDigest) -> tuple[AuditEntry, ...]:
-    """Every intervention of the checker, in order: step-mode decisions, strikes, pasted evidence, verdict overrides."""
-    return tuple(
-        AuditEntry(e.at, str(getattr(e, "by", "")), describe_intervention(e, _plain).replace("**", ""), e) for e in run.interventions
-    )
+    """Every intervention of this desk's checkers, in order: step-mode decisions, strikes, pasted evidence, verdict overrides.
+
+    What an imported file says its checkers did is not here: ``imported_trail`` has it.
+    """
+    return _entries(run.interventions)
+
+
+def imported_trail(run: RunDigest) -> tuple[AuditEntry, ...]:
+    """What an imported file says its checkers did, in order: the file's word, shown apart from this desk's trail."""
+    return _entries(run.imported_interventions)
+
+
+def imported_summary(run: RunDigest) -> str:
+    """An imported run in one line: "imported from FILE by PERSON; the file says Ana Ruiz set REFUTED (why)"; "" for the desk's own."""
+    if run.imported is None:
+        return ""
+    said = [
+        f"the file says {o.by or 'someone'} set {common_label(o.label)}" + (f" (“{_plain(o.note, 200)}”)" if o.note else "")
+        for o in run.imported_overrides
+    ]
+    return f"imported from {run.imported.source} by {run.imported.by}; " + ("; ".join(said) or "the file records no checker's verdict")
+
+
+def _entries(events: list[Event]) -> tuple[AuditEntry, ...]:
+    return tuple(AuditEntry(e.at, str(getattr(e, "by", "")), describe_intervention(e, _plain).replace("**", ""), e) for e in events)
 
 
 def _plain(text: str, limit: int) -> str:
@@ -273,8 +268,12 @@ __all__ = [
     "ModelSide",
     "VerdictCard",
     "audit_trail",
+    "checker_label",
     "closest_sentences",
     "common_label",
+    "imported_summary",
+    "imported_trail",
     "model_caveat",
+    "protocol_words",
     "verdict_card",
 ]

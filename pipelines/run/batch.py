@@ -28,6 +28,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.events import Event
 from pipelines.llm.limits import Budget, describe_stop
 from pipelines.record.digest import Cost, digest
+from pipelines.record.labels import common_label
 from pipelines.run.runner import check_names, stream_run
 from pipelines.run.services import Services
 from pipelines.text.safety import UnsafeClaimError, check_claim_text, csv_cell
@@ -39,7 +40,7 @@ MAX_CONCURRENCY = 16
 CLAIM_COLUMNS = ("claim", "text")
 Status = Literal["completed", "failed", "stopped", "skipped"]  # stopped: by a spend limit; skipped: never started (the batch's limit)
 EXPORT_FIELDS = (
-    "index", "id", "claim", "status", "verdict", "confidence", "decided_by", "sources", "rationale", "error", "run_id",
+    "index", "id", "claim", "status", "verdict", "protocol_word", "confidence", "decided_by", "sources", "rationale", "error", "run_id",
     "model_calls", "cached_calls", "tokens_in", "tokens_out", "retrieval_calls", "seconds",
 )  # fmt: skip
 
@@ -84,7 +85,8 @@ class ClaimOutcome:
     def export_row(self) -> dict[str, Any]:
         cost = self.cost
         flat = {"model_calls": cost.calls, "cached_calls": cost.cached_calls, "tokens_in": cost.tokens_in, "tokens_out": cost.tokens_out}
-        row = {name: flat[name] if name in flat else getattr(self, name) for name in EXPORT_FIELDS}
+        words = {"verdict": common_label(self.verdict) if self.verdict else None, "protocol_word": self.verdict}  # the one vocabulary
+        row = {name: flat[name] if name in flat else words[name] if name in words else getattr(self, name) for name in EXPORT_FIELDS}
         row["sources"] = list(self.sources)
         return row
 

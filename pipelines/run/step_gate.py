@@ -34,6 +34,7 @@ from pipelines.events import (
     VerdictOverridden,
 )
 from pipelines.record.digest import digest
+from pipelines.record.labels import checker_label
 from pipelines.record.store import RunStore
 from pipelines.run.context import OpeningPlan, Review, Reviewer
 
@@ -231,13 +232,17 @@ def pasted_evidence(evidence_id: str, text: str, *, title: str = "", url: str | 
 def override_verdict(store: RunStore, run_id: str, label: str, note: str, by: Person | str) -> VerdictOverridden:
     """Record the person's final verdict beside the model's (kept in the same event); returns the event.
 
-    On a shared desk only an editor overrides: a Person's role is read again now (NotAllowedError otherwise)."""
+    On a shared desk only an editor overrides: a Person's role is read again now (NotAllowedError otherwise).
+    ``note`` is the reason, and it is required: a verdict a reader cannot trace to a reason is not a fact-check.
+    """
     name = acting_name(by, "override")
-    label = " ".join(label.split()).upper()
-    if not label:
+    if not label.strip():
         raise ValueError("choose the verdict to record")
+    label = checker_label(label)  # SUPPORTED, REFUTED or NOT ENOUGH INFO; a protocol's own word is read as its common one
     if not name:
         raise ValueError("say who overrides the verdict (your name or initials), for the audit trail")
+    if not note.strip():
+        raise ValueError("give a reason for your verdict (what you found, where): an override without one is not recorded")
     if len(note) > MAX_NOTE_CHARS:
         raise ValueError(f"the note is {len(note):,} characters; keep it under {MAX_NOTE_CHARS:,}")
     if store.get_run(run_id) is None:

@@ -80,13 +80,20 @@ def test_history_filters_imports_and_overrides(app: AppTest, demo_data_dir: Path
     assert not any("Resume" in label for label in labels), "a completed run is not resumable"
 
     app.sidebar.text_input(key="checker_name.widget").input("Ana ![x](https://evil.example/p.png)").run()
-    app.selectbox(key=f"history-{run_id}.override.label").select("REFUTES")
+    options = app.selectbox(key=f"history-{run_id}.override.label").options
+    assert [o.split(" (")[0] for o in options] == ["SUPPORTED", "REFUTED", "NOT ENOUGH INFO"], "the one vocabulary"
+    assert "SUPPORTED (the protocol's word: SUPPORTS)" in options
+    app.selectbox(key=f"history-{run_id}.override.label").set_value("REFUTED")
+    next(b for b in app.button if b.label == "Record my verdict").click().run()
+    assert any("give a reason for your verdict" in e.value for e in app.error), "no reason, no override"
+    assert store_of(demo_data_dir).get_run(run_id).checker_verdict is None  # type: ignore[union-attr]
+    app.selectbox(key=f"history-{run_id}.override.label").set_value("REFUTED")
     app.text_area(key=f"history-{run_id}.override.note").input("the bus study was retracted")
     next(b for b in app.button if b.label == "Record my verdict").click().run()
-    assert any(f"Recorded: REFUTES by {escape_markdown('Ana ![x](https://evil.example/p.png)')}" in s.value for s in app.success)
+    assert any(f"Recorded: REFUTED by {escape_markdown('Ana ![x](https://evil.example/p.png)')}" in s.value for s in app.success)
     assert "Checker's verdict" in text_of(app)
     store = store_of(demo_data_dir)
-    assert store.get_run(run_id).final_verdict == "REFUTES"  # type: ignore[union-attr]
+    assert store.get_run(run_id).final_verdict == "REFUTED"  # type: ignore[union-attr]
     record = json.loads(to_json(store.get_run(run_id), store.events(run_id)))  # type: ignore[arg-type]
     assert record["events"][-1]["type"] == "VerdictOverridden" and record["events"][-1]["model_verdict"]["label"]
 

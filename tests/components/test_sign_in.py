@@ -121,7 +121,7 @@ def test_a_demoted_editor_is_refused_the_override_at_the_next_action(
     browser(monkeypatch, demo_data_dir, users_toml, "ana")
     at = desk(monkeypatch, demo_data_dir, users_toml)
     run_id = run_claim(at)
-    at.selectbox(key=f"live-{run_id}.override.label").select("REFUTES")
+    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
     at.text_area(key=f"live-{run_id}.override.note").input("retracted")
     write_users(users_toml, ana="checker", bo="checker")  # demoted while the form is open
     next(b for b in at.button if b.label == "Record my verdict").click().run()
@@ -129,9 +129,10 @@ def test_a_demoted_editor_is_refused_the_override_at_the_next_action(
     assert not any("Recorded:" in s.value for s in at.success)
     write_users(users_toml, ana="editor", bo="checker")
     at.run()
-    at.selectbox(key=f"live-{run_id}.override.label").select("REFUTES")
+    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
+    at.text_area(key=f"live-{run_id}.override.note").input("retracted")
     next(b for b in at.button if b.label == "Record my verdict").click().run()
-    assert any("Recorded: REFUTES by Ana Ruiz" in s.value for s in at.success)
+    assert any("Recorded: REFUTED by Ana Ruiz" in s.value for s in at.success)
 
 
 def test_a_removed_user_is_signed_out_at_the_next_step(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, users_toml: Path) -> None:
@@ -209,7 +210,7 @@ def test_a_session_ended_elsewhere_cannot_act_once_more_from_an_open_page(
     browser(monkeypatch, demo_data_dir, users_toml, "ana")
     at = desk(monkeypatch, demo_data_dir, users_toml)
     run_id = run_claim(at)
-    at.selectbox(key=f"live-{run_id}.override.label").select("REFUTES")
+    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
     sessions, _ = web.desk()
     sessions.end_all("ana")  # "Sign out everywhere" from another browser, while this page is open
     next(b for b in at.button if b.label == "Record my verdict").click().run()  # the callback runs before the page checks

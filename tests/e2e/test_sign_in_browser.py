@@ -99,7 +99,7 @@ def test_an_editor_and_a_checker_at_once_stay_signed_in_and_only_the_editor_over
 
     run_single(editor)
     editor.get_by_text("Override the verdict").click()
-    editor.get_by_role("textbox", name="Note (why)").fill("the ferry study was retracted")
+    editor.get_by_role("textbox", name="Reason (required)").fill("the ferry study was retracted")
     editor.get_by_role("button", name="Record my verdict").click()
     editor.get_by_text("Recorded:").wait_for(timeout=60_000)
     expect(editor.get_by_text("by Ana Ruiz").first).to_be_visible()

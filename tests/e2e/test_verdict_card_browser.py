@@ -127,7 +127,7 @@ def test_an_override_shows_on_the_card_with_its_audit_trail_and_in_history(slow_
     page.get_by_text("Run complete").wait_for(timeout=60_000)
     page.get_by_text("Override the verdict").click()
     pick_option(page, "Your verdict", "NOT ENOUGH INFO")
-    page.get_by_role("textbox", name="Note (why)").fill("the only study is a <b>preprint</b>")
+    page.get_by_role("textbox", name="Reason (required)").fill("the only study is a <b>preprint</b>")
     page.get_by_role("button", name="Record my verdict").click()
 
     page.locator("h3", has_text="Checker's verdict").wait_for(timeout=60_000)

@@ -109,9 +109,11 @@ def test_what_a_run_leaves_behind_does_not_import_the_runner() -> None:
 
 
 def test_the_digest_reads_only_events_and_the_domain_model() -> None:
-    """Everything from the store to the page reads runs through the digest, so it sits just above the events."""
+    """Everything from the store to the page reads runs through the digest, so it sits just above the events (and the verdict words)."""
     inside = sorted(m for m in imported_modules(PIPELINES / "record" / "digest.py") if m.startswith("pipelines."))
-    assert set(inside) <= {"pipelines.events", "pipelines.domain"}, f"digest.py imports {inside}"
+    assert set(inside) <= {"pipelines.events", "pipelines.domain", "pipelines.record.labels"}, f"digest.py imports {inside}"
+    labels = [m for m in imported_modules(PIPELINES / "record" / "labels.py") if m.startswith("pipelines.")]
+    assert not labels, f"labels.py, the verdict vocabulary, imports {labels}: it is a leaf"
 
 
 def test_nothing_under_tests_imports_the_benchmarks() -> None:

@@ -62,14 +62,14 @@ def test_the_editors_password_records_the_editors_name_asked_for_at_the_terminal
     asked: list[str] = []
     monkeypatch.setattr("getpass.getpass", lambda prompt="": asked.append(prompt) or "pw-for-tests")
     assert override(run_id, "ANA") == 0
-    assert asked == ["Password for ANA: "] and "verdict set to REFUTES by Ana Ruiz" in capsys.readouterr().out
+    assert asked == ["Password for ANA: "] and "verdict set to REFUTED by Ana Ruiz" in capsys.readouterr().out
     assert overrides(services, run_id) == ["Ana Ruiz"]
 
 
 def test_no_account_named_and_no_terminal_to_ask_at_are_refused_plainly(
     run_id: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["override", run_id, "--verdict", "REFUTES", "--by", " "]) == 2
+    assert main(["override", run_id, "--verdict", "REFUTES", "--by", " ", "--reason", "retracted"]) == 2
     assert "say who you are with --by ACCOUNT" in capsys.readouterr().err
 
     def no_terminal(prompt: str = "") -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.events import ModelCallCompleted, RunStarted, VerdictReached
+from pipelines.events import ModelCallCompleted, RecordImported, RunStarted, VerdictReached
 from pipelines.llm.fake import FakeChatModel
 from pipelines.record.export import (
     RATING_SCALE,
@@ -27,6 +27,7 @@ from pipelines.record.export import (
     to_markdown,
 )
 from pipelines.record.store import RunStore
+from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import override_verdict
@@ -55,16 +56,15 @@ def test_export_then_import_gives_the_same_record(finished: tuple[RunStore, str]
     store, run_id = finished
     exported = to_json(store.get_run(run_id), store.events(run_id))  # type: ignore[arg-type]
     other = RunStore(store_url)  # another desk (SQLite, and PostgreSQL when there is one)
-    summary, new = import_run(other, exported, origin="imported from test.json")
-    assert new and summary.id == run_id and summary.origin == "imported from test.json"
-    assert other.events(run_id) == store.events(run_id)
-    again = json.loads(to_json(other.get_run(run_id), other.events(run_id)))  # type: ignore[arg-type]
-    original = json.loads(exported)
-    for record in (again, original):
-        record.pop("exported_at")
-        record["run"].pop("origin")
-    assert again == original
-    assert import_run(other, exported)[1] is False, "the same record imported twice is stored once"
+    done = import_run(other, exported, source="test.json", by="Ben")
+    summary = done.summary
+    assert done.new and summary.id == run_id and summary.origin == "imported from test.json"
+    marker, *stored = other.events(run_id)
+    assert stored == store.events(run_id), "the file's events are kept as they are"
+    assert isinstance(marker, RecordImported) and (marker.source, marker.by, marker.events) == ("test.json", "Ben", len(stored))
+    assert summary.checker_verdict is None and summary.final_verdict == summary.verdict, "the file's override is not this desk's"
+    assert other.stored_chain(run_id).intact
+    assert import_run(other, exported, source="test.json", by="Ben").new is False, "the same record imported twice is stored once"
 
 
 def test_a_different_run_under_a_taken_id_gets_a_new_id(finished: tuple[RunStore, str]) -> None:
@@ -74,9 +74,11 @@ def test_a_different_run_under_a_taken_id_gets_a_new_id(finished: tuple[RunStore
     record["run"]["totals"] = None
     record["run"]["status"], record["run"]["verdict"], record["run"]["checker_verdict"] = "failed", None, None
     record["run"]["checker_at"] = None  # it goes with the checker's verdict
-    summary, new = import_run(store, json.dumps(record))
+    record["run"]["final_verdict"] = None
+    done = import_run(store, json.dumps(record), source="taken.json", by="Ben")
+    summary, new = done.summary, done.new
     assert new and summary.id == f"{run_id}-imported-2" and summary.status == "failed"
-    first = store.events(summary.id)[0]
+    first = store.events(summary.id)[1]
     assert isinstance(first, RunStarted) and first.run_id == summary.id
 
 
@@ -87,16 +89,18 @@ def test_claimreview_has_the_required_fields(finished: tuple[RunStore, str]) -> 
     assert doc["@context"] == "https://schema.org" and doc["@type"] == "ClaimReview"
     assert doc["claimReviewed"] == CLAIM and doc["itemReviewed"]["@type"] == "Claim"
     assert doc["url"] == f"https://desk.example.org/runs/{run_id}"
-    assert doc["reviewRating"]["ratingValue"] == 3 and doc["reviewRating"]["alternateName"] == "Unproven", "the checker's verdict rules"
+    assert doc["reviewRating"]["ratingValue"] == 3 and doc["reviewRating"]["alternateName"] == "NOT ENOUGH INFO", (
+        "the checker's verdict rules"
+    )
     assert doc["reviewRating"]["ratingExplanation"] == "Only one trial; wait for the review."
     assert doc["editor"] == {"@type": "Person", "name": "Ana"} and doc["author"]["name"] == "DebateDesk"
     assert [c["url"] for c in doc["citation"]] and all(c["url"].startswith("https://") for c in doc["citation"]), "no javascript: links"
     assert len(doc["datePublished"]) == 10
 
 
-def test_rating_scale_maps_every_label_within_bounds() -> None:
-    assert RATING_SCALE["SUPPORTS"][0] == 5 and RATING_SCALE["REFUTES"][0] == 1 and RATING_SCALE["NOT ENOUGH INFO"][0] == 3
-    assert all(1 <= value <= 5 for value, _ in RATING_SCALE.values())
+def test_rating_scale_speaks_the_one_vocabulary_within_bounds() -> None:
+    assert RATING_SCALE == {"SUPPORTED": 5, "NOT ENOUGH INFO": 3, "REFUTED": 1}
+    assert set(RATING_SCALE) == set(COMMON_LABELS)
 
 
 def test_claimreview_problems_name_what_is_missing() -> None:
@@ -147,7 +151,7 @@ def record_of(store: RunStore, run_id: str) -> dict:  # type: ignore[type-arg]
     ("mutate", "expected"),
     [
         (lambda r: r.update(format="something.else"), ["format: must be 'debatedesk.run'"]),
-        (lambda r: r.update(schema_version=7), ["schema_version: this app reads version 1 (got 7)"]),
+        (lambda r: r.update(schema_version=7), ["schema_version: this app reads versions 1 and 2 (got 7)"]),
         (lambda r: r["run"].pop("claim"), ["run.claim: Field required"]),
         (
             lambda r: r["run"].update(status="done", created_at="yesterday"),
@@ -203,7 +207,8 @@ def test_a_hand_written_minimal_record_is_accepted() -> None:
 
 def test_the_record_schema_is_published(tmp_path: Path) -> None:
     schema = record_schema()
-    assert schema["properties"]["schema_version"]["const"] == 1 and "run" in schema["required"]
+    assert schema["properties"]["schema_version"]["enum"] == [1, 2] and "run" in schema["required"]
+    assert {"chain", "signature"} <= set(schema["properties"])
 
 
 def test_the_override_and_its_audit_trail_are_in_every_export(finished: tuple[RunStore, str]) -> None:
@@ -231,8 +236,9 @@ def test_the_override_and_its_audit_trail_are_in_every_export(finished: tuple[Ru
     assert len(rows) == 1
     row = rows[0]
     assert (row["checker_verdict"], row["checker_by"], row["final_verdict"]) == ("NOT ENOUGH INFO", "Ana", "NOT ENOUGH INFO")
-    assert row["model_verdict"] == row["model_verdict_before_override"] == summary.verdict
-    assert re.fullmatch(rf"{at} [\d:]+ UTC", row["checker_at"]) and row["checker_note"] == "Only one trial; wait for the review."
+    assert row["model_verdict"] == row["model_verdict_before_override"] == common_label(summary.verdict or "")
+    assert row["model_verdict_protocol_word"] == summary.verdict
+    assert re.fullmatch(rf"{at} [\d:]+ UTC", row["checker_at"]) and row["checker_reason"] == "Only one trial; wait for the review."
     assert "Ana · set the verdict to NOT ENOUGH INFO" in row["audit_trail"] and "Only one trial" in row["audit_trail"]
     assert int(row["model_calls"]) == summary.cost.calls and row["rests_on"]
 
@@ -255,11 +261,11 @@ def test_a_csv_cell_never_starts_a_formula(services: Services) -> None:
     events = list(stream_run('=HYPERLINK("http://evil.example") masks work', fake_config(protocol="single"), services))
     run_id = events[0].run_id  # type: ignore[attr-defined]
     assert services.store is not None
-    override_verdict(services.store, run_id, "FALSE", "@SUM(A1) is not a note", "+Ana")
+    override_verdict(services.store, run_id, "REFUTED", "@SUM(A1) is not a note", "+Ana")
     summary = services.store.get_run(run_id)
     assert summary is not None
     row = next(csv.DictReader(io.StringIO(export_run(summary, services.store.events(run_id), "csv"))))
-    assert row["claim"].startswith("'=") and row["checker_note"].startswith("'@") and row["checker_by"].startswith("'+")
+    assert row["claim"].startswith("'=") and row["checker_reason"].startswith("'@") and row["checker_by"].startswith("'+")
 
 
 def test_the_markdown_report_never_rounds_a_probability_up_to_certainty() -> None:

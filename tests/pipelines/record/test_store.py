@@ -117,6 +117,7 @@ def test_runs_filter_by_claim_verdict_protocol_status_and_date(store_url: str) -
     assert ids(claim="MASKS") == ["a", "d"]
     assert ids(claim="100%") == ["b"] and ids(claim="%") == ["b"] and ids(claim="_cases") == ["b"]  # wildcards are literal
     assert ids(verdicts=("SUPPORTS", "REFUTES")) == ["a", "b"]
+    assert ids(verdicts=("SUPPORTED",)) == ["a"] and ids(verdicts=("REFUTED",)) == ["b"], "the one vocabulary finds each protocol's word"
     assert ids(protocols=("toolmad",)) == ["b"]
     assert ids(statuses=("failed", "running")) == ["c", "d"]
     assert ids(since=time.time() - 86400) == ["b", "c", "d"]
@@ -124,7 +125,7 @@ def test_runs_filter_by_claim_verdict_protocol_status_and_date(store_url: str) -
     assert ids(claim="masks", statuses=("completed",)) == ["a"]
     assert store.list_runs()[0].id in {"b", "c", "d"}, "newest first"
     facets = store.facets()
-    assert facets["verdicts"] == ["REFUTES", "SUPPORTS"] and facets["protocols"] == ["single", "toolmad"]
+    assert facets["verdicts"] == ["SUPPORTED", "REFUTED"] and facets["protocols"] == ["single", "toolmad"]
     assert facets["statuses"] == ["completed", "failed", "running"]
     assert [r.id for r in store.runs_with_claim("Masks reduce transmission")] == ["a"]
 

@@ -101,7 +101,7 @@ def test_an_override_leads_the_card_with_the_model_beneath_and_its_trail() -> No
     card = verdict_card(run)
     assert card is not None and card.label is not None and card.label.common == "REFUTED" and card.label.own == "REFUTES"
     assert card.model is not None and card.model.label.common == "SUPPORTED", "the model's verdict stays beneath"
-    assert [(a.at, a.by) for a in card.audit] == [(50.0, "Ana")] and "set the verdict to REFUTES" in card.audit[0].what
+    assert [(a.at, a.by) for a in card.audit] == [(50.0, "Ana")] and "set the verdict to REFUTED (its word: REFUTES)" in card.audit[0].what
     assert "retracted" in card.audit[0].what and "**" not in card.audit[0].what
     assert run.cost.wall_seconds == 2.0, "the override, set later, is not the run's time"
 

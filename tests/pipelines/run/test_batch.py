@@ -41,7 +41,8 @@ def test_a_batch_with_two_failing_claims_stores_the_rest_and_exports_every_row(s
 
     rows = list(csv.DictReader(io.StringIO(to_csv(outcomes))))
     assert len(rows) == 20 and [r["id"] for r in rows] == [str(i) for i in range(1, 21)]
-    assert rows[4]["status"] == "failed" and "EXPLODE" in rows[4]["error"] and rows[0]["verdict"] == "SUPPORTS"
+    assert rows[4]["status"] == "failed" and "EXPLODE" in rows[4]["error"] and rows[0]["verdict"] == "SUPPORTED"
+    assert rows[0]["protocol_word"] == "SUPPORTS", "the one vocabulary, the protocol's own word beside it"
     lines = [json.loads(line) for line in to_jsonl(outcomes).splitlines()]
     assert len(lines) == 20 and lines[13]["status"] == "failed" and lines[0]["model_calls"] == 2
 

@@ -137,11 +137,11 @@ def test_the_interventions_are_in_the_export(rounds: None, services: Services) -
     assert kinds.count("RoundStarted") == 2, "stop ended the debate after round 2"
     override = next(e for e in record["events"] if e["type"] == "VerdictOverridden")
     model = next(e for e in record["events"] if e["type"] == "VerdictReached")
-    assert override["model_verdict"]["label"] == model["verdict"]["label"] and override["label"] == "REFUTES"
-    assert record["run"]["checker_verdict"] == "REFUTES" and record["run"]["verdict"] == model["verdict"]["label"]
+    assert override["model_verdict"]["label"] == model["verdict"]["label"] and override["label"] == "REFUTED", "one vocabulary"
+    assert record["run"]["checker_verdict"] == "REFUTED" and record["run"]["verdict"] == model["verdict"]["label"]
     report = to_markdown(*load_record(json.dumps(record)))
     assert "Checker's interventions" in report and "off topic" in report and "N95 respirators healthcare workers" in report
-    assert "set the verdict to **REFUTES**" in report
+    assert "set the verdict to **REFUTED**" in report
 
 
 def test_a_pause_nobody_answers_interrupts_the_run_and_resume_asks_again(services: Services) -> None:
@@ -186,7 +186,7 @@ def test_without_a_page_step_mode_does_not_pause(services: Services) -> None:
     assert not any(isinstance(e, StepPaused) for e in events) and isinstance(events[-1], VerdictReached)
 
 
-def test_override_needs_a_name_and_a_verdict(services: Services) -> None:
+def test_override_needs_a_name_a_verdict_and_a_reason(services: Services) -> None:
     services.chat_override = FakeChatModel()
     events = list(start_run(CLAIM, fake_config(protocol="single"), services).stream())
     run_id = events[0].run_id  # type: ignore[attr-defined]
@@ -194,5 +194,12 @@ def test_override_needs_a_name_and_a_verdict(services: Services) -> None:
         override_verdict(services.store, run_id, "REFUTES", "", " ")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="choose the verdict"):
         override_verdict(services.store, run_id, " ", "", "Ana")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="give a reason for your verdict"):
+        override_verdict(services.store, run_id, "REFUTES", " \n ", "Ana")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'maybe' is not a verdict here: choose SUPPORTED, REFUTED or NOT ENOUGH INFO"):
+        override_verdict(services.store, run_id, "maybe", "a reason", "Ana")  # type: ignore[arg-type]
+    assert services.store.events_of_type(run_id, "VerdictOverridden") == [], "nothing refused was recorded"  # type: ignore[union-attr]
     evt = override_verdict(services.store, run_id, "refutes", "note", "Ana")  # type: ignore[arg-type]
-    assert isinstance(evt, VerdictOverridden) and evt.label == "REFUTES" and evt.model_verdict is not None
+    assert isinstance(evt, VerdictOverridden) and evt.label == "REFUTED" and evt.model_verdict is not None, (
+        "a protocol's word, in the one vocabulary"
+    )

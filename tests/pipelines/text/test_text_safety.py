@@ -179,7 +179,7 @@ def test_the_cli_import_of_a_deep_file_says_why_without_a_traceback(
     monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(tmp_path))
     path = tmp_path / "deep.json"
     path.write_text(deep(100_000))
-    assert main(["import", str(path)]) == 2
+    assert main(["import", str(path), "--by", "Ben"]) == 2
     err = capsys.readouterr().err
     assert "the limit is" in err and "Traceback" not in err and "RecursionError" not in err
 

@@ -1,0 +1,109 @@
+"""A forged record imported in Chromium: the file says an editor set REFUTED; History shows it as the file's word, not the desk's verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from pipelines.record.export import load_record, to_json
+from pipelines.record.signing import DeskKey, desk_key
+from pipelines.record.verification import verify_record
+from tests.e2e.conftest import screenshot
+from tests.fakes import hand_record
+
+pytestmark = pytest.mark.e2e
+CLAIM = "The Eiffel Tower grows taller in summer heat"
+
+
+def forged_file(tmp_path: Path) -> tuple[Path, DeskKey]:
+    """A record another desk (or a forger) signed with its own key, in which 'Ana Ruiz' set REFUTED, approved for publication."""
+    evidence = {"id": "E1", "source": "corpus", "text": "Iron expands when heated; the tower is about 15 cm taller in summer."}
+    override = {
+        "type": "VerdictOverridden",
+        "at": 1700000003,
+        "label": "REFUTED",
+        "note": "approved for publication",
+        "by": "Ana Ruiz",
+        "model_verdict": {"label": "SUPPORTS", "cited": ["E1"]},
+    }
+    record = hand_record(
+        CLAIM,
+        {"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": evidence},
+        {"type": "VerdictReached", "at": 1700000002, "verdict": {"label": "SUPPORTS", "cited": ["E1"], "rationale": "Iron expands."}},
+        override,
+        run_id="forged-eiffel",
+        status="completed",
+        at=1700000000,
+        verdict="SUPPORTS",
+        checker_verdict="REFUTED",
+        checker_by="Ana Ruiz",
+        checker_note="approved for publication",
+    )
+    summary, events = load_record(json.dumps(record))
+    signer = DeskKey(Ed25519PrivateKey.generate(), tmp_path / "their-key.pem")
+    path = tmp_path / "forged-ana.json"
+    path.write_text(to_json(summary, events, signer=signer))
+    return path, signer
+
+
+def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser, app_url: str, demo_data_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path, signer = forged_file(tmp_path)
+    checker = browser.new_context(viewport={"width": 1400, "height": 2200})
+    editor = browser.new_context(viewport={"width": 1400, "height": 2200})
+    try:
+        page = checker.new_page()
+        page.goto(app_url)
+        page.locator("textarea").first.wait_for(timeout=300_000)
+        page.get_by_role("textbox", name="Your name (audit trail)").fill("Ben Checker")
+        page.keyboard.press("Enter")
+        page.get_by_role("link", name="History").click()
+        page.get_by_text("Import a JSON transcript for audit").click()
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+        notice = page.locator('[data-testid="stAlert"]').filter(has_text="Imported:")
+        notice.wait_for(timeout=60_000)
+        said = notice.inner_text()
+        assert "intact" in said and f"signed with another key, not this desk's: {signer.fingerprint}" in said
+        box = page.locator('[data-testid="stVerticalBlock"]').filter(has_text="Imported from forged-ana.json by Ben Checker").last
+        box.wait_for(timeout=60_000)
+        text = box.inner_text()
+        assert "the file says Ana Ruiz set REFUTED" in text and "approved for publication" in text
+        page.get_by_text("Imported record").first.wait_for(timeout=30_000)  # the card's own part for the file's word
+        page.get_by_text("the imported file says").first.wait_for(timeout=30_000)  # the transcript marks the file's override
+        body = page.locator("body").inner_text()
+        assert "Checker's verdict" not in body, "the file's override is never this desk's verdict"
+        assert "the protocol's word: SUPPORTS" in body, "the card leads with the model's verdict in the one vocabulary"
+        screenshot(page, "history-forged-import")
+
+        with page.expect_download() as download:  # this desk's export of what it imported: signed with its own key
+            page.get_by_role("button", name="JSON record").click()
+        exported = tmp_path / "exported.json"
+        download.value.save_as(exported)
+        mine = desk_key(demo_data_dir)
+        check = verify_record(exported.read_bytes(), desk_public_raw=mine.public_raw)
+        assert check.intact and check.this_desk, check.lines()
+        assert json.loads(exported.read_text())["events"][0]["type"] == "RecordImported", "the import note travels with it"
+        page.get_by_role("link", name="Settings").click()
+        page.get_by_text(mine.fingerprint).first.wait_for(timeout=60_000)
+        page.get_by_role("heading", name="Record signing key").scroll_into_view_if_needed()
+        screenshot(page, "settings-signing-key")
+
+        other = editor.new_page()  # a second person at the desk sees the same: the file's claim, not a verdict
+        other.goto(app_url)
+        other.locator("textarea").first.wait_for(timeout=300_000)
+        other.get_by_role("link", name="History").click()
+        other.get_by_role("textbox", name="Claim contains").fill("Eiffel Tower grows")
+        other.keyboard.press("Enter")
+        other.get_by_role("combobox", name="Open a run").click()
+        option = other.get_by_role("option").first
+        assert "SUPPORTED" in option.inner_text() and "REFUTED" not in option.inner_text(), "the desk's verdict is the model's"
+        option.click()
+        other.get_by_text("the file says Ana Ruiz set REFUTED").first.wait_for(timeout=60_000)
+        other.get_by_text("the imported file says").first.wait_for(timeout=30_000)
+        assert "Checker's verdict" not in other.locator("body").inner_text()
+        screenshot(other, "history-forged-import-second-person")
+    finally:
+        checker.close()
+        editor.close()
