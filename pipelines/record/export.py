@@ -39,6 +39,7 @@ from pipelines.events import (
     dump_event,
     parse_event,
 )
+from pipelines.record.comments import Comment
 from pipelines.record.digest import RunDigest, describe_intervention, digest
 from pipelines.record.store import RUN_STATUSES, RunStore, RunSummary
 from pipelines.record.verdict_card import ModelSide, audit_trail, common_label, verdict_card
@@ -124,6 +125,9 @@ class RunRecord(BaseModel):
     exported_by: str = Field(default="", description="the app version that wrote the file")
     run: RunInfo
     events: list[dict[str, Any]] = Field(min_length=1)
+    comments: list[dict[str, Any]] = Field(
+        default_factory=list, description="the desk's comments on the run and its exhibits: author, at, text, evidence_id"
+    )
 
 
 def record_schema() -> dict[str, Any]:
@@ -134,7 +138,7 @@ def record_schema() -> dict[str, Any]:
 # --- JSON -------------------------------------------------------------------------------------
 
 
-def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
+def to_record(summary: RunSummary, events: Sequence[Event], comments: Sequence[Comment] = ()) -> dict[str, Any]:
     """The whole run as a JSON-ready dict in the versioned schema."""
     derived = {"totals", "checker_at"}  # read off the events, not the run's row
     same_name = {name: getattr(summary, name) for name in RunInfo.model_fields if name not in derived}  # the run's row
@@ -142,14 +146,18 @@ def to_record(summary: RunSummary, events: Sequence[Event]) -> dict[str, Any]:
     checker_at = read.override.at if read.override is not None and summary.checker_verdict else None  # a row stored before checker_at too
     info = RunInfo(**same_name, totals=totals_of(read), checker_at=checker_at)
     record = RunRecord(
-        exported_at=round(time.time(), 3), exported_by=f"DebateDesk {__version__}", run=info, events=[dump_event(e) for e in events]
+        exported_at=round(time.time(), 3),
+        exported_by=f"DebateDesk {__version__}",
+        run=info,
+        events=[dump_event(e) for e in events],
+        comments=[c.to_dict() for c in comments],
     )
     return record.model_dump(mode="json")
 
 
-def to_json(summary: RunSummary, events: Sequence[Event]) -> str:
+def to_json(summary: RunSummary, events: Sequence[Event], comments: Sequence[Comment] = ()) -> str:
     """The record as JSON text; ``<`` ``>`` ``&`` are \\u-escaped, so it is safe to embed in HTML and parses the same."""
-    return json_for_html(to_record(summary, events)) + "\n"
+    return json_for_html(to_record(summary, events, comments)) + "\n"
 
 
 def totals_of(run: RunDigest) -> Totals:
@@ -306,7 +314,7 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "—"
 
 
-def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
+def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence[Comment] = ()) -> str:
     """A readable report of the run: verdicts, interventions, rounds, evidence and cost."""
     run = digest(events)
     evidence, cited_by, struck, model_verdict = run.evidence, run.cited_by, run.struck, run.verdict
@@ -356,6 +364,10 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
     interventions = [_describe_intervention(e) for e in run.interventions]
     if interventions:
         lines += ["## Checker's interventions (audit trail)", "", *interventions, ""]
+    if comments:
+        lines += ["## Comments", ""]
+        lines += [f"- {_when(c.at)}, {md(c.author)} on {md(c.about)}: {_cell(c.text, 4000)}" for c in comments]
+        lines.append("")
     lines += ["## Transcript", ""]
     for e in events:
         match e:
@@ -598,12 +610,12 @@ def import_run(store: RunStore, data: str | bytes, *, origin: str = "imported") 
     return stored, True
 
 
-def export_run(summary: RunSummary, events: Sequence[Event], fmt: str, *, public_url: str = "") -> str:
-    """The run in one of EXPORT_FORMATS, as text."""
+def export_run(summary: RunSummary, events: Sequence[Event], fmt: str, *, public_url: str = "", comments: Sequence[Comment] = ()) -> str:
+    """The run in one of EXPORT_FORMATS, as text; the JSON record and the Markdown report carry the desk's comments on it."""
     if fmt == "json":
-        return to_json(summary, events)
+        return to_json(summary, events, comments)
     if fmt == "md":
-        return to_markdown(summary, events)
+        return to_markdown(summary, events, comments)
     if fmt == "csv":
         return to_csv(summary, events)
     if fmt == "claimreview":  # pasted into a page's <script type="application/ld+json">: nothing in it may close the block
