@@ -56,6 +56,22 @@ def require_sign_in() -> User | None:
     return None  # st.stop() does not return
 
 
+def acting_user() -> User | None:
+    """Who is acting, and as what: the one place a desk action (queue, comments, review, publishing) takes its person from.
+
+    Signed in: the account and its role. On a desk without sign-in (one person on their own machine): the name typed in
+    the sidebar, holding every role, as an editor. None while nobody is signed in or no name is given. Never a form field's
+    or the address's say: the queue's actions check this person's role themselves (``pipelines.newsroom``).
+    """
+    user = state.signed_in_user()
+    if user is not None:
+        return user
+    if oidc_section() is not None or AppSettings().users_file is not None:
+        return None
+    name = state.checker_name()
+    return User(username=name.lower(), name=name, role="editor") if name else None
+
+
 def render_signed_in(user: User) -> None:
     """The sidebar's top line when signed in: who, as what, and a way out."""
     st.sidebar.markdown(f"👤 **{escape_markdown(user.name)}** · {user.role}")  # markup: an escaped name and a role of ours

@@ -6,14 +6,17 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.comments import render_comments
 from components.courtroom import render_courtroom_audit
+from components.links import render_copy_link, run_link
 from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
-from components.resources import get_services
+from components.resources import get_claim_queue, get_services
 from components.review_form import render_override_form
 from components.transcript import replay
 from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
+from pipelines.record.digest import digest
 from pipelines.record.export import EXPORT_FORMATS, export_filename, export_run, import_run
 from pipelines.record.replay import steps
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
@@ -32,6 +35,13 @@ if store is None:
     st.error("This app runs without a run store, so there is no history.")
     st.stop()
 store.reconcile()  # runs left running by a process that died show as interrupted (and can be resumed)
+queue = get_claim_queue()
+if (linked := state.follow_link(state.RUN_PARAM)) is not None:  # ?run=ID: a colleague's link
+    if store.has_run(linked):
+        state.open_history_run(linked)
+        st.session_state["history.open"] = linked  # the chooser keeps its own value across reruns: set it too
+    else:
+        st.warning(f"No run {escape_markdown(linked[:64])} in this desk's History: the link may be wrong, or the run was made elsewhere.")
 
 
 def when(ts: float | None) -> str:
@@ -147,6 +157,7 @@ selected = st.selectbox(
     key="history.open",
     on_change=lambda: state.open_history_run(st.session_state.get("history.open")),
 )
+state.show_in_address(state.RUN_PARAM, selected)
 if selected is None:
     st.stop()
 run = store.get_run(selected)
@@ -161,6 +172,13 @@ st.caption(  # markup: an icon from a fixed table, times, numbers and escaped fi
     + (f" · started by {escape_markdown(run.started_by)}" if run.started_by else "")
 )  # the cost, per stage and with its cached calls, is the replay's first line below
 render_rerun_links(run, store)
+render_copy_link(run_link(run.id))
+in_queue = queue.claim_of_run(run.id) if queue is not None else None
+if in_queue is not None:
+    st.page_link(
+        "pages/queue.py", label=f"In the claims queue: {in_queue.status}", icon="📥", query_params={state.CLAIM_PARAM: in_queue.id}
+    )
+comments = queue.comments_on_run(run.id) if queue is not None else []
 
 actions = st.columns(1 + len(EXPORT_FORMATS))
 if (
@@ -174,7 +192,7 @@ if (
     st.switch_page("pages/verify.py")
 for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
     try:
-        data = export_run(run, events, fmt, public_url=services.settings.public_url)
+        data = export_run(run, events, fmt, public_url=services.settings.public_url, comments=comments)
     except DebateDeskError as exc:
         column.button(f"⬇️ {FORMAT_LABELS[fmt]}", disabled=True, key=f"history.dl.{fmt}", help=str(exc))
         continue
@@ -186,6 +204,10 @@ render_rerun(run, services)
 
 labels = get_protocol(run.protocol).labels if run.protocol in PROTOCOLS else ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 render_override_form(store, run.id, labels, run.verdict, key=f"history-{run.id}")
+
+if queue is not None:
+    with st.expander(f"💬 Comments on this run and its exhibits ({len(comments)})", expanded=bool(comments)):
+        render_comments(queue, key=f"history.comments.{run.id}", run_id=run.id, exhibits=list(digest(events).evidence))
 
 tab_replay, tab_compare = st.tabs(["📼 Replay, step by step", "🆚 Compare with another run"])
 with tab_replay:

@@ -3,8 +3,10 @@
 import streamlit as st
 
 from components import state
+from components.claim_queue import link_run_to_queue
 from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
+from components.links import render_copy_link, run_link
 from components.live_run import render_run
 from components.pages import render_page_header
 from components.rerun import render_rerun_note
@@ -43,6 +45,9 @@ else:
     try:
         if pending is not None:
             state.set_active_run(start_run(pending, config, services, interactive=True, by=state.checker_name()))
+            handle = state.active_run()
+            if handle is not None and (problem := link_run_to_queue(handle.run_id, pending, claim_id=state.claim_to_check(pending))):
+                st.warning(f"⚠️ {escape_markdown(problem)}")
         elif resume_id is not None:
             state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=state.checker_name()))
     except DebateDeskError as exc:
@@ -57,6 +62,7 @@ else:
         render_run(handle, services.store)
         if handle.done:
             state.set_last_run(handle.run_id, handle.events)
+            render_copy_link(run_link(handle.run_id))
             render_courtroom_audit(handle.events, key="verify")
     elif not state.last_error():
         events = state.last_events()

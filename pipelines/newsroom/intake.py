@@ -28,7 +28,7 @@ def claims_from_file(data: bytes, filename: str) -> list[NewClaim]:
         items = parse_claims_file(data, filename)
     except BatchInputError as exc:
         raise QueueError(str(exc)) from None
-    return [_new_claim(item, filename) for item in items]
+    return [claim_of_item(item, filename) for item in items]
 
 
 def claims_from_text(text: str) -> list[NewClaim]:
@@ -40,7 +40,8 @@ def claims_from_text(text: str) -> list[NewClaim]:
     return [NewClaim(text=item.claim) for item in items]
 
 
-def _new_claim(item: BatchItem, where: str) -> NewClaim:
+def claim_of_item(item: BatchItem, where: str) -> NewClaim:
+    """A batch row as a queued claim: its text and, from its other columns, where it appeared, who has it, when due, its tags."""
     found = dict(item.fields)
 
     def column(name: str) -> str:

@@ -18,7 +18,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal, get_args
 
@@ -365,8 +365,11 @@ class ClaimQueue:
 
     # --- runs --------------------------------------------------------------------------
 
-    def link_run(self, run_id: str, claim_text: str, by: User, *, claim_id: str | None = None) -> QueueClaim:
-        """Link a run to the claim it was started from (``claim_id``), else to the queued claim of the same text, else to a new claim.
+    def link_run(
+        self, run_id: str, claim_text: str, by: User, *, claim_id: str | None = None, details: NewClaim | None = None
+    ) -> QueueClaim:
+        """Link a run to the claim it was started from (``claim_id``), else to the queued claim of the same text, else to a new claim
+        (with ``details``, where it appeared and the rest, when a batch file gave them).
 
         A new claim gets a run at once, so it starts as checking; a new or dismissed claim a run joins goes to checking too.
         A run already linked stays with its claim.
@@ -385,7 +388,7 @@ class ClaimQueue:
                     .limit(1)
                 )
         if claim_id is None:
-            claim_id = self.add(NewClaim(text=claim_text), by).id
+            claim_id = self.add(replace(details, text=claim_text) if details else NewClaim(text=claim_text), by).id
         now = time.time()
         with Session(self.engine) as s, s.begin():
             row = s.get(QueueClaimRow, claim_id, with_for_update=True)

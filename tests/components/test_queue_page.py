@@ -1,0 +1,110 @@
+"""AppTest: the claims queue page adds claims, filters them, opens one by its link, and lets only an editor review and publish;
+a run on Verify joins the queue; comments show with their author, escaped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.resources import STATIC_DIR
+from tests.components.conftest import fake_app
+from tests.components.test_sign_in import sign_in
+from tests.fakes import users_file
+
+PAGE = "pages/queue.py"
+CLAIM = "Masks reduce transmission of respiratory viruses on river boats"
+
+
+def queue_page(monkeypatch: pytest.MonkeyPatch, data_dir: Path, **env: str) -> AppTest:
+    at = fake_app(monkeypatch, data_dir, timeout=120, **env)
+    return at
+
+
+def open_queue(at: AppTest) -> AppTest:
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def add_typed(at: AppTest, text: str, **fields: str) -> AppTest:
+    at.text_area(key="queue.new.text").input(text)
+    for name, value in fields.items():
+        at.text_input(key=f"queue.new.{name}").input(value)
+    next(b for b in at.button if b.key == "queue.new.go").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_claims_added_typed_and_pasted_are_listed_filtered_and_opened(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = open_queue(queue_page(monkeypatch, tmp_path))
+    assert at.title[0].value == "📥 Claims queue"
+    next(b for b in at.button if b.key == "queue.new.go").click().run()  # no name yet: refused, plainly
+    assert any("Enter your name" in e.value for e in at.error)
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    add_typed(at, CLAIM, url="https://example.org/post", claimant="Mayor **Jones**", tags="health, boats")
+    assert any("Added" in s.value for s in at.success)
+    at.text_area(key="queue.paste").input("The Moon landing was filmed in a studio\nTides follow the Moon")
+    next(b for b in at.button if b.key == "queue.paste.go").click().run()
+    assert any("Added 2 claims" in s.value for s in at.success)
+    table = at.dataframe[0].value
+    assert len(table) == 3 and set(table["status"]) == {"🆕 new"}
+    at.multiselect(key="queue.f.tags").select("boats").run()
+    assert list(at.dataframe[0].value["claim"]) == [CLAIM]
+    # the claim just added is open: its claimant is shown as text, its link is on the page
+    assert any("Mayor \\*\\*Jones\\*\\*" in m.value for m in at.markdown)
+    assert any("/queue?claim=" in c.value for c in at.code)
+
+
+def test_a_claim_link_opens_the_claim(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = open_queue(queue_page(monkeypatch, tmp_path))
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    add_typed(at, CLAIM)
+    claim_id = at.session_state["queue_claim"]
+    fresh = queue_page(monkeypatch, tmp_path)
+    fresh.query_params["claim"] = claim_id
+    open_queue(fresh)
+    assert fresh.selectbox(key="queue.open").value == claim_id
+    assert fresh.subheader[0].value.startswith("Masks reduce")
+
+
+def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
+) -> None:
+    users = users_file(tmp_path / "users.toml")
+    at = sign_in(queue_page(monkeypatch, demo_data_dir, users_file=str(users), organisation="River Facts"), "bo")
+    at.text_area(key="claim_text").input(CLAIM)
+    at.selectbox(key="cfg.protocol").select("single").run()
+    next(b for b in at.button if b.label == "Verify").click().run()
+    assert not at.exception
+    open_queue(at)
+    rows = at.dataframe[0].value
+    assert CLAIM in list(rows["claim"])
+    claim_id = rows[rows["claim"] == CLAIM]["id"].iloc[0]
+    at.selectbox(key="queue.open").select(claim_id).run()
+    assert any("Only an editor reviews and publishes; you are signed in as a checker" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.label == "Publish"]
+    at.text_area(key=f"queue.comments.{claim_id}.text").input("Called the operator: <b>no data</b> before 2020").run()
+    next(b for b in at.button if b.key == f"queue.comments.{claim_id}.go").click().run()
+    assert any("Bo Lind" in m.value for m in at.markdown)
+    assert any("\\<b\\>no data\\</b\\>" in m.value for m in at.markdown)  # shown as text
+    assert at.dataframe[-1].value["what"].iloc[-1].startswith("commented")  # and in the claim's history
+
+    at = sign_in(queue_page(monkeypatch, demo_data_dir, users_file=str(users), organisation="River Facts"), "ana")
+    at.query_params["claim"] = claim_id
+    open_queue(at)
+    at.selectbox(key=f"queue.review.{claim_id}.label").select("REFUTED")
+    at.text_area(key=f"queue.review.{claim_id}.reason").input("The boat operator's figures show no change.").run()
+    next(b for b in at.button if b.label == "Record the review").click().run()
+    assert any("Reviewed: REFUTED" in s.value for s in at.success), [e.value for e in at.error]
+    next(b for b in at.button if b.label == "Publish").click().run()
+    assert any("Published at" in s.value for s in at.success), [e.value for e in at.error]
+    path = STATIC_DIR / f"{claim_id}.json"
+    try:
+        doc = json.loads(path.read_text())
+        assert doc["reviewRating"]["alternateName"] == "False" and doc["author"][0]["name"] == "River Facts"
+        assert doc["author"][1]["name"] == "Ana Ruiz"
+    finally:
+        path.unlink(missing_ok=True)
