@@ -45,6 +45,7 @@ from pipelines.text.safety import escape_markdown
 K = state.QUEUE_PREFIX
 STATUS_ICONS = {"new": "🆕", "checking": "🔎", "in review": "🧑‍⚖️", "published": "📰", "dismissed": "🗑️"}
 NOBODY = "(nobody)"
+QUEUE_TABS = ("📥 Queue", "➕ Add claims", "📰 Published")
 
 
 def when(ts: float | None) -> str:
@@ -148,6 +149,7 @@ def _add_typed(queue: ClaimQueue) -> Callable[[User], str]:
         for field in ("text", "url", "claimant", "tags"):
             st.session_state[K + "new." + field] = ""
         state.open_queue_claim(claim.id)
+        st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]  # show the claim just added
         return f"Added: {escape_markdown(claim.text[:80])}"
 
     return action
@@ -219,7 +221,9 @@ def render_claim_table(claims: list[QueueClaim]) -> None:
 
 
 def describe(claim: QueueClaim) -> str:
-    return f"{STATUS_ICONS.get(claim.status, '')} {claim.text[:80]} · {claim.assignee or 'nobody'} · {claim.id}"
+    """The claim in the chooser: only what never changes (the chooser keeps its choice by this text, so a status in it
+    would lose the open claim the moment its status changed)."""
+    return f"{claim.text[:90]} · {claim.id}"
 
 
 # --- one claim -------------------------------------------------------------------------------
@@ -241,7 +245,7 @@ def render_claim(queue: ClaimQueue, claim: QueueClaim) -> None:
     said = [
         f"said by **{escape_markdown(where.claimant)}**" if where.claimant else "claimant unknown",
         f"on {where.on}" if where.on else "",
-        f"at {escape_markdown(where.url)}" if where.url else "",  # the address as text, never a link
+        f"at {escape_markdown(where.url)}" if where.url else "",  # an http(s) address (checked when added): the renderer links it
     ]
     st.markdown(" ".join(s for s in said if s))  # markup: escaped fields and dates we checked
     st.caption(f"Added by {escape_markdown(claim.created_by)} on {when(claim.created_at)} · id {escape_markdown(claim.id)}")
@@ -432,12 +436,12 @@ def render_published(queue: ClaimQueue) -> None:
             [
                 {
                     "published": when(c.published_at),
-                    "claim": c.text,
                     "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
-                    "claimant": c.appearance.claimant,
-                    "editor": c.published_by,
+                    "claim": c.text,
                     "ClaimReview": served_url(app, c.id),
                     "claim page": claim_link(c.id),
+                    "claimant": c.appearance.claimant,
+                    "editor": c.published_by,
                 }
                 for c in published
             ]
@@ -456,6 +460,7 @@ def render_published(queue: ClaimQueue) -> None:
 
 
 __all__ = [
+    "QUEUE_TABS",
     "describe",
     "link_run_to_queue",
     "queue_details",

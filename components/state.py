@@ -361,6 +361,7 @@ FOLLOWED_PREFIX = "followed."  # the link parameter value this session already f
 QUEUE_CLAIM = "queue_claim"  # the claim open on the queue page
 QUEUE_MESSAGE = "queue_message"
 QUEUE_PREFIX = "queue."  # widget keys of the queue page
+QUEUE_TABS = "queue.tabs"  # the queue page's open tab
 CHECK_FROM_CLAIM = "check_from_claim"  # the queued claim a run on Verify is started from (its id and text)
 COMMENT_MESSAGE = "comment_message"
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from components import state
 from components.claim_queue import (
+    QUEUE_TABS,
     describe,
     render_add_claims,
     render_claim,
@@ -29,9 +30,10 @@ if acting_user() is None:
     st.warning("Enter **your name** in the sidebar: every change to the queue is recorded with who made it.")
 if (linked := state.follow_link(state.CLAIM_PARAM)) is not None:  # ?claim=ID: a colleague's link
     state.open_queue_claim(linked)
+    st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]
 render_message()
 
-queue_tab, add_tab, published_tab = st.tabs(["📥 Queue", "➕ Add claims", "📰 Published"])
+queue_tab, add_tab, published_tab = st.tabs(list(QUEUE_TABS), key=state.QUEUE_TABS, on_change="rerun")  # the open tab stays open
 with add_tab:
     render_add_claims(queue)
 with published_tab:

@@ -59,10 +59,10 @@ else:
     handle = state.active_run()
     if handle is not None:
         render_rerun_note(handle.events)
+        render_copy_link(run_link(handle.run_id))  # stored as it happens: a colleague can open it while it runs
         render_run(handle, services.store)
         if handle.done:
             state.set_last_run(handle.run_id, handle.events)
-            render_copy_link(run_link(handle.run_id))
             render_courtroom_audit(handle.events, key="verify")
     elif not state.last_error():
         events = state.last_events()
