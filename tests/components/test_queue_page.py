@@ -108,3 +108,35 @@ def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(
         assert doc["author"][1]["name"] == "Ana Ruiz"
     finally:
         path.unlink(missing_ok=True)
+
+
+def test_a_batch_adds_each_claim_to_the_queue_with_its_run(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path) -> None:
+    at = queue_page(monkeypatch, demo_data_dir, database_url=f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    at.switch_page("pages/batch.py").run()
+    at.text_area(key="batch_paste").input("Masks reduce transmission of respiratory viruses on trams\nVaccines cause autism in trams")
+    at.button[0].click().run()
+    assert not at.exception and not [w for w in at.warning if "claims queue" in w.value]
+    open_queue(at)
+    table = at.dataframe[0].value
+    assert sorted(table["claim"]) == ["Masks reduce transmission of respiratory viruses on trams", "Vaccines cause autism in trams"]
+    assert set(table["status"]) == {"🔎 checking"}  # each came with its run
+    at.selectbox(key="queue.open").select(table["id"].iloc[0]).run()
+    assert any(m.value.startswith("#### Runs (1)") for m in at.markdown)
+
+
+def test_a_database_that_goes_away_is_said_plainly_and_the_typed_claim_kept(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from pipelines.newsroom.queue import ClaimQueue
+
+    at = open_queue(queue_page(monkeypatch, tmp_path))
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+
+    def gone(*args: object, **kwargs: object) -> None:
+        raise OperationalError("INSERT", {}, Exception("server closed the connection unexpectedly"))
+
+    monkeypatch.setattr(ClaimQueue, "add", gone)
+    add_typed(at, CLAIM)
+    assert any("was not saved: the run database did not answer" in e.value for e in at.error)
+    assert at.text_area(key="queue.new.text").value == CLAIM  # nothing typed is lost
