@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.resources import STATIC_DIR
-from tests.components.conftest import fake_app
+from tests.components.conftest import ROOT, fake_app
 from tests.components.test_sign_in import sign_in
 from tests.fakes import users_file
 
@@ -140,3 +140,28 @@ def test_a_database_that_goes_away_is_said_plainly_and_the_typed_claim_kept(monk
     add_typed(at, CLAIM)
     assert any("was not saved: the run database did not answer" in e.value for e in at.error)
     assert at.text_area(key="queue.new.text").value == CLAIM  # nothing typed is lost
+
+
+def test_a_run_link_opens_the_run_on_history_where_its_exhibits_take_comments(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
+) -> None:
+    at = queue_page(monkeypatch, demo_data_dir, database_url=f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    at.sidebar.text_input[0].input("Bo Lind").run()
+    at.text_area(key="claim_text").input(CLAIM)
+    at.selectbox(key="cfg.protocol").select("single").run()
+    next(b for b in at.button if b.label == "Verify").click().run()
+    link = next(c.value for c in at.code if "/history?run=" in c.value)
+    run_id = link.rsplit("=", 1)[1]
+
+    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)  # a new session (AppTest reads the address on its first run)
+    other.query_params["run"] = run_id  # the link given to the app's root: it goes to History
+    other.run()
+    assert not other.exception, other.exception
+    assert other.title[0].value == "🗂️ History" and other.subheader[0].value.startswith("Masks reduce")
+    assert any("In the claims queue: checking" in p.label for p in other.get("page_link"))
+    other.sidebar.text_input[0].input("Ana Ruiz").run()
+    key = f"history.comments.{run_id}"
+    other.selectbox(key=f"{key}.on").select("E1")
+    other.text_area(key=f"{key}.text").input("E1 is about buses, not boats").run()
+    next(b for b in other.button if b.key == f"{key}.go").click().run()
+    assert any("on exhibit E1" in m.value and "Ana Ruiz" in m.value for m in other.markdown)
