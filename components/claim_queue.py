@@ -109,7 +109,14 @@ def render_add_claims(queue: ClaimQueue) -> None:
         c2.date_input("When", value=None, key=K + "new.on", format="YYYY-MM-DD")
         c3.text_input("Claimant (who said it)", key=K + "new.claimant", max_chars=300)
         c4, c5, c6 = st.columns([2, 1, 3])
-        c4.selectbox("Assignee", desk_people(queue), index=None, key=K + "new.assignee", accept_new_options=True, placeholder="nobody yet")
+        c4.selectbox(
+            "Assignee",
+            desk_people(queue),
+            index=None,
+            key=K + "new.assignee",
+            accept_new_options=AppSettings().users_file is None,
+            placeholder="nobody yet",
+        )
         c5.date_input("Due", value=None, key=K + "new.due", format="YYYY-MM-DD")
         c6.text_input("Tags (comma-separated)", key=K + "new.tags", max_chars=500)
         st.button("➕ Add to the queue", key=K + "new.go", type="primary", on_click=act, args=(_add_typed(queue),))
@@ -302,7 +309,7 @@ def _render_edit(queue: ClaimQueue, claim: QueueClaim) -> None:
         [NOBODY, *people],
         index=1 + people.index(claim.assignee) if claim.assignee in people else 0,
         key=key + "assignee",
-        accept_new_options=True,
+        accept_new_options=AppSettings().users_file is None,
     )
     c3.date_input("Due", value=date.fromisoformat(claim.due_on) if claim.due_on else None, key=key + "due", format="YYYY-MM-DD")
     st.text_input("Tags (comma-separated)", value=", ".join(claim.tags), key=key + "tags", max_chars=500)

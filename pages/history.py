@@ -13,9 +13,11 @@ from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
 from components.resources import get_claim_queue, get_services
 from components.review_form import render_override_form
+from components.run_compare import render_comparison
 from components.transcript import replay
 from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
+from pipelines.record.compare import compare_runs
 from pipelines.record.digest import digest
 from pipelines.record.export import EXPORT_FORMATS, export_filename, export_run, import_run
 from pipelines.record.replay import steps
@@ -231,17 +233,23 @@ with tab_replay:
     render_courtroom_audit(list(events[: step.end]), key=f"history-{run.id}")
 
 with tab_compare:
-    others = store.runs_with_claim(run.claim, exclude=run.id)
+    # Any run: those of the same queued claim and of this exact text first, then the rest, newest first.
+    family = [r for r in (store.get_run(rid) for rid in (queue.runs_of(in_queue.id) if queue and in_queue else [])) if r is not None]
+    pool = [*family, *store.runs_with_claim(run.claim, exclude=run.id), *store.list_runs(limit=300)]
+    others = list({o.id: o for o in pool if o.id != run.id}.values())
     if not others:
-        st.info("No other run of this exact claim yet. Run it again on **Verify** with another protocol or model to compare.")
+        st.info("No other run yet. Run a claim on **Verify** with another protocol or model to compare.")
     else:
         other_id = st.selectbox(
             "Compare with",
             [o.id for o in others],
-            format_func=lambda rid: describe(next(o for o in others if o.id == rid)),
+            format_func=lambda rid: next(f"{o.claim[:70]} · {o.protocol} · {when(o.created_at)} · {o.id}" for o in others if o.id == rid),
             key=f"history.compare.{run.id}",
+            help="Any stored run, whatever its claim's wording: the runs of the same queued claim and of the same text come first.",
         )
         other = next(o for o in others if o.id == other_id)
+        render_comparison(compare_runs(run, events, other, store.events(other.id)))
+        st.markdown("**The arguments side by side**")
         left, right = st.columns(2)
         for column, shown in ((left, run), (right, other)):
             with column:

@@ -165,3 +165,19 @@ def test_a_run_link_opens_the_run_on_history_where_its_exhibits_take_comments(
     other.text_area(key=f"{key}.text").input("E1 is about buses, not boats").run()
     next(b for b in other.button if b.key == f"{key}.go").click().run()
     assert any("on exhibit E1" in m.value and "Ana Ruiz" in m.value for m in other.markdown)
+
+
+def test_history_compares_runs_of_differently_worded_claims(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path) -> None:
+    at = queue_page(monkeypatch, demo_data_dir, database_url=f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    at.selectbox(key="cfg.protocol").select("single").run()
+    for claim in ("Masks reduce transmission of respiratory viruses", "Face masks lower the spread of respiratory viruses"):
+        at.text_area(key="claim_text").input(claim)
+        next(b for b in at.button if b.label == "Verify").click().run()
+    at.switch_page("pages/history.py").run()
+    first = at.dataframe[0].value["id"].iloc[0]
+    at.selectbox(key="history.open").select(first).run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "claim, as worded" in d.value.columns)  # this run and the other, worded differently
+    assert list(table["run"]) == ["this run", "the other"] and table["claim, as worded"].nunique() == 2
+    assert any("worded differently" in c.value for c in at.caption)
+    assert any(m.value.startswith("**Exhibits both used**") for m in at.markdown)
