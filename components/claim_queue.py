@@ -353,7 +353,7 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
     if claim.status == "published":
         st.success(f"📰 Published by {escape_markdown(claim.published_by)} on {when(claim.published_at)}.")
         url = served_url(app_url(), claim.id)
-        render_copy_link(url, "the published ClaimReview (public)")
+        render_copy_link(url, "the published ClaimReview", "public: anyone can open it")
     if user is not None and user.role != "editor":
         st.caption(f"🔒 Only an editor reviews and publishes; you are signed in as a {user.role}.")  # markup: a role of ours
         return

@@ -33,7 +33,7 @@ def claim_link(claim_id: str) -> str:
     return f"{app_url()}/queue?{state.CLAIM_PARAM}={quote(claim_id, safe='')}"
 
 
-def render_copy_link(url: str, what: str = "this run") -> None:
-    """The address in a code box (its copy button copies it): a colleague who opens it, signed in, sees the same thing."""
-    st.caption(f"🔗 Link to {what} (for a signed-in colleague)")  # markup: our own words
+def render_copy_link(url: str, what: str = "this run", who: str = "for a signed-in colleague") -> None:
+    """The address in a code box (its copy button copies it): whoever ``who`` names sees the same thing."""
+    st.caption(f"🔗 Link to {what} ({who})")  # markup: our own words
     st.code(url, language=None)

@@ -43,7 +43,9 @@ def render_comparison(cmp: RunComparison) -> None:
     if not cmp.same_wording:
         notes.append("the two claims are worded differently")
     notes.append("the verdicts agree" if cmp.same_verdict else "the verdicts differ")
-    st.caption("; ".join(notes).capitalize() + ". Exhibits are matched by their text, whatever each run numbered them.")
+    st.caption(
+        "; ".join(notes).capitalize() + ". Exhibits are matched by their text, whatever each run numbered them."
+    )  # markup: our words
     left, right = cmp.left, cmp.right
     st.markdown(f"**Exhibits both used** ({len(cmp.both)})")
     st.dataframe(
