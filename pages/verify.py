@@ -19,12 +19,17 @@ from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/verify.py")
 
-services = get_services()
 render_page_header("pages/verify.py")
-st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), state.run_settings())
-compare_config = render_compare_picker(config)
-
+if state.active_run() is None and not state.last_events() and not state.last_comparison():  # the first thing a newcomer reads
+    st.markdown(
+        "DebateDesk checks a claim against evidence: AI agents search your corpora (and the web, when it is on), argue over "
+        "what they find, and a judge or a panel rules.  \n"
+        "A run goes: type a claim, press **Verify**, watch the evidence and the arguments stream in, read a verdict that "
+        "names the exhibits it rests on.  \n"
+        "Every run is kept: step in between rounds with **Step mode**, replay and export it from **History**, share it with "
+        "the desk through the **Claims queue**."
+    )
+# The claim box before the heavy services: on a first start it shows at once while the models and the index load.
 st.text_area(
     "Claim",
     key=state.CLAIM,
@@ -33,6 +38,11 @@ st.text_area(
     help="One checkable statement. Up to 2,000 characters.",
 )
 st.button("Verify", type="primary", on_click=state.request_run, icon="🔎")
+
+services = get_services()
+st.sidebar.header("Run settings")
+config = render_config_form(services.corpus_names(), state.run_settings())
+compare_config = render_compare_picker(config)
 
 pending = state.take_pending_claim()
 resume_id = state.take_resume_request()
@@ -72,4 +82,4 @@ else:
             replay(events, key="last")
             render_courtroom_audit(events, key="verify")
         else:
-            st.info("Enter a claim and press **Verify**. The agents' evidence and arguments stream in below.")
+            st.caption("The agents' evidence and arguments stream in below once you press **Verify**.")
