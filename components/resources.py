@@ -1,11 +1,18 @@
-"""The app's shared, heavy objects (embedder, indexes, store), built once per server process and data folder."""
+"""The app's shared, heavy objects (embedder, indexes, store, claims queue), built once per server process and data folder."""
 
 from __future__ import annotations
+
+import logging
+from pathlib import Path
 
 import streamlit as st
 
 from pipelines.config import AppSettings
+from pipelines.newsroom.publishing import sync_published
+from pipelines.newsroom.queue import ClaimQueue, QueueError
 from pipelines.run.services import Services
+
+log = logging.getLogger(__name__)
 
 
 def get_services() -> Services:
@@ -16,3 +23,26 @@ def get_services() -> Services:
 @st.cache_resource(show_spinner="Loading the embedding model and the evidence index…")
 def _services_for(settings_json: str) -> Services:
     return Services.create(AppSettings.model_validate_json(settings_json))
+
+
+STATIC_DIR = Path(__file__).resolve().parents[1] / "static" / "claimreview"  # served at <app>/app/static/claimreview/
+
+
+def get_claim_queue() -> ClaimQueue | None:
+    """The desk's claims queue, in the run store's database; None when the app runs without a store."""
+    services = get_services()
+    if services.store is None:
+        return None
+    return _queue_for(services.store.url)
+
+
+@st.cache_resource(show_spinner=False)
+def _queue_for(url: str) -> ClaimQueue:
+    store = get_services().store
+    assert store is not None and store.url == url
+    queue = ClaimQueue(store.engine)
+    try:
+        sync_published(queue, STATIC_DIR)  # published fact-checks are served again after a move or a cleaned folder
+    except QueueError as exc:  # a read-only folder: the queue works; publishing says so when it is tried
+        log.warning("published fact-checks not written again: %s", exc)
+    return queue

@@ -107,6 +107,23 @@ def acting_person() -> Person:
     return Person.signed_in(user, UsersFileRoles(settings.users_file))
 
 
+def acting_user() -> User | None:
+    """Who is acting, and as what: the one place a desk action (queue, comments, review, publishing) takes its person from.
+
+    The person ``acting_person`` says, with the role read again now (a demotion holds at the next action). On a desk
+    without sign-in (one person on their own machine): the name typed in the sidebar, holding every role, as an editor.
+    None while nobody is signed in, the sign-in has ended, or no name is given. Never a form field's or the address's
+    say: the queue's actions check this person's role themselves (``pipelines.newsroom``).
+    """
+    try:
+        person = acting_person()
+        if person.roles is None or person.account is None:
+            return User(username=person.name.lower(), name=person.name, role="editor") if person.name else None
+        return person.roles.current(person.account)
+    except NotAllowedError:
+        return None
+
+
 def render_signed_in(user: User) -> None:
     """The sidebar's top line when signed in: who, as what, and the ways out."""
     st.sidebar.markdown(f"👤 **{escape_markdown(user.name)}** · {user.role}")  # markup: an escaped name and a role of ours

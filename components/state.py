@@ -328,12 +328,76 @@ def bench_error() -> str | None:
 def ensure_framed(page_file: str) -> None:
     """Top of every page: a page opened straight from its URL on a fresh server runs without app.py
     (Streamlit's legacy pages/ mode, until a session has called st.navigation). Go through app.py,
-    which sets up state and navigation, and come back to this page."""
+    which sets up state and navigation, and come back to this page (with the address's ``?run=``/``?claim=``)."""
     if not st.session_state.get(FRAMED):
         st.session_state[RETURN_TO] = page_file
+        st.session_state[RETURN_PARAMS] = {k: st.query_params[k] for k in LINK_PARAMS if k in st.query_params}
         st.switch_page("app.py")
 
 
-def take_return_to() -> str | None:
+def take_return_to() -> tuple[str, dict[str, str]] | None:
     page = st.session_state.pop(RETURN_TO, None)
-    return str(page) if page else None
+    params = st.session_state.pop(RETURN_PARAMS, None) or {}
+    return (str(page), dict(params)) if page else None
+
+
+# --- Links, the claims queue and comments ----------------------------------------------------
+
+RUN_PARAM = "run"  # ?run=ID opens the run on History
+CLAIM_PARAM = "claim"  # ?claim=ID opens the claim on the queue page
+LINK_PARAMS = (RUN_PARAM, CLAIM_PARAM)
+RETURN_PARAMS = "return_params"
+FOLLOWED_PREFIX = "followed."  # the link parameter value this session already followed, per parameter
+QUEUE_CLAIM = "queue_claim"  # the claim open on the queue page
+QUEUE_MESSAGE = "queue_message"
+QUEUE_PREFIX = "queue."  # widget keys of the queue page
+QUEUE_TABS = "queue.tabs"  # the queue page's open tab
+CHECK_FROM_CLAIM = "check_from_claim"  # the queued claim a run on Verify is started from (its id and text)
+COMMENT_MESSAGE = "comment_message"
+
+
+def follow_link(param: str) -> str | None:
+    """The value of ``?run=``/``?claim=`` when this session has not followed it yet (a link just opened), else None.
+
+    Followed once: choosing another run or claim on the page afterwards is not undone by the address on the next rerun.
+    """
+    value = st.query_params.get(param)
+    if not value or st.session_state.get(FOLLOWED_PREFIX + param) == value:
+        return None
+    st.session_state[FOLLOWED_PREFIX + param] = value
+    return str(value)
+
+
+def show_in_address(param: str, value: str | None) -> None:
+    """Keep the address on what the page shows, so it can be copied or bookmarked as it is."""
+    if value:
+        if st.query_params.get(param) != value:
+            st.query_params[param] = value
+        st.session_state[FOLLOWED_PREFIX + param] = value
+    elif param in st.query_params:
+        del st.query_params[param]
+
+
+def queue_claim() -> str | None:
+    value = st.session_state.get(QUEUE_CLAIM)
+    return str(value) if value else None
+
+
+def open_queue_claim(claim_id: str | None) -> None:
+    """Open a claim on the queue page (before its chooser draws: a callback, or the top of the page)."""
+    st.session_state[QUEUE_CLAIM] = claim_id
+    st.session_state[QUEUE_PREFIX + "open"] = claim_id  # the chooser keeps its own value across reruns: set it too
+
+
+def check_on_verify(claim_id: str, text: str) -> None:
+    """on_click of a queued claim's Check: Verify gets its text, and the run it starts links to that claim."""
+    st.session_state[CHECK_FROM_CLAIM] = (claim_id, text)
+    st.session_state[CLAIM] = text
+
+
+def claim_to_check(text: str) -> str | None:
+    """The queued claim a run of ``text`` was started from, if the claim box still holds its text; forgotten once read."""
+    value = st.session_state.pop(CHECK_FROM_CLAIM, None)
+    if isinstance(value, tuple) and " ".join(value[1].split()) == " ".join(text.split()):
+        return str(value[0])
+    return None

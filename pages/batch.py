@@ -4,6 +4,7 @@ import streamlit as st
 
 from components import state
 from components.batch_view import render_batch_results, render_outcomes_table
+from components.claim_queue import link_run_to_queue, queue_details
 from components.config_form import render_config_form
 from components.pages import render_page_header
 from components.resources import get_services
@@ -20,7 +21,8 @@ render_page_header("pages/batch.py")
 st.caption(
     f"Check up to {MAX_BATCH_CLAIMS:,} claims in one go with the run settings in the sidebar. Each claim becomes a normal stored run; "
     "a claim that fails is reported and the rest go on. The spend limits on the **Settings** page apply to each run and to the "
-    "whole batch: once the batch's limit is reached no claim starts."
+    "whole batch: once the batch's limit is reached no claim starts. Each claim joins the **Claims queue** (with its url, date, "
+    "claimant, assignee, due and tags columns when the file has them)."
 )
 st.sidebar.header("Run settings")
 config = render_config_form(services.corpus_names(), state.run_settings())
@@ -59,8 +61,13 @@ if start:
         progress = st.progress(0.0, text=f"0 of {len(items)} claims checked")
         table = st.empty()
         outcomes = []
+        unlinked: list[str] = []
         for outcome in iter_batch(items, config, services, concurrency=concurrency):
             outcomes.append(outcome)
+            if outcome.run_id and (
+                problem := link_run_to_queue(outcome.run_id, outcome.claim, details=queue_details(items[outcome.index]))
+            ):
+                unlinked.append(problem)
             failed = sum(o.status == "failed" for o in outcomes)
             stopped = sum(o.status in ("stopped", "skipped") for o in outcomes)
             progress.progress(
@@ -73,6 +80,8 @@ if start:
         table.empty()
         progress.empty()
         state.set_batch_outcomes(outcomes)
+        if unlinked:
+            st.warning(f"⚠️ {len(unlinked)} run(s): {escape_markdown(unlinked[0])}")
     except DebateDeskError as exc:
         state.set_batch_error(str(exc))
 

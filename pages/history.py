@@ -6,12 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.comments import render_comments
 from components.courtroom import render_courtroom_audit
+from components.links import render_copy_link, run_link
 from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
-from components.resources import get_services
+from components.resources import get_claim_queue, get_services
 from components.review_form import render_override_form
-from components.run_comparison import render_comparison
+from components.run_compare import render_comparison
 from components.sign_in import acting_person
 from components.transcript import replay
 from pipelines.access.roles import require
@@ -38,6 +40,13 @@ if store is None:
     st.error("This app runs without a run store, so there is no history.")
     st.stop()
 store.reconcile()  # runs left running by a process that died show as interrupted (and can be resumed)
+queue = get_claim_queue()
+if (linked := state.follow_link(state.RUN_PARAM)) is not None:  # ?run=ID: a colleague's link
+    if store.has_run(linked):
+        state.open_history_run(linked)
+        st.session_state["history.open"] = linked  # the chooser keeps its own value across reruns: set it too
+    else:
+        st.warning(f"No run {escape_markdown(linked[:64])} in this desk's History: the link may be wrong, or the run was made elsewhere.")
 
 
 def when(ts: float | None) -> str:
@@ -169,6 +178,7 @@ selected = st.selectbox(
     key="history.open",
     on_change=lambda: state.open_history_run(st.session_state.get("history.open")),
 )
+state.show_in_address(state.RUN_PARAM, selected)
 if selected is None:
     st.stop()
 run = store.get_run(selected)
@@ -199,6 +209,13 @@ if read.imported is not None:  # what the file says stays the file's word, apart
             "None of this is this desk's verdict or audit trail: the card, the filter and ClaimReview use only this desk's own."
         )  # the cost, per stage and with its cached calls, is the replay's first line below
 render_rerun_links(run, store)
+render_copy_link(run_link(run.id))
+in_queue = queue.claim_of_run(run.id) if queue is not None else None
+if in_queue is not None:
+    st.page_link(
+        "pages/queue.py", label=f"In the claims queue: {in_queue.status}", icon="📥", query_params={state.CLAIM_PARAM: in_queue.id}
+    )
+comments = queue.comments_on_run(run.id) if queue is not None else []
 
 actions = st.columns(1 + len(EXPORT_FORMATS))
 if (
@@ -213,7 +230,9 @@ if (
 for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
     try:
         signer = desk_key(services.settings.data_dir) if fmt == "json" else None  # made on first use, in the data folder
-        data = export_run(run, events, fmt, public_url=services.settings.public_url, signer=signer, stored_chain=chain_state)
+        data = export_run(
+            run, events, fmt, public_url=services.settings.public_url, comments=comments, signer=signer, stored_chain=chain_state
+        )
     except DebateDeskError as exc:
         column.button(f"⬇️ {FORMAT_LABELS[fmt]}", disabled=True, key=f"history.dl.{fmt}", help=str(exc))
         continue
@@ -225,6 +244,10 @@ render_rerun(run, services)
 
 labels = get_protocol(run.protocol).labels if run.protocol in PROTOCOLS else ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 render_override_form(store, run.id, labels, run.verdict, key=f"history-{run.id}")
+
+if queue is not None:
+    with st.expander(f"💬 Comments on this run and its exhibits ({len(comments)})", expanded=bool(comments)):
+        render_comments(queue, key=f"history.comments.{run.id}", run_id=run.id, exhibits=list(digest(events).evidence))
 
 tab_replay, tab_compare = st.tabs(["📼 Replay, step by step", "🆚 Compare with another run"])
 with tab_replay:
@@ -248,22 +271,32 @@ with tab_replay:
     render_courtroom_audit(list(events[: step.end]), key=f"history-{run.id}")
 
 with tab_compare:
-    same_claim = store.runs_with_claim(run.claim, exclude=run.id)
-    wording = st.text_input(
-        "Find a run to compare with",
-        key=f"history.compare.find.{run.id}",
-        placeholder="words of its claim (empty: this claim's other runs, then the latest runs)",
-        help="Any run can be compared, whatever its claim's wording.",
-    )
-    found = store.list_runs(limit=50, where=RunFilter(claim=wording)) if wording.strip() else store.list_runs(limit=50)
-    others = [*same_claim, *(o for o in found if o.id != run.id and o.id not in {s.id for s in same_claim})]
+    # Any run: those of the same queued claim and of this exact text first, then the rest, newest first.
+    family = [r for r in (store.get_run(rid) for rid in (queue.runs_of(in_queue.id) if queue and in_queue else [])) if r is not None]
+    pool = [*family, *store.runs_with_claim(run.claim, exclude=run.id), *store.list_runs(limit=300)]
+    others = list({o.id: o for o in pool if o.id != run.id}.values())
     if not others:
-        st.info("No other run to compare with yet.")
+        st.info("No other run yet. Run a claim on **Verify** with another protocol or model to compare.")
     else:
         other_id = st.selectbox(
             "Compare with",
             [o.id for o in others],
-            format_func=lambda rid: describe(next(o for o in others if o.id == rid)),
+            format_func=lambda rid: next(f"{o.claim[:70]} · {o.protocol} · {when(o.created_at)} · {o.id}" for o in others if o.id == rid),
             key=f"history.compare.{run.id}",
+            help="Any stored run, whatever its claim's wording: the runs of the same queued claim and of the same text come first.",
         )
-        render_comparison(compare_runs(events, store.events(other_id)))
+        other = next(o for o in others if o.id == other_id)
+        render_comparison(compare_runs(run, events, other, store.events(other.id)))
+        st.markdown("**The arguments side by side**")
+        left, right = st.columns(2)
+        for column, shown in ((left, run), (right, other)):
+            with column:
+                config = shown.config
+                model = config.get("debater", {})
+                st.markdown(
+                    f"**{escape_markdown(shown.protocol)}** · {escape_markdown(str(model.get('backend', '?')))} {escape_markdown(str(model.get('model') or ''))}"
+                )
+                st.caption(  # markup: a time and numbers
+                    f"{when(shown.created_at)} · {shown.cost.calls} calls · {shown.cost.tokens_in + shown.cost.tokens_out:,} tokens · {shown.cost.model_seconds:.1f} s"
+                )
+                replay(store.events(shown.id), key=f"compare-{shown.id}")

@@ -3,9 +3,11 @@
 import streamlit as st
 
 from components import state
+from components.claim_queue import link_run_to_queue
 from components.config_form import render_config_form
 from components.corpus_progress import prepare_corpus
 from components.courtroom import render_courtroom_audit
+from components.links import render_copy_link, run_link
 from components.live_run import render_run
 from components.pages import render_page_header
 from components.rerun import render_rerun_note
@@ -17,18 +19,20 @@ from pipelines.errors import DebateDeskError
 from pipelines.run.runner import resume_run, start_run
 from pipelines.text.safety import escape_markdown
 
-LANDING = (  # markup: our own text
-    "**DebateDesk checks a claim with AI agents that argue over evidence.**  \n"
-    "Type one checkable statement and press **Verify**: agents search the corpus (and the web, when it is on), "
-    "read what they find and argue over it, streaming in below; in step mode you can edit their queries and strike "
-    "evidence between rounds.  \n"
-    "A judge or a panel rules; the verdict card says what it rests on and how sure it is, and History keeps every run."
-)
-
 state.ensure_framed("pages/verify.py")
 
 render_page_header("pages/verify.py")
-# The claim box first: on a fresh machine the embedder and the demo corpus take a while, and the page says so below it.
+if state.active_run() is None and not state.last_events() and not state.last_comparison():  # the first thing a newcomer reads
+    st.markdown(
+        "DebateDesk checks a claim against evidence: AI agents search your corpora (and the web, when it is on), argue over "
+        "what they find, and a judge or a panel rules.  \n"
+        "A run goes: type a claim, press **Verify**, watch the evidence and the arguments stream in, read a verdict that "
+        "names the exhibits it rests on.  \n"
+        "Every run is kept: step in between rounds with **Step mode**, replay and export it from **History**, share it with "
+        "the desk through the **Claims queue**."
+    )
+# The claim box before the heavy services: on a first start it shows at once while the models and the index load
+# (a built-in corpus not yet indexed is indexed below it, with a progress bar).
 st.text_area(
     "Claim",
     key=state.CLAIM,
@@ -54,6 +58,9 @@ else:
     try:
         if pending is not None:
             state.set_active_run(start_run(pending, config, services, interactive=True, by=acting_person()))
+            handle = state.active_run()
+            if handle is not None and (problem := link_run_to_queue(handle.run_id, pending, claim_id=state.claim_to_check(pending))):
+                st.warning(f"⚠️ {escape_markdown(problem)}")
         elif resume_id is not None:
             state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=acting_person()))
     except DebateDeskError as exc:
@@ -65,6 +72,7 @@ else:
     handle = state.active_run()
     if handle is not None:
         render_rerun_note(handle.events)
+        render_copy_link(run_link(handle.run_id))  # stored as it happens: a colleague can open it while it runs
         render_run(handle, services.store)
         if handle.done:
             state.set_last_run(handle.run_id, handle.events)
@@ -77,4 +85,4 @@ else:
             replay(events, key="last")
             render_courtroom_audit(events, key="verify")
         else:
-            st.info(LANDING)  # markup: our own text
+            st.caption("The agents' evidence and arguments stream in below once you press **Verify**.")

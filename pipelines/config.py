@@ -859,6 +859,13 @@ class AppSettings(BaseSettings):
         title="Public URL of reports",
         description="Where published reports live (e.g. https://desk.example.org/runs); a ClaimReview's url is this plus the run id.",
     )
+    organisation: str = Field(
+        default="",
+        max_length=200,
+        title="Organisation",
+        description="The newsroom that publishes the desk's fact-checks: the publisher and an author (with the editor) of every "
+        "ClaimReview published from the claims queue. Publishing asks for it when it is empty.",
+    )
     users_file: Path | None = Field(
         default=None,
         title="Sign-in users file",

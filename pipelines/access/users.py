@@ -113,6 +113,10 @@ class UsersFile:
         account = self._accounts.get(username.strip().lower())
         return account.user if account is not None else None
 
+    def people(self) -> list[User]:
+        """The desk's people (no hashes), by name: whom a claim can be assigned to."""
+        return sorted((a.user for a in self._accounts.values()), key=lambda u: u.name.lower())
+
 
 def oidc_user(claims: Mapping[str, Any], editors: Sequence[str], checkers: Sequence[str]) -> User | None:
     """The desk's user for an identity an OpenID Connect provider vouched for (``st.user``), or None when the desk does not know it.

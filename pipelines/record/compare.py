@@ -1,111 +1,84 @@
-"""Any two stored runs side by side, whatever their claims' wording: verdicts, confidence, shared and lone exhibits, arguments, cost."""
+"""Two stored runs side by side, whatever their claims' wording: verdicts, confidence, cost, and the exhibits both used or one alone.
+
+Exhibits are matched by their text (``exhibits.same_text``: words, case and spacing aside), not by
+id: two runs number their evidence each their own way. An exhibit a checker struck does not count
+as used. Pure: built from the stored summaries and events; each sink escapes what it shows.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipelines.domain import Evidence, Turn
-from pipelines.events import Event, TurnCompleted
-from pipelines.record.digest import Cost, RunDigest, digest
-from pipelines.record.verdict_card import common_label
+from pipelines.domain import Evidence
+from pipelines.events import Event
+from pipelines.record.digest import Cost, digest
+from pipelines.record.store import RunSummary
+from pipelines.record.verdict_card import CardLabel
 from pipelines.stages.exhibits import same_text
-from pipelines.stages.retrieval import evidence_key
 
 
 @dataclass(frozen=True)
-class RunSide:
-    """One run as the comparison shows it."""
+class ComparedRun:
+    """One run of a comparison: its claim as worded, protocol, final verdict (the checker's when set), confidence, cost, and
+    the exhibits it used (not struck), with whether its verdict cites each."""
 
-    run_id: str
+    id: str
     claim: str
     protocol: str
-    label: str  # SUPPORTED / REFUTED / NOT ENOUGH INFO, the checker's when overridden
-    own_label: str  # the protocol's (or the checker's) own word
-    overridden: bool
+    verdict: CardLabel | None
     confidence: float | None
     cost: Cost
-    turns: tuple[Turn, ...]
-
-
-@dataclass(frozen=True)
-class SharedExhibit:
-    """An item both runs found (the same passage or page, or the same text under another id): its id in each."""
-
-    left_id: str
-    right_id: str
-    title: str
-    left_cited: bool
-    right_cited: bool
+    used: tuple[Evidence, ...]
+    cited: frozenset[str]  # ids of the used exhibits the verdict rests on
 
 
 @dataclass(frozen=True)
 class RunComparison:
-    left: RunSide
-    right: RunSide
-    shared: tuple[SharedExhibit, ...]
+    left: ComparedRun
+    right: ComparedRun
+    both: tuple[tuple[Evidence, Evidence], ...]  # the same text, as each run holds it
     left_only: tuple[Evidence, ...]
     right_only: tuple[Evidence, ...]
-    left_cited: frozenset[str]
-    right_cited: frozenset[str]
 
     @property
-    def same_claim(self) -> bool:
-        return " ".join(self.left.claim.split()).lower() == " ".join(self.right.claim.split()).lower()
+    def same_wording(self) -> bool:
+        return " ".join(self.left.claim.split()) == " ".join(self.right.claim.split())
 
     @property
-    def agree(self) -> bool:
-        return self.left.label == self.right.label
+    def same_verdict(self) -> bool:
+        return self.left.verdict is not None and self.right.verdict is not None and self.left.verdict.common == self.right.verdict.common
 
 
-def compare_runs(left: Sequence[Event], right: Sequence[Event]) -> RunComparison:
-    """Two runs' events read side by side; an exhibit counts as shared when both found the same item or the same text."""
-    a, b = digest(left), digest(right)
-    a_cited, b_cited = _cited(a), _cited(b)
-    by_key = {evidence_key(e): e for e in b.evidence.values()}
-    by_text = {same_text(e.text): e for e in b.evidence.values()}
-    shared: list[SharedExhibit] = []
-    matched: set[str] = set()
-    left_only: list[Evidence] = []
-    for item in a.evidence.values():
-        twin = by_key.get(evidence_key(item)) or by_text.get(same_text(item.text))
-        if twin is None or twin.id in matched:
-            left_only.append(item)
-            continue
-        matched.add(twin.id)
-        title = item.title or item.source_label or twin.title or ""
-        shared.append(SharedExhibit(item.id, twin.id, title, item.id in a_cited, twin.id in b_cited))
-    right_only = [e for e in b.evidence.values() if e.id not in matched]
+def compare_runs(left: RunSummary, left_events: Sequence[Event], right: RunSummary, right_events: Sequence[Event]) -> RunComparison:
+    one, other = _compared(left, left_events), _compared(right, right_events)
+    theirs = {same_text(e.text): e for e in other.used}
+    mine = {same_text(e.text) for e in one.used}
+    both = tuple((e, theirs[same_text(e.text)]) for e in one.used if same_text(e.text) in theirs)
     return RunComparison(
-        left=_side(a, left),
-        right=_side(b, right),
-        shared=tuple(shared),
-        left_only=tuple(left_only),
-        right_only=tuple(right_only),
-        left_cited=frozenset(a_cited),
-        right_cited=frozenset(b_cited),
+        left=one,
+        right=other,
+        both=both,
+        left_only=tuple(e for e in one.used if same_text(e.text) not in theirs),
+        right_only=tuple(e for e in other.used if same_text(e.text) not in mine),
     )
 
 
-def _cited(run: RunDigest) -> set[str]:
-    """What a run rested on: the verdict's citations and every item an argument cited."""
-    cited = set(run.cited_by)
-    if run.verdict is not None:
-        cited |= set(run.verdict.cited)
-    return cited
-
-
-def _side(run: RunDigest, events: Sequence[Event]) -> RunSide:
-    verdict = run.verdict
-    own = run.override.label if run.override is not None else (verdict.label if verdict is not None else "")
-    return RunSide(
-        run_id=run.run_id or "",
-        claim=run.claim,
-        protocol=run.protocol,
-        label=common_label(own) if own else "no verdict",
-        own_label=own,
-        overridden=run.override is not None,
-        confidence=verdict.confidence if verdict is not None and run.override is None else None,
+def _compared(summary: RunSummary, events: Sequence[Event]) -> ComparedRun:
+    run = digest(events)
+    used = tuple(e for e in run.evidence.values() if e.id not in run.struck)
+    label = summary.final_verdict
+    confidence = summary.confidence if not summary.checker_verdict else None  # a checker's verdict carries no model confidence
+    return ComparedRun(
+        id=summary.id,
+        claim=summary.claim,
+        protocol=summary.protocol,
+        verdict=CardLabel.of(label) if label else None,
+        confidence=confidence,
         cost=run.cost,
-        turns=tuple(e.turn for e in events if isinstance(e, TurnCompleted)),
+        used=used,
+        cited=frozenset(c.id for c in run.cited_evidence()),
     )
+
+
+__all__ = ["ComparedRun", "RunComparison", "compare_runs"]

@@ -49,6 +49,7 @@ from pipelines.events import (
     parse_event,
 )
 from pipelines.record import chain
+from pipelines.record.comments import Comment
 from pipelines.record.digest import RunDigest, describe_intervention, digest
 from pipelines.record.signing import DeskKey
 from pipelines.record.store import RUN_STATUSES, RunStore, RunSummary
@@ -173,6 +174,9 @@ class RunRecord(BaseModel):
     exported_by: str = Field(default="", description="the app version that wrote the file")
     run: RunInfo
     events: list[dict[str, Any]] = Field(min_length=1)
+    comments: list[dict[str, Any]] = Field(
+        default_factory=list, description="the desk's comments on the run and its exhibits: author, at, text, evidence_id"
+    )
     chain: RecordChain | None = None
     signature: RecordSignature | None = None
 
@@ -185,8 +189,16 @@ def record_schema() -> dict[str, Any]:
 # --- JSON -------------------------------------------------------------------------------------
 
 
-def to_record(summary: RunSummary, events: Sequence[Event], *, signer: DeskKey | None = None, stored_chain: str = "") -> dict[str, Any]:
-    """The whole run as a JSON-ready dict in the versioned schema, with its chain; signed when ``signer`` is given."""
+def to_record(
+    summary: RunSummary,
+    events: Sequence[Event],
+    comments: Sequence[Comment] = (),
+    *,
+    signer: DeskKey | None = None,
+    stored_chain: str = "",
+) -> dict[str, Any]:
+    """The whole run as a JSON-ready dict in the versioned schema, with its chain and the desk's comments (signed with
+    the rest of the record, outside the events); signed when ``signer`` is given."""
     derived = {"totals", "checker_at", "final_verdict"}  # read off the events, not the run's row
     same_name = {name: getattr(summary, name) for name in RunInfo.model_fields if name not in derived}  # the run's row
     read = digest(events)
@@ -201,6 +213,7 @@ def to_record(summary: RunSummary, events: Sequence[Event], *, signer: DeskKey |
         exported_by=f"DebateDesk {__version__}",
         run=info,
         events=payloads,
+        comments=[c.to_dict() for c in comments],
         chain=RecordChain(event_digests=digests, links=links, head=links[-1] if links else chain.GENESIS, stored=stored_chain),
     ).model_dump(mode="json", exclude={"signature"})
     if signer is not None:
@@ -210,9 +223,11 @@ def to_record(summary: RunSummary, events: Sequence[Event], *, signer: DeskKey |
     return record
 
 
-def to_json(summary: RunSummary, events: Sequence[Event], *, signer: DeskKey | None = None, stored_chain: str = "") -> str:
+def to_json(
+    summary: RunSummary, events: Sequence[Event], comments: Sequence[Comment] = (), *, signer: DeskKey | None = None, stored_chain: str = ""
+) -> str:
     """The record as JSON text; ``<`` ``>`` ``&`` are \\u-escaped, so it is safe to embed in HTML and parses the same."""
-    return json_for_html(to_record(summary, events, signer=signer, stored_chain=stored_chain)) + "\n"
+    return json_for_html(to_record(summary, events, comments, signer=signer, stored_chain=stored_chain)) + "\n"
 
 
 def totals_of(run: RunDigest) -> Totals:
@@ -377,7 +392,7 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "—"
 
 
-def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
+def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence[Comment] = ()) -> str:
     """A readable report of the run: verdicts, interventions, rounds, evidence and cost."""
     run = digest(events)
     evidence, cited_by, struck, model_verdict = run.evidence, run.cited_by, run.struck, run.verdict
@@ -442,6 +457,10 @@ def to_markdown(summary: RunSummary, events: Sequence[Event]) -> str:
         lines += (
             ["What the file says its checkers did (the file's word; none of it is this desk's verdict):", "", *said, ""] if said else []
         )
+    if comments:
+        lines += ["## Comments", ""]
+        lines += [f"- {_when(c.at)}, {md(c.author)} on {md(c.about)}: {_cell(c.text, 4000)}" for c in comments]
+        lines.append("")
     lines += ["## Transcript", ""]
     for e in events:
         match e:
@@ -743,13 +762,21 @@ def _store_import(store: RunStore, summary: RunSummary, events: list[Event], che
 
 
 def export_run(
-    summary: RunSummary, events: Sequence[Event], fmt: str, *, public_url: str = "", signer: DeskKey | None = None, stored_chain: str = ""
+    summary: RunSummary,
+    events: Sequence[Event],
+    fmt: str,
+    *,
+    public_url: str = "",
+    comments: Sequence[Comment] = (),
+    signer: DeskKey | None = None,
+    stored_chain: str = "",
 ) -> str:
-    """The run in one of EXPORT_FORMATS, as text; the JSON record signed with ``signer`` when given."""
+    """The run in one of EXPORT_FORMATS, as text; the JSON record (signed with ``signer`` when given) and the Markdown
+    report carry the desk's comments on it."""
     if fmt == "json":
-        return to_json(summary, events, signer=signer, stored_chain=stored_chain)
+        return to_json(summary, events, comments, signer=signer, stored_chain=stored_chain)
     if fmt == "md":
-        return to_markdown(summary, events)
+        return to_markdown(summary, events, comments)
     if fmt == "csv":
         return to_csv(summary, events)
     if fmt == "claimreview":  # pasted into a page's <script type="application/ld+json">: nothing in it may close the block

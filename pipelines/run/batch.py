@@ -56,6 +56,7 @@ class BatchItem:
     index: int
     id: str
     claim: str
+    fields: tuple[tuple[str, str], ...] = ()  # the row's other columns (lower-case name, text), for the claims queue
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,10 @@ def _from_csv(text: str, filename: str) -> list[BatchItem]:
                 empty.append(line)
             continue
         given = str(row.get(id_column) or "").strip() if id_column else ""
-        items.append(BatchItem(index=len(items), id=given or str(len(items) + 1), claim=claim))
+        others = tuple(
+            (k.strip().lower(), str(v).strip()) for k, v in row.items() if k and k not in (claim_column, id_column) and isinstance(v, str)
+        )
+        items.append(BatchItem(index=len(items), id=given or str(len(items) + 1), claim=claim, fields=others))
     if empty:
         raise BatchInputError(
             f"{filename}: empty claim on line{'s' if len(empty) > 1 else ''} {_lines(empty)}; fill them in or delete the rows"
@@ -169,8 +173,16 @@ def _from_jsonl(text: str, filename: str) -> list[BatchItem]:
             found = ", ".join(sorted(row)) or "none"
             raise BatchInputError(f'{filename} line {number}: needs a non-empty "claim" (found fields: {found})')
         given = str(row.get("id") or "").strip()
-        items.append(BatchItem(index=len(items), id=given or str(len(items) + 1), claim=" ".join(value.split())))
+        others = tuple((str(k).lower(), _scalar_text(v)) for k, v in row.items() if k not in (*CLAIM_COLUMNS, "id") and v is not None)
+        items.append(BatchItem(index=len(items), id=given or str(len(items) + 1), claim=" ".join(value.split()), fields=others))
     return _checked(items, filename)
+
+
+def _scalar_text(value: Any) -> str:
+    """A JSON field as text: a list (tags) joined with commas, anything else as written."""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _checked(items: list[BatchItem], where: str) -> list[BatchItem]:

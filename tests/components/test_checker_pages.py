@@ -96,21 +96,3 @@ def test_history_filters_imports_and_overrides(app: AppTest, demo_data_dir: Path
     assert store.get_run(run_id).final_verdict == "REFUTED"  # type: ignore[union-attr]
     record = json.loads(to_json(store.get_run(run_id), store.events(run_id)))  # type: ignore[arg-type]
     assert record["events"][-1]["type"] == "VerdictOverridden" and record["events"][-1]["model_verdict"]["label"]
-
-
-def test_history_compares_runs_of_differently_worded_claims(app: AppTest) -> None:
-    app.text_area(key="claim_text").input(CLAIM)
-    app.button[0].click().run()
-    first = app.session_state["last_run_id"]
-    app.text_area(key="claim_text").input("Wearing masks on buses cuts the spread of respiratory viruses")
-    app.button[0].click().run()
-    second = app.session_state["last_run_id"]
-    app.switch_page("pages/history.py").run()
-    app.selectbox(key="history.open").select(first).run()
-    app.text_input(key=f"history.compare.find.{first}").input("wearing masks").run()
-    assert not app.exception
-    app.selectbox(key=f"history.compare.{first}").select(second).run()
-    assert not app.exception
-    text = text_of(app)
-    assert "worded differently" in text and "found by both" in text and "The arguments, side by side" in text
-    assert any(second in str(t.value.columns.tolist()) for t in app.table), "the table names both runs"

@@ -55,7 +55,7 @@ def test_a_first_start_indexes_the_demo_corpus_on_the_page_and_says_what_the_app
     assert not at.exception
     assert at.text_area(key="claim_text") is not None
     assert (tmp_path / "fresh" / "indexed" / "demo.count").is_file(), "the demo corpus was indexed on the first load"
-    landing = " ".join(i.value for i in at.info)
-    assert "checks a claim with AI agents" in landing and "Verify" in landing and "History keeps every run" in landing
+    landing = " ".join(m.value for m in at.markdown)
+    assert "checks a claim against evidence" in landing and "Verify" in landing and "History" in landing
     at.run()  # a second load finds the corpus ready and shows no bar
     assert not at.exception and not at.get("progress")

@@ -7,6 +7,7 @@ From the bottom up:
 - ``run/context.py`` (what a run hands its protocol), ``stages/`` and ``prompts/``;
 - ``protocols/``;
 - ``record/`` (what a run leaves behind) and ``run/`` (a run's life);
+- ``newsroom/`` (the desk's queue, comments, review and publishing) over records and runs;
 - ``eval/`` and ``cli/`` at the top.
 A room may import from its own folder and from any room below; never from above.
 """
@@ -41,6 +42,7 @@ BELOW: dict[str, set[str]] = {  # room -> the rooms it may import (besides its o
     "calibration": GROUND | {"config", "events", "llm", "tools", "stages"},
     "eval": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration"},
     "access": GROUND | {"config"},
+    "newsroom": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "access", "pipelines"},
     "cli": {"*"},
 }
 

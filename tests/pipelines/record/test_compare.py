@@ -1,37 +1,53 @@
-"""Any two runs side by side: verdicts, the exhibits both found and each alone, the arguments, cost."""
+"""Comparing any two runs: claims worded differently, exhibits matched by their text, struck ones not counted."""
 
 from __future__ import annotations
 
-from pipelines.events import Event
+from pipelines.domain import Evidence, Verdict
+from pipelines.events import CheckerStruckEvidence, EvidenceRetrieved, ModelCallCompleted, RunStarted, VerdictReached
 from pipelines.record.compare import compare_runs
-from pipelines.run.runner import stream_run
-from pipelines.run.services import Services
-from tests.fakes import fake_config
+from pipelines.record.store import RunStore
+from pipelines.run.step_gate import override_verdict
+from tests.stores import store_url  # noqa: F401  (the fixture)
+
+FERRY = "Masks cut spread on ferries by a third."
+BUS = "Bus riders who wore masks fell ill as often as the rest."
 
 
-def run(services: Services, claim: str, protocol: str) -> list[Event]:
-    return list(stream_run(claim, fake_config(protocol=protocol), services))
+def stored(store: RunStore, run_id: str, claim: str, items: list[Evidence], label: str, *, strike: str = "", calls: int = 1) -> None:
+    store.create_run(run_id, claim, "single", {"protocol": "single"})
+    store.append(run_id, RunStarted(run_id=run_id, claim=claim, protocol="single", config={"protocol": "single"}))
+    for item in items:
+        store.append(run_id, EvidenceRetrieved(agent="A", round=1, evidence=item))
+    if strike:
+        store.append(run_id, CheckerStruckEvidence(round=1, evidence_id=strike, reason="off topic", by="Ana"))
+    for _ in range(calls):
+        store.append(run_id, ModelCallCompleted(role="debater", model="fake", tokens_in=10, tokens_out=5, seconds=0.1))
+    store.append(run_id, VerdictReached(verdict=Verdict(label=label, confidence=0.7, cited=[items[0].id])))
+    store.finish(run_id, "completed")
 
 
-def test_two_wordings_of_a_claim_share_the_exhibits_both_found(services: Services) -> None:
-    left = run(services, "Masks reduce transmission of respiratory viruses", "single")
-    right = run(services, "Wearing masks cuts the spread of respiratory viruses", "toolmad")
-    comparison = compare_runs(left, right)
-    assert not comparison.same_claim
-    assert comparison.left.protocol == "single" and comparison.right.protocol == "toolmad"
-    assert comparison.shared, "both searches find some of the same mask passages"
-    left_ids = {s.left_id for s in comparison.shared} | {e.id for e in comparison.left_only}
-    right_ids = {s.right_id for s in comparison.shared} | {e.id for e in comparison.right_only}
-    assert len(left_ids) == len(comparison.shared) + len(comparison.left_only), "every item of the first run is placed once"
-    assert len(right_ids) == len(comparison.shared) + len(comparison.right_only), "every item of the second run is placed once"
-    assert comparison.right.turns, "toolmad's debaters argued"
-    assert comparison.left.label in {"SUPPORTED", "REFUTED", "NOT ENOUGH INFO"}
-    assert comparison.left.cost.calls > 0 and comparison.right.cost.calls > comparison.left.cost.calls
-
-
-def test_a_run_compared_with_itself_shares_everything(services: Services) -> None:
-    events = run(services, "Vaccines cause autism", "single")
-    comparison = compare_runs(events, events)
-    assert comparison.agree and comparison.same_claim
-    assert not comparison.left_only and not comparison.right_only
-    assert all(s.left_id == s.right_id for s in comparison.shared)
+def test_two_runs_of_differently_worded_claims_compare_by_exhibit_text(store_url: str) -> None:  # noqa: F811
+    store = RunStore(store_url)
+    stored(
+        store,
+        "a",
+        "Masks reduce spread on ferries",
+        [Evidence(id="E1", source="corpus", text=FERRY), Evidence(id="E2", source="corpus", text=BUS)],
+        "SUPPORTS",
+    )
+    stored(
+        store, "b", "Face masks lower transmission on ferries",
+        [Evidence(id="W7", source="web", text="  masks cut SPREAD on ferries by a third. "), Evidence(id="W8", source="web", text="Unrelated.")],
+        "REFUTES", strike="W8", calls=3,
+    )  # fmt: skip
+    override_verdict(store, "b", "NOT ENOUGH INFO", "one study", "Ana")
+    a, b = store.get_run("a"), store.get_run("b")
+    assert a is not None and b is not None
+    cmp = compare_runs(a, store.events("a"), b, store.events("b"))
+    assert not cmp.same_wording and not cmp.same_verdict
+    assert [(x.id, y.id) for x, y in cmp.both] == [("E1", "W7")]  # the same text, numbered each run's own way
+    assert [e.id for e in cmp.left_only] == ["E2"] and cmp.right_only == ()  # W8 was struck: not used
+    assert (cmp.left.verdict.common, cmp.right.verdict.common) == ("SUPPORTED", "NOT ENOUGH INFO")  # type: ignore[union-attr]
+    assert (cmp.left.confidence, cmp.right.confidence) == (0.7, None)  # the checker's verdict has no model confidence
+    assert (cmp.left.cost.calls, cmp.right.cost.calls) == (1, 3)
+    assert cmp.left.cited == frozenset({"E1"})

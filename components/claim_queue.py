@@ -1,0 +1,508 @@
+"""The claims queue's widgets: adding claims, the filtered list, one claim (runs, comments, history), review and publishing.
+
+Every action is a callback that takes its person from ``sign_in.acting_user`` and leaves a one-line message for the next
+run of the page; the queue (``pipelines.newsroom``) checks roles and input itself. What a user or a file wrote is escaped
+wherever it is shown as Markdown; tables show it as plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
+
+from components import state
+from components.comments import render_comments
+from components.links import app_url, claim_link, render_copy_link
+from components.resources import STATIC_DIR, get_claim_queue, get_services
+from components.sign_in import acting_user
+from pipelines.access.users import User, UsersFile, UsersFileError
+from pipelines.config import AppSettings
+from pipelines.errors import DebateDeskError
+from pipelines.newsroom.intake import claim_of_item, claims_from_file, claims_from_text
+from pipelines.newsroom.publishing import publish, served_url, unpublish
+from pipelines.newsroom.queue import (
+    CLAIM_STATUSES,
+    NEXT_STATUSES,
+    Appearance,
+    ClaimQueue,
+    NewClaim,
+    QueueClaim,
+    QueueError,
+    QueueFilter,
+    parse_tags,
+)
+from pipelines.record.store import RunStore, RunSummary
+from pipelines.record.verdict_card import COMMON_LABELS, common_label
+from pipelines.run.batch import BatchItem
+from pipelines.text.safety import escape_markdown
+
+K = state.QUEUE_PREFIX
+STATUS_ICONS = {"new": "🆕", "checking": "🔎", "in review": "🧑‍⚖️", "published": "📰", "dismissed": "🗑️"}
+NOBODY = "(nobody)"
+QUEUE_TABS = ("📥 Queue", "➕ Add claims", "📰 Published")
+
+
+def when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "—"
+
+
+def status_text(status: str) -> str:
+    return f"{STATUS_ICONS.get(status, '')} {status}"
+
+
+def act(action: Callable[[User], str], *, editor_only: str = "") -> None:
+    """Run one queue action as the acting person; its outcome (or why not, plainly) is the page's next message."""
+    user = acting_user()
+    if user is None:
+        state.set_message(
+            state.QUEUE_MESSAGE, ("error", "⚠️ Enter your name in the sidebar first: every change to the queue records who made it.")
+        )
+        return
+    try:
+        done = action(user)
+    except DebateDeskError as exc:
+        state.set_message(state.QUEUE_MESSAGE, ("error", f"⚠️ {escape_markdown(str(exc))}"))
+        return
+    except (SQLAlchemyError, OSError) as exc:  # the database or the disk went away: nothing half-done is kept, the form keeps its input
+        state.set_message(
+            state.QUEUE_MESSAGE,
+            ("error", f"⚠️ The change was not saved: the run database did not answer ({escape_markdown(type(exc).__name__)}). Try again."),
+        )
+        return
+    state.set_message(state.QUEUE_MESSAGE, ("success", done))
+
+
+def render_message() -> None:
+    message = state.take_message(state.QUEUE_MESSAGE)
+    if message:
+        getattr(st, message[0])(message[1])  # markup: our words around escaped values
+
+
+def desk_people(queue: ClaimQueue) -> list[str]:
+    """Whom a claim can go to: the desk's users (with a users file), and anyone a claim was assigned to before."""
+    names = set(queue.facets()["assignees"])
+    path = AppSettings().users_file
+    if path is not None:
+        with suppress(UsersFileError):  # the sign-in form says what is wrong with the file
+            names |= {u.name for u in UsersFile.load(path).people()}
+    user = acting_user()
+    if user is not None:
+        names.add(user.name)
+    return sorted(names, key=str.lower)
+
+
+# --- adding claims ---------------------------------------------------------------------
+
+
+def render_add_claims(queue: ClaimQueue) -> None:
+    typed, pasted, from_file = st.tabs(["✍️ Type one", "📋 Paste a list", "📄 From a file"])
+    with typed:
+        st.text_area("Claim", key=K + "new.text", max_chars=2000, height=80, placeholder="The statement to check, as it was made")
+        c1, c2, c3 = st.columns([3, 1, 2])
+        c1.text_input("Where it appeared (address)", key=K + "new.url", max_chars=2000, placeholder="https://…")
+        c2.date_input("When", value=None, key=K + "new.on", format="YYYY-MM-DD")
+        c3.text_input("Claimant (who said it)", key=K + "new.claimant", max_chars=300)
+        c4, c5, c6 = st.columns([2, 1, 3])
+        c4.selectbox(
+            "Assignee",
+            desk_people(queue),
+            index=None,
+            key=K + "new.assignee",
+            accept_new_options=AppSettings().users_file is None,
+            placeholder="nobody yet",
+        )
+        c5.date_input("Due", value=None, key=K + "new.due", format="YYYY-MM-DD")
+        c6.text_input("Tags (comma-separated)", key=K + "new.tags", max_chars=500)
+        st.button("➕ Add to the queue", key=K + "new.go", type="primary", on_click=act, args=(_add_typed(queue),))
+    with pasted:
+        st.text_area("Claims, one per line", key=K + "paste", height=140)
+        st.button("➕ Add these", key=K + "paste.go", on_click=act, args=(_add_pasted(queue),))
+    with from_file:
+        st.file_uploader(
+            "Claims file",
+            type=["csv", "jsonl", "txt"],
+            key=K + "file",
+            help="As the Batch page reads it: CSV with a 'claim' column, JSON lines with a \"claim\" field, or one claim per line. "
+            "Optional columns: url, date, claimant, assignee, due, tags.",
+        )
+        st.button("➕ Add from the file", key=K + "file.go", on_click=act, args=(_add_file(queue),))
+
+
+def _day(value: Any) -> str:
+    return value.isoformat() if isinstance(value, date) else ""
+
+
+def _add_typed(queue: ClaimQueue) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        get = st.session_state.get
+        claim = queue.add(
+            NewClaim(
+                text=str(get(K + "new.text", "")),
+                appearance=Appearance(
+                    url=str(get(K + "new.url", "")), on=_day(get(K + "new.on")), claimant=str(get(K + "new.claimant", ""))
+                ),
+                assignee=str(get(K + "new.assignee") or ""),
+                due_on=_day(get(K + "new.due")),
+                tags=parse_tags(str(get(K + "new.tags", ""))),
+            ),
+            user,
+        )
+        for field in ("text", "url", "claimant", "tags"):
+            st.session_state[K + "new." + field] = ""
+        state.open_queue_claim(claim.id)
+        st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]  # show the claim just added
+        return f"Added: {escape_markdown(claim.text[:80])}"
+
+    return action
+
+
+def _add_pasted(queue: ClaimQueue) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        added = queue.add_many(claims_from_text(str(st.session_state.get(K + "paste", ""))), user)
+        st.session_state[K + "paste"] = ""
+        return f"Added {len(added)} claim{'s' if len(added) != 1 else ''} to the queue."
+
+    return action
+
+
+def _add_file(queue: ClaimQueue) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        upload = st.session_state.get(K + "file")
+        if upload is None:
+            return "Choose a file first."
+        added = queue.add_many(claims_from_file(upload.getvalue(), upload.name), user)
+        return f"Added {len(added)} claim{'s' if len(added) != 1 else ''} from {escape_markdown(upload.name)}."
+
+    return action
+
+
+# --- the list ------------------------------------------------------------------------------
+
+
+def render_filters(queue: ClaimQueue) -> QueueFilter:
+    facets = queue.facets()
+    c1, c2, c3, c4, c5, c6 = st.columns([3, 2, 2, 2, 2, 2])
+    text = c1.text_input("Claim, claimant or address contains", key=K + "f.text")
+    statuses = c2.multiselect("Status", list(CLAIM_STATUSES), key=K + "f.status", format_func=status_text)
+    assignees = c3.multiselect("Assignee", [NOBODY, *facets["assignees"]], key=K + "f.assignee")
+    tags = c4.multiselect("Tags", facets["tags"], key=K + "f.tags")
+    due = c5.date_input("Due by", value=None, key=K + "f.due", format="YYYY-MM-DD")
+    claimant = c6.selectbox("Claimant", facets["claimants"], index=None, key=K + "f.claimant", placeholder="anyone")
+    return QueueFilter(
+        text=text,
+        statuses=tuple(statuses),
+        assignees=tuple("" if a == NOBODY else a for a in assignees),
+        tags=tuple(tags),
+        due_by=_day(due),
+        claimant=claimant or "",
+    )
+
+
+def render_claim_table(claims: list[QueueClaim]) -> None:
+    today = datetime.now(UTC).date().isoformat()
+    table = pd.DataFrame(
+        [
+            {
+                "status": status_text(c.status),
+                "claim": c.text,
+                "claimant": c.appearance.claimant,
+                "appeared": c.appearance.on,
+                "assignee": c.assignee,
+                "due": c.due_on + (" ⚠️ overdue" if c.due_on and c.due_on < today and c.status not in ("published", "dismissed") else ""),
+                "tags": ", ".join(c.tags),
+                "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
+                "added": when(c.created_at),
+                "id": c.id,
+            }
+            for c in claims
+        ]
+    )
+    st.caption(f"{len(claims)} claim{'s' if len(claims) != 1 else ''}")
+    st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(claims)))
+
+
+def describe(claim: QueueClaim) -> str:
+    """The claim in the chooser: only what never changes (the chooser keeps its choice by this text, so a status in it
+    would lose the open claim the moment its status changed)."""
+    return f"{claim.text[:90]} · {claim.id}"
+
+
+# --- one claim -------------------------------------------------------------------------------
+
+
+def render_claim(queue: ClaimQueue, claim: QueueClaim) -> None:
+    services = get_services()
+    store = services.store
+    st.subheader(escape_markdown(claim.text))
+    where = claim.appearance
+    facts = [
+        status_text(claim.status),
+        f"assigned to {escape_markdown(claim.assignee)}" if claim.assignee else "nobody assigned",
+        f"due {claim.due_on}" if claim.due_on else "no due date",
+    ]
+    if claim.tags:
+        facts.append("tags: " + ", ".join(escape_markdown(t) for t in claim.tags))
+    st.caption(" · ".join(facts))  # markup: our words, dates we checked, escaped names and tags
+    said = [
+        f"said by **{escape_markdown(where.claimant)}**" if where.claimant else "claimant unknown",
+        f"on {where.on}" if where.on else "",
+        f"at {escape_markdown(where.url)}" if where.url else "",  # an http(s) address (checked when added): the renderer links it
+    ]
+    st.markdown(" ".join(s for s in said if s))  # markup: escaped fields and dates we checked
+    st.caption(f"Added by {escape_markdown(claim.created_by)} on {when(claim.created_at)} · id {escape_markdown(claim.id)}")
+    render_copy_link(claim_link(claim.id), "this claim")
+
+    if claim.status not in ("published", "dismissed") and st.button("🔎 Check it on Verify", key=K + "check", type="primary"):
+        state.check_on_verify(claim.id, claim.text)
+        st.switch_page("pages/verify.py")
+
+    with st.expander("✏️ Change status, assignee, due date, tags, where it appeared"):
+        _render_edit(queue, claim)
+
+    runs = [r for r in (store.get_run(rid) for rid in queue.runs_of(claim.id)) if r is not None] if store else []
+    st.markdown(f"#### Runs ({len(runs)})")
+    if not runs:
+        st.caption("No run yet. **Check it on Verify**, or put it in a Batch file.")
+    for run in runs:
+        _render_run_line(run)
+
+    st.markdown("#### Review and publishing")
+    _render_review(queue, store, claim, runs)
+
+    st.markdown("#### Comments")
+    render_comments(queue, key=f"{K}comments.{claim.id}", claim_id=claim.id)
+
+    st.markdown("#### History of changes")
+    history = queue.history(claim.id)
+    st.dataframe(
+        pd.DataFrame([{"when": when(h.at), "who": h.by, "what": h.describe()} for h in history]),
+        hide_index=True,
+        width="stretch",
+    )
+
+
+def _render_run_line(run: RunSummary) -> None:
+    verdict = common_label(run.final_verdict) if run.final_verdict else "no verdict"
+    cols = st.columns([6, 2])
+    cols[0].markdown(  # markup: a label of ours or an escaped one, a time, an escaped id
+        f"**{escape_markdown(verdict)}** · {escape_markdown(run.protocol)} · {escape_markdown(run.status)} · {when(run.created_at)}"
+        + (f" · by {escape_markdown(run.started_by)}" if run.started_by else "")
+        + f" · `{run.id}`"
+    )
+    cols[1].page_link("pages/history.py", label="Open in History", icon="🗂️", query_params={state.RUN_PARAM: run.id})
+
+
+def _render_edit(queue: ClaimQueue, claim: QueueClaim) -> None:
+    key = f"{K}edit.{claim.id}."
+    options = [claim.status, *NEXT_STATUSES[claim.status]]
+    c1, c2, c3 = st.columns(3)
+    c1.selectbox("Status", options, key=key + "status", format_func=status_text)
+    people = desk_people(queue)
+    c2.selectbox(
+        "Assignee",
+        [NOBODY, *people],
+        index=1 + people.index(claim.assignee) if claim.assignee in people else 0,
+        key=key + "assignee",
+        accept_new_options=AppSettings().users_file is None,
+    )
+    c3.date_input("Due", value=date.fromisoformat(claim.due_on) if claim.due_on else None, key=key + "due", format="YYYY-MM-DD")
+    st.text_input("Tags (comma-separated)", value=", ".join(claim.tags), key=key + "tags", max_chars=500)
+    c4, c5, c6 = st.columns([3, 1, 2])
+    c4.text_input("Where it appeared (address)", value=claim.appearance.url, key=key + "url", max_chars=2000)
+    c5.date_input(
+        "When", value=date.fromisoformat(claim.appearance.on) if claim.appearance.on else None, key=key + "on", format="YYYY-MM-DD"
+    )
+    c6.text_input("Claimant", value=claim.appearance.claimant, key=key + "claimant", max_chars=300)
+    st.button("💾 Save", key=key + "go", on_click=act, args=(_save(queue, claim, key),))
+
+
+def _save(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        get = st.session_state.get
+        assignee = str(get(key + "assignee") or "")
+        queue.update(
+            claim.id,
+            user,
+            appearance=Appearance(url=str(get(key + "url", "")), on=_day(get(key + "on")), claimant=str(get(key + "claimant", ""))),
+            assignee="" if assignee == NOBODY else assignee,
+            due_on=_day(get(key + "due")),
+            tags=parse_tags(str(get(key + "tags", ""))),
+        )
+        status = str(get(key + "status") or claim.status)
+        if status != claim.status:
+            queue.set_status(claim.id, status, user)
+        return "Saved."
+
+    return action
+
+
+def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, runs: list[RunSummary]) -> None:
+    user = acting_user()
+    if claim.reviewed_verdict is not None:
+        st.markdown(  # markup: a label of ours, an escaped name, a time
+            f"Reviewed: **{escape_markdown(claim.reviewed_verdict.common)}** by {escape_markdown(claim.reviewed_by)}, {when(claim.reviewed_at)}"
+            + (f" (on run `{claim.reviewed_run}`)" if claim.reviewed_run else "")
+        )
+        st.markdown("> " + escape_markdown(claim.review_reason).replace("  \n", "  \n> "))
+    if claim.status == "published":
+        st.success(f"📰 Published by {escape_markdown(claim.published_by)} on {when(claim.published_at)}.")
+        url = served_url(app_url(), claim.id)
+        render_copy_link(url, "the published ClaimReview", "public: anyone can open it")
+    if user is not None and user.role != "editor":
+        st.caption(f"🔒 Only an editor reviews and publishes; you are signed in as a {user.role}.")  # markup: a role of ours
+        return
+    if claim.status == "published":
+        st.text_input("Why unpublish (kept in the history)", key=f"{K}unpub.{claim.id}", max_chars=500)
+        st.button("Unpublish", key=f"{K}unpub.go.{claim.id}", icon="↩️", on_click=act, args=(_unpublish(queue, claim),))
+        return
+    if claim.status == "dismissed":
+        return
+    if not runs:
+        st.caption("An editor reviews a claim once a run has checked it.")
+        return
+    with st.expander("🧑‍⚖️ Review: the verdict the desk stands by", expanded=claim.reviewed_verdict is None and claim.status == "in review"):
+        latest = runs[-1]
+        model = common_label(latest.final_verdict) if latest.final_verdict else None
+        current = claim.reviewed_verdict.common if claim.reviewed_verdict else model
+        key = f"{K}review.{claim.id}."
+        st.selectbox(
+            "Reviewed verdict",
+            list(COMMON_LABELS),
+            index=COMMON_LABELS.index(current) if current in COMMON_LABELS else 0,
+            key=key + "label",
+        )
+        st.selectbox(
+            "Resting on the run",
+            [r.id for r in reversed(runs)],
+            format_func=lambda rid: next(f"{r.id} · {r.protocol} · {common_label(r.final_verdict or '—')}" for r in runs if r.id == rid),
+            key=key + "run",
+        )
+        st.text_area(
+            "Reason (published as the explanation, in full)", value=claim.review_reason, key=key + "reason", max_chars=5000, height=120
+        )
+        st.button("Record the review", key=key + "go", icon="🖊️", on_click=act, args=(_review(queue, claim, key),))
+    if claim.reviewed_verdict is not None and claim.status == "in review":
+        st.button("Publish", key=f"{K}publish.{claim.id}", type="primary", icon="📰", on_click=act, args=(_publish(queue, store, claim),))
+        st.caption("Publishing writes the ClaimReview JSON-LD at a public address and lists it under **Published**.")
+
+
+def _review(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        get = st.session_state.get
+        done = queue.review(claim.id, user, str(get(key + "label", "")), str(get(key + "reason", "")), run_id=get(key + "run"))
+        return f"Reviewed: {escape_markdown(done.reviewed_verdict.common if done.reviewed_verdict else '')}. Publish it when ready."
+
+    return action
+
+
+def _publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim) -> Callable[[User], str]:
+    app = app_url()
+
+    def action(user: User) -> str:
+        settings = AppSettings()
+        publish(
+            queue,
+            store,
+            claim.id,
+            user,
+            organisation=settings.organisation,
+            app_url=app,
+            static_dir=STATIC_DIR,
+            public_url=settings.public_url,
+        )
+        return f"Published at {escape_markdown(served_url(app, claim.id))}"
+
+    return action
+
+
+def _unpublish(queue: ClaimQueue, claim: QueueClaim) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        unpublish(queue, claim.id, user, static_dir=STATIC_DIR, reason=str(st.session_state.get(f"{K}unpub.{claim.id}", "")))
+        return "Unpublished: the ClaimReview is no longer served; the history keeps both entries."
+
+    return action
+
+
+# --- published -------------------------------------------------------------------------------
+
+
+def render_published(queue: ClaimQueue) -> None:
+    published = queue.published()
+    if not published:
+        st.info("Nothing published yet. An editor reviews a checked claim, then presses **Publish**.")
+        return
+    app = app_url()
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "published": when(c.published_at),
+                    "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
+                    "claim": c.text,
+                    "ClaimReview": served_url(app, c.id),
+                    "claim page": claim_link(c.id),
+                    "claimant": c.appearance.claimant,
+                    "editor": c.published_by,
+                }
+                for c in published
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "ClaimReview": st.column_config.LinkColumn("ClaimReview (JSON-LD)", display_text="open"),
+            "claim page": st.column_config.LinkColumn("In the queue", display_text="open"),
+        },
+    )
+    st.caption(
+        "Each ClaimReview is served as JSON at its address for as long as the claim stays published (paste it into the article's "
+        '`<script type="application/ld+json">` block, or point a fact-check index at it).'
+    )
+
+
+__all__ = [
+    "QUEUE_TABS",
+    "describe",
+    "link_run_to_queue",
+    "queue_details",
+    "render_add_claims",
+    "render_claim",
+    "render_claim_table",
+    "render_filters",
+    "render_message",
+    "render_published",
+]
+
+
+def queue_details(item: BatchItem) -> NewClaim | None:
+    """Where a batch row's claim appeared and the rest, from its columns; None when they do not read (the run goes on)."""
+    try:
+        return claim_of_item(item, "the batch file")
+    except DebateDeskError:
+        return None
+
+
+def link_run_to_queue(run_id: str, text: str, *, claim_id: str | None = None, details: NewClaim | None = None) -> str | None:
+    """After a run starts on Verify or Batch: it joins its queued claim (or makes one). Returns why not, plainly, when it could not."""
+    queue = get_claim_queue()
+    if queue is None:
+        return None
+    user = acting_user() or User(username="", name="(no name given)", role="checker")  # only where nobody signs in
+    try:
+        try:
+            queue.link_run(run_id, text, user, claim_id=claim_id, details=details)
+        except QueueError:
+            if details is None:
+                raise
+            queue.link_run(run_id, text, user, claim_id=claim_id)  # a row's other columns did not read: the claim all the same
+    except DebateDeskError as exc:
+        return f"the run is stored, but not linked to the claims queue: {exc}"
+    except (SQLAlchemyError, OSError) as exc:
+        return f"the run is stored, but not linked to the claims queue: the database did not answer ({type(exc).__name__})"
+    return None

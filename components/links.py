@@ -1,0 +1,39 @@
+"""Stable addresses: ``<app>/history?run=ID`` opens a run, ``<app>/queue?claim=ID`` a queued claim, for any signed-in colleague."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import streamlit as st
+
+from components import state
+
+PAGE_PATHS = ("verify", "history", "corpora", "batch", "benchmark", "settings", "queue")  # the url paths st.navigation gives the pages
+
+
+def app_url() -> str:
+    """The app's own address as this browser reached it (scheme, host, port and any base path), without a page or parameters."""
+    here = st.context.url
+    if not here:  # no browser behind this run (AppTest): the server's configured address
+        host = st.get_option("server.address") or "localhost"
+        return f"http://{host}:{st.get_option('server.port')}"
+    parts = urlsplit(here)
+    path = parts.path.rstrip("/")
+    head, _, last = path.rpartition("/")
+    if last in PAGE_PATHS:
+        path = head
+    return urlunsplit((parts.scheme, parts.netloc, path, "", "")).rstrip("/")
+
+
+def run_link(run_id: str) -> str:
+    return f"{app_url()}/history?{state.RUN_PARAM}={quote(run_id, safe='')}"
+
+
+def claim_link(claim_id: str) -> str:
+    return f"{app_url()}/queue?{state.CLAIM_PARAM}={quote(claim_id, safe='')}"
+
+
+def render_copy_link(url: str, what: str = "this run", who: str = "for a signed-in colleague") -> None:
+    """The address in a code box (its copy button copies it): whoever ``who`` names sees the same thing."""
+    st.caption(f"🔗 Link to {what} ({who})")  # markup: our own words
+    st.code(url, language=None)

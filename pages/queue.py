@@ -1,0 +1,70 @@
+"""Claims queue page: claims the desk has to check, where each appeared, who has it, by when; one claim with its runs,
+comments, history, review and publishing; and what the desk has published."""
+
+import streamlit as st
+
+from components import state
+from components.claim_queue import (
+    QUEUE_TABS,
+    describe,
+    render_add_claims,
+    render_claim,
+    render_claim_table,
+    render_filters,
+    render_message,
+    render_published,
+)
+from components.pages import render_page_header
+from components.resources import get_claim_queue
+from components.sign_in import acting_user
+from pipelines.text.safety import escape_markdown
+
+state.ensure_framed("pages/queue.py")
+
+render_page_header("pages/queue.py")
+queue = get_claim_queue()
+if queue is None:
+    st.error("This app runs without a run store, so there is no claims queue.")
+    st.stop()
+if acting_user() is None:
+    st.warning("Enter **your name** in the sidebar: every change to the queue is recorded with who made it.")
+if (linked := state.follow_link(state.CLAIM_PARAM)) is not None:  # ?claim=ID: a colleague's link
+    state.open_queue_claim(linked)
+    st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]
+render_message()
+
+queue_tab, add_tab, published_tab = st.tabs(list(QUEUE_TABS), key=state.QUEUE_TABS, on_change="rerun")  # the open tab stays open
+with add_tab:
+    render_add_claims(queue)
+with published_tab:
+    render_published(queue)
+with queue_tab:
+    where = render_filters(queue)
+    claims = queue.find(where)
+    if claims:
+        render_claim_table(claims)
+    else:
+        st.info("No claims match. Add some under **Add claims**; a run on **Verify** or **Batch** adds its claim here too.")
+    by_id = {c.id: c for c in claims}
+    chosen = state.queue_claim()
+    if chosen is not None and chosen not in by_id:
+        found = queue.get(chosen)
+        if found is None:
+            st.warning(f"No claim {escape_markdown(chosen[:40])} in the queue: the link may be wrong, or it was never added here.")
+            state.open_queue_claim(None)
+            chosen = None
+        else:
+            by_id = {chosen: found, **by_id}
+    options = list(by_id)
+    selected = st.selectbox(
+        "Open a claim",
+        options,
+        index=options.index(chosen) if chosen in options else None,
+        format_func=lambda claim_id: describe(by_id[claim_id]),
+        placeholder="Choose a claim to see its runs, comments and history",
+        key=state.QUEUE_PREFIX + "open",
+        on_change=lambda: state.open_queue_claim(st.session_state.get(state.QUEUE_PREFIX + "open")),
+    )
+    state.show_in_address(state.CLAIM_PARAM, selected)
+    if selected is not None:
+        render_claim(queue, by_id[selected])

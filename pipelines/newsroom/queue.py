@@ -1,0 +1,690 @@
+"""The claims queue: claims a desk has to check, where each appeared, who has it, by when, how far it has got.
+
+A claim moves new -> checking -> in review -> published, or is dismissed on the way (and can be
+reopened). Runs link to it (a run started from it, or on its exact text), people comment on it,
+an editor reviews it (the verdict the desk stands by, with the reason) and publishes it.
+Every change is one transaction that writes the claim and its audit entry (who, when, what)
+together, so the history of a claim is never short of a change it shows.
+
+Who acts is an argument (``User``: name and desk role), decided by the caller from the sign-in,
+never read from a form; the editor-only actions check the role here, where they happen.
+The tables live in the run store's database (SQLite or PostgreSQL) beside ``runs``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import Any, Literal, get_args
+
+from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, String, Text, func, or_, select, update
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from pipelines.access.users import User
+from pipelines.errors import DebateDeskError, InvalidClaimError
+from pipelines.record.comments import MAX_COMMENT, Comment
+from pipelines.record.verdict_card import COMMON_LABELS, CardLabel
+from pipelines.run.runner import validate_claim
+from pipelines.text.safety import unsafe_char
+
+ClaimStatus = Literal["new", "checking", "in review", "published", "dismissed"]
+CLAIM_STATUSES: tuple[ClaimStatus, ...] = get_args(ClaimStatus)
+# Where a claim may go from each status by a plain status change (publishing and unpublishing have their own actions).
+NEXT_STATUSES: dict[str, tuple[ClaimStatus, ...]] = {
+    "new": ("checking", "dismissed"),
+    "checking": ("new", "in review", "dismissed"),
+    "in review": ("checking", "dismissed"),
+    "published": (),
+    "dismissed": ("new",),
+}
+MAX_FIELD = 300  # claimant, assignee, a tag
+MAX_URL = 2000
+MAX_TAGS = 20
+MAX_REASON = 5000
+
+
+class QueueError(DebateDeskError, ValueError):
+    """A queue action that cannot be done as asked; the message says why and what to do."""
+
+
+class NotAllowedError(QueueError):
+    """The acting person's desk role does not allow this action."""
+
+
+class _QueueBase(DeclarativeBase):
+    pass
+
+
+class QueueClaimRow(_QueueBase):
+    __tablename__ = "queue_claims"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    source_url: Mapped[str | None] = mapped_column(Text, nullable=True)  # where the claim appeared
+    appeared_on: Mapped[str | None] = mapped_column(String(10), nullable=True)  # YYYY-MM-DD
+    claimant: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True, index=True)
+    status: Mapped[str] = mapped_column(String(16), index=True, default="new")
+    assignee: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True, index=True)
+    due_on: Mapped[str | None] = mapped_column(String(10), nullable=True, index=True)  # YYYY-MM-DD
+    tags: Mapped[str] = mapped_column(Text, default="")  # ",a,b," so one LIKE finds a tag on either database
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+    created_by: Mapped[str] = mapped_column(String(MAX_FIELD))
+    updated_at: Mapped[float] = mapped_column(Float)
+    reviewed_verdict: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    review_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    reviewed_by: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True)
+    reviewed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    reviewed_run: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    published_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    published_by: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True)
+    claimreview: Mapped[str | None] = mapped_column(Text, nullable=True)  # the published JSON-LD, as served
+
+
+class QueueRunRow(_QueueBase):
+    """A run made for a queued claim (a run belongs to one claim at most)."""
+
+    __tablename__ = "queue_runs"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    claim_id: Mapped[str] = mapped_column(ForeignKey("queue_claims.id", ondelete="CASCADE"), index=True)
+    linked_at: Mapped[float] = mapped_column(Float)
+    linked_by: Mapped[str] = mapped_column(String(MAX_FIELD))
+
+
+class QueueChangeRow(_QueueBase):
+    """The audit trail of the queue: one row per change to a claim."""
+
+    __tablename__ = "queue_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    claim_id: Mapped[str] = mapped_column(ForeignKey("queue_claims.id", ondelete="CASCADE"), index=True)
+    at: Mapped[float] = mapped_column(Float)
+    by: Mapped[str] = mapped_column(String(MAX_FIELD))
+    action: Mapped[str] = mapped_column(String(32))
+    detail: Mapped[str] = mapped_column(Text, default="{}")  # JSON: field -> [before, after], or what the action names
+
+
+class CommentRow(_QueueBase):
+    __tablename__ = "comments"
+    __table_args__ = (Index("ix_comments_run_evidence", "run_id", "evidence_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    claim_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    run_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    evidence_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    author: Mapped[str] = mapped_column(String(MAX_FIELD))
+    at: Mapped[float] = mapped_column(Float, index=True)
+    text: Mapped[str] = mapped_column(Text)
+
+
+QUEUE_TABLES = [t.name for t in _QueueBase.metadata.sorted_tables]
+
+
+@dataclass(frozen=True)
+class Appearance:
+    """Where and when a claim appeared, and who made it (each may be unknown)."""
+
+    url: str = ""
+    on: str = ""  # YYYY-MM-DD
+    claimant: str = ""
+
+
+@dataclass(frozen=True)
+class QueueClaim:
+    id: str
+    text: str
+    appearance: Appearance
+    status: ClaimStatus
+    assignee: str
+    due_on: str
+    tags: tuple[str, ...]
+    created_at: float
+    created_by: str
+    updated_at: float
+    reviewed_verdict: CardLabel | None = None
+    review_reason: str = ""
+    reviewed_by: str = ""
+    reviewed_at: float | None = None
+    reviewed_run: str = ""
+    published_at: float | None = None
+    published_by: str = ""
+    claimreview: dict[str, Any] | None = None
+
+    @property
+    def reviewed(self) -> bool:
+        return self.reviewed_verdict is not None
+
+
+@dataclass(frozen=True)
+class QueueChange:
+    """One entry of a claim's history: when, who, the action, and what it changed."""
+
+    at: float
+    by: str
+    action: str
+    detail: dict[str, Any]
+
+    def describe(self) -> str:
+        """The change in one plain line (not escaped)."""
+        parts = []
+        for key, value in self.detail.items():
+            if isinstance(value, list) and len(value) == 2:
+                parts.append(f"{key}: {_shown(value[0])} → {_shown(value[1])}")
+            else:
+                parts.append(f"{key}: {_shown(value)}")
+        return self.action + (f" ({'; '.join(parts)})" if parts else "")
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """What the queue page filters on; empty fields match everything."""
+
+    text: str = ""  # in the claim, the claimant or the address where it appeared
+    statuses: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()  # "" stands for nobody
+    tags: tuple[str, ...] = ()  # a claim with any of them
+    due_by: str = ""  # due on or before this day (YYYY-MM-DD)
+    claimant: str = ""
+
+
+@dataclass(frozen=True)
+class NewClaim:
+    """A claim to add, as typed or read from a file."""
+
+    text: str
+    appearance: Appearance = field(default_factory=Appearance)
+    assignee: str = ""
+    due_on: str = ""
+    tags: tuple[str, ...] = ()
+
+
+class ClaimQueue:
+    """The desk's claims queue in the run store's database; one instance can be shared by threads."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        _QueueBase.metadata.create_all(engine)
+
+    # --- claims ------------------------------------------------------------------------
+
+    def add(self, claim: NewClaim, by: User) -> QueueClaim:
+        checked = _checked_new(claim)
+        now = time.time()
+        claim_id = uuid.uuid4().hex[:12]
+        with Session(self.engine) as s, s.begin():
+            s.add(
+                QueueClaimRow(
+                    id=claim_id,
+                    text=checked.text,
+                    source_url=checked.appearance.url or None,
+                    appeared_on=checked.appearance.on or None,
+                    claimant=checked.appearance.claimant or None,
+                    status="new",
+                    assignee=checked.assignee or None,
+                    due_on=checked.due_on or None,
+                    tags=_tags_column(checked.tags),
+                    created_at=now,
+                    created_by=_name(by),
+                    updated_at=now,
+                )
+            )
+            s.flush()
+            detail = {k: v for k, v in _fields_of(checked).items() if v}
+            s.add(_change(claim_id, by, "added", detail, now))
+        return self._get(claim_id)
+
+    def add_many(self, claims: Sequence[NewClaim], by: User) -> list[QueueClaim]:
+        """Every claim checked first: one bad row adds none, and the message names it."""
+        checked = []
+        for number, claim in enumerate(claims, 1):
+            try:
+                checked.append(_checked_new(claim))
+            except QueueError as exc:
+                raise QueueError(f"claim {number}: {exc}") from None
+        return [self.add(c, by) for c in checked]
+
+    def get(self, claim_id: str) -> QueueClaim | None:
+        with Session(self.engine) as s:
+            row = s.get(QueueClaimRow, claim_id)
+            return _claim(row) if row else None
+
+    def _get(self, claim_id: str) -> QueueClaim:
+        found = self.get(claim_id)
+        if found is None:
+            raise QueueError(f"no claim {claim_id!r} in the queue; it may have been removed, or the link is wrong")
+        return found
+
+    def find(self, where: QueueFilter | None = None, limit: int = 500) -> list[QueueClaim]:
+        """Newest first; the due ones first among equals would hide new ones, so the page sorts as it shows."""
+        where = where or QueueFilter()
+        query = select(QueueClaimRow)
+        if where.text.strip():
+            needle = where.text.strip()
+            query = query.where(
+                or_(
+                    QueueClaimRow.text.icontains(needle, autoescape=True),
+                    QueueClaimRow.claimant.icontains(needle, autoescape=True),
+                    QueueClaimRow.source_url.icontains(needle, autoescape=True),
+                )
+            )
+        if where.statuses:
+            query = query.where(QueueClaimRow.status.in_(where.statuses))
+        if where.assignees:
+            named = [a for a in where.assignees if a]
+            clauses = [QueueClaimRow.assignee.in_(named)] if named else []
+            if "" in where.assignees:
+                clauses.append(QueueClaimRow.assignee.is_(None))
+            query = query.where(or_(*clauses))
+        if where.tags:
+            query = query.where(or_(*(QueueClaimRow.tags.contains(f",{_tag(t)},", autoescape=True) for t in where.tags)))
+        if where.due_by:
+            query = query.where(QueueClaimRow.due_on.is_not(None), QueueClaimRow.due_on <= _day(where.due_by, "due by"))
+        if where.claimant.strip():
+            query = query.where(QueueClaimRow.claimant.icontains(where.claimant.strip(), autoescape=True))
+        with Session(self.engine) as s:
+            rows = s.scalars(query.order_by(QueueClaimRow.created_at.desc(), QueueClaimRow.id).limit(limit)).all()
+            return [_claim(r) for r in rows]
+
+    def facets(self) -> dict[str, list[str]]:
+        """The assignees, tags and claimants present, for filter widgets."""
+        with Session(self.engine) as s:
+            assignees = sorted(a for a in s.scalars(select(QueueClaimRow.assignee).distinct()).all() if a)
+            claimants = sorted(c for c in s.scalars(select(QueueClaimRow.claimant).distinct()).all() if c)
+            tags = sorted({t for column in s.scalars(select(QueueClaimRow.tags).distinct()).all() for t in _tags_of(column)})
+        return {"assignees": assignees, "tags": tags, "claimants": claimants}
+
+    def update(
+        self,
+        claim_id: str,
+        by: User,
+        *,
+        appearance: Appearance | None = None,
+        assignee: str | None = None,
+        due_on: str | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> QueueClaim:
+        """Change where it appeared, who has it, when it is due or its tags; only what differs is recorded."""
+        changes: dict[str, Any] = {}
+        if appearance is not None:
+            checked = _checked_appearance(appearance)
+            changes.update(source_url=checked.url or None, appeared_on=checked.on or None, claimant=checked.claimant or None)
+        if assignee is not None:
+            changes["assignee"] = _text_field(assignee, "assignee") or None
+        if due_on is not None:
+            changes["due_on"] = _day(due_on, "due date") if due_on.strip() else None
+        if tags is not None:
+            changes["tags"] = _tags_column(_checked_tags(tags))
+        return self._change_fields(claim_id, by, changes, "changed")
+
+    def set_status(self, claim_id: str, status: str, by: User) -> QueueClaim:
+        """A plain status change (new, checking, in review, dismissed); publishing is ``publish``."""
+        if status not in CLAIM_STATUSES:
+            raise QueueError(f"unknown status {status!r}; choose one of: {', '.join(CLAIM_STATUSES)}")
+        current = self._get(claim_id)
+        if status == current.status:
+            return current
+        if status not in NEXT_STATUSES[current.status]:
+            if current.status == "published":
+                raise QueueError("a published claim changes only by unpublishing it (an editor does that)")
+            if status == "published":
+                raise QueueError("a claim is published by an editor's Publish, after a review")
+            allowed = ", ".join(NEXT_STATUSES[current.status]) or "nothing"
+            raise QueueError(f"a claim that is {current.status} can go to: {allowed}; not {status}")
+        return self._change_fields(claim_id, by, {"status": status}, "status", expect_status=current.status)
+
+    def _change_fields(self, claim_id: str, by: User, changes: dict[str, Any], action: str, expect_status: str | None = None) -> QueueClaim:
+        now = time.time()
+        with Session(self.engine) as s, s.begin():
+            row = s.get(QueueClaimRow, claim_id, with_for_update=True)
+            if row is None:
+                raise QueueError(f"no claim {claim_id!r} in the queue")
+            if expect_status is not None and row.status != expect_status:
+                raise QueueError(f"someone else changed this claim meanwhile (it is now {row.status}); look again and retry")
+            detail = {}
+            for name, value in changes.items():
+                before = getattr(row, name)
+                if before != value:
+                    detail[_FIELD_NAMES.get(name, name)] = [_public(name, before), _public(name, value)]
+                    setattr(row, name, value)
+            if not detail:
+                return _claim(row)
+            row.updated_at = now
+            s.add(_change(claim_id, by, action, detail, now))
+            s.flush()
+            return _claim(row)
+
+    def history(self, claim_id: str) -> list[QueueChange]:
+        with Session(self.engine) as s:
+            rows = s.scalars(select(QueueChangeRow).where(QueueChangeRow.claim_id == claim_id).order_by(QueueChangeRow.id)).all()
+            return [QueueChange(r.at, r.by, r.action, json.loads(r.detail or "{}")) for r in rows]
+
+    # --- runs --------------------------------------------------------------------------
+
+    def link_run(
+        self, run_id: str, claim_text: str, by: User, *, claim_id: str | None = None, details: NewClaim | None = None
+    ) -> QueueClaim:
+        """Link a run to the claim it was started from (``claim_id``), else to the queued claim of the same text, else to a new claim
+        (with ``details``, where it appeared and the rest, when a batch file gave them).
+
+        A new claim gets a run at once, so it starts as checking; a new or dismissed claim a run joins goes to checking too.
+        A run already linked stays with its claim.
+        """
+        with Session(self.engine) as s:
+            linked = s.scalar(select(QueueRunRow.claim_id).where(QueueRunRow.run_id == run_id))
+        if linked is not None:
+            return self._get(linked)
+        if claim_id is None:
+            text = " ".join(claim_text.split())
+            with Session(self.engine) as s:
+                claim_id = s.scalar(
+                    select(QueueClaimRow.id)
+                    .where(QueueClaimRow.text == text, QueueClaimRow.status != "published")
+                    .order_by(QueueClaimRow.created_at.desc())
+                    .limit(1)
+                )
+        if claim_id is None:
+            claim_id = self.add(replace(details, text=claim_text) if details else NewClaim(text=claim_text), by).id
+        now = time.time()
+        with Session(self.engine) as s, s.begin():
+            row = s.get(QueueClaimRow, claim_id, with_for_update=True)
+            if row is None:
+                raise QueueError(f"no claim {claim_id!r} in the queue")
+            s.add(QueueRunRow(run_id=run_id, claim_id=claim_id, linked_at=now, linked_by=_name(by)))
+            detail: dict[str, Any] = {"run": run_id}
+            if row.status in ("new", "dismissed"):
+                detail["status"] = [row.status, "checking"]
+                row.status = "checking"
+            row.updated_at = now
+            s.add(_change(claim_id, by, "run linked", detail, now))
+        return self._get(claim_id)
+
+    def runs_of(self, claim_id: str) -> list[str]:
+        """The claim's runs, oldest first."""
+        with Session(self.engine) as s:
+            return list(s.scalars(select(QueueRunRow.run_id).where(QueueRunRow.claim_id == claim_id).order_by(QueueRunRow.linked_at)).all())
+
+    def claim_of_run(self, run_id: str) -> QueueClaim | None:
+        with Session(self.engine) as s:
+            claim_id = s.scalar(select(QueueRunRow.claim_id).where(QueueRunRow.run_id == run_id))
+        return self.get(claim_id) if claim_id else None
+
+    # --- comments ----------------------------------------------------------------------
+
+    def comment(
+        self, by: User, text: str, *, claim_id: str | None = None, run_id: str | None = None, evidence_id: str | None = None
+    ) -> Comment:
+        """A comment on a claim, a run, or one exhibit of a run (``run_id`` and ``evidence_id``); anyone on the desk may comment."""
+        body = text.strip()
+        if not body:
+            raise QueueError("the comment is empty; write something first")
+        if len(body) > MAX_COMMENT:
+            raise QueueError(f"the comment has {len(body):,} characters; the limit is {MAX_COMMENT:,}: shorten it or split it")
+        if (bad := unsafe_char(body.replace("\n", " ").replace("\t", " "))) is not None:
+            raise QueueError(f"the comment contains {bad[1]} at position {bad[0] + 1}; remove it")
+        if evidence_id and not run_id:
+            raise QueueError("a comment on an exhibit needs the run the exhibit belongs to")
+        if not (claim_id or run_id):
+            raise QueueError("a comment is on a claim or a run")
+        now = time.time()
+        with Session(self.engine) as s, s.begin():
+            if claim_id is not None and s.get(QueueClaimRow, claim_id) is None:
+                raise QueueError(f"no claim {claim_id!r} in the queue")
+            row = CommentRow(claim_id=claim_id, run_id=run_id, evidence_id=evidence_id or None, author=_name(by), at=now, text=body)
+            s.add(row)
+            s.flush()
+            if claim_id is not None:
+                s.add(_change(claim_id, by, "commented", {"comment": body[:120] + ("…" if len(body) > 120 else "")}, now))
+            return _comment(row)
+
+    def comments_on_claim(self, claim_id: str) -> list[Comment]:
+        """The comments on the claim itself, oldest first."""
+        with Session(self.engine) as s:
+            query = select(CommentRow).where(CommentRow.claim_id == claim_id, CommentRow.run_id.is_(None)).order_by(CommentRow.id)
+            return [_comment(r) for r in s.scalars(query).all()]
+
+    def comments_on_run(self, run_id: str) -> list[Comment]:
+        """The comments on a run and on its exhibits, oldest first."""
+        with Session(self.engine) as s:
+            return [_comment(r) for r in s.scalars(select(CommentRow).where(CommentRow.run_id == run_id).order_by(CommentRow.id)).all()]
+
+    # --- review and publishing ---------------------------------------------------------
+
+    def review(self, claim_id: str, by: User, verdict: str, reason: str, *, run_id: str | None = None) -> QueueClaim:
+        """An editor records the verdict the desk stands by (SUPPORTED, REFUTED or NOT ENOUGH INFO) and why; the claim is then in review.
+
+        The claim must have been checked: at least one of its runs (``run_id``, else its latest) reached a verdict.
+        """
+        require_editor(by, "review a claim")
+        label = " ".join(verdict.split()).upper()
+        if label not in COMMON_LABELS:
+            raise QueueError(f"the reviewed verdict is one of {', '.join(COMMON_LABELS)}, not {verdict!r}")
+        why = reason.strip()
+        if not why:
+            raise QueueError("say why: the reason is published as the fact-check's explanation")
+        if len(why) > MAX_REASON:
+            raise QueueError(f"the reason has {len(why):,} characters; the limit is {MAX_REASON:,}")
+        if (bad := unsafe_char(why.replace("\n", " ").replace("\t", " "))) is not None:
+            raise QueueError(f"the reason contains {bad[1]} at position {bad[0] + 1}; remove it")
+        current = self._get(claim_id)
+        if current.status in ("published", "dismissed"):
+            raise QueueError(f"the claim is {current.status}; {'unpublish' if current.status == 'published' else 'reopen'} it first")
+        runs = self.runs_of(claim_id)
+        if run_id is not None and run_id not in runs:
+            raise QueueError(f"run {run_id} is not one of this claim's runs")
+        if not runs:
+            raise QueueError("no run has checked this claim yet; check it first (Verify, or Batch)")
+        changes = {
+            "reviewed_verdict": label,
+            "review_reason": why,
+            "reviewed_by": _name(by),
+            "reviewed_at": time.time(),
+            "reviewed_run": run_id or runs[-1],
+            "status": "in review",
+        }
+        return self._change_fields(claim_id, by, changes, "reviewed")
+
+    def mark_published(self, claim_id: str, by: User, claimreview: dict[str, Any]) -> QueueClaim:
+        """Store the ClaimReview an editor published (``pipelines.newsroom.publishing`` builds and writes it)."""
+        require_editor(by, "publish")
+        now = time.time()
+        with Session(self.engine) as s, s.begin():
+            done = s.execute(
+                update(QueueClaimRow)
+                .where(QueueClaimRow.id == claim_id, QueueClaimRow.status == "in review", QueueClaimRow.reviewed_verdict.is_not(None))
+                .values(status="published", published_at=now, published_by=_name(by), claimreview=json.dumps(claimreview), updated_at=now)
+            )
+            if done.rowcount != 1:  # type: ignore[attr-defined]
+                raise QueueError("only a reviewed claim in review can be published; review it first (or someone changed it meanwhile)")
+            s.add(_change(claim_id, by, "published", {"status": ["in review", "published"], "url": claimreview.get("url", "")}, now))
+        return self._get(claim_id)
+
+    def mark_unpublished(self, claim_id: str, by: User, reason: str = "") -> QueueClaim:
+        """Take a published claim back to in review; its audit entries, the publishing one too, stay."""
+        require_editor(by, "unpublish")
+        now = time.time()
+        with Session(self.engine) as s, s.begin():
+            done = s.execute(
+                update(QueueClaimRow)
+                .where(QueueClaimRow.id == claim_id, QueueClaimRow.status == "published")
+                .values(status="in review", published_at=None, published_by=None, claimreview=None, updated_at=now)
+            )
+            if done.rowcount != 1:  # type: ignore[attr-defined]
+                raise QueueError("the claim is not published")
+            detail: dict[str, Any] = {"status": ["published", "in review"]}
+            if reason.strip():
+                detail["reason"] = reason.strip()[:MAX_REASON]
+            s.add(_change(claim_id, by, "unpublished", detail, now))
+        return self._get(claim_id)
+
+    def published(self) -> list[QueueClaim]:
+        """Published claims, newest publication first."""
+        with Session(self.engine) as s:
+            query = select(QueueClaimRow).where(QueueClaimRow.status == "published").order_by(QueueClaimRow.published_at.desc())
+            return [_claim(r) for r in s.scalars(query).all()]
+
+    def count(self) -> int:
+        with Session(self.engine) as s:
+            return int(s.scalar(select(func.count()).select_from(QueueClaimRow)) or 0)
+
+
+def require_editor(by: User, action: str) -> None:
+    """Refuse anyone but an editor; the caller passes the person the sign-in decided, read at the time of the action."""
+    if by.role != "editor":
+        raise NotAllowedError(f"only an editor may {action}; {by.name} is signed in as a {by.role}")
+
+
+# --- checking what comes in ------------------------------------------------------------
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_FIELD_NAMES = {"source_url": "appeared at", "appeared_on": "appeared on", "due_on": "due", "reviewed_verdict": "verdict"}
+
+
+def _checked_new(claim: NewClaim) -> NewClaim:
+    try:
+        text = validate_claim(claim.text).text
+    except InvalidClaimError as exc:
+        raise QueueError(str(exc)) from None
+    return NewClaim(
+        text=" ".join(text.split()),
+        appearance=_checked_appearance(claim.appearance),
+        assignee=_text_field(claim.assignee, "assignee"),
+        due_on=_day(claim.due_on, "due date") if claim.due_on.strip() else "",
+        tags=_checked_tags(claim.tags),
+    )
+
+
+def _checked_appearance(appearance: Appearance) -> Appearance:
+    url = appearance.url.strip()
+    if url and (
+        len(url) > MAX_URL or not re.match(r"https?://[^\s/]+", url, re.IGNORECASE) or unsafe_char(url) or any(c.isspace() for c in url)
+    ):
+        raise QueueError(f"where it appeared must be a web address starting http:// or https://, not {url[:80]!r}")
+    on = _day(appearance.on, "date it appeared") if appearance.on.strip() else ""
+    return Appearance(url=url, on=on, claimant=_text_field(appearance.claimant, "claimant"))
+
+
+def _text_field(value: str, what: str) -> str:
+    cleaned = " ".join(str(value or "").split())
+    if len(cleaned) > MAX_FIELD:
+        raise QueueError(f"the {what} has {len(cleaned)} characters; the limit is {MAX_FIELD}")
+    if (bad := unsafe_char(cleaned)) is not None:
+        raise QueueError(f"the {what} contains {bad[1]} at position {bad[0] + 1}; remove it")
+    return cleaned
+
+
+def _day(value: str, what: str) -> str:
+    text = str(value or "").strip()
+    if len(text) > 10 and _DAY.match(text) and text[10] in "T ":  # a date and time, as a spreadsheet writes it: the day
+        text = text[:10]
+    if _DAY.fullmatch(text):
+        try:
+            return date.fromisoformat(text).isoformat()
+        except ValueError:
+            pass
+    raise QueueError(f"the {what} must be a day written YYYY-MM-DD, not {text[:40]!r}")
+
+
+def _tag(tag: str) -> str:
+    return " ".join(str(tag).replace(",", " ").split()).lower()
+
+
+def _checked_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    cleaned = tuple(dict.fromkeys(t for t in (_tag(_text_field(t, "tag")) for t in tags) if t))
+    if len(cleaned) > MAX_TAGS:
+        raise QueueError(f"{len(cleaned)} tags; the limit is {MAX_TAGS}")
+    return cleaned
+
+
+def parse_tags(text: str) -> tuple[str, ...]:
+    """Tags as typed or read from a file: separated by commas or semicolons."""
+    return _checked_tags(re.split(r"[,;]", text or ""))
+
+
+def _tags_column(tags: Sequence[str]) -> str:
+    return "," + ",".join(tags) + "," if tags else ""
+
+
+def _tags_of(column: str | None) -> tuple[str, ...]:
+    return tuple(t for t in (column or "").split(",") if t)
+
+
+def _fields_of(claim: NewClaim) -> dict[str, Any]:
+    a = claim.appearance
+    return {"claim": claim.text, "appeared at": a.url, "appeared on": a.on, "claimant": a.claimant, "assignee": claim.assignee,
+            "due": claim.due_on, "tags": ", ".join(claim.tags)}  # fmt: skip
+
+
+def _public(name: str, value: Any) -> Any:
+    """A value as the history shows it (tags as a list, times left out)."""
+    if name == "tags":
+        return ", ".join(_tags_of(value))
+    if name == "reviewed_at":
+        return None
+    return value
+
+
+def _shown(value: Any) -> str:
+    return "—" if value in (None, "") else str(value)
+
+
+def _name(by: User) -> str:
+    if not by.name.strip():
+        raise QueueError("enter your name first: every change to the queue is recorded with who made it")
+    return by.name
+
+
+def _change(claim_id: str, by: User, action: str, detail: dict[str, Any], at: float) -> QueueChangeRow:
+    detail = {k: v for k, v in detail.items() if not (isinstance(v, list) and v[0] is None and v[1] is None)}
+    return QueueChangeRow(claim_id=claim_id, at=at, by=_name(by), action=action, detail=json.dumps(detail))
+
+
+def _claim(row: QueueClaimRow) -> QueueClaim:
+    return QueueClaim(
+        id=row.id,
+        text=row.text,
+        appearance=Appearance(url=row.source_url or "", on=row.appeared_on or "", claimant=row.claimant or ""),
+        status=row.status,  # type: ignore[arg-type]
+        assignee=row.assignee or "",
+        due_on=row.due_on or "",
+        tags=_tags_of(row.tags),
+        created_at=row.created_at,
+        created_by=row.created_by,
+        updated_at=row.updated_at,
+        reviewed_verdict=CardLabel.of(row.reviewed_verdict) if row.reviewed_verdict else None,
+        review_reason=row.review_reason or "",
+        reviewed_by=row.reviewed_by or "",
+        reviewed_at=row.reviewed_at,
+        reviewed_run=row.reviewed_run or "",
+        published_at=row.published_at,
+        published_by=row.published_by or "",
+        claimreview=json.loads(row.claimreview) if row.claimreview else None,
+    )
+
+
+def _comment(row: CommentRow) -> Comment:
+    return Comment(
+        id=row.id, author=row.author, at=row.at, text=row.text, claim_id=row.claim_id, run_id=row.run_id, evidence_id=row.evidence_id
+    )
+
+
+__all__ = [
+    "CLAIM_STATUSES",
+    "NEXT_STATUSES",
+    "QUEUE_TABLES",
+    "Appearance",
+    "ClaimQueue",
+    "ClaimStatus",
+    "NewClaim",
+    "NotAllowedError",
+    "QueueChange",
+    "QueueClaim",
+    "QueueError",
+    "QueueFilter",
+    "parse_tags",
+    "require_editor",
+]
