@@ -5,12 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from pipelines.config import AppSettings
+from pipelines.errors import StoreUnavailableError
 from pipelines.run.services import Services
 
 
 def get_services() -> Services:
     """The services for the current settings (one set per distinct data folder, database and Chroma server)."""
-    return _services_for(AppSettings().model_dump_json())
+    try:
+        return _services_for(AppSettings().model_dump_json())
+    except StoreUnavailableError as exc:  # the database away, the disk full, the folder read-only: said plainly, tried again next time
+        st.error(str(exc))
+        st.stop()
 
 
 @st.cache_resource(show_spinner="Loading the embedding model and the evidence index…")

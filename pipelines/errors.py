@@ -67,3 +67,7 @@ class ToolUnavailableError(DebateDeskError):
 
 class IngestionError(DebateDeskError):
     """A file could not be read into a corpus; says which file and why."""
+
+
+class StoreUnavailableError(DebateDeskError):
+    """The run store cannot be reached or written (database down, disk full, folder read-only); says where and what to do."""

@@ -39,9 +39,10 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines import __version__
-from pipelines.errors import RunBusyError
+from pipelines.errors import RunBusyError, StoreUnavailableError
 from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
 from pipelines.record.digest import Cost, digest
+from pipelines.record.outage import fault_message, is_store_fault
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -179,8 +180,15 @@ class RunStore:
         self.engine = create_engine(url, **kwargs)
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        _Base.metadata.create_all(self.engine)
-        self._migrate()
+        try:
+            _Base.metadata.create_all(self.engine)
+            self._migrate()
+        except Exception as exc:  # away, full or read-only: said plainly, with where the store is (never the SQL)
+            if not is_store_fault(exc):
+                raise
+            raise StoreUnavailableError(
+                f"{fault_message(url, exc)}; start the database, free some space or make the data folder writable, then try again"
+            ) from exc
         self._seq: dict[str, int] = {}
         self._lock = threading.Lock()
 
