@@ -9,7 +9,6 @@ with ``check_claim_text``; every sink encodes for itself: ``terminal_text`` for 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 import unicodedata
@@ -18,7 +17,7 @@ from urllib.parse import urlsplit
 
 from corpora.jsonl import MAX_JSON_DEPTH, JsonTooDeepError, json_depth, load_json
 from pipelines.errors import DebateDeskError, InvalidClaimError
-from pipelines.text.addresses import public_only
+from pipelines.text.addresses import citable_host
 
 # Characters that change how text around them is displayed: bidi embeddings, overrides and isolates.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -133,13 +132,7 @@ def public_http_url(url: str) -> bool:
         return False
     if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
         return False
-    if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
-        return False
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return "." in host  # a name: its address is not ours to check here (the fetch guard checks before fetching)
-    return public_only(address) is None
+    return citable_host(host) is None  # a name's own address is not ours to check here (the fetch guard checks before fetching)
 
 
 # What could close or change a <script> block, end a JavaScript line, or drive a terminal the file is printed on.
