@@ -71,3 +71,7 @@ class IngestionError(DebateDeskError):
 
 class StoreUnavailableError(DebateDeskError):
     """The run store cannot be reached or written (database down, disk full, folder read-only); says where and what to do."""
+
+
+class UnstorableTextError(DebateDeskError, ValueError):
+    """Text with a NUL character, which PostgreSQL cannot keep (and SQLite is made to refuse alike): refused before any SQL."""

@@ -50,7 +50,17 @@ def unsafe_char(text: str) -> tuple[int, str] | None:
 
 def is_invisible(text: str) -> bool:
     """True when nothing in ``text`` would show on screen: only spaces, format characters (zero-width, bidi) and marks."""
-    return not any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp") for ch in text)
+    return not any(
+        not ch.isspace() and ch not in BLANK_LOOKING and unicodedata.category(ch) not in ("Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp")
+        for ch in text
+    )
+
+
+# Letters and symbols drawn as nothing: the Braille blank, the Hangul fillers, the Khmer inherent vowels, the
+# Mongolian vowel separator, musical-notation spacers. Their categories (So, Lo, Mn) call them visible; a screen does not.
+BLANK_LOOKING = frozenset(
+    "\u2800\u3164\u115f\u1160\uffa0\u17b4\u17b5\u180e\u034f\U0001d159\U0001d173\U0001d174\U0001d175\U0001d176\U0001d177\U0001d178\U0001d179\U0001d17a"
+)
 
 
 def check_claim_text(text: str | None, where: str = "the claim") -> str:
