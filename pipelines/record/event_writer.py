@@ -20,7 +20,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 from pipelines.errors import StoreUnavailableError
 from pipelines.events import Event
 from pipelines.record.outage import fault_message, is_store_fault
-from pipelines.record.spill import Spill, spill_dirs
+from pipelines.record.spill import Spill, replay_spills, spill_dirs
 from pipelines.record.store import OWNER, RunStatus, RunStore
 
 log = logging.getLogger(__name__)
@@ -109,6 +109,8 @@ class EventWriter:
             except OSError as exc:
                 log.error("run %s: its end (%s) could not be kept: %s", self._run_id, status, exc)
             self.spill.close()
+            # An outage of seconds may be over by now: store the spill at once (each line once), not at the next start.
+            replay_spills(self._store, [self.spill.path.parent])
 
     def _drain(self) -> None:
         stopping = False

@@ -242,3 +242,37 @@ def test_postgresql_stopped_for_three_seconds_mid_run_loses_nothing(fresh: Servi
     assert isinstance(seen[-1], VerdictReached)
     assert comparable(fresh.store.events(handle.run_id)) == comparable(reference)
     assert fresh.store.get_run(handle.run_id).status == "completed"  # type: ignore[union-attr]
+
+
+def test_a_spill_replay_cut_short_goes_on_where_it_stopped_and_stores_each_line_once(
+    store_url: str,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from pipelines.events import StageCompleted, StageStarted
+    from pipelines.record.spill import Spill, replay_spills
+
+    store = RunStore(store_url)
+    store.create_run("r1", CLAIM, "single", {})
+    spilled = Spill.open([tmp_path], store, "r1", "elsewhere:1:dead")
+    first, second, third = StageStarted(stage="a"), StageCompleted(stage="a"), StageStarted(stage="b")
+    spilled.events([first, second])
+    spilled.journal("r1", "llm", "k", "answer")
+    spilled.events([third])
+    spilled.close()
+    real_put = store.journal_put
+
+    def refused(*args: object) -> None:
+        raise OperationalError("INSERT", None, Exception("connection refused"))
+
+    monkeypatch.setattr(store, "journal_put", refused)
+    assert replay_spills(store, [tmp_path]) == []  # the store went away again after the first two events
+    assert [type(e).__name__ for e in store.events("r1")] == ["StageStarted", "StageCompleted"]
+    monkeypatch.setattr(store, "journal_put", real_put)
+    assert replay_spills(store, [tmp_path]) == ["r1"]
+    assert store.events("r1") == [first, second, third]  # each once, in order
+    assert store.journal("r1") == {("llm", "k"): ["answer"]}
+    assert not list(tmp_path.glob("*.jsonl")) and not list(tmp_path.glob("*.done"))
+    store.engine.dispose()
