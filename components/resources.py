@@ -6,6 +6,7 @@ import streamlit as st
 
 from pipelines.config import AppSettings
 from pipelines.errors import StoreUnavailableError
+from pipelines.text.safety import escape_markdown
 from pipelines.run.services import Services
 
 
@@ -14,7 +15,7 @@ def get_services() -> Services:
     try:
         return _services_for(AppSettings().model_dump_json())
     except StoreUnavailableError as exc:  # the database away, the disk full, the folder read-only: said plainly, tried again next time
-        st.error(str(exc))
+        st.error(escape_markdown(str(exc)))
         st.stop()
 
 
