@@ -105,7 +105,9 @@ with add_section:
             )
             st.session_state[K + "browse"] = report.corpus  # show the new corpus's documents below
         except (CorpusFileError, ValueError) as exc:  # nothing was written: ingestion reads every file before the first write
-            st.error(f"⚠️ {escape_markdown(str(exc))} Nothing was added.")  # it names the uploaded file
+            said = str(exc).rstrip()
+            said += "" if said.endswith((".", "!", "?")) else "."
+            st.error(f"⚠️ {escape_markdown(said)} Nothing was added.")  # it names the uploaded file
 
 with browse_section:
     st.subheader("Documents")
