@@ -154,10 +154,17 @@ class EventWriter:
 
     def _spill_unit(self, unit: list[Event] | _JournalEntry) -> None:
         assert self.spill is not None
-        if isinstance(unit, _JournalEntry):
-            self.spill.journal(unit.run_id, unit.kind, unit.key, unit.payload)
-        else:
-            self.spill.events(unit)
+        try:
+            if isinstance(unit, _JournalEntry):
+                self.spill.journal(unit.run_id, unit.kind, unit.key, unit.payload)
+            else:
+                self.spill.events(unit)
+        except OSError as exc:  # the spill's disk filled too: say so plainly; what is in the spill and the store stays
+            self.down = StoreUnavailableError(
+                f"{self.down or 'the run store is away'}; and the spill file {self.spill.path} could not take more "
+                f"({exc.strerror or exc}): the run's later events are not kept. Free some space, then resume the run"
+            )
+            raise self.down from exc
 
     def _retrying(self, write: Callable[[], None]) -> None:
         for attempt in Retrying(
