@@ -6,8 +6,8 @@ import streamlit as st
 
 from pipelines.config import AppSettings
 from pipelines.errors import StoreUnavailableError
-from pipelines.text.safety import escape_markdown
 from pipelines.run.services import Services
+from pipelines.text.safety import escape_markdown
 
 
 def get_services() -> Services:

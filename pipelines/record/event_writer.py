@@ -30,6 +30,14 @@ log = logging.getLogger(__name__)
 STORE_PATIENCE_S = 20.0
 
 
+class StorePaused(BaseException):
+    """Raised by the runner's emit to stop the protocol once the store stayed away (the writer's ``down`` says why).
+
+    Not an Exception: the stages turn a DebateDeskError into an event and go on, and this must
+    reach the runner through them, as a cancellation would.
+    """
+
+
 class EventWriter:
     """Stores a run's events and journal entries in order on a thread of its own, so the run's event loop never waits on the database.
 

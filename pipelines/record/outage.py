@@ -8,9 +8,13 @@ for and must be told plainly, with where the store is and never the SQL that fai
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, InterfaceError, OperationalError
+
+from pipelines.errors import StoreUnavailableError
 
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
 
@@ -42,3 +46,14 @@ def store_key(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         return "(an unreadable database address)"
+
+
+@contextmanager
+def store_faults_plain(url: str) -> Iterator[None]:
+    """A store that is away or cannot be written raises StoreUnavailableError with a plain message, not the driver's text."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_store_fault(exc):
+            raise
+        raise StoreUnavailableError(f"{fault_message(url, exc)}; nothing was changed. Try again once it is back") from exc

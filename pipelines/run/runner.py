@@ -14,7 +14,6 @@ import threading
 import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ModelSpec, RunConfig
 from pipelines.domain import Claim, Verdict
@@ -37,7 +36,7 @@ from pipelines.llm.limits import Budget, BudgetExhaustedError
 from pipelines.llm.registry import get_backend
 from pipelines.protocols.base import get_protocol
 from pipelines.record.digest import digest
-from pipelines.record.event_writer import EventWriter
+from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.journal import (
     EventDeduper,
     Journal,
@@ -48,7 +47,7 @@ from pipelines.record.journal import (
     recorded_reviews,
     reserved_evidence_ids,
 )
-from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.outage import fault_message, is_store_fault, store_faults_plain
 from pipelines.record.redaction import Redactor, StreamRedactor
 from pipelines.record.spill import replay_spills, spill_dirs
 from pipelines.record.store import RunStore, busy_message
@@ -169,25 +168,6 @@ async def execute(
     return verdict
 
 
-class _StorePaused(BaseException):
-    """Stops the protocol at a step's start when the store stayed away (the writer's ``down`` says why).
-
-    Not an Exception: the stages turn a DebateDeskError into an event and go on, and this must
-    reach the runner through them, as a cancellation would.
-    """
-
-
-@contextmanager
-def store_faults_plain(store: RunStore) -> Iterator[None]:
-    """A store that is away or cannot be written raises StoreUnavailableError with a plain message, not the driver's text."""
-    try:
-        yield
-    except Exception as exc:
-        if not is_store_fault(exc):
-            raise
-        raise StoreUnavailableError(f"{fault_message(store.url, exc)}; nothing was changed. Try again once it is back") from exc
-
-
 def probability_spec(spec: ModelSpec) -> ModelSpec:
     """A role whose answers are read from token probabilities: on the embedded backend its server must keep them (logits_all)."""
     if spec.backend == "embedded" and not spec.logprobs:
@@ -298,7 +278,7 @@ def start_run(
     handle = RunHandle(run_id, claim, config, gate)
     source = frozen.source_run if frozen is not None else ""
     if store is not None:
-        with store_faults_plain(store):
+        with store_faults_plain(store.url):
             store.create_run(run_id, claim.text, config.protocol, config.snapshot(), source_run=source, by=by)
     _launch(
         handle,
@@ -335,7 +315,7 @@ def resume_run(
     store = services.store
     if store is None:
         raise DebateDeskError("resuming needs the run store; this app runs without one")
-    with store_faults_plain(store):
+    with store_faults_plain(store.url):
         return _resume(run_id, store, services, interactive=interactive, secrets_from=secrets_from, by=by)
 
 
@@ -452,7 +432,7 @@ def _launch(
         # that ends a piece of work (not a streamed chunk, not a call's accounting, which precede its answer's journal entry).
         emit(evt)
         if writer is not None and writer.down is not None and not isinstance(evt, ModelCallCompleted | ArgumentDelta):
-            raise _StorePaused()
+            raise StorePaused()
 
     def _pass_on(evt: Event) -> None:
         kept = dedupe.admit(evt)
@@ -486,7 +466,7 @@ def _launch(
             if writer is not None:
                 writer.flush()  # a store that failed to take an event fails the run, as when events were written inline
             status = "completed"
-        except (_StorePaused, StoreUnavailableError) as exc:  # the store stayed away: stopped between two steps, kept, resumable
+        except (StorePaused, StoreUnavailableError) as exc:  # the store stayed away: stopped between two steps, kept, resumable
             status = "interrupted"
             emit(RunInterrupted(reason=str(writer.down if writer is not None and writer.down is not None else exc)))
         except RunInterruptedError as exc:
