@@ -8,16 +8,22 @@ from pathlib import Path
 import streamlit as st
 
 from pipelines.config import AppSettings
+from pipelines.errors import StoreUnavailableError
 from pipelines.newsroom.publishing import sync_published
 from pipelines.newsroom.queue import ClaimQueue, QueueError
 from pipelines.run.services import Services
+from pipelines.text.safety import escape_markdown
 
 log = logging.getLogger(__name__)
 
 
 def get_services() -> Services:
     """The services for the current settings (one set per distinct data folder, database and Chroma server)."""
-    return _services_for(AppSettings().model_dump_json())
+    try:
+        return _services_for(AppSettings().model_dump_json())
+    except StoreUnavailableError as exc:  # the database away, the disk full, the folder read-only: said plainly, tried again next time
+        st.error(escape_markdown(str(exc)))
+        st.stop()
 
 
 @st.cache_resource(show_spinner="Loading the embedding model and the evidence index…")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from corpora.base import Document, split_sentences
@@ -37,20 +38,25 @@ _HYPHENATED = re.compile(r"(\w)-\n(\w)")
 def pdf_document(path: Path, shown: str, error: type[ValueError]) -> Document:
     """The PDF's text, page after page; ``error`` (the loader's CorpusFileError) names the file and the fix."""
     from pypdf import PdfReader
-    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+    from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PdfReadError, PyPdfError
 
     try:
         reader = PdfReader(path)
         if reader.is_encrypted and not reader.decrypt(""):  # many PDFs are "encrypted" with an empty password
             raise error(f"{shown}: the PDF is password-protected; save a copy without a password and upload that")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = [_page_text(page) for page in reader.pages]
         title = str((reader.metadata.title if reader.metadata else None) or "").strip()
     except error:
         raise
+    except (LimitReachedError, RecursionError, MemoryError) as exc:  # pypdf stops a decompression or page-tree bomb
+        raise error(
+            f"{shown}: the PDF is built to overwhelm a reader (it expands beyond pypdf's limits or its pages loop: "
+            f"{str(exc)[:120] or exc.__class__.__name__}); it was not read. Print it to a new PDF, or upload its text"
+        ) from exc
     except (FileNotDecryptedError, DependencyError) as exc:
         raise error(f"{shown}: the PDF is encrypted ({exc}); save a copy without a password and upload that") from exc
     # pypdf reports a damaged or truncated file with these (its own PdfReadError, or a parser's lookup that failed).
-    except (PdfReadError, ValueError, KeyError, IndexError, TypeError) as exc:
+    except (PdfReadError, PyPdfError, ValueError, KeyError, IndexError, TypeError, AttributeError, AssertionError) as exc:
         raise error(
             f"{shown}: not a readable PDF ({exc.__class__.__name__}: {str(exc)[:200]}); open and re-save it, or upload its text"
         ) from exc
@@ -58,6 +64,14 @@ def pdf_document(path: Path, shown: str, error: type[ValueError]) -> Document:
     if not text:
         raise error(f"{shown}: the PDF has no text layer (a scanned image?); run it through OCR first, or upload its text")
     return Document(id=path.stem, title=title or path.stem, sentences=split_sentences(text), source=shown)
+
+
+def _page_text(page: Any) -> str:
+    # Decoded first, so a content stream that inflates past pypdf's limit raises here (extract_text would swallow it).
+    contents = page.get_contents()
+    if contents is not None:
+        contents.get_data()
+    return str(page.extract_text() or "")
 
 
 def html_document(path: Path, shown: str, error: type[ValueError]) -> Document:

@@ -11,13 +11,10 @@ from typing import Any
 from corpora.base import Document, split_sentences
 from corpora.formats import HTML_SUFFIXES, PDF_SUFFIXES, html_document, pdf_document
 from corpora.jsonl import jsonl_objects
+from corpora.uploads import CONTENT_SNIFF_BYTES, CorpusFileError, check_content
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".jsonl", *PDF_SUFFIXES, *HTML_SUFFIXES)
 MAX_FILE_BYTES = 50 * 1024 * 1024
-
-
-class CorpusFileError(ValueError):
-    """A file that cannot be read into a corpus; the message names the file and the fix."""
 
 
 @dataclass
@@ -70,6 +67,8 @@ class FileLoader:
             raise CorpusFileError(f"{shown}: unsupported file type; use {', '.join(SUPPORTED_SUFFIXES)}")
         if path.stat().st_size > MAX_FILE_BYTES:
             raise CorpusFileError(f"{shown}: larger than {MAX_FILE_BYTES // 2**20} MB; split it into smaller files")
+        with path.open("rb") as head:
+            check_content(shown, path.suffix.lower(), head.read(CONTENT_SNIFF_BYTES))
         if path.suffix.lower() in PDF_SUFFIXES:
             yield pdf_document(path, shown, CorpusFileError)
             return
@@ -81,6 +80,8 @@ class FileLoader:
         except UnicodeDecodeError as exc:
             raise CorpusFileError(f"{shown}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from exc
         if path.suffix.lower() == ".jsonl":
+            if not text.strip():
+                raise CorpusFileError(f'{shown}: the file is empty or blank; write one JSON object per line, with a "text" field')
             for number, row in _jsonl_rows(text, shown):
                 body = row.get("text")
                 if not isinstance(body, str) or not body.strip():

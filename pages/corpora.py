@@ -13,6 +13,7 @@ from components.resources import get_services
 from components.sign_in import acting_person
 from corpora.chunking import chunk_documents
 from corpora.loaders import SUPPORTED_SUFFIXES, CorpusFileError, FileLoader
+from corpora.uploads import stage_uploads
 from pipelines.access.roles import require
 from pipelines.errors import DebateDeskError
 from pipelines.text.safety import escape_markdown
@@ -73,13 +74,14 @@ with add_section:
         name = st.text_input(
             "Corpus name", value="my-notes", help="Lowercase letters, digits, '.', '_' and '-'. An existing name adds to that corpus."
         )
+        # No type=: Streamlit then refuses a name holding NUL with an exception where this form should be; the loader
+        # checks each file's name, extension and content itself and answers with a message naming the file.
         uploads = st.file_uploader(
-            "Files",
-            type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES],
+            f"Files ({SUFFIXES})",
             accept_multiple_files=True,
             help='Text, Markdown and JSON lines ("text", optional "id", "title", "url"); PDF (its text layer: a scan needs OCR '
             "first) and saved web pages (.html: the article's text, its title and its address). A file of the same name replaces "
-            "its earlier version.",
+            'its earlier version; two different files of one name in one upload are both kept, the second as "name (2)".',
         )
         submitted = st.form_submit_button("Ingest", icon="📥")
     if submitted:
@@ -88,12 +90,9 @@ with add_section:
             if not uploads:
                 raise CorpusFileError(f"choose at least one file ({SUFFIXES})")
             with tempfile.TemporaryDirectory() as tmp:
-                paths, shown = [], {}
-                for upload in uploads:
-                    path = Path(tmp) / Path(upload.name).name
-                    path.write_bytes(upload.getvalue())
-                    paths.append(path)
-                    shown[path] = upload.name
+                paths, shown, notes = stage_uploads([(u.name, u.getvalue()) for u in uploads], Path(tmp))
+                for note in notes:  # two different files of one name: both kept, and the person told which is which
+                    st.info(f"ℹ️ {escape_markdown(note)}")
                 with st.spinner("Reading the files…"):
                     passages = list(chunk_documents(FileLoader(paths, display_names=shown).load_documents()))
                 bar = st.progress(0.0, text=f"Embedding {len(passages):,} passages…")
@@ -109,7 +108,9 @@ with add_section:
             )
             st.session_state[K + "browse"] = report.corpus  # show the new corpus's documents below
         except (CorpusFileError, ValueError) as exc:  # nothing was written: ingestion reads every file before the first write
-            st.error(f"⚠️ {escape_markdown(str(exc))} Nothing was added.")  # it names the uploaded file
+            said = str(exc).rstrip()
+            said += "" if said.endswith((".", "!", "?")) else "."
+            st.error(f"⚠️ {escape_markdown(said)} Nothing was added.")  # it names the uploaded file
 
 with browse_section:
     st.subheader("Documents")

@@ -67,3 +67,11 @@ class ToolUnavailableError(DebateDeskError):
 
 class IngestionError(DebateDeskError):
     """A file could not be read into a corpus; says which file and why."""
+
+
+class StoreUnavailableError(DebateDeskError):
+    """The run store cannot be reached or written (database down, disk full, folder read-only); says where and what to do."""
+
+
+class UnstorableTextError(DebateDeskError, ValueError):
+    """Text with a NUL character, which PostgreSQL cannot keep (and SQLite is made to refuse alike): refused before any SQL."""

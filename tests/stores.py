@@ -37,7 +37,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         return
     server = make_url(os.environ[POSTGRES_ENV])
     name = f"dd_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    admin = create_engine(server, isolation_level="AUTOCOMMIT", pool_pre_ping=True)  # a test may restart the server
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:

@@ -168,6 +168,9 @@ def main(argv: list[str]) -> int:
     if first != second:
         print("the two passwords differ", file=sys.stderr)
         return 1
+    if not first.strip():
+        print("the password is empty; type the password the user will sign in with", file=sys.stderr)
+        return 1
     print(hash_password(first))
     return 0
 

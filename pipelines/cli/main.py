@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # bad names and files from the user, with their own messages
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk or a read-only folder met outside the run store: what and where, no traceback
+        print(f"error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        return 2
     finally:
         sys.stdout, sys.stderr = out, err
 
@@ -186,11 +189,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _store() -> RunStore:
+    from pipelines.record.spill import replay_spills, spill_dirs
     from pipelines.record.store import RunStore
 
     settings = AppSettings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return RunStore(settings.sqlite_url)
+    store = RunStore(settings.sqlite_url)
+    replay_spills(store, spill_dirs(settings.data_dir))  # a run's events kept on disk while the store was away go in first
+    return store
 
 
 def _runs(args: argparse.Namespace) -> int:

@@ -1,7 +1,9 @@
 """Stores a run's events and journal entries on a thread of its own, in the order the run produced them.
 
 The runner puts every event here as it happens and the journal its entries (``JournalSink``);
-the run's event loop never waits on the database.
+the run's event loop never waits on the database. When the database goes away the writer
+waits for it (retrying with backoff, reconnecting); when it stays away, the writer keeps what
+it could not store in a spill file (``spill.py``) and says so, and the runner pauses the run.
 """
 
 from __future__ import annotations
@@ -9,12 +11,31 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
+
+from pipelines.errors import StoreUnavailableError
 from pipelines.events import Event
-from pipelines.record.store import OWNER, RunStore
+from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.spill import Spill, replay_spills, spill_dirs
+from pipelines.record.store import OWNER, RunStatus, RunStore
 
 log = logging.getLogger(__name__)
+
+# How long the writer waits for a store that stopped answering before it pauses the run: a
+# database restart or a failover takes seconds; longer than this is an outage someone must see.
+STORE_PATIENCE_S = 20.0
+
+
+class StorePaused(BaseException):
+    """Raised by the runner's emit to stop the protocol once the store stayed away (the writer's ``down`` says why).
+
+    Not an Exception: the stages turn a DebateDeskError into an event and go on, and this must
+    reach the runner through them, as a cancellation would.
+    """
 
 
 class EventWriter:
@@ -25,19 +46,29 @@ class EventWriter:
     could not start in. Items are stored in the order they were put, the events that queued
     up during a write together in the next transaction; ``close`` waits for the last one, so
     a finished run's record is complete before its status changes and its stream ends.
-    A failed write is kept and raised by ``flush`` (the run then fails, as it did when the
-    write was inline); nothing more is written after one failed.
+
+    A write the store refuses for want of a connection or of disk space is retried with
+    backoff for ``patience_s`` (the run goes on meanwhile; its events wait in order). After
+    that the writer is ``down``: what it holds and everything after goes to a spill file, in
+    order, to be stored when the store is back, and the runner stops the run at its next step.
+    Any other failed write is kept and raised by ``flush`` (the run then fails); nothing more
+    is written after one.
     """
 
     _STOP = object()
 
-    def __init__(self, store: RunStore, run_id: str) -> None:
+    def __init__(self, store: RunStore, run_id: str, *, data_dir: Path | None = None, patience_s: float | None = None) -> None:
         self._store = store
         self._run_id = run_id
+        self._dirs = spill_dirs(data_dir)
+        self._patience_s = STORE_PATIENCE_S if patience_s is None else patience_s
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._idle = threading.Condition()
         self._pending = 0
         self.error: BaseException | None = None
+        self.down: StoreUnavailableError | None = None  # set once the store stayed away too long: the run must pause
+        self.spill: Spill | None = None
+        self.retries = 0  # writes that failed and were tried again (the soak counts them)
         self._thread = threading.Thread(target=self._drain, name=f"events-{run_id}", daemon=True)
         self._thread.start()
 
@@ -54,16 +85,40 @@ class EventWriter:
         self._queue.put(item)
 
     def flush(self) -> None:
-        """Wait until every event put so far is stored; raise the error of a failed write."""
+        """Wait until every event put so far is stored (or spilled); raise the error of a failed write, or the outage."""
         with self._idle:
             self._idle.wait_for(lambda: self._pending == 0)
         if self.error is not None:
             raise self.error
+        if self.down is not None:
+            raise self.down
 
     def close(self) -> None:
         if self._thread.is_alive():
             self._queue.put(self._STOP)
             self._thread.join()
+
+    def finish(self, status: RunStatus) -> None:
+        """Record how the run ended (after ``close``): in the store, or in the spill when the store is away."""
+        if self.down is None:
+            try:
+                self._retrying(lambda: self._store.finish(self._run_id, status, owner=OWNER))
+                return
+            except Exception as exc:
+                if not is_store_fault(exc):
+                    raise
+                try:
+                    self._go_down(exc)
+                except StoreUnavailableError as down:
+                    log.error("run %s: its end (%s) could not be kept: %s", self._run_id, status, down)
+        if self.spill is not None:
+            try:
+                self.spill.finish(status)
+            except OSError as exc:
+                log.error("run %s: its end (%s) could not be kept: %s", self._run_id, status, exc)
+            self.spill.close()
+            # An outage of seconds may be over by now: store the spill at once (each line once), not at the next start.
+            replay_spills(self._store, [self.spill.path.parent])
 
     def _drain(self) -> None:
         stopping = False
@@ -87,18 +142,94 @@ class EventWriter:
                 self._idle.notify_all()
 
     def _write(self, items: list[object]) -> None:
-        events: list[Event] = []
-        for item in items:
-            if isinstance(item, Event):
-                events.append(item)
-                continue
-            if events:
-                self._store.append_many(self._run_id, events, owner=OWNER)
-                events = []
-            assert isinstance(item, _JournalEntry)
-            self._store.journal_put(item.run_id, item.kind, item.key, item.payload)
+        # One unit is one transaction; a unit stored is never written again, so a retry doubles nothing.
+        for unit in _units(items):
+            if self.spill is None:
+                try:
+                    self._retrying(lambda u=unit: self._store_unit(u))  # type: ignore[misc]
+                    continue
+                except Exception as exc:
+                    if not is_store_fault(exc):
+                        raise
+                    self._go_down(exc)
+            self._spill_unit(unit)
+
+    def _store_unit(self, unit: list[Event] | _JournalEntry) -> None:
+        if isinstance(unit, _JournalEntry):
+            self._store.journal_put(unit.run_id, unit.kind, unit.key, unit.payload)
+        else:
+            self._store.append_many(self._run_id, unit, owner=OWNER)  # stored only while this process owns the run
+
+    def _spill_unit(self, unit: list[Event] | _JournalEntry) -> None:
+        assert self.spill is not None
+        try:
+            if isinstance(unit, _JournalEntry):
+                self.spill.journal(unit.run_id, unit.kind, unit.key, unit.payload)
+            else:
+                self.spill.events(unit)
+        except OSError as exc:  # the spill's disk filled too: say so plainly; what is in the spill and the store stays
+            self.down = StoreUnavailableError(
+                f"{self.down or 'the run store is away'}; and the spill file {self.spill.path} could not take more "
+                f"({exc.strerror or exc}): the run's later events are not kept. Free some space, then resume the run"
+            )
+            raise self.down from exc
+
+    def _retrying(self, write: Callable[[], None]) -> None:
+        for attempt in Retrying(
+            retry=retry_if_exception(is_store_fault),
+            wait=wait_exponential(multiplier=0.05, max=2.0),
+            stop=stop_after_delay(self._patience_s),
+            before_sleep=self._note_retry,
+            reraise=True,
+        ):
+            with attempt:
+                write()
+
+    def _note_retry(self, state: RetryCallState) -> None:
+        self.retries += 1
+        if state.attempt_number == 1:
+            exc = state.outcome.exception() if state.outcome else None
+            log.warning(
+                "run %s: %s; waiting up to %.0f s for it",
+                self._run_id,
+                fault_message(self._store.url, exc or Exception()),
+                self._patience_s,
+            )
+
+    def _go_down(self, exc: BaseException) -> None:
+        """The store stayed away: open the spill (raises OSError when no folder takes it) and say why the run pauses."""
+        what = fault_message(self._store.url, exc)
+        try:
+            self.spill = Spill.open(self._dirs, self._store, self._run_id, OWNER)
+        except OSError as spill_exc:
+            self.down = StoreUnavailableError(
+                f"{what}, and {spill_exc}; the run is stopped. Free some space or make the data folder writable, "
+                "then resume it (what was stored before stays)"
+            )
+            raise self.down from exc
+        self.down = StoreUnavailableError(
+            f"{what}; the run is paused and will resume: its events are kept in {self.spill.path} and stored "
+            f"when the store is back. Resume it from History or with `python -m pipelines resume {self._run_id}`"
+        )
+        log.error("run %s: %s", self._run_id, self.down)
+
+
+def _units(items: Sequence[object]) -> list[list[Event] | _JournalEntry]:
+    """Consecutive events as one unit (one transaction), each journal entry as one."""
+    units: list[list[Event] | _JournalEntry] = []
+    events: list[Event] = []
+    for item in items:
+        if isinstance(item, Event):
+            events.append(item)
+            continue
         if events:
-            self._store.append_many(self._run_id, events, owner=OWNER)  # stored only while this process owns the run
+            units.append(events)
+            events = []
+        assert isinstance(item, _JournalEntry)
+        units.append(item)
+    if events:
+        units.append(events)
+    return units
 
 
 @dataclass(frozen=True)

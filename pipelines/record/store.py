@@ -39,11 +39,12 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines import __version__
-from pipelines.errors import RunBusyError
+from pipelines.errors import RunBusyError, StoreUnavailableError, UnstorableTextError
 from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
 from pipelines.record import chain
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import COMMON_LABELS, common_label
+from pipelines.record.outage import fault_message, is_store_fault
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -186,8 +187,16 @@ class RunStore:
         self.engine = create_engine(url, **kwargs)
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
-        _Base.metadata.create_all(self.engine)
-        self._migrate()
+        event.listen(self.engine, "before_cursor_execute", _refuse_nul)  # one plain message on both databases, never SQL text
+        try:
+            _Base.metadata.create_all(self.engine)
+            self._migrate()
+        except Exception as exc:  # away, full or read-only: said plainly, with where the store is (never the SQL)
+            if not is_store_fault(exc):
+                raise
+            raise StoreUnavailableError(
+                f"{fault_message(url, exc)}; start the database, free some space or make the data folder writable, then try again"
+            ) from exc
         self._seq: dict[str, int] = {}
         self._head: dict[str, str] = {}  # run id -> the link of its last stored event (kept with _seq)
         self._lock = threading.Lock()
@@ -292,8 +301,9 @@ class RunStore:
         """Newest first, filtered by claim text (case-insensitive substring), verdict, protocol, status and date."""
         where = where or RunFilter()
         query = select(RunRow)
-        if where.claim.strip():
-            query = query.where(RunRow.claim.icontains(where.claim.strip(), autoescape=True))
+        claim = where.claim.replace("\x00", "").strip()  # a NUL matches no stored claim (none can hold one)
+        if claim:
+            query = query.where(RunRow.claim.icontains(claim, autoescape=True))
         if where.verdicts:
             final = func.coalesce(RunRow.checker_verdict, RunRow.verdict)
             wanted = {common_label(v) for v in where.verdicts}
@@ -569,6 +579,17 @@ def _summary(row: RunRow) -> RunSummary:
         source_run=row.source_run,
         started_by=row.started_by,
     )
+
+
+def _refuse_nul(_conn: Any, _cursor: Any, _statement: str, parameters: Any, _context: Any, _executemany: bool) -> None:
+    rows = parameters if isinstance(parameters, list) else [parameters]
+    for row in rows:
+        values = row.values() if isinstance(row, dict) else row if isinstance(row, tuple | list) else ()
+        if any(isinstance(v, str) and "\x00" in v for v in values):
+            raise UnstorableTextError(
+                "the text holds a NUL character (U+0000), which the run store cannot keep; remove it (it can come with text "
+                "copied from a terminal or a binary file) and try again"
+            )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pipelines.access.roles import Person, acting_name
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ModelSpec, RunConfig
 from pipelines.domain import Claim, Verdict
-from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
+from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError, StoreUnavailableError
 from pipelines.events import (
+    ArgumentDelta,
     Event,
     ModelCallCompleted,
     RunFailed,
@@ -36,7 +37,7 @@ from pipelines.llm.limits import Budget, BudgetExhaustedError
 from pipelines.llm.registry import get_backend
 from pipelines.protocols.base import get_protocol
 from pipelines.record.digest import digest
-from pipelines.record.event_writer import EventWriter
+from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.journal import (
     EventDeduper,
     Journal,
@@ -47,8 +48,10 @@ from pipelines.record.journal import (
     recorded_reviews,
     reserved_evidence_ids,
 )
+from pipelines.record.outage import fault_message, is_store_fault, store_faults_plain
 from pipelines.record.redaction import Redactor, StreamRedactor
-from pipelines.record.store import OWNER, RunStore, busy_message
+from pipelines.record.spill import replay_spills, spill_dirs
+from pipelines.record.store import RunStore, busy_message
 from pipelines.run.context import Review, RunContext, Toolbox
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PendingReview, RunInterruptedError, StepGate, make_reviewer
@@ -277,7 +280,8 @@ def start_run(
     handle = RunHandle(run_id, claim, config, gate)
     source = frozen.source_run if frozen is not None else ""
     if store is not None:
-        store.create_run(run_id, claim.text, config.protocol, config.snapshot(), source_run=source, by=by)
+        with store_faults_plain(store.url):
+            store.create_run(run_id, claim.text, config.protocol, config.snapshot(), source_run=source, by=by)
     _launch(
         handle,
         services,
@@ -314,6 +318,12 @@ def resume_run(
     store = services.store
     if store is None:
         raise DebateDeskError("resuming needs the run store; this app runs without one")
+    with store_faults_plain(store.url):
+        return _resume(run_id, store, services, interactive=interactive, secrets_from=secrets_from, by=by)
+
+
+def _resume(run_id: str, store: RunStore, services: Services, *, interactive: bool, secrets_from: RunConfig | None, by: str) -> RunHandle:
+    replay_spills(store, spill_dirs(services.settings.data_dir))  # events kept on disk while the store was away go in first
     store.reconcile()
     summary = store.get_run(run_id)
     if summary is None:
@@ -405,7 +415,7 @@ def _launch(
     redact = Redactor(handle.config.secrets())
     stream = StreamRedactor(redact.secrets, redact.text, redact.event)  # a key split across two chunks is caught whole
     dedupe = EventDeduper(recorded)
-    writer = EventWriter(store, run_id) if store is not None else None
+    writer = EventWriter(store, run_id, data_dir=services.settings.data_dir) if store is not None else None
     journal = Journal(writer, run_id, answers)
     journal.redact = redact.text
     emit_lock = threading.Lock()  # the stream redactor holds state; events come from the loop and from this thread
@@ -419,6 +429,13 @@ def _launch(
         with emit_lock:
             for safe in stream.flush():
                 _pass_on(safe)
+
+    def emit_step(evt: Event) -> None:
+        # The protocol's emit: once the store stayed away past the writer's patience, the run stops at the next event
+        # that ends a piece of work (not a streamed chunk, not a call's accounting, which precede its answer's journal entry).
+        emit(evt)
+        if writer is not None and writer.down is not None and not isinstance(evt, ModelCallCompleted | ArgumentDelta):
+            raise StorePaused()
 
     def _pass_on(evt: Event) -> None:
         kept = dedupe.admit(evt)
@@ -440,7 +457,7 @@ def _launch(
                     handle.claim,
                     handle.config,
                     services,
-                    emit,
+                    emit_step,
                     run_id,
                     journal=journal,
                     gate=handle.gate,
@@ -452,6 +469,9 @@ def _launch(
             if writer is not None:
                 writer.flush()  # a store that failed to take an event fails the run, as when events were written inline
             status = "completed"
+        except (StorePaused, StoreUnavailableError) as exc:  # the store stayed away: stopped between two steps, kept, resumable
+            status = "interrupted"
+            emit(RunInterrupted(reason=str(writer.down if writer is not None and writer.down is not None else exc)))
         except RunInterruptedError as exc:
             status = "interrupted"
             emit(RunInterrupted(reason=str(exc)))
@@ -465,14 +485,16 @@ def _launch(
             emit(RunFailed(reason=f"internal error (please report): {type(exc).__name__}: {exc}"))
             error = exc
         finally:
-            flush_stream()  # what a stream cut short held back (redacted) is kept, before the record closes
-            stop_beat.set()
-            if writer is not None:
-                writer.close()  # every event is stored before the run is marked finished and its stream ends
-            if store is not None:
-                store.finish(run_id, status, owner=OWNER)  # type: ignore[arg-type]
-                store.release_run(run_id)
-            handle.close(status, error)
+            try:
+                flush_stream()  # what a stream cut short held back (redacted) is kept, before the record closes
+                stop_beat.set()
+                if writer is not None:
+                    writer.close()  # every event is stored (or spilled) before the run is marked finished and its stream ends
+                    writer.finish(status)  # type: ignore[arg-type]
+            finally:
+                if store is not None:
+                    store.release_run(run_id)
+                handle.close(status, error)  # whatever the store did: the page and the CLI learn the run ended
 
     if store is not None and not claimed:
         store.claim_run(run_id)
@@ -485,7 +507,12 @@ def _launch(
 def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: float = 30.0) -> None:
     # A long model call emits nothing for minutes; the heartbeat tells other processes the run is alive.
     while not stop.wait(every_s):
-        store.touch(run_id)
+        try:
+            store.touch(run_id)
+        except Exception as exc:  # the store away: the event writer waits for it and says so; the beat tries again later
+            if not is_store_fault(exc):
+                raise
+            log.warning("run %s: heartbeat not stored: %s", run_id, fault_message(store.url, exc))
 
 
 def stream_run(

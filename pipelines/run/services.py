@@ -16,6 +16,7 @@ from pipelines.llm.cache import DiskResponseCache
 from pipelines.llm.client import ResponseCache
 from pipelines.llm.limits import Limiters
 from pipelines.llm.registry import build_chat_model, get_backend
+from pipelines.record.spill import replay_spills, spill_dirs
 from pipelines.record.store import RunStore
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embedding_cache import CachedEmbedder
@@ -56,6 +57,7 @@ class Services:
             response_cache=DiskResponseCache(settings.data_dir / "cache" / "responses"),
         )
         if services.store is not None:
+            replay_spills(services.store, spill_dirs(settings.data_dir))  # a run's events kept on disk while the store was away
             # Through the cache too: the claim a memory recall embeds, and the evidence it keeps, were often embedded already.
             services.memory = EvidenceMemory(services.store.engine, cached)
         services.builtin_corpora = {

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import ipaddress
+import re
+import socket
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def public_only(address: Address) -> str | None:
     """Why an address must not be fetched (None: it is a public address)."""
-    if isinstance(address, ipaddress.IPv6Address):
-        why = _embedded_ipv4_refusal(address)
+    if isinstance(address, ipaddress.IPv6Address) and not (address.is_loopback or address.is_unspecified):
+        why = _embedded_ipv4_refusal(address)  # ::1 and :: are themselves, not IPv4-compatible forms of 0.0.0.1 and 0.0.0.0
         if why is not None:
             return why
     for test, why in (
@@ -40,9 +42,67 @@ def _embedded_ipv4_refusal(address: ipaddress.IPv6Address) -> str | None:
             why = public_only(embedded)
             if why is not None:
                 return f"a Teredo address embedding {embedded}, {why}"
+    for network in (_NAT64, _IPV4_COMPATIBLE):  # 64:ff9b::a.b.c.d reaches a.b.c.d through a NAT64 gateway; ::a.b.c.d is the old form
+        if address in network and int(address) & 0xFFFFFFFF:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+            why = public_only(embedded)
+            if why is not None:
+                return f"an IPv6 address embedding {embedded}, {why}"
     if address in _SITE_LOCAL:
         return "a site-local address (fec0::/10, a private network)"
     return None
 
 
 _SITE_LOCAL = ipaddress.ip_network("fec0::/10")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+# Names that never leave a network: the machine itself, multicast DNS, and the suffixes set aside for private networks.
+_LOCAL_NAMES = (
+    "localhost",
+    "localdomain",
+    "local",
+    "internal",
+    "intranet",
+    "lan",
+    "home",
+    "corp",
+    "private",
+    "home.arpa",
+    "test",
+    "invalid",
+)
+_NUMERIC_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
+
+
+def citable_host(host: str) -> str | None:
+    """Why a URL's host must not be cited or linked (None: a public name or address), whatever its spelling.
+
+    A browser or resolver reads ``127.1``, ``0177.0.0.1``, ``0x7f.1`` and ``2130706433`` as
+    127.0.0.1 (the BSD ``inet_aton`` forms), ignores one trailing dot (``localhost.``) and maps
+    full-width letters and digits to ASCII (IDNA): each is judged by what it means, not how it
+    is written. A name with no dot is a name on someone's own network.
+    """
+    try:
+        name = host.encode("idna").decode("ascii").lower() if not host.isascii() else host.lower()
+    except UnicodeError:
+        return "a host name that is not a valid internet name"
+    name = name.removesuffix(".")
+    if not name or ".." in name or name.startswith("."):
+        return "an empty or malformed host name"
+    try:
+        literal = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        literal = None
+    if literal is None and _NUMERIC_LABEL.match(name.rsplit(".", 1)[-1]):
+        try:  # the last label is a number: an address in one of the BSD forms, or nothing a browser would open
+            literal = ipaddress.IPv4Address(socket.inet_aton(name))
+        except OSError:
+            return "a host that looks like an address but is not one"
+    if literal is not None:
+        return public_only(literal)
+    if "." not in name:
+        return "a host name without a dot (a name on a private network)"
+    if any(name == suffix or name.endswith("." + suffix) for suffix in _LOCAL_NAMES):
+        return "a host name for this machine or a private network"
+    return None

@@ -9,7 +9,6 @@ with ``check_claim_text``; every sink encodes for itself: ``terminal_text`` for 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 import unicodedata
@@ -18,7 +17,7 @@ from urllib.parse import urlsplit
 
 from corpora.jsonl import MAX_JSON_DEPTH, JsonTooDeepError, json_depth, load_json
 from pipelines.errors import DebateDeskError, InvalidClaimError
-from pipelines.text.addresses import public_only
+from pipelines.text.addresses import citable_host
 
 # Characters that change how text around them is displayed: bidi embeddings, overrides and isolates.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -51,7 +50,17 @@ def unsafe_char(text: str) -> tuple[int, str] | None:
 
 def is_invisible(text: str) -> bool:
     """True when nothing in ``text`` would show on screen: only spaces, format characters (zero-width, bidi) and marks."""
-    return not any(not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp") for ch in text)
+    return not any(
+        not ch.isspace() and ch not in BLANK_LOOKING and unicodedata.category(ch) not in ("Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp")
+        for ch in text
+    )
+
+
+# Letters and symbols drawn as nothing: the Braille blank, the Hangul fillers, the Khmer inherent vowels, the
+# Mongolian vowel separator, musical-notation spacers. Their categories (So, Lo, Mn) call them visible; a screen does not.
+BLANK_LOOKING = frozenset(
+    "\u2800\u3164\u115f\u1160\uffa0\u17b4\u17b5\u180e\u034f\U0001d159\U0001d173\U0001d174\U0001d175\U0001d176\U0001d177\U0001d178\U0001d179\U0001d17a"
+)
 
 
 def check_claim_text(text: str | None, where: str = "the claim") -> str:
@@ -133,13 +142,7 @@ def public_http_url(url: str) -> bool:
         return False
     if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
         return False
-    if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
-        return False
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return "." in host  # a name: its address is not ours to check here (the fetch guard checks before fetching)
-    return public_only(address) is None
+    return citable_host(host) is None  # a name's own address is not ours to check here (the fetch guard checks before fetching)
 
 
 # What could close or change a <script> block, end a JavaScript line, or drive a terminal the file is printed on.

@@ -122,6 +122,8 @@ def validate_corpus_name(name: str) -> str:
     cleaned = name.strip().lower()
     if not _NAME_OK.match(cleaned):
         raise ValueError(f"corpus name {name!r}: use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit")
+    if ".." in cleaned or not cleaned[-1].isalnum():  # the index's collection names allow neither (nor a path would)
+        raise ValueError(f"corpus name {name!r}: no two dots in a row, and end with a letter or digit")
     return cleaned
 
 
@@ -233,6 +235,8 @@ class CorpusIndex:
         """
         corpus = validate_corpus_name(corpus)
         wanted = list(passages)  # a loader that refuses a file raises here, before anything is written
+        if not wanted:  # a 0-document corpus would then be "unknown" to a run: refused before it is made
+            raise ValueError("the files hold no text to index (empty, blank or only markup).")
         with self._lock, corpus_lock(self._data_dir, corpus):
             existed = self._find(corpus) is not None
             try:

@@ -121,3 +121,13 @@ def test_a_built_in_corpus_is_listed_but_not_deleted_from(app: AppTest) -> None:
     assert app.selectbox(key=K + "browse").value == "demo" and len(listed(app)) > 30
     assert any("is built in" in c.value for c in app.caption)
     assert not [m for m in app.multiselect if m.key == K + "delete.docs"]
+
+
+def test_odd_uploads_get_plain_messages_and_same_named_files_are_both_kept(app: AppTest) -> None:
+    ingest(app, "my-notes", ("a\x00b.txt", b"Text.", "text/plain"))
+    assert "the file name holds a control character" in " ".join(e.value for e in app.error)
+    ingest(app, "my-notes", ("n" * 300 + ".txt", b"Text.", "text/plain"))
+    assert "the file name is 304 characters" in " ".join(e.value for e in app.error)
+    ingest(app, "my-notes", ("notes.txt", b"Masks help riders.", "text/plain"), ("notes.txt", b"Buses run late.", "text/plain"))
+    assert escape_markdown("kept as notes (2).txt") in " ".join(i.value for i in app.info)
+    assert overview(app)["my-notes"] == 2 and set(listed(app)) == {"notes", "notes (2)"}

@@ -104,10 +104,11 @@ def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
         n_slots=settings.llama_slots or None,
         binary=settings.llama_server,
     )
-    chat = chat_model_for_endpoint(spec, base_url=base_url, api_key="embedded", model=model_path.stem, chat_class=LlamaCppChatOpenAI)
+    state = server.read_state(settings.model_cache)
+    key = state.api_key if state is not None and state.base_url == base_url and state.api_key else "embedded"  # the server's own key
+    chat = chat_model_for_endpoint(spec, base_url=base_url, api_key=key, model=model_path.stem, chat_class=LlamaCppChatOpenAI)
     assert isinstance(chat, LlamaCppChatOpenAI)
     chat.token_probabilities = spec.logprobs
-    state = server.read_state(settings.model_cache)
     chat.grammar_from_schema = state is not None and state.base_url == base_url and state.kind == "native"
     return chat
 

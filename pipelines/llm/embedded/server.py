@@ -18,13 +18,14 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import secrets
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from contextlib import suppress
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psutil
@@ -58,6 +59,8 @@ class ServerState:
     logprobs: bool = False
     kind: str = "python"  # or "native": llama.cpp's llama-server
     slots: int = 1
+    # Made at start and known only to the app (server.json is its owner's alone): other local processes cannot drive the server.
+    api_key: str = field(default="", repr=False)
 
     @property
     def base_url(self) -> str:
@@ -218,6 +221,7 @@ def native_server_command(
 
 def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_threads: int, slots: int, native: Path | None) -> ServerState:
     port = _free_port()
+    key = secrets.token_urlsafe(32)
     if native is not None:
         command = native_server_command(model, port, n_ctx=n_ctx, threads=n_threads, slots=slots, binary=native)
     else:
@@ -230,10 +234,12 @@ def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_th
         # the server too, even when the app dies before its atexit hook can run.
         root = str(Path(__file__).resolve().parents[3])  # so `-m pipelines...` imports wherever the app was started
         env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
+        # The key goes in the environment, not the command line: /proc/PID/cmdline is every user's to read, environ its owner's.
+        env |= {"LLAMA_API_KEY": key, "API_KEY": key}  # llama-server's variable; llama_cpp.server's settings read API_KEY
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
     _OWNED.append((cache_dir.resolve(), process))
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while not _answers(port, model.stem):
+    while not _answers(port, model.stem, key):
         if process.poll() is not None:
             hint = (
                 "is the build complete? (`make model`; set DEBATEDESK_LLAMA_SERVER=python for the Python server)"
@@ -251,7 +257,7 @@ def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_th
             )
         time.sleep(0.5)
     kind = "native" if native is not None else "python"
-    return ServerState(pid=process.pid, port=port, model=str(model), n_ctx=n_ctx, logprobs=logprobs, kind=kind, slots=slots)
+    return ServerState(pid=process.pid, port=port, model=str(model), n_ctx=n_ctx, logprobs=logprobs, kind=kind, slots=slots, api_key=key)
 
 
 @atexit.register
@@ -274,10 +280,11 @@ def is_live(state: ServerState) -> bool:
     return _is_llama_server(state.pid, state.port) and _port_open(state.port)
 
 
-def _answers(port: int, alias: str) -> bool:
-    """Whether our freshly started server (known by its model alias) answers on ``port``."""
+def _answers(port: int, alias: str, key: str = "") -> bool:
+    """Whether our freshly started server (known by its model alias, and taking our key) answers on ``port``."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/models", headers={"Authorization": f"Bearer {key}"} if key else {})
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=PROBE_TIMEOUT_S) as response:
+        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S) as response:
             body = json.load(response)
     except (OSError, ValueError):
         # OSError covers refused connections, timeouts and HTTP errors; ValueError bad JSON.
@@ -311,6 +318,7 @@ def read_state(cache_dir: Path) -> ServerState | None:
             logprobs=bool(data.get("logprobs", False)),
             kind=str(data.get("kind", "python")),
             slots=int(data.get("slots", 1)),
+            api_key=str(data.get("api_key", "")),  # "" from a server started before keys: it takes none
         )
     except (OSError, ValueError, KeyError, TypeError):
         # Missing or from an older layout: treated as "no server recorded".
@@ -319,7 +327,10 @@ def read_state(cache_dir: Path) -> ServerState | None:
 
 def write_state(cache_dir: Path, state: ServerState) -> None:
     temp = cache_dir / "server.json.tmp"
-    temp.write_text(json.dumps(asdict(state), indent=2))
+    temp.unlink(missing_ok=True)
+    # Its owner's alone (it holds the server's key), from the moment it exists.
+    with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as out:
+        out.write(json.dumps(asdict(state), indent=2))
     os.replace(temp, cache_dir / "server.json")
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from pipelines.events import Event
 from pipelines.record.export import export_run, load_record, to_claimreview
 from pipelines.record.store import RunSummary
+from pipelines.text.safety import public_http_url
 from tests.fakes import hand_record
 
 SCRIPT = "</script><script>alert(document.domain)</script>"
@@ -22,6 +25,34 @@ HOSTILE_URLS = [
     "https://example.org/a b",
     "vbscript:msgbox(1)",
 ]
+# Loopback and private addresses in the spellings a resolver or browser still reads as them (each one cited on 492a033).
+DISGUISED_URLS = [
+    "http://127.1/x",  # shorthand
+    "http://10.1/x",
+    "http://0177.0.0.1/x",  # octal
+    "http://0x7f.1/x",  # hex
+    "http://0x7f000001/x",
+    "http://2130706433/x",  # one decimal number
+    "http://017700000001/x",
+    "http://localhost./x",  # trailing dot
+    "http://127.0.0.1./x",
+    "http://LOCALHOST/x",
+    "http://app.localhost/x",
+    "http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/x",  # full-width letters
+    "http://\uff11\uff12\uff17\u3002\uff10\u3002\uff10\u3002\uff11/x",  # full-width digits and ideographic full stops
+    "http://[::ffff:127.0.0.1]/x",  # IPv4-mapped IPv6
+    "http://[::ffff:7f00:1]/x",
+    "http://[::127.0.0.1]/x",  # IPv4-compatible IPv6
+    "http://[64:ff9b::a00:1]/x",  # NAT64 of 10.0.0.1
+    "http://[fe80::1%25eth0]/x",  # link-local with a zone
+    "http://[fd00::1]/x",  # unique local
+    "http://intranet/x",  # no dot
+    "http://printer.local/x",
+    "http://wiki.home.arpa/x",
+    "http://db.internal/x",
+    "http://999.1.1.1.1/x",  # numeric but no address at all
+]
+
 PUBLIC_URL = "https://www.example.org/masks?study=1&x=2"
 
 
@@ -35,7 +66,7 @@ def hostile_record() -> dict[str, Any]:
             "text": f"<img src=x onerror=alert({i})> \u2028 {SCRIPT}",
             "url": url,
         }
-        for i, url in enumerate([*HOSTILE_URLS, PUBLIC_URL], start=1)
+        for i, url in enumerate([*HOSTILE_URLS, *DISGUISED_URLS, PUBLIC_URL], start=1)
     ]
     cited = [e["id"] for e in evidence]
     claim = f"Masks work {SCRIPT} <!-- \u2028 &lt;"
@@ -72,6 +103,26 @@ def test_claimreview_cites_only_public_http_urls() -> None:
     summary, events = hostile_run()
     doc = to_claimreview(summary, events)
     assert [c["url"] for c in doc["citation"]] == [PUBLIC_URL]
+
+
+@pytest.mark.parametrize("url", DISGUISED_URLS)
+def test_a_loopback_or_private_address_is_not_citable_however_it_is_spelled(url: str) -> None:
+    assert not public_http_url(url)
+
+
+@pytest.mark.parametrize(
+    "url", [PUBLIC_URL, "http://93.184.215.14/x", "https://[2606:4700::1111]/", "https://example.org./x", "https://b\u00fccher.example/x"]
+)
+def test_a_public_address_stays_citable(url: str) -> None:
+    assert public_http_url(url)
+
+
+def test_the_markdown_report_links_no_disguised_address() -> None:
+    summary, events = hostile_run()
+    report = export_run(summary, events, "md")
+    assert f"<{PUBLIC_URL}>" in report
+    for url in DISGUISED_URLS:
+        assert f"<{url}>" not in report, url
 
 
 def test_json_exports_cannot_close_a_script_block_and_parse_to_the_same_record() -> None:
