@@ -64,15 +64,6 @@ def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return {"accuracy": float(np.mean(correct)), "log_loss": loss, "ece": float(ece), "selective_50": float(np.mean(half))}
 
 
-def auc(p: np.ndarray, y: np.ndarray) -> float:
-    """The chance that a supported claim gets a higher p(supported) than a refuted one (ties count half); 0.5 without both labels."""
-    positive, negative = p[y == 1], p[y == 0]
-    if not len(positive) or not len(negative):
-        return 0.5
-    above = (positive[:, None] > negative[None, :]).sum() + 0.5 * (positive[:, None] == negative[None, :]).sum()
-    return float(above / (len(positive) * len(negative)))
-
-
 def cross_validated(x: np.ndarray, y: np.ndarray, folds: int = FOLDS) -> np.ndarray:
     """Each claim's p(supported) from a calibration fitted without its fold (claim i in fold i mod ``folds``)."""
     p = np.zeros(len(y))
@@ -130,7 +121,7 @@ def fit(x: np.ndarray, y: np.ndarray, names: Sequence[str], folds: int = FOLDS) 
         names=tuple(names),
         bias=bias,
         weights=tuple(float(w) for w in weights),
-        cross_validated={**scores(p, y), "auc": auc(p, y)},
+        cross_validated={**scores(p, y), "auc": metrics.auc(p.tolist(), (y == 1).tolist())},
         predicted=tuple(float(v) for v in p),
         claims=len(y),
         supported=int(y.sum()),

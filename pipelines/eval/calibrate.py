@@ -604,7 +604,7 @@ def compare_refit(
     from pipelines.stages.stance_aggregation import supported
 
     p_current = np.array([supported(r.features, current) for r in readings])
-    now = {**fitting.scores(np.clip(p_current, 1e-6, 1 - 1e-6), y), "auc": fitting.auc(p_current, y)}
+    now = {**fitting.scores(np.clip(p_current, 1e-6, 1 - 1e-6), y), "auc": metrics.auc(p_current.tolist(), (y == 1).tolist())}
     return Comparison(len(readings), current.name if current else "uncalibrated", now, fitted.fit.cross_validated, fitted)
 
 
