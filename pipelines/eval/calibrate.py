@@ -323,8 +323,11 @@ def read_claims(
     *,
     on_progress: ProgressListener | None = None,
     should_stop: Callable[[], bool] = lambda: False,
-) -> tuple[list[Reading], str]:
-    """Desk's reading of every claim, as stored runs: reused, resumed or read anew; returns the readings and why it stopped short ('' when it did not)."""
+) -> tuple[list[Reading], str, int]:
+    """Desk's reading of every claim, as stored runs: reused, resumed or read anew.
+
+    Returns the readings, why it stopped short ('' when it did not) and how many claims failed.
+    """
     store = services.store
     if store is None:
         raise CalibrationError("calibrating keeps its readings as runs in the run store; this desk runs without one")
@@ -366,7 +369,7 @@ def read_claims(
                 "start the server again and call again to go on"
             )
             break
-    return readings, stopped
+    return readings, stopped, failed
 
 
 def _read_one(
@@ -552,8 +555,9 @@ def calibrate(
     """Read the planned claims, fit, and (``save``) keep the calibration as the one in use; editors only on a shared desk."""
     require_editor(user, "calibrate the desk's model")
     services.ensure_corpus(planned.config.corpus)
-    readings, stopped = read_claims(planned.labelled.claims, planned.config, services, on_progress=on_progress, should_stop=should_stop)
-    failed = len(planned.labelled.claims) - len(readings) if not stopped else 0
+    readings, stopped, failed = read_claims(
+        planned.labelled.claims, planned.config, services, on_progress=on_progress, should_stop=should_stop
+    )
     if stopped or len(readings) < fitting.FOLDS * 2:
         return Outcome(planned, tuple(readings), None, None, stopped or f"only {len(readings)} claims could be read", failed)
     current = load_calibration(planned.probe.model, planned.config.desk.reader, services.settings.data_dir)
@@ -626,7 +630,7 @@ def refit_on_reviewed(
         raise CalibrationError(
             f"{len(planned.labelled.claims)} claims have an editor's SUPPORTS or REFUTES verdict; a refit needs at least {at_least}"
         )
-    readings, stopped = read_claims(planned.labelled.claims, planned.config, services, on_progress=on_progress)
+    readings, stopped, _ = read_claims(planned.labelled.claims, planned.config, services, on_progress=on_progress)
     if stopped:
         raise CalibrationError(stopped)
     data_dir = services.settings.data_dir

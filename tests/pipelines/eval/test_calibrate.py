@@ -126,6 +126,7 @@ def test_runs_cut_short_by_a_dead_model_server_are_resumed_by_the_next_call(desk
     plan = planned(desk_services, path, limit=10)
     stopped = cal.calibrate(plan, desk_services, user=None)
     assert "model server may be down" in stopped.stopped and stopped.saved is None
+    assert stopped.failed == cal.GIVE_UP_AFTER
     assert desk_services.store is not None
     cut_short = [r for r in desk_services.store.list_runs() if r.status == "failed"]
     assert cut_short
