@@ -38,20 +38,20 @@ def real_services(tmp_path: Path, embedder: Embedder) -> Iterator[Services]:
 
 def test_smollm2_is_probed_read_fitted_and_resumed_like_any_model(real_services: Services) -> None:
     gguf = smollm2_gguf()
-    config = with_settings(RunConfig().with_backend("embedded", str(gguf)).model_copy(update={"corpus": CORPUS}), "desk", exhibits=2)
+    config = with_settings(RunConfig().with_backend("embedded", str(gguf)).model_copy(update={"corpus": CORPUS}), "desk", exhibits=1)
     claims = tuple(
         cal.LabelledClaim(f"c{i}-{n}", text, label)  # type: ignore[arg-type]
-        for i, fact in enumerate(FACTS[:6])
+        for i, fact in enumerate(FACTS[:5])
         for n, (text, label) in enumerate(((fact, "SUPPORTS"), (negated(fact), "REFUTES")))
     )
-    labelled = cal.LabelledSet("six facts and their denials: 12 SUPPORT/REFUTE claims (6 SUPPORT)", claims, corpus=CORPUS)
+    labelled = cal.LabelledSet("five facts and their denials: 10 SUPPORT/REFUTE claims (5 SUPPORT)", claims, corpus=CORPUS)
     plan = cal.plan(config, labelled, real_services)
     assert plan.probe.logprobs, "the embedded server gives token probabilities"
     assert plan.key == gguf.stem.lower() + "--contrast"
 
     outcome = cal.calibrate(plan, real_services, user=None)
 
-    assert outcome.stopped == "" and len(outcome.readings) == 12
+    assert outcome.stopped == "" and len(outcome.readings) == 10
     assert all(s.method == "logprobs" for r in outcome.readings for s in r.stances)
     fitted = outcome.fitted
     assert fitted is not None
@@ -65,5 +65,5 @@ def test_smollm2_is_probed_read_fitted_and_resumed_like_any_model(real_services:
         assert outcome.saved is not None
         assert load_calibration(str(gguf), "contrast", real_services.settings.data_dir) == outcome.saved.calibration
     again = cal.calibrate(plan, real_services, user=None, save=False)
-    assert [r.how for r in again.readings] == ["stored"] * 12
+    assert [r.how for r in again.readings] == ["stored"] * 10
     assert again.fitted is not None and again.fitted.fit.cross_validated == scores
