@@ -179,9 +179,9 @@ rows = [
 ]
 rows.append(
     {
-        "in use": "" if any(u for _, u in versions) or shipped is None else "✅",
+        "in use": "" if any(u for _, u in versions) else "✅",
         "version": SHIPPED,
-        "fitted on": shipped.fitted_on if shipped else "(none shipped for this model)",
+        "fitted on": shipped.fitted_on if shipped else "none shipped for this model: desk's verdicts are uncalibrated",
     }
 )
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")  # plain cells: dataframes show text as text
@@ -192,8 +192,9 @@ if editor and versions:
     if st.button("Use it", disabled=back_to is None, icon="↩️"):
         try:
             now = cal.roll_back(services, model_name, reader, user=user, to=back_to or "")
+            shown = now if now != SHIPPED else ("the shipped calibration" if shipped else "no calibration (uncalibrated verdicts)")
             state.set_message(
-                state.CALIBRATE_MESSAGE, ("success", f"↩️ desk now uses {escape_markdown(now)} for {escape_markdown(model_name)}.")
+                state.CALIBRATE_MESSAGE, ("success", f"↩️ desk now uses {escape_markdown(shown)} for {escape_markdown(model_name)}.")
             )
         except (DebateDeskError, ValueError) as exc:
             state.set_message(state.CALIBRATE_MESSAGE, ("error", f"⚠️ {escape_markdown(str(exc))}"))
