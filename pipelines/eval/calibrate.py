@@ -381,8 +381,9 @@ def _read_one(
     if completed:
         run = completed[0]
         stances = round_one_stances(store.events(run.id))
-        if stances:
-            return Reading(claim, run.id, stances, "stored"), ""
+        if not stances:  # read before and found nothing: reading it again would find nothing again
+            return None, "no exhibit was found for the claim: nothing to calibrate on (is the corpus indexed?)"
+        return Reading(claim, run.id, stances, "stored"), ""
     resumable = [r for r in runs if r.resumable]  # a run stopped by a spend limit goes on once the limit is raised
     if resumable:
         started = time.perf_counter()
