@@ -287,3 +287,15 @@ def test_the_cli_plans_calibrates_lists_and_rolls_back(
     assert capsys.readouterr().out.startswith("* ")
     assert main(["calibrate", "--backend", "fake", "--rollback"]) == 0
     assert "shipped calibration" in capsys.readouterr().out
+
+
+def test_a_claim_whose_run_found_no_exhibit_is_not_read_again_on_every_call(
+    desk_services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cal, "round_one_stances", lambda events: ())  # as if the search had found nothing
+    plan = planned(desk_services, labelled_file(tmp_path), limit=2)
+    first, _, failed = cal.read_claims(plan.labelled.claims, plan.config, desk_services)
+    assert first == [] and failed == 2
+    again, _, failed = cal.read_claims(plan.labelled.claims, plan.config, desk_services)
+    assert again == [] and failed == 2
+    assert desk_services.store is not None and len(desk_services.store.list_runs()) == 2, "each claim was read once"
