@@ -34,11 +34,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.fit_desk_calibration import scores
+from pipelines.calibration.files import Calibration, calibration_key, load_shipped
+from pipelines.calibration.fitting import scores
 from pipelines.config import DeskConfig
 from pipelines.eval import metrics
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, StanceKey, mean_reading, mixed
-from pipelines.stages.stance_aggregation import Calibration, aggregate, calibration_key, load_calibration
+from pipelines.stages.stance_aggregation import aggregate
 
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 BINARY = ("SUPPORTS", "REFUTES")
@@ -109,15 +110,21 @@ def parse_variant(text: str) -> Variant:
         calibration = None
     elif where.startswith("git:"):
         key = calibration_key(MODEL, reader)
-        blob = subprocess.run(
-            ["git", "show", f"{where[4:]}:pipelines/calibration/{key}.json"], capture_output=True, text=True, check=True
-        ).stdout
-        calibration = Calibration.from_json(json.loads(blob))
+        calibration = Calibration.from_json(json.loads(_shipped_at(where[4:], key)))
     elif where:
         calibration = Calibration.from_json(json.loads(Path(where).read_text()))
     else:
-        calibration = load_calibration(MODEL, reader)
+        calibration = load_shipped(MODEL, reader)
     return Variant(name, reader, float(share or 0.0), calibration)
+
+
+def _shipped_at(rev: str, key: str) -> str:
+    """The shipped calibration file ``key`` at commit ``rev`` (under calibration/data/ since the fitting moved into the package)."""
+    for folder in ("pipelines/calibration/data", "pipelines/calibration"):
+        shown = subprocess.run(["git", "show", f"{rev}:{folder}/{key}.json"], capture_output=True, text=True)
+        if shown.returncode == 0:
+            return shown.stdout
+    raise SystemExit(f"no calibration {key} at {rev}")
 
 
 def main() -> None:
@@ -127,8 +134,8 @@ def main() -> None:
     args = parser.parse_args()
     records = read_records(args.records)
     variants = [parse_variant(v) for v in args.variant] or [
-        Variant("both (shipped)", "both", DeskConfig().contrast_share, load_calibration(MODEL, "both")),
-        Variant("contrast (shipped)", "contrast", 1.0, load_calibration(MODEL, "contrast")),
+        Variant("both (shipped)", "both", DeskConfig().contrast_share, load_shipped(MODEL, "both")),
+        Variant("contrast (shipped)", "contrast", 1.0, load_shipped(MODEL, "contrast")),
     ]
     keys = ("accuracy", "auc", "log_loss", "ece", "ece_if_calibrated", "selective_50", "accuracy_3", "macro_f1_3")
     print(f"{len(records)} desk claims from {args.records}")

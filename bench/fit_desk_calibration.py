@@ -15,7 +15,8 @@ the defaults can be chosen on train), then the fit on all claims. The NOT ENOUGH
 threshold (``decide_at``) is the one that maximises 3-label macro-F1 on train, where each
 NOT ENOUGH INFO claim takes the features of the SUPPORT/REFUTE claim with the same text
 (Check-COVID repeats them word for word). ``--write`` saves the calibration to
-``pipelines/calibration/<model>[--reader].json`` with what it was fitted on.
+``pipelines/calibration/data/<model>[--reader].json`` (the shipped default) with what it was fitted on.
+The fit itself (``pipelines.calibration.fitting``) is the one ``python -m pipelines calibrate`` uses.
 
 The reader ``both`` (the separate questions and the contrast one, weighed) is fitted from runs
 read with it (their two questions' readings are told apart, so the share can be chosen again),
@@ -41,23 +42,24 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pipelines.calibration.files import FITTED_DEFAULTS, Calibration, calibration_key, prompt_sha
+from pipelines.calibration.fitting import best_decide_at, cross_validated, fit_logistic, predict, scores
 from pipelines.config import AppSettings
-from pipelines.eval import metrics
+from pipelines.eval.calibrate import stance_from_event
 from pipelines.eval.datasets import load_dataset
 from pipelines.events import ExhibitStanceRead
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, mixed
-from pipelines.stages.stance_aggregation import FITTED_DEFAULTS, Calibration, calibration_key, prompt_sha, stance_features
+from pipelines.stages.stance_aggregation import stance_features
 
 FEATURE_SETS = (("net",), ("gap",), ("net", "gap"), ("net", "gap", "top"))
-L2 = 0.01
 READER_SETTINGS: dict[str, Any] = {
     "unit": "passage",
     "contrast_share": None,
     **FITTED_DEFAULTS,
 }  # how the runs read their exhibits (their desk settings)
-CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "pipelines" / "calibration"
+CALIBRATION_DIR = Path(__file__).resolve().parents[1] / "pipelines" / "calibration" / "data"
 
 
 @dataclass(frozen=True)
@@ -77,19 +79,9 @@ def examples_from_store(data_dir: Path) -> list[tuple[str, tuple[Stance, ...], d
             continue
         events = store.events(run.id)
         settings = dict(digest(events).config.get("desk", {}))
-        stances = tuple(_stance(e) for e in events if isinstance(e, ExhibitStanceRead) and e.round == 1)
+        stances = tuple(stance_from_event(e) for e in events if isinstance(e, ExhibitStanceRead) and e.round == 1)
         found.append((run.claim, stances, settings))
     return found
-
-
-def _stance(event: ExhibitStanceRead) -> Stance:
-    per_order = tuple({s: float(p.get(s, 0.0)) for s in STANCES} for p in event.per_order)
-    return Stance(
-        exhibit_id=event.evidence_id,
-        probabilities={s: float(event.probabilities.get(s, 0.0)) for s in STANCES},  # type: ignore[misc]
-        per_order=per_order,  # type: ignore[arg-type]
-        method=event.method,
-    )
 
 
 def truncated(stances: Sequence[Stance], exhibits: int, orders: int, *, read_orders: int = 0) -> list[Stance]:
@@ -227,80 +219,9 @@ def design(examples: Sequence[Example], names: Sequence[str], exhibits: int, ord
     return x, y
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, steps: int = 200) -> tuple[float, np.ndarray]:
-    """Bias and weights (in the features' own units) by Newton's method on the L2-penalised log loss.
-
-    The features are standardised first, so the penalty weighs each alike whatever its range
-    (stance differences span about +-0.3); the bias is not penalised.
-    """
-    centre, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
-    bias, weights = _newton((x - centre) / scale, y, l2, steps)
-    return bias - float(np.sum(weights * centre / scale)), weights / scale
-
-
-def _newton(x: np.ndarray, y: np.ndarray, l2: float, steps: int) -> tuple[float, np.ndarray]:
-    features = np.hstack([np.ones((len(x), 1)), x])
-    theta = np.zeros(features.shape[1])
-    penalty = np.diag([0.0] + [l2 * len(x)] * x.shape[1])
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-features @ theta))
-        gradient = features.T @ (p - y) + penalty @ theta
-        hessian = features.T @ (features * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(len(theta))
-        step = np.linalg.solve(hessian, gradient)
-        theta -= step
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    return float(theta[0]), theta[1:]
-
-
-def predict(bias: float, weights: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-(bias + x @ weights)))
-
-
-def scores(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    predicted = p >= 0.5
-    correct = predicted == (y == 1)
-    confidence = np.maximum(p, 1 - p)
-    eps = 1e-9
-    loss = float(-np.mean(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
-    ece = metrics.expected_calibration_error(confidence.tolist(), correct.tolist(), 10) or 0.0
-    order = np.argsort(-confidence, kind="stable")
-    half = correct[order[: max(1, len(order) // 2)]]
-    return {"accuracy": float(np.mean(correct)), "log_loss": loss, "ece": float(ece), "selective_50": float(np.mean(half))}
-
-
-def cross_validated(x: np.ndarray, y: np.ndarray, folds: int = 5) -> np.ndarray:
-    """Each claim's p(supported) from a calibration fitted without its fold (claim i in fold i mod ``folds``)."""
-    p = np.zeros(len(y))
-    index = np.arange(len(y))
-    for fold in range(folds):
-        test = index % folds == fold
-        bias, weights = fit_logistic(x[~test], y[~test])
-        p[test] = predict(bias, weights, x[test])
-    return p
-
-
 def cross_validate(examples: Sequence[Example], names: Sequence[str], exhibits: int, orders: int, folds: int = 5) -> dict[str, float]:
     x, y = design(examples, names, exhibits, orders)
     return scores(cross_validated(x, y, folds), y)
-
-
-def best_decide_at(q_by_claim: dict[str, float], gold_three: Sequence[tuple[str, str]]) -> tuple[float, float]:
-    """The least confidence (0.5 = always take a side) that maximises 3-label macro-F1 on train."""
-    best = (0.5, -1.0)
-    for threshold in [0.5 + 0.01 * i for i in range(0, 31)]:
-        gold, predicted = [], []
-        for claim, label in gold_three:
-            if claim not in q_by_claim:
-                continue
-            q = q_by_claim[claim]
-            side = max(q, 1 - q)
-            gold.append(label)
-            predicted.append("NOT ENOUGH INFO" if side < threshold else ("SUPPORTS" if q >= 0.5 else "REFUTES"))
-        f1 = metrics.macro_f1(gold, predicted, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
-        if f1 > best[1] + 1e-9:
-            best = (round(threshold, 2), f1)
-    return best
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from pipelines.eval import metrics
 from pipelines.eval.harness import EvalReport
 
 SHORT_LABELS = {"NOT ENOUGH INFO": "NEI"}  # fits a heatmap's axis without turning sideways
@@ -40,6 +41,8 @@ def results_frame(reports: Sequence[EvalReport]) -> pd.DataFrame:
                 "macro-F1": round(r.macro_f1, 3),
                 "ECE": None if r.calibration.ece is None else round(r.calibration.ece, 3),
                 "ECE claims": r.calibration.covered,
+                "sel. acc. @50%": _selective(r, 0.5),
+                "sel. acc. @80%": _selective(r, 0.8),
                 "evidence recall": None if r.evidence_recall is None else round(r.evidence_recall, 3),
                 "calls / claim": round(r.per_claim("calls"), 2),
                 "cached calls": r.cost.cached_calls,
@@ -52,6 +55,15 @@ def results_frame(reports: Sequence[EvalReport]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _selective(report: EvalReport, coverage: float) -> float | None:
+    """Accuracy on the ``coverage`` share of the claims whose verdict states a confidence, surest first."""
+    rows = report.rows
+    found = metrics.selective_accuracy(
+        [r.confidence if r.status == "completed" else None for r in rows], [r.correct for r in rows], coverage
+    )
+    return None if found is None else round(found, 3)
 
 
 def claims_frame(report: EvalReport) -> pd.DataFrame:
@@ -93,33 +105,71 @@ def build_reliability_figure(reports: Sequence[EvalReport]) -> go.Figure:
 
     Evaluations whose verdicts state no confidence have nothing to plot and are named in the title.
     """
+    return build_reliability_lines([(report_label(r), r.calibration) for r in reports])
+
+
+def build_reliability_lines(named: Sequence[tuple[str, metrics.Calibration]], title: str = "Reliability diagram") -> go.Figure:
+    """The reliability diagram of each named set of confidences (an evaluation, a calibration's cross-validated fit)."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfectly calibrated", line={"dash": "dash", "color": "gray"}))
     without: list[str] = []
-    for i, report in enumerate(reports):
-        bins = [b for b in report.calibration.bins if b.count]
+    for i, (name, calibration) in enumerate(named):
+        bins = [b for b in calibration.bins if b.count]
         if not bins:
-            without.append(report_label(report))
+            without.append(name)
             continue
-        ece = report.calibration.ece or 0.0
+        ece = calibration.ece or 0.0
         fig.add_trace(
             go.Scatter(
                 x=[b.mean_confidence for b in bins],
                 y=[b.accuracy for b in bins],
                 mode="lines+markers",
-                name=f"{report_label(report)} (ECE {ece:.3f})",
+                name=f"{name} (ECE {ece:.3f})",
                 marker={"size": [8 + 4 * b.count**0.5 for b in bins], "color": PALETTE[i % len(PALETTE)]},
                 customdata=[[b.count, b.lower, b.upper] for b in bins],
                 hovertemplate="confidence %{x:.2f}<br>accuracy %{y:.2f}<br>%{customdata[0]} claims in [%{customdata[1]:.1f}, %{customdata[2]:.1f})",
             )
         )
-    title = "Reliability diagram"
     if without:
         title += f" — no confidence stated by: {', '.join(without)}"
     fig.update_layout(
         title={"text": title, "font": {"size": 13}},
         xaxis={"title": "stated confidence", "range": [0, 1]},
         yaxis={"title": "accuracy", "range": [0, 1.02]},
+        height=420,
+        margin={"t": 50, "b": 10},
+    )
+    return fig
+
+
+def selective_curves(reports: Sequence[EvalReport]) -> list[tuple[str, list[tuple[float, float]]]]:
+    """Each evaluation that states a confidence: its accuracy on the share of claims it is surest of, from 10% to all."""
+    found = []
+    for r in reports:
+        curve = metrics.coverage_curve([x.confidence if x.status == "completed" else None for x in r.rows], [x.correct for x in r.rows])
+        if curve:
+            found.append((report_label(r), curve))
+    return found
+
+
+def build_selective_figure(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]], title: str = "Selective accuracy") -> go.Figure:
+    """Accuracy on the claims a verdict is surest of, against the share of claims kept: a useful confidence slopes down to the right."""
+    fig = go.Figure()
+    for i, (name, curve) in enumerate(curves):
+        fig.add_trace(
+            go.Scatter(
+                x=[c for c, _ in curve],
+                y=[a for _, a in curve],
+                mode="lines+markers",
+                name=name,
+                marker={"color": PALETTE[i % len(PALETTE)]},
+                hovertemplate="surest %{x:.0%} of the claims<br>accuracy %{y:.2f}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title={"text": title + ("" if curves else " — no evaluation here states a confidence"), "font": {"size": 13}},
+        xaxis={"title": "share of claims kept, surest first", "range": [0, 1.02], "tickformat": ".0%"},
+        yaxis={"title": "accuracy on them", "range": [0, 1.02]},
         height=420,
         margin={"t": 50, "b": 10},
     )

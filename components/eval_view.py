@@ -10,9 +10,11 @@ from components.eval_charts import (
     build_accuracy_cost_figure,
     build_confusion_figure,
     build_reliability_figure,
+    build_selective_figure,
     claims_frame,
     report_label,
     results_frame,
+    selective_curves,
 )
 from components.resources import get_services
 from pipelines.eval.harness import EvalReport, ceiling_note
@@ -33,6 +35,8 @@ def render_comparison(reports: Sequence[EvalReport]) -> None:
     st.caption(
         "ECE: expected calibration error of the confidence each verdict states for its own label (10 bins); "
         "claims whose verdict states none (e.g. `single`) are left out, and 'ECE claims' says how many were used. "
+        "Selective accuracy: the accuracy on the 50% (80%) of those claims the verdict is surest of; a confidence worth reading "
+        "gives more there than on all claims. "
         "Evidence recall: share of the gold rationale's sentences among those retrieved. A failed run counts as wrong. "
         "Ceiling: the best accuracy reachable from the claims' text alone (below 1 when identical texts carry different gold labels)."
     )
@@ -41,7 +45,11 @@ def render_comparison(reports: Sequence[EvalReport]) -> None:
         if note:
             st.warning(f"⚠️ {escape_markdown(report_label(report))}: {escape_markdown(note)}.")
     st.plotly_chart(build_accuracy_cost_figure(reports))
-    st.plotly_chart(build_reliability_figure(reports))
+    reliability, selective = st.columns(2)
+    with reliability:
+        st.plotly_chart(build_reliability_figure(reports))
+    with selective:
+        st.plotly_chart(build_selective_figure(selective_curves(reports)))
     columns = st.columns(min(len(reports), 3))
     for i, report in enumerate(reports):
         with columns[i % len(columns)]:

@@ -28,6 +28,7 @@ PAGES = (
     PageInfo("pages/corpora.py", "Corpora", "📚"),
     PageInfo("pages/batch.py", "Batch", "📋"),
     PageInfo("pages/benchmark.py", "Benchmark", "📊"),
+    PageInfo("pages/calibrate.py", "Calibrate", "🎯"),
     PageInfo("pages/settings.py", "Settings", "⚙️"),
 )
 

@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from components.charts import ConfidencePoint, build_confidence_figure
+from pipelines.calibration.files import calibration_origin
 from pipelines.domain import Evidence
 from pipelines.events import (
     AgreementChecked,
@@ -156,7 +157,7 @@ class ProtocolPanels:
             return
         p = agg.probabilities
         how = (
-            f"calibrated on training claims ({escape_markdown(agg.calibration)})"
+            f"calibrated ({escape_markdown(agg.calibration)}: {escape_markdown(calibration_origin(agg.calibration))})"
             if agg.calibration != "uncalibrated"
             else "uncalibrated: no calibration has been fitted for this model, so the probability is the raw weighted stance"
         )

@@ -401,3 +401,35 @@ def claim_to_check(text: str) -> str | None:
     if isinstance(value, tuple) and " ".join(value[1].split()) == " ".join(text.split()):
         return str(value[0])
     return None
+
+
+# --- Calibrate page (read with defaults, so init_state needs no entries for it) ---
+
+CALIBRATE_PLAN = "calibrate_plan"  # the probed plan (pipelines.eval.calibrate.Plan) waiting for the go
+CALIBRATE_OUTCOME = "calibrate_outcome"  # the last calibration's outcome, shown until the next
+CALIBRATE_REFIT = "calibrate_refit"  # the last refit's comparison and what was kept
+CALIBRATE_MESSAGE = "calibrate_message"  # (kind, text) shown once: an error, or what a roll-back did
+
+
+def set_calibration_plan(plan: Any) -> None:
+    st.session_state[CALIBRATE_PLAN] = plan
+
+
+def calibration_plan() -> Any:
+    return st.session_state.get(CALIBRATE_PLAN)
+
+
+def set_calibration_outcome(outcome: Any) -> None:
+    st.session_state[CALIBRATE_OUTCOME] = outcome
+
+
+def calibration_outcome() -> Any:
+    return st.session_state.get(CALIBRATE_OUTCOME)
+
+
+def set_refit_result(result: Any) -> None:
+    st.session_state[CALIBRATE_REFIT] = result
+
+
+def refit_result() -> Any:
+    return st.session_state.get(CALIBRATE_REFIT)

@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from bench import desk_rescore as rescore
-from bench import fit_desk_calibration as fit
+from pipelines.calibration import fitting
 from pipelines.eval import metrics
 from pipelines.stages.stance import STANCES, Stance, mean_reading
 from pipelines.stages.stance_aggregation import stance_features
@@ -55,15 +55,15 @@ def main():
     print(len(train), "train binary claims;", len(dev), "dev")
     for variant in VARIANTS:
         x = np.array([features(stances(r), variant) for r in train])
-        cv = fit.scores(fit.cross_validated(x, y), y)
-        bias, weights = fit.fit_logistic(x, y)
+        cv = fitting.scores(fitting.cross_validated(x, y), y)
+        bias, weights = fitting.fit_logistic(x, y)
         line = (
             f"{variant:<12} train CV acc {cv['accuracy']:.3f} loss {cv['log_loss']:.3f} ece {cv['ece']:.3f} "
             f"sel50 {cv['selective_50']:.3f} | weights {np.round(weights, 2).tolist()}"
         )
         if dev:
-            p_dev = fit.predict(bias, weights, np.array([features(stances(r), variant) for r in dev]))
-            s = fit.scores(p_dev, y_dev)
+            p_dev = fitting.predict(bias, weights, np.array([features(stances(r), variant) for r in dev]))
+            s = fitting.scores(p_dev, y_dev)
             auc = metrics.auc(p_dev.tolist(), (y_dev == 1).tolist())
             line += (
                 f" || dev acc {s['accuracy']:.3f} auc {auc:.3f} loss {s['log_loss']:.3f} ece {s['ece']:.3f} sel50 {s['selective_50']:.3f}"

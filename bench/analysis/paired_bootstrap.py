@@ -14,6 +14,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from bench import fit_desk_calibration as f
+from pipelines.calibration import fitting
 from pipelines.config import AppSettings
 from pipelines.eval.datasets import load_dataset
 
@@ -43,7 +44,7 @@ names = ("net", "gap", "top")
 
 def cvp(share, names):
     x, y = f.design(f.weigh_pairs(pairs, 5, share, names), names, 5, 99)
-    return f.cross_validated(x, y), y
+    return fitting.cross_validated(x, y), y
 
 
 def q(v):

@@ -1,1 +1,1 @@
-"""Calibrations of the desk verdict, one versioned JSON file per model (bench/fit_desk_calibration.py writes them)."""
+"""Calibrations of the desk verdict: where a model's is found and kept (files), and how one is fitted (fitting); shipped defaults in data/."""

@@ -15,6 +15,7 @@ With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and ove
 with its password: asked for at the terminal, or read from DEBATEDESK_PASSWORD (for scripts).
 python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
 python -m pipelines batch claims.csv --protocol single --concurrency 2
+python -m pipelines calibrate --backend openai --model NAME --base-url URL --limit 120 [--rollback] [--dataset reviewed --refit]
 """
 
 from __future__ import annotations
@@ -167,10 +168,12 @@ def _parser() -> argparse.ArgumentParser:
     model.set_defaults(handler=_model)
 
     from pipelines.cli.batch import add_batch_command
+    from pipelines.cli.calibrate import add_calibrate_command
     from pipelines.cli.eval import add_eval_command
 
     add_eval_command(sub)
     add_batch_command(sub)
+    add_calibrate_command(sub)
     return parser
 
 

@@ -160,6 +160,26 @@ def auc(scores: Sequence[float], positive: Sequence[bool]) -> float:
     return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
 
 
+def selective_accuracy(confidences: Sequence[float | None], correct: Sequence[bool], coverage: float) -> float | None:
+    """Accuracy on the ``coverage`` share (0..1] of the claims that state a confidence, the surest first; None when none does.
+
+    Ties in confidence keep the claims' order, so the figure repeats.
+    """
+    stated = [(c, ok) for c, ok in zip(confidences, correct, strict=True) if c is not None and not math.isnan(c)]
+    if not stated:
+        return None
+    ranked = sorted(range(len(stated)), key=lambda i: -stated[i][0])
+    kept = ranked[: max(1, round(len(ranked) * coverage))]
+    return sum(stated[i][1] for i in kept) / len(kept)
+
+
+def coverage_curve(confidences: Sequence[float | None], correct: Sequence[bool], steps: int = 10) -> list[tuple[float, float]]:
+    """(coverage, selective accuracy) from the surest 1/steps of the claims that state a confidence to all of them."""
+    if not any(c is not None for c in confidences):
+        return []
+    return [(k / steps, selective_accuracy(confidences, correct, k / steps) or 0.0) for k in range(1, steps + 1)]
+
+
 def evidence_recall(gold: Iterable[tuple[str, int]], retrieved: Iterable[tuple[str, int]]) -> float | None:
     """Share of gold rationale sentences (document, sentence index) among those retrieved; None without gold."""
     gold_set = set(gold)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
+from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
 from pipelines.config import DeskConfig
 from pipelines.domain import Evidence, Verdict
 from pipelines.errors import ModelOutputError
@@ -35,7 +36,7 @@ from pipelines.stages.argument import stream_turn
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_stance
-from pipelines.stages.stance_aggregation import Aggregate, Calibration, aggregate, calibration_mismatch, load_calibration
+from pipelines.stages.stance_aggregation import Aggregate, aggregate
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
 CLERK = "Clerk"  # who searches: the desk's own retrieval, not an arguing agent
@@ -77,7 +78,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
     ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
 
     # 3. verdict
-    calibration = load_calibration(judge.model_name, cfg.reader)
+    calibration = load_calibration(judge.model_name, cfg.reader, ctx.calibration_dir)
     mismatch = calibration_mismatch(
         calibration,
         reader=cfg.reader,

@@ -153,6 +153,7 @@ class RunDigest:
         self.checked: dict[str, list[StatementChecked]] = {}  # turn id -> its statements as faithfulness checked them
         self.quotes: dict[str, tuple[str, ...]] = {}  # evidence id -> the sentences a protocol quoted from it (desk's exhibits)
         self.points_to: dict[str, str] = {}  # evidence id -> supported / refuted / unrelated, when the verdict was aggregated from stances
+        self.calibration = ""  # the calibration the aggregated verdict's probability comes from ('uncalibrated' when none)
         self.struck: dict[str, str] = {}
         self.admitted: dict[str, str] = {}
         self.interventions: list[Event] = []
@@ -237,8 +238,9 @@ class RunDigest:
                 self._statement(evt)
             case ExhibitStanceRead(evidence_id=eid, quoted=quoted) if quoted:
                 self.quotes.setdefault(eid, quoted)
-            case VerdictAggregated(points_to=points_to):
+            case VerdictAggregated(points_to=points_to, calibration=calibration):
                 self.points_to = dict(points_to)
+                self.calibration = calibration
             case CheckerStruckEvidence(evidence_id=eid, reason=reason):
                 self.struck[eid] = reason
             case CheckerAdmittedEvidence(evidence_id=eid, reason=reason):

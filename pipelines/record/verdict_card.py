@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corpora.base import split_sentences
+from pipelines.calibration.files import calibration_origin
 from pipelines.domain import Evidence, Verdict
 from pipelines.errors import UnknownBackendError
 from pipelines.events import Event, RecordImported, VerdictOverridden
@@ -170,6 +171,8 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
         source = _facts(run).confidence_source
         calibration = " (not calibrated: read it as a ranking, not a frequency)" if "uncalibrated" in verdict.decided_by else ""
         confidence_note = f"from {source}{calibration}"
+        if run.calibration and run.calibration != "uncalibrated":
+            confidence_note += f"; calibration {run.calibration}, {calibration_origin(run.calibration)}"
     else:
         confidence_note = _facts(run).no_confidence
     detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]

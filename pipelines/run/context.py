@@ -10,6 +10,7 @@ import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pipelines.config import ModelSpec, RunConfig
@@ -51,6 +52,7 @@ class RunContext:
     reserved_ids: dict[str, str] = field(default_factory=dict)  # resume: evidence key -> the id it had before
     llm_factory: LLMFactory | None = None
     rewrites: asyncio.Future[list[str]] | None = None  # the claim's rewrites, written once per run (retrieval.rewrites)
+    calibration_dir: Path | None = None  # the data folder whose calibrations/ desk reads first (None: the shipped ones only)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def llm(self, role: str) -> LLM:

@@ -162,6 +162,7 @@ async def execute(
         index, web = JournaledIndex(index, journal), filtered(JournaledWeb(raw_web, journal), policy)
     tools = Toolbox(index=index, web=web, embedder=services.embedder, memory=memory)
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
+    ctx.calibration_dir = services.settings.data_dir  # the desk's own calibrations (python -m pipelines calibrate) before the shipped ones
     ctx.reserved_ids = reserved_evidence_ids(recorded)
     ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)
     verdict = await protocol.run(ctx)

@@ -1,8 +1,8 @@
 """Aggregation: the exhibits' stances combined into the claim's probabilities, a calibrated verdict, and what it rests on.
 
 Pure functions, no model calls. The stances become a few features (``stance_features``);
-a logistic calibration fitted on Check-COVID *train* claims for one model (a versioned JSON
-file under ``pipelines/calibration/``, written by ``bench/fit_desk_calibration.py``) turns them
+a logistic calibration fitted for one model (``pipelines.calibration``: shipped, fitted on
+Check-COVID *train*, or the desk's own from ``python -m pipelines calibrate``) turns them
 into p(supported | the exhibits settle it). Where no calibration was fitted for the model, the
 raw relevance-weighted stance is used and the verdict says it is uncalibrated.
 
@@ -12,70 +12,16 @@ address" probability is high), or the likelier side is below the least confidenc
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
+from pipelines.calibration.files import Calibration
 from pipelines.stages.stance import Stance
 from pipelines.text.probability import percent
 
 UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NOT ENOUGH INFO
 DEFAULT_DECIDE_AT = 0.55  # an uncalibrated verdict needs at least this much for its side
 RESTS_ON = 3  # at most this many exhibits named as what a verdict rests on
-CALIBRATION_PACKAGE = "pipelines.calibration"
-FITTED_DEFAULTS: dict[str, object] = {
-    "reader": "separate",
-    "negation": False,
-    "shots": 0,
-}  # what a calibration that does not record them was fitted with
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """A logistic map from stance features to p(supported), fitted for one model and one prompt."""
-
-    name: str
-    model: str
-    bias: float
-    weights: dict[str, float]
-    decide_at: float
-    prompt_sha: str = ""
-    fitted_on: str = ""
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    def apply(self, features: dict[str, float]) -> float:
-        z = self.bias + sum(w * features.get(name, 0.0) for name, w in self.weights.items())
-        return _sigmoid(z)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "model": self.model,
-            "bias": self.bias,
-            "weights": self.weights,
-            "decide_at": self.decide_at,
-            "prompt_sha": self.prompt_sha,
-            "fitted_on": self.fitted_on,
-            "settings": self.settings,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Calibration:
-        return cls(
-            name=str(data["name"]),
-            model=str(data["model"]),
-            bias=float(data["bias"]),
-            weights={str(k): float(v) for k, v in data["weights"].items()},
-            decide_at=float(data["decide_at"]),
-            prompt_sha=str(data.get("prompt_sha", "")),
-            fitted_on=str(data.get("fitted_on", "")),
-            settings=dict(data.get("settings", {})),
-        )
 
 
 @dataclass(frozen=True)
@@ -157,7 +103,7 @@ def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, str
         reason = ""
     rests_on = _rests_on(stances, label, points_to, alone)
     if not reason:
-        reason = _reason(label, points_to, side_p, calibrated=calibration is not None)
+        reason = _reason(label, points_to, side_p, calibration=calibration.name if calibration is not None else "")
     confidence = side_p if label != "NOT ENOUGH INFO" else max(p_unaddressed, 1 - side_p)
     return Aggregate(
         probabilities=probabilities,
@@ -209,13 +155,13 @@ def _rests_on(stances: Sequence[Stance], label: str, points_to: dict[str, str], 
     return tuple(x.exhibit_id for x in ranked[:RESTS_ON])
 
 
-def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibrated: bool) -> str:
+def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibration: str) -> str:
     def named(ids: list[str]) -> str:
         shown = ", ".join(ids[:RESTS_ON]) + (f" and {len(ids) - RESTS_ON} more" if len(ids) > RESTS_ON else "")
         return f" ({shown})" if ids else ""
 
     groups = {side: [eid for eid, p in points_to.items() if p == side] for side in ("supported", "refuted", "unrelated")}
-    lean = "read against this model's usual lean, " if calibrated else ""
+    lean = "read against this model's usual lean, " if calibration else ""
     parts = [
         f"{lean.capitalize() if lean else ''}{len(groups['supported'])} of {len(points_to)} exhibits point towards supported"
         f"{named(groups['supported'])}",
@@ -224,54 +170,5 @@ def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibrated:
     if groups["unrelated"]:
         parts.append(f"{len(groups['unrelated'])} do not address the claim")
     word = "supported" if label == "SUPPORTS" else "refuted"
-    how = "calibrated on training claims" if calibrated else "uncalibrated"
+    how = f"calibrated: {calibration}" if calibration else "uncalibrated"
     return f"{'; '.join(parts)}. Weighed together: {word}, {percent(side_p)} ({how})."
-
-
-def _sigmoid(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
-
-
-# --- calibration files ---------------------------------------------------------------
-
-
-def calibration_mismatch(calibration: Calibration | None, **run: object) -> str:
-    """Why ``calibration`` may not fit this run ('' when it was fitted for these settings and this prompt).
-
-    ``run`` holds the run's desk settings that the calibration records (reader, exhibits,
-    orders, unit, negation, shots); a setting the calibration did not record is taken at its default.
-    """
-    if calibration is None:
-        return ""
-    fitted = {**FITTED_DEFAULTS, **calibration.settings}
-    differs = [f"{name} {fitted[name]} (this run: {value})" for name, value in run.items() if name in fitted and fitted[name] != value]
-    reader = str(run.get("reader", fitted["reader"]))
-    if calibration.prompt_sha and fitted["reader"] == reader and calibration.prompt_sha != prompt_sha(reader):
-        differs.append("another stance prompt")
-    return "the calibration was fitted for " + ", ".join(differs) + ": treat its probability as approximate" if differs else ""
-
-
-def calibration_key(model_name: str, reader: str = "separate") -> str:
-    """The file stem a model's calibration is kept under: its name, lower case, without a .gguf suffix.
-
-    Each stance question (desk.reader) has its own fit: the separate question's file is the
-    model's name, the others add ``--contrast`` or ``--both``.
-    """
-    name = Path(model_name).name.lower()
-    stem = name[: -len(".gguf")] if name.endswith(".gguf") else name
-    return stem if reader == "separate" else f"{stem}--{reader}"
-
-
-def load_calibration(model_name: str, reader: str = "separate") -> Calibration | None:
-    """The calibration fitted for ``model_name`` and ``reader`` (None if none was): ``pipelines/calibration/KEY.json``."""
-    path = resources.files(CALIBRATION_PACKAGE).joinpath(f"{calibration_key(model_name, reader)}.json")
-    if not path.is_file():
-        return None
-    return Calibration.from_json(json.loads(path.read_text(encoding="utf-8")))
-
-
-def prompt_sha(reader: str = "separate") -> str:
-    """A short hash of ``reader``'s stance prompt: a calibration fitted on another prompt no longer fits."""
-    names = {"separate": ("desk_stance.md",), "contrast": ("desk_contrast.md",), "both": ("desk_stance.md", "desk_contrast.md")}[reader]
-    text = "".join(resources.files("pipelines.prompts").joinpath(name).read_text(encoding="utf-8") for name in names)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]

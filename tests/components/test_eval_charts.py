@@ -7,8 +7,10 @@ from components.eval_charts import (
     build_accuracy_cost_figure,
     build_confusion_figure,
     build_reliability_figure,
+    build_selective_figure,
     claims_frame,
     results_frame,
+    selective_curves,
 )
 from pipelines.config import RunConfig
 from pipelines.eval.datasets import Dataset
@@ -74,3 +76,15 @@ def test_tables_have_one_row_per_evaluation_and_per_claim(reports: list[EvalRepo
     assert list(table["accuracy"]) == [0.5, 0.5] and list(table["ECE"].isna()) == [False, True]
     assert list(table["calls / claim"]) == [12.0, 4.0] and list(table["ECE claims"]) == [3, 0]
     assert len(claims_frame(reports[0])) == 4
+
+
+def test_selective_accuracy_is_shown_for_every_evaluation_that_states_a_confidence(reports: list[EvalReport]) -> None:
+    table = results_frame(reports)
+    assert table["sel. acc. @50%"].iloc[0] == 1.0  # the surer half of proclaim's 3 stated confidences: 2 claims at 0.95, both right
+    assert table["sel. acc. @80%"].iloc[0] == 1.0  # 80% of 3 claims rounds to the same 2
+    assert table["sel. acc. @50%"].isna().tolist() == [False, True]  # single states none
+    curves = selective_curves(reports)
+    assert [name for name, _ in curves] == [results_frame(reports[:1])["evaluation"][0]]
+    fig = build_selective_figure(curves)
+    assert list(fig.data[0].y)[-1] == pytest.approx(2 / 3) and list(fig.data[0].x)[-1] == 1.0
+    assert "no evaluation here states a confidence" in build_selective_figure([]).layout.title.text

@@ -161,3 +161,12 @@ def test_auc_is_sklearns_with_ties_counted_half() -> None:
     positive = [rng.random() < 0.5 for _ in range(60)]
     assert metrics.auc(scores, positive) == pytest.approx(roc_auc_score(positive, scores))
     assert math.isnan(metrics.auc([0.2, 0.4], [True, True])), "no negative claim: no AUC"
+
+
+def test_selective_accuracy_keeps_the_surest_claims_and_leaves_out_those_without_a_confidence() -> None:
+    confidences = [0.9, None, 0.6, 0.8, 0.55]
+    correct = [True, True, False, True, False]
+    assert metrics.selective_accuracy(confidences, correct, 0.5) == 1.0  # 0.9 and 0.8
+    assert metrics.selective_accuracy(confidences, correct, 1.0) == 0.5
+    assert metrics.selective_accuracy([None], [True], 0.5) is None
+    assert metrics.coverage_curve(confidences, correct, steps=4) == [(0.25, 1.0), (0.5, 1.0), (0.75, 2 / 3), (1.0, 0.5)]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pipelines.calibration.files import Calibration, calibration_key, load_calibration
 from pipelines.config import RunConfig
 from pipelines.domain import Evidence
 from pipelines.events import (
@@ -25,7 +26,7 @@ from pipelines.events import (
 from pipelines.llm.client import Reply, TokenLogprob
 from pipelines.run.runner import Services, stream_run
 from pipelines.stages.stance import STANCES, Stance, option_orders, read_stance
-from pipelines.stages.stance_aggregation import Calibration, aggregate, calibration_key, load_calibration, stance_features
+from pipelines.stages.stance_aggregation import aggregate, stance_features
 from pipelines.tools.web import WebResult
 from tests.fakes import CannedWeb, fake_config, protocol_config, with_settings
 
@@ -173,7 +174,7 @@ def test_the_shipped_calibration_is_found_by_model_name() -> None:
 
 
 def test_each_stance_question_has_its_own_shipped_calibration() -> None:
-    from pipelines.stages.stance_aggregation import calibration_mismatch
+    from pipelines.calibration.files import calibration_mismatch
 
     model = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     separate, contrast = load_calibration(model), load_calibration(model, "contrast")
@@ -276,7 +277,7 @@ def test_desk_can_read_each_exhibit_as_its_whole_document(services: Services) ->
 
 
 def test_a_calibration_fitted_for_other_settings_says_so() -> None:
-    from pipelines.stages.stance_aggregation import calibration_mismatch, prompt_sha
+    from pipelines.calibration.files import calibration_mismatch, prompt_sha
 
     fitted = Calibration(
         name="c@1", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha=prompt_sha(), settings={"exhibits": 5, "orders": 3}
@@ -424,7 +425,7 @@ def test_desk_can_ask_the_contrast_question_and_writes_the_opposite_for_it(servi
 
 
 def test_a_calibration_fitted_on_the_other_question_says_so() -> None:
-    from pipelines.stages.stance_aggregation import calibration_mismatch, prompt_sha
+    from pipelines.calibration.files import calibration_mismatch, prompt_sha
 
     assert prompt_sha("contrast") != prompt_sha("separate") == prompt_sha()
     separate = Calibration(name="c@1", model="m", bias=0, weights={"net": 1}, decide_at=0.5, prompt_sha=prompt_sha(), settings={})

@@ -1,0 +1,35 @@
+"""bench/calibration_refit.py reads stored desk records as the calibration flow's readings and fits them as `calibrate` does."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.calibration_refit import fit_and_score, readings_of
+from pipelines.calibration.files import load_shipped
+from pipelines.config import RunConfig
+
+
+def record(i: int, supported: bool) -> dict:  # type: ignore[type-arg]
+    """A claim read with the contrast question on 3 exhibits: the first leans the claim's way, as a model that reads it would."""
+    lean = 0.3 if supported else -0.3
+    first = {"SUPPORTS": 0.4 + lean / 2 + 0.01 * (i % 3), "REFUTES": 0.4 - lean / 2, "UNRELATED": 0.2 - 0.01 * (i % 3)}
+    other = {"SUPPORTS": 0.1, "REFUTES": 0.1, "UNRELATED": 0.8}
+    exhibits = [{"id": f"E{k}", "round": 1, "per_order": [first if k == 1 else other] * 2} for k in range(1, 4)]
+    return {"id": f"c{i}", "claim": f"claim {i}", "gold": "SUPPORTS" if supported else "REFUTES", "exhibits": exhibits}
+
+
+def test_stored_records_are_fitted_as_the_calibrate_command_fits_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "records.jsonl.gz"
+    rows = [record(i, i % 2 == 0) for i in range(30)] + [{**record(99, True), "gold": "NOT ENOUGH INFO"}]
+    path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    readings = readings_of(path, "contrast", exhibits=2)
+    assert len(readings) == 30, "NOT ENOUGH INFO claims are left out"
+    assert all(len(r.stances) == 2 for r in readings)
+    written = tmp_path / "fitted.json"
+    config = RunConfig().model_copy(update={"desk": RunConfig().desk.model_copy(update={"reader": "contrast"})})
+    fit_and_score(readings[:20], readings[20:], config, load_shipped("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "contrast"), written)
+    out = capsys.readouterr().out
+    assert "fitted on 20 claims" in out and "| fitted here | 1.000 |" in out
+    assert json.loads(written.read_text())["weights"]["top"] > 0

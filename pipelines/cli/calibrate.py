@@ -1,0 +1,182 @@
+"""``python -m pipelines calibrate``: calibrate desk for the model a desk brings, on labelled claims; list, roll back, refit on reviewed claims.
+
+python -m pipelines calibrate --backend openai --model NAME --base-url http://127.0.0.1:8080/v1 --limit 120
+python -m pipelines calibrate --dataset my-claims.jsonl --corpus my-notes --limit 80 --backend fake
+python -m pipelines calibrate --dataset reviewed --refit [--choose better|refit|current] [--at-least 50]
+python -m pipelines calibrate --list            # the kept calibrations of the judge's model, the one in use marked
+python -m pipelines calibrate --rollback [VERSION|shipped]
+
+Calling it again with the same choices goes on where the last call stopped: every claim's
+reading is a stored run, and a claim read before is not read again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from typing import Any
+
+
+def add_calibrate_command(sub: Any) -> None:
+    parser = sub.add_parser(
+        "calibrate",
+        help="calibrate desk's confidence for the judge's model on labelled claims (resumable); --list, --rollback, --refit",
+    )
+    parser.add_argument("--backend", default=None, help="fake, embedded or openai, for every role (default from config)")
+    parser.add_argument("--model", default="", help="model name at the backend (what the calibration is kept under)")
+    parser.add_argument("--base-url", default="", help="the endpoint's address, e.g. http://127.0.0.1:8080/v1 (openai backend)")
+    parser.add_argument(
+        "--dataset",
+        default="check-covid",
+        help="check-covid (default), a labelled .jsonl file, or 'reviewed': the desk's claims an editor ruled",
+    )
+    parser.add_argument("--split", default="train", help="Check-COVID split (default train: keep dev for scoring)")
+    parser.add_argument("--limit", type=int, default=120, help="claims to read, a label-balanced sample (default 120)")
+    parser.add_argument("--seed", type=int, default=0, help="which sample --limit takes (default 0)")
+    parser.add_argument("--corpus", default=None, help="corpus desk searches (default: the dataset's, else from config)")
+    parser.add_argument(
+        "--max-calls", type=int, default=0, help="most model calls the whole calibration may make (0: the configured limit)"
+    )
+    parser.add_argument("--yes", action="store_true", help="do not ask before reading (the cost is still printed)")
+    parser.add_argument("--dry-run", action="store_true", help="probe the endpoint and print the plan and its cost, read nothing")
+    parser.add_argument("--no-save", action="store_true", help="fit and print the scores, keep nothing")
+    parser.add_argument("--list", action="store_true", help="list the kept calibrations of the judge's model")
+    parser.add_argument(
+        "--rollback", nargs="?", const="", default=None, metavar="VERSION", help="put an earlier calibration in use (editor)"
+    )
+    parser.add_argument("--refit", action="store_true", help="with --dataset reviewed: refit and keep the better of it and the one in use")
+    parser.add_argument("--choose", choices=("better", "refit", "current"), default="better", help="with --refit: which to keep")
+    parser.add_argument("--at-least", type=int, default=0, help="with --refit: reviewed claims needed (default 50)")
+    parser.add_argument("--user", default="", help="your account on a shared desk (password from DEBATEDESK_PASSWORD or a prompt)")
+    parser.set_defaults(handler=run_calibrate_command)
+
+
+def run_calibrate_command(args: argparse.Namespace) -> int:
+    from pipelines.config import AppSettings, RunConfig
+    from pipelines.eval import calibrate as cal
+    from pipelines.run.services import Services
+
+    settings = AppSettings()
+    config = RunConfig()
+    if args.backend:
+        config = config.with_backend(args.backend, args.model)
+    elif args.model:
+        config = config.with_backend(config.judge.backend, args.model)
+    if args.base_url:
+        config = config.model_copy(
+            update={role: config.role(role).model_copy(update={"base_url": args.base_url}) for role in ("debater", "judge", "scorer")}
+        )
+    if args.max_calls:
+        config = config.model_copy(update={"budget": config.budget.model_copy(update={"batch_max_calls": args.max_calls})})
+    user = _cli_user(args.user, settings)
+    model = cal.judge_model_name(config)
+    reader = config.desk.reader
+
+    if args.list:
+        services = Services.create(settings, with_store=False)
+        return _list(services, model, reader)
+    if args.rollback is not None:
+        services = Services.create(settings, with_store=False)
+        now = cal.roll_back(services, model, reader, user=user, to=args.rollback)
+        print(f"{model}: desk now uses the {'shipped calibration (or none)' if now == 'shipped' else f'calibration {now}'}")
+        return 0
+
+    services = Services.create(settings)
+    store = services.store
+    labelled = cal.labelled_set(
+        args.dataset, limit=args.limit, settings_checkcovid=settings.checkcovid_dir, store=store, split=args.split, seed=args.seed
+    )
+    if args.corpus:
+        labelled = cal.LabelledSet(labelled.name, labelled.claims, labelled.three_labels, corpus=args.corpus)
+    cal.require_editor(user, "calibrate the desk's model")  # before the probe: a checker learns it at once
+    print(f"probing {model} with one short call...", file=sys.stderr, flush=True)
+    planned = cal.plan(config, labelled, services)
+    print(
+        f"calibrating desk ({planned.config.desk.reader} question, {planned.config.desk.exhibits} exhibits) for {model} on {labelled.name}"
+    )
+    print(f"  {planned.cost}")
+    print(f"  kept under {planned.key} in {settings.data_dir / 'calibrations'}")
+    if args.dry_run:
+        return 0
+    if not args.yes and sys.stdin.isatty() and input("go on? [y/N] ").strip().lower() not in ("y", "yes"):
+        print("nothing was read")
+        return 1
+
+    def progress(p: cal.Progress) -> None:
+        print(f"  [{p.done}/{p.total}] {p.last} · {p.eta()}", file=sys.stderr, flush=True)
+
+    if args.refit:
+        comparison, version, in_use = cal.refit_on_reviewed(
+            planned, services, user=user, choose=args.choose, at_least=args.at_least or cal.DEFAULT_REFIT_AT, on_progress=progress
+        )
+        print(f"on the {comparison.claims} reviewed claims (log loss / ECE / accuracy / selective accuracy on the surer half / AUC):")
+        print(f"  in use  {comparison.current_name:<40} {_scores(comparison.current)}")
+        print(f"  refit   {'(5-fold cross-validated)':<40} {_scores(comparison.refit)}")
+        if comparison.refitted.refused:
+            print(f"  {comparison.refitted.refused}")
+        print(f"kept: {version.calibration.name if version else 'the calibration in use'}; desk now uses {in_use}")
+        return 0
+
+    outcome = cal.calibrate(planned, services, user=user, save=not args.no_save, on_progress=progress)
+    read = outcome.readings
+    print(f"{len(read)} claims read ({sum(r.how == 'stored' for r in read)} read by an earlier call), {outcome.failed} failed")
+    if outcome.stopped:
+        print(f"stopped: {outcome.stopped}")
+        return 1
+    fitted = outcome.fitted
+    assert fitted is not None
+    print("cross-validated on the claims read (5 folds, binary):")
+    print(f"  {_scores(fitted.fit.cross_validated)}")
+    if fitted.calibration is not None:
+        weights = ", ".join(f"{n} {w:+.2f}" for n, w in fitted.calibration.weights.items())
+        print(
+            f"  p(supported) = sigmoid({fitted.calibration.bias:+.2f} + {weights}); NOT ENOUGH INFO below {fitted.calibration.decide_at:.2f} ({fitted.decide_at_from})"
+        )
+    if fitted.refused:
+        print(fitted.refused)
+        return 3
+    if outcome.saved is not None:
+        print(f"saved {outcome.saved.calibration.name}: desk uses it from the next run on (roll back with --rollback)")
+    return 0
+
+
+def _scores(s: dict[str, float]) -> str:
+    return (
+        f"log loss {s['log_loss']:.3f} · ECE {s['ece']:.3f} · accuracy {s['accuracy']:.3f} · "
+        f"selective accuracy @50% {s['selective_50']:.3f} · AUC {s['auc']:.3f}"
+    )
+
+
+def _list(services: Any, model: str, reader: str) -> int:
+    from pipelines.calibration.files import load_shipped
+    from pipelines.eval.calibrate import iter_versions
+
+    found = list(iter_versions(services, model, reader))
+    shipped = load_shipped(model, reader)
+    in_use = any(used for _, used in found)
+    for version, used in found:
+        cv = version.calibration.settings.get("cross_validated", {})
+        figures = f"log loss {cv['log_loss']:.3f}, ECE {cv['ece']:.3f}, AUC {cv.get('auc', float('nan')):.3f}" if cv else ""
+        print(f"{'*' if used else ' '} {version.stem}  {version.calibration.fitted_on}  {figures}")
+    print(f"{'*' if not in_use and shipped else ' '} shipped  {shipped.fitted_on if shipped else '(none shipped for ' + model + ')'}")
+    return 0
+
+
+def _cli_user(username: str, settings: Any) -> Any:
+    """Who calibrates: on a desk with a users file, a signed-in account (its role decides); else the person at this machine."""
+    from pipelines.access.users import UsersFile
+    from pipelines.errors import DebateDeskError
+
+    if settings.users_file is None:
+        return None
+    if not username:
+        raise DebateDeskError(
+            "this desk is shared (a users file is set): give --user NAME; the password comes from DEBATEDESK_PASSWORD or a prompt"
+        )
+    password = os.environ.get("DEBATEDESK_PASSWORD") or getpass.getpass(f"password for {username}: ")
+    user = UsersFile.load(settings.users_file).authenticate(username, password)
+    if user is None:
+        raise DebateDeskError("user name or password not recognised")
+    return user
