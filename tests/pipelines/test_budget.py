@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -120,3 +123,50 @@ def test_prices_are_model_equals_price_pairs_and_a_bad_one_says_which() -> None:
     assert BudgetConfig(prices="a=2", default_price=0.5).price_of("b") == 0.5  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="'gpt-4o' is not model=price"):
         BudgetConfig(prices="gpt-4o")  # type: ignore[arg-type]
+
+
+class _YieldingLock:
+    """A lock that hands the processor to another thread each time it is released: the worst interleaving, on purpose."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> _YieldingLock:
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._lock.release()
+        time.sleep(0.0001)
+
+
+def test_no_call_goes_past_a_limit_however_the_threads_interleave() -> None:
+    # Issue 30: start_call checked, released its lock, then counted; sixteen runs of one batch got past its limit together.
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _trial in range(20):
+            batch = Budget(calls=4, scope="batch")
+            batch._lock = _YieldingLock()  # type: ignore[assignment]
+            made: list[int] = []
+            start = threading.Barrier(16)
+
+            def one_run(batch: Budget = batch, made: list[int] = made, start: threading.Barrier = start) -> None:
+                run = Budget(calls=2, parent=batch)
+                run._lock = _YieldingLock()  # type: ignore[assignment]
+                start.wait()
+                for _ in range(3):
+                    try:
+                        run.start_call()
+                    except BudgetExhaustedError:
+                        return
+                    made.append(1)
+
+            threads = [threading.Thread(target=one_run) for _ in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert len(made) == 4 and batch.used["calls"] == 4, f"{len(made)} calls made under a batch limit of 4"
+    finally:
+        sys.setswitchinterval(old_interval)
