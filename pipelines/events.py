@@ -10,7 +10,7 @@ import json
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from pipelines.domain import Admissibility, Evidence, Triplet, Turn, Verdict, Vote
 
@@ -156,6 +156,15 @@ class ModelCallCompleted(Event):
     seconds: float = 0.0
     cached: bool = False
     structured: str | None = None  # a structured call's output mode: json_schema, json_object or prompt (see llm/structured_modes.py)
+    cancelled: bool = False  # sent, then cancelled before its answer (a parallel call hit a spend limit): tokens estimated
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Only a cancelled call says so: every answered call's record (and the golden stream) stays as it was.
+        data: dict[str, Any] = handler(self)
+        if not self.cancelled:
+            data.pop("cancelled", None)
+        return data
 
 
 class VoteCast(Event):

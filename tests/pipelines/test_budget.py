@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,3 +172,39 @@ def test_no_call_goes_past_a_limit_however_the_threads_interleave() -> None:
             assert len(made) == 4 and batch.used["calls"] == 4, f"{len(made)} calls made under a batch limit of 4"
     finally:
         sys.setswitchinterval(old_interval)
+
+
+class _CountingFake(FakeChatModel):
+    """Counts every request as it reaches the endpoint, then answers after a delay that varies, so parallel calls overlap."""
+
+    reached: int = 0
+
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self.reached += 1
+        await asyncio.sleep(0.02 * (self.reached % 3))
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+    async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self.reached += 1
+        await asyncio.sleep(0.02 * (self.reached % 3))
+        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            yield chunk
+
+
+@pytest.mark.parametrize(("protocol", "limit"), [("toolmad", 5), ("proclaim", 5), ("radar", 3)])
+def test_every_request_that_reached_the_endpoint_is_recorded_when_a_parallel_call_hits_the_limit(
+    fresh: Services, protocol: str, limit: int
+) -> None:
+    # Issue 27: the call over the limit stopped the run while others were on their way; those were cancelled unrecorded.
+    model = _CountingFake()
+    fresh.chat_override = model
+    events = list(stream_run(CLAIM, with_settings(fake_config(protocol=protocol), "budget", max_calls=limit), fresh))
+    assert isinstance(events[-1], RunInterrupted) and events[-1].budget is not None
+    store = fresh.store
+    assert store is not None
+    recorded = calls(store.events(events[0].run_id))  # type: ignore[attr-defined]
+    assert model.reached == limit and len(recorded) == limit, f"{model.reached} requests reached the endpoint, {len(recorded)} recorded"
+    cancelled = [c for c in recorded if c.cancelled]
+    assert cancelled and all(c.tokens_in > 0 for c in cancelled), "a cancelled call's prompt was read: its tokens are estimated"
+    row = store.get_run(events[0].run_id)  # type: ignore[attr-defined]
+    assert row is not None and row.cost.calls == limit
