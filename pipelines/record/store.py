@@ -119,6 +119,31 @@ class JournalRow(_Base):
     at: Mapped[float] = mapped_column(Float)
 
 
+class DeskSettingRow(_Base):
+    """The desk's settings (pipelines/run/desk_settings.py): one JSON value, its version and who saved it last."""
+
+    __tablename__ = "desk_settings"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    changed_by: Mapped[str] = mapped_column(String(200), default="")
+    changed_at: Mapped[float] = mapped_column(Float)
+
+
+class DeskSettingChangeRow(_Base):
+    """One change of a desk setting: before and after (API keys masked), who and when."""
+
+    __tablename__ = "desk_settings_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[float] = mapped_column(Float, index=True)
+    by: Mapped[str] = mapped_column(String(200))
+    setting: Mapped[str] = mapped_column(String(100))
+    before: Mapped[str] = mapped_column(Text)
+    after: Mapped[str] = mapped_column(Text)
+
+
 @dataclass(frozen=True)
 class RunSummary:
     id: str
@@ -546,4 +571,15 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-__all__ = ["OWNER", "RESUMABLE", "RUN_STATUSES", "RunFilter", "RunStatus", "RunStore", "RunSummary", "busy_message"]
+__all__ = [
+    "OWNER",
+    "RESUMABLE",
+    "RUN_STATUSES",
+    "DeskSettingChangeRow",
+    "DeskSettingRow",
+    "RunFilter",
+    "RunStatus",
+    "RunStore",
+    "RunSummary",
+    "busy_message",
+]

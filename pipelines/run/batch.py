@@ -28,7 +28,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.events import Event
 from pipelines.llm.limits import Budget, describe_stop
 from pipelines.record.digest import Cost, digest
-from pipelines.run.runner import check_names, stream_run
+from pipelines.run.runner import check_names, check_priced, stream_run, under_desk_limits
 from pipelines.run.services import Services
 from pipelines.text.safety import UnsafeClaimError, check_claim_text, csv_cell
 
@@ -261,8 +261,10 @@ def iter_batch(
     """
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise BatchInputError(f"concurrency must be between 1 and {MAX_CONCURRENCY}, got {concurrency}")
-    # Names and the corpus are checked (and a built-in corpus indexed) once, not by K claims at once.
+    # Names, prices and the corpus are checked (and a built-in corpus indexed) once, not by K claims at once.
+    config, _desk = under_desk_limits(config, services)
     check_names(config)
+    check_priced(config)
     services.ensure_corpus(config.corpus)
     queue = list(items)
     spend = Budget.for_batch(config.budget) if config.budget.limits_batch else None

@@ -15,7 +15,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 
-from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ModelSpec, RunConfig
+from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ConfigError, ModelSpec, RunConfig
 from pipelines.domain import Claim, Verdict
 from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
 from pipelines.events import (
@@ -49,6 +49,7 @@ from pipelines.record.journal import (
 from pipelines.record.redaction import Redactor, StreamRedactor
 from pipelines.record.store import OWNER, RunStore, busy_message
 from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.text.safety import check_claim_text
@@ -76,12 +77,29 @@ def validate_claim(text: str | None, max_chars: int = MAX_CLAIM_CHARS) -> Claim:
     return Claim(text=cleaned)
 
 
+DESK_LIMITS = "desk_limits"  # the key of a run's snapshot that keeps the desk's limits as they were when it started
+
+
 def preflight(claim_text: str, config: RunConfig, services: Services) -> Claim:
     """Everything that can be checked before a run starts, each with a message that says how to fix it."""
     claim = validate_claim(claim_text)
     check_names(config)
+    check_priced(config)
     services.ensure_corpus(config.corpus)
     return claim
+
+
+def check_priced(config: RunConfig) -> None:
+    """A money limit needs a price for every model the run uses; without one the limit could never be reached."""
+    unpriced = unpriced_roles(config)
+    if unpriced:
+        raise ConfigError(unpriced_message(unpriced))
+
+
+def under_desk_limits(config: RunConfig, services: Services) -> tuple[RunConfig, BudgetConfig]:
+    """``config`` with limits no looser than the desk's and the desk's prices; and the desk's limits (stored with the run)."""
+    desk = services.desk_settings().budget
+    return config.model_copy(update={"budget": within_desk(config.budget, desk)}), desk
 
 
 def check_names(config: RunConfig) -> None:
@@ -267,6 +285,7 @@ def start_run(
     stored run whose evidence is the new run's only source (a re-run with another protocol or
     model). ``batch_budget`` is the batch's spend limit, shared by its runs.
     """
+    config, desk_limits = under_desk_limits(config, services)
     claim = preflight(claim_text, config, services)
     frozen = frozen_evidence(frozen_from, services) if frozen_from else None
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -274,14 +293,14 @@ def start_run(
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, claim, config, gate)
     source = frozen.source_run if frozen is not None else ""
+    # The limits the run starts under are in its snapshot (``budget``), beside the desk's at that moment: a resume holds them.
+    snapshot = {**config.snapshot(), DESK_LIMITS: desk_limits.model_dump(mode="json")}
     if store is not None:
-        store.create_run(run_id, claim.text, config.protocol, config.snapshot(), source_run=source, by=by)
+        store.create_run(run_id, claim.text, config.protocol, snapshot, source_run=source, by=by)
     _launch(
         handle,
         services,
-        attempt_events=[
-            RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=config.snapshot(), by=by, source_run=source)
-        ],
+        attempt_events=[RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=snapshot, by=by, source_run=source)],
         budget=Budget.for_run(config.budget, parent=batch_budget),
         frozen=frozen,
     )
@@ -297,16 +316,25 @@ def frozen_evidence(source_run: str, services: Services) -> FrozenEvidence:
 
 
 def resume_run(
-    run_id: str, services: Services, *, interactive: bool = False, secrets_from: RunConfig | None = None, by: str = ""
+    run_id: str,
+    services: Services,
+    *,
+    interactive: bool = False,
+    secrets_from: RunConfig | None = None,
+    by: str = "",
+    limits: BudgetConfig | None = None,
+    may_raise: bool = False,
 ) -> RunHandle:
     """Go on with a failed or interrupted run from its last completed step.
 
     The protocol runs again from the start with the journal answering every model and tool
     call made before (no network, no model time); events already stored are not stored
     again, so the finished record has every event once, in order, with a RunResumed marker.
-    API keys are not in the record: they come from ``secrets_from`` or the environment, and
-    so do the spend limits (a run stopped by its budget goes on once the limit is raised);
-    what the run spent before counts towards them.
+    API keys are not in the record: they come from ``secrets_from`` or the environment. The
+    spend limits the run was stored with hold (``desk_settings.limits_on_resume``): where an
+    editor has raised the desk's limit since, the run follows it; ``limits`` lowers them, and
+    raises them (never past the desk's) only with ``may_raise``, for a person who may change
+    the desk's settings. What the run spent before counts towards them.
     """
     store = services.store
     if store is None:
@@ -324,8 +352,12 @@ def resume_run(
     config = RunConfig.from_snapshot(summary.config)
     if secrets_from is not None:
         config = config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
-        config = config.model_copy(update={"budget": secrets_from.budget})
+    then = summary.config.get(DESK_LIMITS)
+    desk_then = BudgetConfig.model_validate(then) if isinstance(then, dict) else None
+    held = limits_on_resume(config.budget, desk_then, services.desk_settings().budget, limits, may_raise=may_raise)
+    config = config.model_copy(update={"budget": held})
     check_names(config)
+    check_priced(config)
     services.ensure_corpus(config.corpus)
     # One owner at a time: this process first (another session here may be resuming it), then the database's
     # compare-and-set on the status (another process may be); the loser replays nothing and calls no model.

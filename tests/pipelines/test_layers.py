@@ -37,7 +37,7 @@ BELOW: dict[str, set[str]] = {  # room -> the rooms it may import (besides its o
     "stages": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts"},
     "protocols": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts", "stages", "pipelines"},
     "record": GROUND | {"config", "events", "llm", "tools", "run.context", "stages", "protocols", "pipelines"},
-    "run": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "prompts", "record", "pipelines"},
+    "run": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "prompts", "record", "pipelines", "access"},
     "calibration": GROUND | {"config", "events", "llm", "tools", "stages"},
     "eval": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration"},
     "access": GROUND | {"config"},
