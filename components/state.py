@@ -30,6 +30,7 @@ MAX_CHECKER_NAME = 80
 # The Settings page: models per role, search and step mode, kept for the session as one RunConfig (API keys in memory only)
 RUN_SETTINGS = "run_settings"
 SETTINGS_PREFIX = "settings."  # widget keys of the Settings page
+DESK_VERSION = "desk_version"  # the version of the desk's settings the Settings page's form was drawn from
 SETTINGS_GENERATION = "settings_generation"  # bumped when a preset or a reset redraws the page's widgets from the stored settings
 CONNECTION_PREFIX = "connection."  # the last connection test of each role
 PASTED = "pasted_evidence"  # evidence the checker added to the current pause, not yet submitted
@@ -197,6 +198,20 @@ def settings_prefix() -> str:
     return SETTINGS_PREFIX + (f"v{generation}." if generation else "")
 
 
+def desk_version() -> int | None:
+    value = st.session_state.get(DESK_VERSION)
+    return int(value) if value is not None else None
+
+
+def set_desk_version(version: int) -> None:
+    st.session_state[DESK_VERSION] = version
+
+
+def redraw_settings() -> None:
+    """The Settings page's widgets drawn again from the stored settings (after another editor saved the desk's)."""
+    _redraw_settings()
+
+
 def _redraw_settings() -> None:
     old = settings_prefix()
     for key in [k for k in st.session_state if str(k).startswith((old, CONNECTION_PREFIX))]:
@@ -213,6 +228,7 @@ def choose_preset(name: str) -> None:
 def reset_settings() -> None:
     """on_click of Reset: back to the defaults and the environment's settings."""
     st.session_state.pop(RUN_SETTINGS, None)
+    st.session_state.pop(DESK_VERSION, None)  # the form starts again from the desk's settings
     _redraw_settings()
 
 

@@ -5,6 +5,7 @@ import streamlit as st
 from components import state
 from components.batch_view import render_batch_results, render_outcomes_table
 from components.config_form import render_config_form
+from components.desk import run_settings_at_desk
 from components.pages import render_page_header
 from components.resources import get_services
 from pipelines.errors import DebateDeskError
@@ -21,7 +22,7 @@ st.caption(
     "whole batch: once the batch's limit is reached no claim starts."
 )
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), state.run_settings())
+config = render_config_form(services.corpus_names(), run_settings_at_desk(services))
 
 upload_tab, paste_tab = st.tabs(["📄 Upload a file", "✍️ Paste a list"])
 with upload_tab:

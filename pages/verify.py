@@ -5,6 +5,7 @@ import streamlit as st
 from components import state
 from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
+from components.desk import run_settings_at_desk
 from components.live_run import render_run
 from components.pages import render_page_header
 from components.rerun import render_rerun_note
@@ -20,7 +21,7 @@ state.ensure_framed("pages/verify.py")
 services = get_services()
 render_page_header("pages/verify.py")
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), state.run_settings())
+config = render_config_form(services.corpus_names(), run_settings_at_desk(services))
 compare_config = render_compare_picker(config)
 
 st.text_area(
