@@ -119,6 +119,7 @@ table = pd.DataFrame(
             "model calls": r.cost.calls,
             "cached": r.cost.cached_calls,
             "tokens": r.cost.tokens_in + r.cost.tokens_out,
+            "spent": round(r.cost.spent, 6) if r.cost.priced else None,  # empty when the run had no prices
             "events": r.event_count,
             "origin": f"re-run of {r.source_run}" if r.source_run else r.origin,
             "by": r.started_by or "",
@@ -229,6 +230,6 @@ with tab_compare:
                     f"**{escape_markdown(shown.protocol)}** · {escape_markdown(str(model.get('backend', '?')))} {escape_markdown(str(model.get('model') or ''))}"
                 )
                 st.caption(  # markup: a time and numbers
-                    f"{when(shown.created_at)} · {shown.cost.calls} calls · {shown.cost.tokens_in + shown.cost.tokens_out:,} tokens · {shown.cost.model_seconds:.1f} s"
+                    f"{when(shown.created_at)} · {shown.cost.calls} calls · {shown.cost.tokens_in + shown.cost.tokens_out:,} tokens{shown.cost.spent_note()} · {shown.cost.model_seconds:.1f} s"
                 )
                 replay(store.events(shown.id), key=f"compare-{shown.id}")

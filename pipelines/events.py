@@ -157,13 +157,16 @@ class ModelCallCompleted(Event):
     cached: bool = False
     structured: str | None = None  # a structured call's output mode: json_schema, json_object or prompt (see llm/structured_modes.py)
     cancelled: bool = False  # sent, then cancelled before its answer (a parallel call hit a spend limit): tokens estimated
+    cost: float | None = None  # its price, at the run's prices per 1,000 tokens; None when the run has no prices
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Only a cancelled call says so: every answered call's record (and the golden stream) stays as it was.
+        # Only a cancelled or priced call says so: an unpriced answered call's record (and the golden stream) stays as it was.
         data: dict[str, Any] = handler(self)
         if not self.cancelled:
             data.pop("cancelled", None)
+        if self.cost is None:
+            data.pop("cost", None)
         return data
 
 

@@ -311,8 +311,11 @@ class LLM:
         else:  # some servers send no usage when streaming: estimate at ~4 characters a token
             tokens_in = sum(len(str(m.content)) for m in messages) // 4
             tokens_out = len(text) // 4
+        cost = None
         if self._budget is not None:
             self._budget.charge(self.model_name, tokens_in + tokens_out)
+            if self._budget.priced:
+                cost = round(self._budget.cost_of(self.model_name, tokens_in + tokens_out), 8)
         if self._on_call is None:
             return
         self._on_call(
@@ -325,6 +328,7 @@ class LLM:
                 seconds=round(seconds, 4),
                 structured=structured,
                 cancelled=cancelled,
+                cost=cost,
             )
         )
 

@@ -159,7 +159,9 @@ class Budget:
         price_of: Callable[[str], float] = lambda _model: 0.0,
         scope: Literal["run", "batch"] = "run",
         parent: Budget | None = None,
+        priced: bool = False,
     ) -> None:
+        self._priced = priced
         self.allowed = {"calls": float(calls), "tokens": float(tokens), "cost": float(cost)}
         self.used = {"calls": 0.0, "tokens": 0.0, "cost": 0.0}
         self.scope = scope
@@ -169,7 +171,14 @@ class Budget:
 
     @classmethod
     def for_run(cls, config: BudgetConfig, parent: Budget | None = None) -> Budget:
-        return cls(calls=config.max_calls, tokens=config.max_tokens, cost=config.max_cost, price_of=config.price_of, parent=parent)
+        return cls(
+            calls=config.max_calls,
+            tokens=config.max_tokens,
+            cost=config.max_cost,
+            price_of=config.price_of,
+            parent=parent,
+            priced=bool(config.prices or config.default_price),
+        )
 
     @classmethod
     def for_batch(cls, config: BudgetConfig) -> Budget:
@@ -221,6 +230,15 @@ class Budget:
             if allowed and self.used[limit] >= allowed:
                 return BudgetStop(scope=self.scope, limit=limit, used=round(self.used[limit], 6), allowed=allowed)  # type: ignore[arg-type]
         return None
+
+    @property
+    def priced(self) -> bool:
+        """Whether the run has prices at all (then every call's cost is recorded with it)."""
+        return self._priced
+
+    def cost_of(self, model: str, tokens: int) -> float:
+        """What ``tokens`` of ``model`` cost at this budget's prices."""
+        return tokens / 1000 * self._price_of(model)
 
     def charge(self, model: str, tokens: int) -> None:
         """A call has ended: its tokens, and their price, count towards this budget and its parent's."""

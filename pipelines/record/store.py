@@ -92,6 +92,8 @@ class RunRow(_Base):
     stop_reason: Mapped[str | None] = mapped_column(Text, nullable=True)  # "stopped by budget: 40 of 40 model calls"
     source_run: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)  # a re-run's source run
     started_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # Added for desk settings: money spent at the run's prices (None: the run had no prices).
+    spent: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class EventRow(_Base):
@@ -409,6 +411,8 @@ class RunStore:
                     model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + cost.model_seconds,
                     cached_calls=func.coalesce(RunRow.cached_calls, 0) + cost.cached_calls,
                 )
+                if cost.priced:
+                    values["spent"] = func.coalesce(RunRow.spent, 0.0) + cost.spent
             guard = update(RunRow).where(RunRow.id == run_id)
             if owner is not None:
                 guard = guard.where(RunRow.owner == owner, RunRow.status == "running")
@@ -463,6 +467,7 @@ class RunStore:
                     tokens_out=cost.tokens_out,
                     model_seconds=cost.model_seconds,
                     cached_calls=cost.cached_calls,
+                    spent=cost.spent if cost.priced else None,
                     event_count=len(events),
                 )
             )
@@ -545,6 +550,8 @@ def _summary(row: RunRow) -> RunSummary:
             tokens_in=row.tokens_in,
             tokens_out=row.tokens_out,
             model_seconds=float(row.model_seconds or 0.0),
+            spent=float(row.spent or 0.0),
+            priced=row.spent is not None,
         ),
         config=json.loads(row.config or "{}"),
         app_version=row.app_version,

@@ -212,3 +212,25 @@ def test_every_request_that_reached_the_endpoint_is_recorded_when_a_parallel_cal
     assert cancelled and all(c.tokens_in > 0 for c in cancelled), "a cancelled call's prompt was read: its tokens are estimated"
     row = store.get_run(events[0].run_id)  # type: ignore[attr-defined]
     assert row is not None and row.cost.calls == limit
+
+
+def test_money_is_recorded_with_every_call_and_shown_wherever_tokens_are_when_prices_are_set(fresh: Services) -> None:
+    from pipelines.record.digest import digest
+    from pipelines.record.export import export_run
+
+    priced = with_settings(fake_config(protocol="single"), "budget", prices=["fake=0.5"])
+    events = list(stream_run(CLAIM, priced, fresh))
+    made = calls(events)
+    assert made and all(c.cost == pytest.approx((c.tokens_in + c.tokens_out) / 1000 * 0.5) for c in made)
+    run = digest(events)
+    assert run.cost.priced and run.cost.spent == pytest.approx(sum(c.cost or 0 for c in made))
+    store = fresh.store
+    assert store is not None
+    summary = store.get_run(run.run_id)
+    assert summary is not None and summary.cost.priced and summary.cost.spent == pytest.approx(run.cost.spent)
+    assert f"{run.cost.spent:.4g} spent" in export_run(summary, store.events(run.run_id), "md")
+    header, row = export_run(summary, store.events(run.run_id), "csv").splitlines()[:2]
+    assert "spent" in header.split(",")
+
+    unpriced = digest(list(stream_run(CLAIM, fake_config(protocol="single"), fresh)))
+    assert not unpriced.cost.priced and "spent" not in unpriced.cost.describe(), "no prices: money unknown, not shown as zero"
