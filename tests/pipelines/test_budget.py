@@ -230,7 +230,7 @@ def test_money_is_recorded_with_every_call_and_shown_wherever_tokens_are_when_pr
     assert summary is not None and summary.cost.priced and summary.cost.spent == pytest.approx(run.cost.spent)
     assert f"{run.cost.spent:.4g} spent" in export_run(summary, store.events(run.run_id), "md")
     header, row = export_run(summary, store.events(run.run_id), "csv").splitlines()[:2]
-    assert "spent" in header.split(",")
+    assert dict(zip(header.split(","), row.split(","), strict=False))["spent"] == f"{round(run.cost.spent, 6)}"
 
     unpriced = digest(list(stream_run(CLAIM, fake_config(protocol="single"), fresh)))
     assert not unpriced.cost.priced and "spent" not in unpriced.cost.describe(), "no prices: money unknown, not shown as zero"
