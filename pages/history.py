@@ -164,11 +164,22 @@ st.caption(  # markup: an icon from a fixed table, times, numbers and escaped fi
 render_rerun_links(run, store)
 
 actions = st.columns(1 + len(EXPORT_FORMATS))
+freed = bool(run.stop_reason and run.stop_reason.startswith("paused at round"))  # its page went away: anyone may take it over
+if freed:
+    st.info(
+        "⏸️ This run is paused and nobody holds the pause (the page that held it went away). Take it over to review the round "
+        "yourself: it is recorded with your name and the time. Until then it is stopped, with everything so far kept."
+    )
 if (
     run.resumable
     and run.origin == "run"
     and actions[0].button(
-        "▶️ Resume", type="primary", key="history.resume", help="Go on from the last completed step; calls already made are not made again."
+        "⏸️ Take over" if freed else "▶️ Resume",
+        type="primary",
+        key="history.resume",
+        help="You become the one the pause waits for (recorded with your name)."
+        if freed
+        else "Go on from the last completed step; calls already made are not made again.",
     )
 ):
     state.request_resume(run.id)

@@ -215,6 +215,7 @@ class RunInterrupted(Event):
     type: Literal["RunInterrupted"] = "RunInterrupted"
     reason: str
     budget: BudgetStop | None = None  # set when a spend limit stopped it
+    paused_round: int | None = None  # set when the page holding a step-mode pause went away: free for anyone to take over
 
 
 class StepPaused(Event):

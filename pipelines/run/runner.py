@@ -48,10 +48,11 @@ from pipelines.record.journal import (
 )
 from pipelines.record.redaction import Redactor, StreamRedactor
 from pipelines.record.store import OWNER, RunStore, busy_message
+from pipelines.run import step_gate
 from pipelines.run.context import Review, RunContext, Toolbox
 from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
 from pipelines.run.services import Services
-from pipelines.run.step_gate import PendingReview, RunInterruptedError, StepGate, make_reviewer
+from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.text.safety import check_claim_text
 from pipelines.text.urls import scrub_url
 from pipelines.tools.corpus_index import CorpusIndex
@@ -244,6 +245,11 @@ class RunHandle:
             raise ValueError("this run is not in step mode")
         self.gate.submit(review, by, note)
 
+    def page_alive(self) -> None:
+        """The page showing this run is open (a paused run whose page goes silent is freed: ``StepGate.page_alive``)."""
+        if self.gate is not None:
+            self.gate.page_alive()
+
     def abandon(self, reason: str = "stopped by the checker without a decision") -> None:
         if self.gate is not None:
             self.gate.abandon(reason)
@@ -414,7 +420,7 @@ def _gate_for(config: RunConfig, store: RunStore | None, run_id: str) -> StepGat
     if not config.pauses.step_mode:
         return None
     heartbeat = (lambda: store.touch(run_id)) if store is not None else None
-    return StepGate(timeout_s=config.pauses.pause_timeout_min * 60, heartbeat=heartbeat)
+    return StepGate(timeout_s=config.pauses.pause_timeout_min * 60, heartbeat=heartbeat, page_gone_after_s=step_gate.PAGE_GONE_AFTER_S)
 
 
 def _launch(
@@ -481,6 +487,9 @@ def _launch(
             if writer is not None:
                 writer.flush()  # a store that failed to take an event fails the run, as when events were written inline
             status = "completed"
+        except PauseFreedError as exc:  # the page went away: stopped at the pause, free for anyone to take over
+            status = "interrupted"
+            emit(RunInterrupted(reason=str(exc), paused_round=exc.round))
         except RunInterruptedError as exc:
             status = "interrupted"
             emit(RunInterrupted(reason=str(exc)))
