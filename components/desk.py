@@ -6,12 +6,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import streamlit as st
+from pydantic import ValidationError
 
 from components import state
 from components.sign_in import oidc_section
 from pipelines.access.users import User
-from pipelines.config import ROLES, AppSettings, RunConfig
+from pipelines.config import ROLES, AppSettings, BudgetConfig, RunConfig, describe_invalid
 from pipelines.errors import DebateDeskError
+from pipelines.record.store import RunSummary
 from pipelines.run.desk_settings import DeskChange, DeskSettings, DeskSettingsBook, Endpoint, masked, may_change, model_name
 from pipelines.run.services import Services
 from pipelines.text.safety import escape_markdown
@@ -93,3 +95,32 @@ def render_changes(changes: list[DeskChange]) -> None:
         when = datetime.fromtimestamp(c.at, UTC).strftime("%Y-%m-%d %H:%M:%S")
         rows.append("| " + " | ".join(escape_markdown(v) for v in (when, c.by, c.setting, c.before, c.after)) + " |")
     st.markdown("\n".join(rows))  # markup: every cell escaped
+
+
+def render_resume_with_limits(run: RunSummary) -> None:
+    """For a run its spend limit stopped: its limits, which an editor (or the person at a one-person desk) may raise for
+    it, up to the desk's, and resume; anyone may lower them. A plain Resume keeps them."""
+    stored = BudgetConfig.model_validate(run.config.get("budget", {}))
+    with st.expander("🛑 Resume with other limits" + ("" if may_change_desk() else " (lower only: an editor raises them)")):
+        st.caption(
+            "This run keeps the limits it started with until they are raised here or an editor raises the desk's. "
+            "0 means no limit; never more than the desk's."
+        )
+        fields = ("max_calls", "max_tokens", "max_cost")
+        values = {name: _limit_input(name, getattr(stored, name), run.id) for name in fields}
+        try:
+            limits = stored.model_copy(update=values)
+            BudgetConfig.model_validate(limits.model_dump())
+        except ValidationError as exc:
+            st.error(f"⚠️ {escape_markdown(describe_invalid(exc, BudgetConfig))}")
+            return
+        if st.button("▶️ Resume with these limits", key=f"history.resume_limits.{run.id}"):
+            state.request_resume(run.id, limits)
+            st.switch_page("pages/verify.py")
+
+
+def _limit_input(name: str, value: float, run_id: str) -> float:
+    field = BudgetConfig.model_fields[name]
+    if field.annotation is int:
+        return st.number_input(str(field.title), value=int(value), step=1, key=f"history.limit.{run_id}.{name}", help=field.description)
+    return st.number_input(str(field.title), value=float(value), format="%g", key=f"history.limit.{run_id}.{name}", help=field.description)

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from pipelines.access.users import User
-from pipelines.config import RunConfig
+from pipelines.config import BudgetConfig, RunConfig
 from pipelines.domain import Evidence
 from pipelines.events import Event, parse_event
 from pipelines.llm.connection import ConnectionReport
@@ -37,6 +37,7 @@ PASTED = "pasted_evidence"  # evidence the checker added to the current pause, n
 REVIEW_ERROR = "review_error"
 REVIEW_PREFIX = "review."  # widget keys of the pause form
 RESUME_REQUEST = "resume_request"
+RESUME_LIMITS = "resume_limits"  # the spend limits asked for with a resume (History's "Resume with these limits")
 HISTORY_RUN = "history_run"
 HISTORY_STEP = "history_step"
 OVERRIDE_MESSAGE = "override_message"
@@ -273,14 +274,21 @@ def review_error() -> str | None:
     return str(value) if value else None
 
 
-def request_resume(run_id: str) -> None:
+def request_resume(run_id: str, limits: BudgetConfig | None = None) -> None:
+    """Resume ``run_id`` on Verify; ``limits``: the run's new spend limits, asked for on History (an editor may raise them)."""
     st.session_state[RESUME_REQUEST] = run_id
+    st.session_state[RESUME_LIMITS] = limits
 
 
 def take_resume_request() -> str | None:
     run_id = st.session_state.get(RESUME_REQUEST)
     st.session_state[RESUME_REQUEST] = None
     return str(run_id) if run_id else None
+
+
+def take_resume_limits() -> BudgetConfig | None:
+    limits = st.session_state.pop(RESUME_LIMITS, None)
+    return limits if isinstance(limits, BudgetConfig) else None
 
 
 def history_run() -> str | None:

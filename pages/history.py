@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import state
 from components.courtroom import render_courtroom_audit
+from components.desk import render_resume_with_limits
 from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
 from components.resources import get_services
@@ -184,6 +185,8 @@ if (
 ):
     state.request_resume(run.id)
     st.switch_page("pages/verify.py")
+if run.resumable and run.origin == "run" and run.stop_reason and run.stop_reason.startswith("stopped by"):
+    render_resume_with_limits(run)
 for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
     try:
         data = export_run(run, events, fmt, public_url=services.settings.public_url)

@@ -50,7 +50,6 @@ st.caption(
     + "**Search and step mode** hold for your runs in this session; a reload goes back to the defaults, which `DEBATEDESK_*` "
     "variables set (docs/options.md). API keys are kept encrypted and shown only by their last four characters."
 )
-render_desk_message()
 
 stored = state.run_settings()
 data = stored.model_dump()
@@ -110,6 +109,34 @@ if editable:
 else:
     render_limits_read_only(desk)
 
+
+def apply_settings(data: dict[str, object]) -> bool:
+    """Keep the form's settings for this session when they are valid; else say which setting and why, keeping the last valid."""
+    try:
+        state.set_run_settings(RunConfig.model_validate(data))
+    except ValidationError as exc:  # nothing typed before is lost, and runs still start
+        st.error(f"⚠️ Not applied yet: {escape_markdown(describe_problems(exc))}. Runs use the last valid settings until this is fixed.")
+        return False
+    return True
+
+
+valid = apply_settings(data)
+if editable and book is not None:
+    st.button(
+        "Save models, prices and limits for the whole desk",
+        key=K + "save",
+        type="primary",
+        icon="💾",
+        on_click=save_desk,
+        args=(book, draft_of(state.run_settings(), desk), desk.version),
+        disabled=not valid,
+        help="Stores them in the run database: every session and the command line use them from their next run. Each change is recorded.",
+    )
+render_desk_message()
+changes = book.changes(limit=20) if book is not None else []
+with st.expander(f"Changes to the desk's settings ({len(changes)}{'+' if len(changes) == 20 else ''})", expanded=bool(changes)):
+    render_changes(changes)
+
 st.header("Search")
 st.caption("For your runs in this session. Web search itself is switched on and off in the sidebar, per run.")
 data["retrieval"] = render_section(RetrievalConfig, data["retrieval"], K + "retrieval", skip={"web_search"}, prefixed=False)
@@ -117,30 +144,8 @@ data["retrieval"] = render_section(RetrievalConfig, data["retrieval"], K + "retr
 st.header("Step mode")
 st.caption("For your runs in this session. Step mode itself is switched on and off in the sidebar, per run.")
 data["pauses"] = render_section(PauseConfig, data["pauses"], K + "pauses", skip={"step_mode"}, prefixed=False)
-
-valid = True
-try:
-    state.set_run_settings(RunConfig.model_validate(data))
-except ValidationError as exc:  # keep the last valid settings: nothing typed before is lost, and runs still start
-    valid = False
-    st.error(f"⚠️ Not applied yet: {escape_markdown(describe_problems(exc))}. Runs use the last valid settings until this is fixed.")
-
-if editable and book is not None:
-    draft = draft_of(state.run_settings(), desk)
-    st.divider()
-    st.button(
-        "Save models, prices and limits for the whole desk",
-        key=K + "save",
-        type="primary",
-        icon="💾",
-        on_click=save_desk,
-        args=(book, draft, desk.version),
-        disabled=not valid,
-        help="Stores them in the run database: every session and the command line use them from their next run. Each change is recorded.",
-    )
-
-st.header("Changes to the desk's settings")
-render_changes(book.changes(limit=20) if book is not None else [])
+if valid:
+    apply_settings(data)
 
 st.divider()
 st.button("Reset to the defaults", on_click=state.reset_settings, icon="↩️", help="Back to the defaults (and the DEBATEDESK_* environment).")

@@ -5,7 +5,7 @@ import streamlit as st
 from components import state
 from components.config_form import render_config_form
 from components.courtroom import render_courtroom_audit
-from components.desk import run_settings_at_desk
+from components.desk import may_change_desk, run_settings_at_desk
 from components.live_run import render_run
 from components.pages import render_page_header
 from components.rerun import render_rerun_note
@@ -45,7 +45,18 @@ else:
         if pending is not None:
             state.set_active_run(start_run(pending, config, services, interactive=True, by=state.checker_name()))
         elif resume_id is not None:
-            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=state.checker_name()))
+            limits = state.take_resume_limits()  # asked for on History; raised only by whoever may change the desk's settings
+            state.set_active_run(
+                resume_run(
+                    resume_id,
+                    services,
+                    interactive=True,
+                    secrets_from=config,
+                    by=state.checker_name(),
+                    limits=limits,
+                    may_raise=may_change_desk(),
+                )
+            )
     except DebateDeskError as exc:
         state.set_error(str(exc))
         state.set_active_run(None)
