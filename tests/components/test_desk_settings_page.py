@@ -77,3 +77,37 @@ def test_a_money_limit_without_a_price_is_refused_on_save(
     editor.text_input(key="settings.budget.prices").input("fake=0.002").run()
     editor.button(key="settings.save").click().run()
     assert any("Saved for the whole desk: 2 changes" in s.value for s in editor.success)
+
+
+def test_a_freed_pause_is_shown_free_in_history_and_anyone_takes_it_over(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path, embedder: object
+) -> None:
+    from pipelines.events import RunResumed
+    from pipelines.llm.fake import FakeChatModel
+    from pipelines.record.store import RunStore
+    from pipelines.run import step_gate
+    from pipelines.run.runner import start_run
+    from tests.fakes import fake_config, make_services, with_settings
+
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    services = make_services(demo_data_dir, embedder)  # type: ignore[arg-type]
+    services.store = RunStore(url)
+    services.chat_override = FakeChatModel()
+    monkeypatch.setattr(step_gate, "PAGE_GONE_AFTER_S", 0.3)  # the page that started it closes at once
+    config = with_settings(fake_config(protocol="single"), "pauses", step_mode=True)
+    handle = start_run("Masks reduce transmission of respiratory viruses on ferries", config, services, interactive=True, by="Ana")
+    list(handle.stream())
+    monkeypatch.setattr(step_gate, "PAGE_GONE_AFTER_S", 120.0)
+
+    app = fake_app(monkeypatch, demo_data_dir, timeout=120, database_url=url)
+    app.sidebar.text_input(key="checker_name.widget").input("Bo").run()
+    app.switch_page("pages/history.py").run()
+    app.selectbox(key="history.open").select(handle.run_id).run()
+    assert not app.exception
+    assert any("paused and nobody holds the pause" in i.value for i in app.info)
+    assert "paused at round 0, free to take over" in " ".join(c.value for c in app.caption)
+    next(b for b in app.button if b.key == "history.resume" and "Take over" in b.label).click().run()
+    assert not app.exception
+    assert any("your turn" in m.value for m in app.markdown), "the pause waits for Bo now"
+    resumed = [e for e in services.store.events(handle.run_id) if isinstance(e, RunResumed)]
+    assert [e.by for e in resumed] == ["Bo"]
