@@ -37,7 +37,11 @@ def may_change_desk() -> bool:
 def run_settings_at_desk(services: Services) -> RunConfig:
     """The settings a run from this session starts with: the desk's endpoints, prices and limits (lower ones of the
     session's own kept), over this session's search and step-mode choices."""
-    return services.desk_settings().apply(state.run_settings())
+    try:
+        return services.desk_settings().apply(state.run_settings())
+    except DebateDeskError as exc:  # the store is away: say so; the runner refuses to start without the desk's limits
+        st.error(f"⚠️ {escape_markdown(str(exc))}")
+        return state.run_settings()
 
 
 def draft_of(config: RunConfig, desk: DeskSettings) -> DeskSettings:

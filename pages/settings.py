@@ -133,7 +133,11 @@ if editable and book is not None:
         help="Stores them in the run database: every session and the command line use them from their next run. Each change is recorded.",
     )
 render_desk_message()
-changes = book.changes(limit=20) if book is not None else []
+try:
+    changes = book.changes(limit=20) if book is not None else []
+except DebateDeskError as exc:
+    st.error(f"⚠️ {escape_markdown(str(exc))}")
+    changes = []
 with st.expander(f"Changes to the desk's settings ({len(changes)}{'+' if len(changes) == 20 else ''})", expanded=bool(changes)):
     render_changes(changes)
 

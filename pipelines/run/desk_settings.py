@@ -23,6 +23,7 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from pipelines.access.users import User
@@ -30,6 +31,7 @@ from pipelines.config import ROLES, BudgetConfig, RunConfig, describe_invalid, l
 from pipelines.errors import DebateDeskError
 from pipelines.llm.registry import get_backend
 from pipelines.record.store import DeskSettingChangeRow, DeskSettingRow, RunStore
+from pipelines.text.urls import scrub_url
 
 log = logging.getLogger("debatedesk.desk_settings")
 
@@ -158,11 +160,16 @@ class DeskSettingsBook:
 
     def load(self) -> DeskSettings:
         """The desk's settings as stored now (the environment's until an editor first saves)."""
-        with Session(self.store.engine) as s:
-            row = s.get(DeskSettingRow, ROW)
-            if row is None:
-                return DeskSettings.defaults(self._base)
-            data = json.loads(row.value)
+        try:
+            with Session(self.store.engine) as s:
+                row = s.get(DeskSettingRow, ROW)
+                if row is None:
+                    return DeskSettings.defaults(self._base)
+                data = json.loads(row.value)
+        except SQLAlchemyError as exc:  # no limits can be known, so no run may start: say why, plainly
+            raise DebateDeskError(
+                f"the desk's settings cannot be read from the run store ({_where(self.store)}): {type(exc).__name__}"
+            ) from exc
         for endpoint in data.get("endpoints", {}).values():
             endpoint["api_key"] = self._decrypt(endpoint.pop("api_key_sealed", ""))
         try:
@@ -207,23 +214,35 @@ class DeskSettingsBook:
             endpoint.pop("api_key", None)
             endpoint["api_key_sealed"] = self._encrypt(endpoints[role].api_key.get_secret_value())
         now = changes[0].at
+        try:
+            self._write(value, current.version, by, now, changes)
+        except SQLAlchemyError as exc:
+            raise DeskSettingsRefusedError(
+                f"the run store ({_where(self.store)}) did not take the change ({type(exc).__name__}); nothing was saved, try again"
+            ) from exc
+        log.info("desk settings changed by %s: %s", by, ", ".join(c.setting for c in changes))
+        return changes
+
+    def _write(self, value: dict[str, Any], version: int, by: str, now: float, changes: list[DeskChange]) -> None:
+        """The settings and their audit entries in one transaction (a version changed meanwhile refuses it)."""
         with Session(self.store.engine) as s, s.begin():
             row = s.get(DeskSettingRow, ROW, with_for_update=True)
             if row is None:
                 s.add(DeskSettingRow(name=ROW, value=json.dumps(value), version=1, changed_by=by, changed_at=now))
             else:
-                if row.version != current.version:  # saved by someone else between our read and this write
+                if row.version != version:  # saved by someone else between our read and this write
                     raise DeskSettingsRefusedError("another editor changed the desk's settings at the same moment; reload and try again")
                 row.value, row.version, row.changed_by, row.changed_at = json.dumps(value), row.version + 1, by, now
             s.add_all(DeskSettingChangeRow(at=c.at, by=c.by, setting=c.setting, before=c.before, after=c.after) for c in changes)
-        log.info("desk settings changed by %s: %s", by, ", ".join(c.setting for c in changes))
-        return changes
 
     def changes(self, limit: int = 50) -> list[DeskChange]:
         """The latest audit entries, newest first."""
-        with Session(self.store.engine) as s:
-            rows = s.scalars(select(DeskSettingChangeRow).order_by(DeskSettingChangeRow.id.desc()).limit(limit)).all()
-            return [DeskChange(at=r.at, by=r.by, setting=r.setting, before=r.before, after=r.after) for r in rows]
+        try:
+            with Session(self.store.engine) as s:
+                rows = s.scalars(select(DeskSettingChangeRow).order_by(DeskSettingChangeRow.id.desc()).limit(limit)).all()
+                return [DeskChange(at=r.at, by=r.by, setting=r.setting, before=r.before, after=r.after) for r in rows]
+        except SQLAlchemyError as exc:
+            raise DebateDeskError(f"the desk's list of changes cannot be read from the run store ({_where(self.store)})") from exc
 
     # --- API keys at rest ----------------------------------------------------------------------
 
@@ -246,6 +265,10 @@ class DeskSettingsBook:
         except (InvalidToken, FileNotFoundError, ValueError):
             log.warning("a stored API key cannot be read with %s (another machine's key file?); it is left blank", self._key_file)
             return ""
+
+
+def _where(store: RunStore) -> str:
+    return scrub_url(store.url)
 
 
 def masked(secret: str) -> str:

@@ -205,3 +205,20 @@ def test_the_cli_says_which_variable_is_wrong(monkeypatch: pytest.MonkeyPatch, c
     err = capsys.readouterr().err
     assert "Tokens per batch (DEBATEDESK_BUDGET__BATCH_MAX_TOKENS) must be a whole number from 0 to 1,000,000,000" in err
     assert "validation error" not in err and "pydantic" not in err
+
+
+def test_with_the_store_away_the_desks_settings_say_so_plainly_and_no_run_starts(fresh: Services, tmp_path: Path) -> None:
+    from sqlalchemy import create_engine
+
+    from pipelines.errors import DebateDeskError
+
+    store = fresh.store
+    assert store is not None
+    store.engine = create_engine(f"sqlite:///{tmp_path / 'gone' / 'runs.sqlite'}")  # the database went away
+    book = book_of(fresh)
+    with pytest.raises(DebateDeskError, match="the desk's settings cannot be read from the run store"):
+        book.load()
+    with pytest.raises(DebateDeskError, match="cannot be read from the run store"):
+        list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
+    with pytest.raises(DebateDeskError, match="cannot be read"):
+        book.save(DeskSettings(), user=EDITOR, sign_in=True)
