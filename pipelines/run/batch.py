@@ -40,7 +40,7 @@ CLAIM_COLUMNS = ("claim", "text")
 Status = Literal["completed", "failed", "stopped", "skipped"]  # stopped: by a spend limit; skipped: never started (the batch's limit)
 EXPORT_FIELDS = (
     "index", "id", "claim", "status", "verdict", "confidence", "decided_by", "sources", "rationale", "error", "run_id",
-    "model_calls", "cached_calls", "tokens_in", "tokens_out", "retrieval_calls", "seconds",
+    "model_calls", "cached_calls", "tokens_in", "tokens_out", "spent", "retrieval_calls", "seconds",
 )  # fmt: skip
 
 
@@ -83,7 +83,13 @@ class ClaimOutcome:
 
     def export_row(self) -> dict[str, Any]:
         cost = self.cost
-        flat = {"model_calls": cost.calls, "cached_calls": cost.cached_calls, "tokens_in": cost.tokens_in, "tokens_out": cost.tokens_out}
+        flat: dict[str, int | float | None] = {
+            "model_calls": cost.calls,
+            "cached_calls": cost.cached_calls,
+            "tokens_in": cost.tokens_in,
+            "tokens_out": cost.tokens_out,
+        }
+        flat["spent"] = round(cost.spent, 6) if cost.priced else None  # None (an empty cell): the run had no prices
         row = {name: flat[name] if name in flat else getattr(self, name) for name in EXPORT_FIELDS}
         row["sources"] = list(self.sources)
         return row
