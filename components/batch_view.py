@@ -30,6 +30,7 @@ def outcomes_frame(outcomes: Sequence[ClaimOutcome]) -> pd.DataFrame:
             "cached": o.cost.cached_calls,
             "tokens in": o.cost.tokens_in,
             "tokens out": o.cost.tokens_out,
+            "spent": round(o.cost.spent, 6) if o.cost.priced else None,  # empty without prices: unknown, not zero
             "s": round(o.seconds, 1),
             "run": o.run_id,
             "error": o.error,

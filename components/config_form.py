@@ -10,10 +10,11 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from components.state import CONFIG_PREFIX
-from pipelines.config import ROLES, ModelSpec, RunConfig
+from pipelines.config import ROLES, ModelSpec, RunConfig, describe_invalid
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.record.verdict_card import model_caveat
+from pipelines.run.desk_settings import masked
 from pipelines.text.safety import escape_markdown
 
 BACKEND_ICONS = {"fake": "🧪", "embedded": "💻", "openai": "🌐"}
@@ -74,9 +75,9 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         raise  # st.stop() does not return; this line keeps type checkers sure of it
 
 
-def describe_problems(exc: ValidationError) -> str:
-    """Each invalid setting by its path, with pydantic's reason (which may quote what was typed: escape it where shown)."""
-    return "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}" for err in exc.errors())
+def describe_problems(exc: ValidationError, root: type[BaseModel] = RunConfig) -> str:
+    """Each invalid setting by its title and path, what it may be and what was typed (escape it where shown)."""
+    return describe_invalid(exc, root)
 
 
 def models_summary(config: RunConfig) -> str:
@@ -148,19 +149,19 @@ def _render_field(field: FieldInfo, value: Any, key: str) -> Any:
     if annotation in (int, float):
         low = getattr(bounds.get("Ge"), "ge", None)
         high = getattr(bounds.get("Le"), "le", None)
+        # No min_value/max_value on the widget: the browser would quietly keep the old number when one outside them is typed.
+        # The range is in the help, and a number outside it gets a message naming the setting (describe_problems).
+        allowed = f" Allowed: {low:g} to {high:g}." if low is not None and high is not None else ""
         if annotation is int:
-            return st.number_input(label, value=int(value), min_value=low, max_value=high, step=1, key=key, help=help_text)
-        return st.number_input(
-            label,
-            value=float(value),
-            min_value=None if low is None else float(low),
-            max_value=None if high is None else float(high),
-            key=key,
-            help=help_text,
+            return st.number_input(label, value=int(value), step=1, key=key, help=f"{help_text or ''}{allowed}")
+        return st.number_input(label, value=float(value), format="%g", key=key, help=f"{help_text or ''}{allowed}")
+    if annotation is SecretStr:  # never sent back to the browser: the field starts empty, and empty keeps the key there is
+        kept = value if isinstance(value, SecretStr) else SecretStr(str(value or ""))
+        shown = masked(kept.get_secret_value())
+        typed = st.text_input(
+            label, value="", type="password", key=key, help=help_text, placeholder=f"kept: {shown}; type a new one to replace it"
         )
-    if annotation is SecretStr:
-        raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value or "")
-        return SecretStr(st.text_input(label, value=raw, type="password", key=key, help=help_text))
+        return SecretStr(typed) if typed else kept
     if typing.get_origin(annotation) is list:  # domain lists, prices: one comma-separated text box
         text = ", ".join(str(v) for v in value or [])
         example = field.examples[0] if field.examples else "nih.gov, .edu"

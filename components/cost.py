@@ -23,26 +23,30 @@ def cost_line(cost: Cost, *, running: bool) -> str:
         return f"{head}: no model calls yet · {cost.wall_seconds:.0f} s elapsed" if running else f"{head}: no model calls"
     line = (
         f"{head}: {cost.calls} model call{'s' if cost.calls != 1 else ''} · {cost.tokens_in:,} tokens in{cost.reused_note()} · "
-        f"{cost.tokens_out:,} out · {cost.model_seconds:.1f} s of model time · {cost.wall_seconds:.0f} s {'elapsed' if running else 'wall time'}"
+        f"{cost.tokens_out:,} out{cost.spent_note()} · {cost.model_seconds:.1f} s of model time · "
+        f"{cost.wall_seconds:.0f} s {'elapsed' if running else 'wall time'}"
     )
     return line + (f" · ♻️ {cost.cached_note()}" if cost.cached_calls else "")
 
 
 def stage_table(by_stage: dict[str, Cost]) -> str:
     """One Markdown table row per stage, in the order the stages first called a model, then the total (our numbers; stage names escaped)."""
-    rows = [_row(escape_markdown(stage), cost) for stage, cost in by_stage.items()]
+    priced = any(cost.priced for cost in by_stage.values())  # money has a column when the run has prices
+    rows = [_row(escape_markdown(stage), cost, priced) for stage, cost in by_stage.items()]
     if len(rows) > 1:
-        rows.append(_row("**total**", Cost.total(by_stage.values())))
+        rows.append(_row("**total**", Cost.total(by_stage.values()), priced))
     head = [
-        "| stage | calls | of which cached | tokens in | of which the server reused | tokens out | model s |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| stage | calls | of which cached | tokens in | of which the server reused | tokens out | model s |"
+        + (" spent |" if priced else ""),
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if priced else ""),
     ]
     return "\n".join(head + rows)
 
 
-def _row(stage: str, cost: Cost) -> str:
+def _row(stage: str, cost: Cost, priced: bool = False) -> str:
     cached = f"♻️ {cost.cached_calls}" if cost.cached_calls else "0"
-    return f"| {stage} | {cost.calls} | {cached} | {cost.tokens_in:,} | {cost.tokens_reused:,} | {cost.tokens_out:,} | {cost.model_seconds:.2f} |"
+    row = f"| {stage} | {cost.calls} | {cached} | {cost.tokens_in:,} | {cost.tokens_reused:,} | {cost.tokens_out:,} | {cost.model_seconds:.2f} |"
+    return row + (f" {cost.spent:.4g} |" if priced else "")
 
 
 def render_cost(line_slot: Any, table_slot: Any, cost: Cost, by_stage: dict[str, Cost], *, running: bool) -> None:

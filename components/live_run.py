@@ -20,6 +20,13 @@ from pipelines.run.runner import RunHandle
 
 POLL_S = 0.2
 BEAT_S = 1.0
+PAGE_BEAT_S = 20.0  # a paused run's page says it is open this often; silent for step_gate.PAGE_GONE_AFTER_S, the pause is freed
+
+
+@st.fragment(run_every=PAGE_BEAT_S)
+def _keep_pause_alive(handle: RunHandle) -> None:
+    # Reruns on its own while the page is open, long after the script ended with the review form on screen.
+    handle.page_alive()
 
 
 def _stage_label(handle: RunHandle) -> str:
@@ -30,6 +37,7 @@ def _stage_label(handle: RunHandle) -> str:
 def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
     """Render ``handle``'s events, follow it live until it finishes or waits for the checker, then show what comes next."""
     view = RunView(live=True, key=f"live-{handle.run_id}")
+    handle.page_alive()
     seen = 0
     last_beat = time.monotonic()
     events = handle.events
@@ -48,6 +56,7 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
             view.status.update(label=f"{pause_title(pending.round)}: waiting for you", state="running", expanded=False)
             view.render_evidence()
             render_review_form(handle, pending, dict(view.digest.evidence), dict(view.digest.struck))
+            _keep_pause_alive(handle)
             return view
         handle.wait(seen, timeout=POLL_S)
         if time.monotonic() - last_beat > BEAT_S:

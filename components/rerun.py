@@ -9,6 +9,7 @@ import streamlit as st
 
 from components import state
 from components.config_form import models_summary
+from components.desk import run_settings_at_desk
 from components.sign_in import acting_person
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
@@ -69,7 +70,7 @@ def render_rerun(run: RunSummary, services: Services) -> None:
     if run.origin != "run" or run.event_count == 0:
         return
     with st.expander("🔁 Re-run on this run's evidence (no new search)"):
-        settings = state.run_settings()
+        settings = run_settings_at_desk(services)
         st.caption(
             "Another protocol or model on exactly the evidence this run found (its corpus passages, web results and pasted items): "
             "every search of the new run is answered from them, so a difference in verdict comes from the method or the model, not "

@@ -54,6 +54,7 @@ def comparison_frame(runs: Sequence[Sequence[Event]]) -> pd.DataFrame:
                 "from cache": outcome.cost.cached_calls,  # a repeated call costs nothing: say so, or the run looks free
                 "tokens in": outcome.cost.tokens_in,
                 "tokens out": outcome.cost.tokens_out,
+                "spent": round(outcome.cost.spent, 6) if outcome.cost.priced else None,  # empty without prices
                 "model time (s)": outcome.cost.model_seconds,
                 "wall time (s)": outcome.cost.wall_seconds,
             }

@@ -8,7 +8,7 @@ import streamlit as st
 
 from components import identity
 from pipelines.access.users import User
-from pipelines.config import RunConfig
+from pipelines.config import BudgetConfig, RunConfig
 from pipelines.domain import Evidence
 from pipelines.events import Event, parse_event
 from pipelines.llm.connection import ConnectionReport
@@ -30,12 +30,14 @@ MAX_CHECKER_NAME = 80
 # The Settings page: models per role, search and step mode, kept for the session as one RunConfig (API keys in memory only)
 RUN_SETTINGS = "run_settings"
 SETTINGS_PREFIX = "settings."  # widget keys of the Settings page
+DESK_VERSION = "desk_version"  # the version of the desk's settings the Settings page's form was drawn from
 SETTINGS_GENERATION = "settings_generation"  # bumped when a preset or a reset redraws the page's widgets from the stored settings
 CONNECTION_PREFIX = "connection."  # the last connection test of each role
 PASTED = "pasted_evidence"  # evidence the checker added to the current pause, not yet submitted
 REVIEW_ERROR = "review_error"
 REVIEW_PREFIX = "review."  # widget keys of the pause form
 RESUME_REQUEST = "resume_request"
+RESUME_LIMITS = "resume_limits"  # the spend limits asked for with a resume (History's "Resume with these limits")
 HISTORY_RUN = "history_run"
 HISTORY_STEP = "history_step"
 OVERRIDE_MESSAGE = "override_message"
@@ -187,6 +189,20 @@ def settings_prefix() -> str:
     return SETTINGS_PREFIX + (f"v{generation}." if generation else "")
 
 
+def desk_version() -> int | None:
+    value = st.session_state.get(DESK_VERSION)
+    return int(value) if value is not None else None
+
+
+def set_desk_version(version: int) -> None:
+    st.session_state[DESK_VERSION] = version
+
+
+def redraw_settings() -> None:
+    """The Settings page's widgets drawn again from the stored settings (after another editor saved the desk's)."""
+    _redraw_settings()
+
+
 def _redraw_settings() -> None:
     old = settings_prefix()
     for key in [k for k in st.session_state if str(k).startswith((old, CONNECTION_PREFIX))]:
@@ -203,6 +219,7 @@ def choose_preset(name: str) -> None:
 def reset_settings() -> None:
     """on_click of Reset: back to the defaults and the environment's settings."""
     st.session_state.pop(RUN_SETTINGS, None)
+    st.session_state.pop(DESK_VERSION, None)  # the form starts again from the desk's settings
     _redraw_settings()
 
 
@@ -247,14 +264,21 @@ def review_error() -> str | None:
     return str(value) if value else None
 
 
-def request_resume(run_id: str) -> None:
+def request_resume(run_id: str, limits: BudgetConfig | None = None) -> None:
+    """Resume ``run_id`` on Verify; ``limits``: the run's new spend limits, asked for on History (an editor may raise them)."""
     st.session_state[RESUME_REQUEST] = run_id
+    st.session_state[RESUME_LIMITS] = limits
 
 
 def take_resume_request() -> str | None:
     run_id = st.session_state.get(RESUME_REQUEST)
     st.session_state[RESUME_REQUEST] = None
     return str(run_id) if run_id else None
+
+
+def take_resume_limits() -> BudgetConfig | None:
+    limits = st.session_state.pop(RESUME_LIMITS, None)
+    return limits if isinstance(limits, BudgetConfig) else None
 
 
 def history_run() -> str | None:

@@ -6,6 +6,7 @@ from components import state
 from components.batch_view import render_batch_results, render_outcomes_table
 from components.claim_queue import link_run_to_queue, queue_details
 from components.config_form import render_config_form
+from components.desk import run_settings_at_desk
 from components.pages import render_page_header
 from components.resources import get_services
 from components.sign_in import acting_person
@@ -25,7 +26,7 @@ st.caption(
     "claimant, assignee, due and tags columns when the file has them)."
 )
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), state.run_settings())
+config = render_config_form(services.corpus_names(), run_settings_at_desk(services))
 
 upload_tab, paste_tab = st.tabs(["📄 Upload a file", "✍️ Paste a list"])
 with upload_tab:

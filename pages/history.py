@@ -8,6 +8,7 @@ import streamlit as st
 from components import state
 from components.comments import render_comments
 from components.courtroom import render_courtroom_audit
+from components.desk import render_resume_with_limits
 from components.links import render_copy_link, run_link
 from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
@@ -150,6 +151,7 @@ table = pd.DataFrame(
             "model calls": r.cost.calls,
             "cached": r.cost.cached_calls,
             "tokens": r.cost.tokens_in + r.cost.tokens_out,
+            "spent": round(r.cost.spent, 6) if r.cost.priced else None,  # empty when the run had no prices
             "events": r.event_count,
             "origin": f"re-run of {r.source_run}" if r.source_run else r.origin,
             "by": r.started_by or "",
@@ -218,15 +220,28 @@ if in_queue is not None:
 comments = queue.comments_on_run(run.id) if queue is not None else []
 
 actions = st.columns(1 + len(EXPORT_FORMATS))
+freed = bool(run.stop_reason and run.stop_reason.startswith("paused at round"))  # its page went away: anyone may take it over
+if freed:
+    st.info(
+        "⏸️ This run is paused and nobody holds the pause (the page that held it went away). Take it over to review the round "
+        "yourself: it is recorded with your name and the time. Until then it is stopped, with everything so far kept."
+    )
 if (
     run.resumable
     and run.origin == "run"
     and actions[0].button(
-        "▶️ Resume", type="primary", key="history.resume", help="Go on from the last completed step; calls already made are not made again."
+        "⏸️ Take over" if freed else "▶️ Resume",
+        type="primary",
+        key="history.resume",
+        help="You become the one the pause waits for (recorded with your name)."
+        if freed
+        else "Go on from the last completed step; calls already made are not made again.",
     )
 ):
     state.request_resume(run.id)
     st.switch_page("pages/verify.py")
+if run.resumable and run.origin == "run" and run.stop_reason and run.stop_reason.startswith("stopped by"):
+    render_resume_with_limits(run)
 for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
     try:
         signer = desk_key(services.settings.data_dir) if fmt == "json" else None  # made on first use, in the data folder
@@ -297,6 +312,6 @@ with tab_compare:
                     f"**{escape_markdown(shown.protocol)}** · {escape_markdown(str(model.get('backend', '?')))} {escape_markdown(str(model.get('model') or ''))}"
                 )
                 st.caption(  # markup: a time and numbers
-                    f"{when(shown.created_at)} · {shown.cost.calls} calls · {shown.cost.tokens_in + shown.cost.tokens_out:,} tokens · {shown.cost.model_seconds:.1f} s"
+                    f"{when(shown.created_at)} · {shown.cost.calls} calls · {shown.cost.tokens_in + shown.cost.tokens_out:,} tokens{shown.cost.spent_note()} · {shown.cost.model_seconds:.1f} s"
                 )
                 replay(store.events(shown.id), key=f"compare-{shown.id}")

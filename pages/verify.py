@@ -7,6 +7,7 @@ from components.claim_queue import link_run_to_queue
 from components.config_form import render_config_form
 from components.corpus_progress import prepare_corpus
 from components.courtroom import render_courtroom_audit
+from components.desk import may_change_desk, run_settings_at_desk
 from components.links import render_copy_link, run_link
 from components.live_run import render_run
 from components.pages import render_page_header
@@ -43,7 +44,7 @@ st.text_area(
 st.button("Verify", type="primary", on_click=state.request_run, icon="🔎")
 services = get_services()
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), state.run_settings())
+config = render_config_form(services.corpus_names(), run_settings_at_desk(services))
 compare_config = render_compare_picker(config)
 prepare_corpus(services, config.corpus)
 
@@ -62,7 +63,18 @@ else:
             if handle is not None and (problem := link_run_to_queue(handle.run_id, pending, claim_id=state.claim_to_check(pending))):
                 st.warning(f"⚠️ {escape_markdown(problem)}")
         elif resume_id is not None:
-            state.set_active_run(resume_run(resume_id, services, interactive=True, secrets_from=config, by=acting_person()))
+            limits = state.take_resume_limits()  # asked for on History; raised only by whoever may change the desk's settings
+            state.set_active_run(
+                resume_run(
+                    resume_id,
+                    services,
+                    interactive=True,
+                    secrets_from=config,
+                    by=acting_person(),
+                    limits=limits,
+                    may_raise=may_change_desk(),
+                )
+            )
     except DebateDeskError as exc:
         state.set_error(str(exc))
         state.set_active_run(None)

@@ -10,12 +10,15 @@ This module is the only place in ``pipelines/`` that reads the environment.
 from __future__ import annotations
 
 import os
+import typing
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from pipelines.errors import DebateDeskError
 from pipelines.text.urls import scrub_url, url_secrets
 from pipelines.tools.source_policy import parse_domains
 
@@ -529,6 +532,13 @@ class BudgetConfig(BaseModel):
         """The price of 1,000 tokens of ``model``."""
         return parse_prices(self.prices).get(model, self.default_price)
 
+    def unpriced_models(self, models: Iterable[str]) -> list[str]:
+        """Of ``models``, those a money limit could never count (no listed price and no default price); none without one."""
+        if not (self.max_cost or self.batch_max_cost) or self.default_price:
+            return []
+        listed = parse_prices(self.prices)
+        return sorted({m for m in models if m not in listed})
+
     def describe(self) -> str:
         """The limits in force in a few words ("40 calls, 0.5 per run · 200 calls per batch"), or "" when there are none."""
 
@@ -925,3 +935,66 @@ class AppSettings(BaseSettings):
 def openai_env() -> tuple[str, str]:
     """The OpenAI base URL and key from the environment (the fallback for empty fields)."""
     return os.environ.get("OPENAI_BASE_URL", ""), os.environ.get("OPENAI_API_KEY", "")
+
+
+class ConfigError(DebateDeskError):
+    """A setting (typed on a page or in a ``DEBATEDESK_*`` variable) is out of its range or malformed; says which and why."""
+
+
+def load_run_config() -> RunConfig:
+    """The run settings of the environment; a bad ``DEBATEDESK_*`` value is a ConfigError naming the variable and its range."""
+    try:
+        return RunConfig()
+    except ValidationError as exc:
+        raise ConfigError(f"a setting in the environment is not valid: {describe_invalid(exc, RunConfig, env=True)}") from exc
+
+
+def describe_invalid(exc: ValidationError, root: type[BaseModel], *, env: bool = False) -> str:
+    """Each invalid setting in plain words: its title (and variable, with ``env``), what it must be, and what was given.
+
+    ``Calls per run (DEBATEDESK_BUDGET__MAX_CALLS) must be a whole number from 0 to 100,000; got '-3'``; no pydantic text.
+    """
+    return "; ".join(_plain_problem(error, root, env=env) for error in exc.errors())
+
+
+def _plain_problem(error: Any, root: type[BaseModel], *, env: bool) -> str:
+    path = [str(p) for p in error["loc"]]
+    field, model = None, root
+    for part in path:
+        info = model.model_fields.get(part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        if info is None:
+            break
+        field = info
+        annotation = info.annotation
+        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None  # type: ignore[assignment]
+    title = field.title if field is not None and field.title else ".".join(path) or "a setting"
+    where = f" ({ENV_PREFIX}{'__'.join(path).upper()})" if env and path else f" ({'.'.join(path)})" if path else ""
+    given = error.get("input")
+    got = f"; got {str(given)[:40]!r}" if given is not None and not isinstance(given, dict) else ""
+    allowed = _allowed(field) if field is not None else None
+    if allowed is None:  # our own validators' messages (a price list) say what is wrong already
+        return f"{title}{where}: {str(error['msg']).removeprefix('Value error, ')}{got}"
+    return f"{title}{where} must be {allowed}{got}"
+
+
+def _allowed(field: Any) -> str | None:
+    bounds = {type(m).__name__: m for m in field.metadata}
+    low = getattr(bounds.get("Ge"), "ge", None)
+    high = getattr(bounds.get("Le"), "le", None)
+    above = getattr(bounds.get("Gt"), "gt", None)
+    kind = {int: "a whole number", float: "a number", bool: "true or false"}.get(field.annotation, "")
+    if not kind:
+        if typing.get_origin(field.annotation) is Literal:
+            return "one of " + ", ".join(str(a) for a in typing.get_args(field.annotation))
+        return None
+    if low is not None and high is not None:
+        return f"{kind} from {_number(low)} to {_number(high)}"
+    if above is not None and high is not None:
+        return f"{kind} above {_number(above)} and at most {_number(high)}"
+    if low is not None:
+        return f"{kind} of at least {_number(low)}"
+    return kind
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"

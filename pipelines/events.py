@@ -10,7 +10,7 @@ import json
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from pipelines.domain import Admissibility, Evidence, Triplet, Turn, Verdict, Vote
 
@@ -156,6 +156,18 @@ class ModelCallCompleted(Event):
     seconds: float = 0.0
     cached: bool = False
     structured: str | None = None  # a structured call's output mode: json_schema, json_object or prompt (see llm/structured_modes.py)
+    cancelled: bool = False  # sent, then cancelled before its answer (a parallel call hit a spend limit): tokens estimated
+    cost: float | None = None  # its price, at the run's prices per 1,000 tokens; None when the run has no prices
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Only a cancelled or priced call says so: an unpriced answered call's record (and the golden stream) stays as it was.
+        data: dict[str, Any] = handler(self)
+        if not self.cancelled:
+            data.pop("cancelled", None)
+        if self.cost is None:
+            data.pop("cost", None)
+        return data
 
 
 class VoteCast(Event):
@@ -203,6 +215,7 @@ class RunInterrupted(Event):
     type: Literal["RunInterrupted"] = "RunInterrupted"
     reason: str
     budget: BudgetStop | None = None  # set when a spend limit stopped it
+    paused_round: int | None = None  # set when the page holding a step-mode pause went away: free for anyone to take over
 
 
 class StepPaused(Event):

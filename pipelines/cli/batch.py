@@ -29,7 +29,7 @@ def add_batch_command(sub: Any) -> None:
 
 
 def run_batch_command(args: argparse.Namespace) -> int:
-    from pipelines.config import AppSettings, RunConfig
+    from pipelines.config import AppSettings, load_run_config
     from pipelines.run.batch import BatchInputError, iter_batch, parse_claims_file, to_csv, to_jsonl
     from pipelines.run.runner import check_names
     from pipelines.run.services import Services
@@ -37,13 +37,12 @@ def run_batch_command(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise BatchInputError(f"{args.file}: no such file")
     items = parse_claims_file(args.file.read_bytes(), args.file.name)
-    config = RunConfig().with_overrides(
-        protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
-    )
-    check_names(config)
+    overrides = {"protocol": args.protocol, "corpus": args.corpus, "backend": args.backend, "model": args.model, "no_web": args.no_web}
+    check_names(load_run_config().with_overrides(**overrides))
     acting_person(args.by, "run")  # with a users file: only an account proven by its password runs a batch
     settings = AppSettings()
     services = Services.create(settings)
+    config = services.desk_settings().apply(load_run_config()).with_overrides(**overrides)  # the desk's endpoints, prices and limits
     print(f"{len(items)} claims, {config.protocol}, {args.concurrency} at a time", file=sys.stderr)
     outcomes = []
     for outcome in iter_batch(items, config, services, concurrency=args.concurrency):

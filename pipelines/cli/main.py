@@ -28,8 +28,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from pipelines.cli.acting import BY_HELP, acting_person
-from pipelines.config import AppSettings, RunConfig
+from pipelines.config import AppSettings, RunConfig, describe_invalid, load_run_config
 
 if TYPE_CHECKING:
     from pipelines.record.store import RunStore
@@ -75,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args))
     except DebateDeskError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:  # a DEBATEDESK_* value out of range: which variable, and what it may be
+        print(f"error: a setting is not valid: {describe_invalid(exc, RunConfig, env=True)}", file=sys.stderr)
         return 2
     except ValueError as exc:  # bad names and files from the user, with their own messages
         print(f"error: {exc}", file=sys.stderr)
@@ -181,13 +186,12 @@ def _verify(args: argparse.Namespace) -> int:
     from pipelines.run.runner import check_names, stream_run, validate_claim
     from pipelines.run.services import Services
 
-    config = RunConfig().with_overrides(
-        protocol=args.protocol, corpus=args.corpus, backend=args.backend, model=args.model, no_web=args.no_web
-    )
+    overrides = {"protocol": args.protocol, "corpus": args.corpus, "backend": args.backend, "model": args.model, "no_web": args.no_web}
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
-    check_names(config)
+    check_names(load_run_config().with_overrides(**overrides))
     by = acting_person(args.by, "run")
     services = Services.create()
+    config = services.desk_settings().apply(load_run_config()).with_overrides(**overrides)  # the desk's endpoints, prices and limits
     return _print_events(stream_run(args.claim, config, services, by=by), as_json=args.json)
 
 
@@ -285,7 +289,7 @@ def _resume(args: argparse.Namespace) -> int:
 
     by = acting_person(args.by, "run")
     services = Services.create()
-    handle = resume_run(args.run_id, services, secrets_from=RunConfig(), by=by)
+    handle = resume_run(args.run_id, services, secrets_from=load_run_config(), by=by)  # the limits stored with the run hold
     return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
 
 

@@ -158,6 +158,9 @@ class LLM:
                         on_delta(text)
                     if isinstance(chunk, AIMessageChunk) and chunk.usage_metadata:
                         usage = dict(chunk.usage_metadata)
+            except asyncio.CancelledError:
+                self._record(messages, "".join(parts), usage, time.perf_counter() - started, cancelled=True)
+                raise
             except Exception as exc:  # endpoint errors get a message that says how to fix them
                 raise _as_backend_error(exc, self.model_name) from exc
             text = "".join(parts)
@@ -252,6 +255,9 @@ class LLM:
             started = time.perf_counter()
             try:
                 message = await self.chat.ainvoke(list(messages), **kwargs)
+            except asyncio.CancelledError:
+                self._record(messages, "", None, time.perf_counter() - started, structured=structured, cancelled=True)
+                raise
             except Exception as exc:  # endpoint errors get a message that says how to fix them
                 raise _as_backend_error(exc, self.model_name) from exc
             assert isinstance(message, AIMessage)
@@ -286,8 +292,17 @@ class LLM:
             self._budget.start_call()
 
     def _record(
-        self, messages: Sequence[BaseMessage], text: str, usage: dict[str, Any] | None, seconds: float, structured: str | None = None
+        self,
+        messages: Sequence[BaseMessage],
+        text: str,
+        usage: dict[str, Any] | None,
+        seconds: float,
+        structured: str | None = None,
+        *,
+        cancelled: bool = False,
     ) -> None:
+        # A call cancelled on its way (a parallel call hit a spend limit, the run was stopped) reached the endpoint all the
+        # same, which read its prompt and may have billed it: it is recorded and charged, with its tokens estimated.
         reused = 0
         if usage:
             tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -296,8 +311,11 @@ class LLM:
         else:  # some servers send no usage when streaming: estimate at ~4 characters a token
             tokens_in = sum(len(str(m.content)) for m in messages) // 4
             tokens_out = len(text) // 4
+        cost = None
         if self._budget is not None:
             self._budget.charge(self.model_name, tokens_in + tokens_out)
+            if self._budget.priced:
+                cost = round(self._budget.cost_of(self.model_name, tokens_in + tokens_out), 8)
         if self._on_call is None:
             return
         self._on_call(
@@ -309,6 +327,8 @@ class LLM:
                 tokens_reused=reused,
                 seconds=round(seconds, 4),
                 structured=structured,
+                cancelled=cancelled,
+                cost=cost,
             )
         )
 

@@ -13,6 +13,7 @@ import asyncio
 import threading
 from collections import deque
 from collections.abc import Callable
+from contextlib import ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
@@ -158,7 +159,9 @@ class Budget:
         price_of: Callable[[str], float] = lambda _model: 0.0,
         scope: Literal["run", "batch"] = "run",
         parent: Budget | None = None,
+        priced: bool = False,
     ) -> None:
+        self._priced = priced
         self.allowed = {"calls": float(calls), "tokens": float(tokens), "cost": float(cost)}
         self.used = {"calls": 0.0, "tokens": 0.0, "cost": 0.0}
         self.scope = scope
@@ -168,7 +171,14 @@ class Budget:
 
     @classmethod
     def for_run(cls, config: BudgetConfig, parent: Budget | None = None) -> Budget:
-        return cls(calls=config.max_calls, tokens=config.max_tokens, cost=config.max_cost, price_of=config.price_of, parent=parent)
+        return cls(
+            calls=config.max_calls,
+            tokens=config.max_tokens,
+            cost=config.max_cost,
+            price_of=config.price_of,
+            parent=parent,
+            priced=bool(config.prices or config.default_price),
+        )
 
     @classmethod
     def for_batch(cls, config: BudgetConfig) -> Budget:
@@ -182,22 +192,53 @@ class Budget:
 
     def reached(self) -> BudgetStop | None:
         """The first limit reached (this budget's, then its parent's), or None while there is room."""
-        with self._lock:
-            for limit in ("calls", "tokens", "cost"):
-                allowed = self.allowed[limit]
-                if allowed and self.used[limit] >= allowed:
-                    return BudgetStop(scope=self.scope, limit=limit, used=round(self.used[limit], 6), allowed=allowed)  # type: ignore[arg-type]
-        return self.parent.reached() if self.parent is not None else None
+        chain = self._chain()
+        with ExitStack() as held:
+            for budget in chain:
+                held.enter_context(budget._lock)
+            return next((stop for budget in chain if (stop := budget._stop()) is not None), None)
 
     def start_call(self) -> None:
-        """Count a call about to be made; raises ``BudgetExhaustedError`` (and counts nothing) when a limit is reached."""
-        stop = self.reached()
-        if stop is not None:
-            raise BudgetExhaustedError(stop)
-        with self._lock:
-            self.used["calls"] += 1
-        if self.parent is not None:
-            self.parent.start_call()
+        """Reserve a call about to be made, here and in every parent; raises ``BudgetExhaustedError`` (and reserves nothing) when a
+        limit is reached.
+
+        The check and the count happen under the locks of the whole chain at once (taken child first, always in that
+        order, so two runs of one batch cannot deadlock): no interleaving of threads lets a call past a limit.
+        """
+        chain = self._chain()
+        with ExitStack() as held:
+            for budget in chain:
+                held.enter_context(budget._lock)
+            stop = next((stop for budget in chain if (stop := budget._stop()) is not None), None)
+            if stop is not None:
+                raise BudgetExhaustedError(stop)
+            for budget in chain:
+                budget.used["calls"] += 1
+
+    def _chain(self) -> list[Budget]:
+        chain: list[Budget] = []
+        budget: Budget | None = self
+        while budget is not None:
+            chain.append(budget)
+            budget = budget.parent
+        return chain
+
+    def _stop(self) -> BudgetStop | None:
+        # The caller holds this budget's lock.
+        for limit in ("calls", "tokens", "cost"):
+            allowed = self.allowed[limit]
+            if allowed and self.used[limit] >= allowed:
+                return BudgetStop(scope=self.scope, limit=limit, used=round(self.used[limit], 6), allowed=allowed)  # type: ignore[arg-type]
+        return None
+
+    @property
+    def priced(self) -> bool:
+        """Whether the run has prices at all (then every call's cost is recorded with it)."""
+        return self._priced
+
+    def cost_of(self, model: str, tokens: int) -> float:
+        """What ``tokens`` of ``model`` cost at this budget's prices."""
+        return tokens / 1000 * self._price_of(model)
 
     def charge(self, model: str, tokens: int) -> None:
         """A call has ended: its tokens, and their price, count towards this budget and its parent's."""

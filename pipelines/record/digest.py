@@ -64,6 +64,8 @@ class Cost(BaseModel):
     tokens_reused: int = 0
     model_seconds: float = 0.0
     wall_seconds: float = 0.0
+    spent: float = 0.0  # money, at the run's prices (its calls' recorded costs)
+    priced: bool = False  # the run had prices: ``spent`` is shown wherever tokens are
 
     @property
     def tokens_read(self) -> int:
@@ -79,11 +81,14 @@ class Cost(BaseModel):
                 "tokens_out": self.tokens_out + call.tokens_out,
                 "tokens_reused": self.tokens_reused + call.tokens_reused,
                 "model_seconds": self.model_seconds + call.seconds,
+                "spent": self.spent + (call.cost or 0.0),
+                "priced": self.priced or call.cost is not None,
             }
         )
 
     def __add__(self, other: Cost) -> Cost:
-        return Cost(**{name: getattr(self, name) + getattr(other, name) for name in Cost.model_fields})
+        summed = {name: getattr(self, name) + getattr(other, name) for name in Cost.model_fields if name != "priced"}
+        return Cost(**summed, priced=self.priced or other.priced)
 
     def rounded(self, places: int = 3) -> Cost:
         return self.model_copy(
@@ -96,7 +101,11 @@ class Cost(BaseModel):
             f"{self.calls} model calls · {self.tokens_in:,} tokens in{self.reused_note()} · {self.tokens_out:,} out · "
             f"{self.model_seconds:.1f} s of model time"
         )
-        return line + (f" ({self.cached_note()})" if self.cached_calls else "")
+        return line + self.spent_note() + (f" ({self.cached_note()})" if self.cached_calls else "")
+
+    def spent_note(self) -> str:
+        """ " · 0.0123 spent" when the run had prices, else "" (then money is not known, not zero)."""
+        return f" · {self.spent:.4g} spent" if self.priced else ""
 
     def reused_note(self) -> str:
         """What follows "N tokens in": " (5,900 reused from the server's prompt cache)", or "" when the server reused none or did not say."""

@@ -110,6 +110,7 @@ class Totals(BaseModel):
     tokens_out: int = Field(ge=0)
     model_seconds: float = Field(ge=0)
     events: int = Field(ge=0)
+    spent: float | None = Field(default=None, ge=0, description="money at the run's prices; absent when it had none")
 
 
 class RunInfo(BaseModel):
@@ -238,6 +239,7 @@ def totals_of(run: RunDigest) -> Totals:
         tokens_out=cost.tokens_out,
         model_seconds=round(cost.model_seconds, 4),
         events=run.events,
+        spent=round(cost.spent, 8) if cost.priced else None,
     )
 
 
@@ -552,7 +554,7 @@ CSV_FIELDS = (
     "run_id", "claim", "protocol", "status", "final_verdict", "model_verdict", "model_verdict_protocol_word", "confidence",
     "checker_verdict", "checker_by", "checker_at", "checker_reason", "model_verdict_before_override", "audit_trail",
     "imported", "imported_audit_trail", "rests_on",
-    "model_calls", "cached_calls", "tokens_in", "tokens_out", "model_seconds", "wall_seconds", "started", "finished",
+    "model_calls", "cached_calls", "tokens_in", "tokens_out", "spent", "model_seconds", "wall_seconds", "started", "finished",
 )  # fmt: skip
 
 
@@ -592,6 +594,7 @@ def to_csv(summary: RunSummary, events: Sequence[Event]) -> str:
         "cached_calls": cost.cached_calls,
         "tokens_in": cost.tokens_in,
         "tokens_out": cost.tokens_out,
+        "spent": round(cost.spent, 6) if cost.priced else "",  # empty: the run had no prices (not zero)
         "model_seconds": round(cost.model_seconds, 3),
         "wall_seconds": round(cost.wall_seconds, 3),
         "started": _when(summary.created_at),

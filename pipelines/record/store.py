@@ -95,6 +95,8 @@ class RunRow(_Base):
     stop_reason: Mapped[str | None] = mapped_column(Text, nullable=True)  # "stopped by budget: 40 of 40 model calls"
     source_run: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)  # a re-run's source run
     started_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # Added for desk settings: money spent at the run's prices (None: the run had no prices).
+    spent: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class EventRow(_Base):
@@ -123,6 +125,31 @@ class JournalRow(_Base):
     key: Mapped[str] = mapped_column(String(128))
     payload: Mapped[str] = mapped_column(Text)
     at: Mapped[float] = mapped_column(Float)
+
+
+class DeskSettingRow(_Base):
+    """The desk's settings (pipelines/run/desk_settings.py): one JSON value, its version and who saved it last."""
+
+    __tablename__ = "desk_settings"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    changed_by: Mapped[str] = mapped_column(String(200), default="")
+    changed_at: Mapped[float] = mapped_column(Float)
+
+
+class DeskSettingChangeRow(_Base):
+    """One change of a desk setting: before and after (API keys masked), who and when."""
+
+    __tablename__ = "desk_settings_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[float] = mapped_column(Float, index=True)
+    by: Mapped[str] = mapped_column(String(200))
+    setting: Mapped[str] = mapped_column(String(100))
+    before: Mapped[str] = mapped_column(Text)
+    after: Mapped[str] = mapped_column(Text)
 
 
 @dataclass(frozen=True)
@@ -395,6 +422,8 @@ class RunStore:
             for evt in events:  # the last stop (or resume) in these events says whether the run now stands stopped by a limit
                 if isinstance(evt, RunInterrupted) and evt.budget is not None:
                     values["stop_reason"] = evt.reason.split(";")[0]
+                elif isinstance(evt, RunInterrupted) and evt.paused_round is not None:
+                    values["stop_reason"] = f"paused at round {evt.paused_round}, free to take over"
                 elif isinstance(evt, RunResumed):
                     values["stop_reason"] = None
             if added.override is not None:
@@ -409,6 +438,8 @@ class RunStore:
                     model_seconds=func.coalesce(RunRow.model_seconds, 0.0) + cost.model_seconds,
                     cached_calls=func.coalesce(RunRow.cached_calls, 0) + cost.cached_calls,
                 )
+                if cost.priced:
+                    values["spent"] = func.coalesce(RunRow.spent, 0.0) + cost.spent
             guard = update(RunRow).where(RunRow.id == run_id)
             if owner is not None:
                 guard = guard.where(RunRow.owner == owner, RunRow.status == "running")
@@ -476,6 +507,7 @@ class RunStore:
                     tokens_out=cost.tokens_out,
                     model_seconds=cost.model_seconds,
                     cached_calls=cost.cached_calls,
+                    spent=cost.spent if cost.priced else None,
                     event_count=len(events),
                 )
             )
@@ -565,6 +597,8 @@ def _summary(row: RunRow) -> RunSummary:
             tokens_in=row.tokens_in,
             tokens_out=row.tokens_out,
             model_seconds=float(row.model_seconds or 0.0),
+            spent=float(row.spent or 0.0),
+            priced=row.spent is not None,
         ),
         config=json.loads(row.config or "{}"),
         app_version=row.app_version,
@@ -602,4 +636,15 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-__all__ = ["OWNER", "RESUMABLE", "RUN_STATUSES", "RunFilter", "RunStatus", "RunStore", "RunSummary", "busy_message"]
+__all__ = [
+    "OWNER",
+    "RESUMABLE",
+    "RUN_STATUSES",
+    "DeskSettingChangeRow",
+    "DeskSettingRow",
+    "RunFilter",
+    "RunStatus",
+    "RunStore",
+    "RunSummary",
+    "busy_message",
+]

@@ -29,7 +29,7 @@ from pipelines.events import Event
 from pipelines.llm.limits import Budget, describe_stop
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import common_label
-from pipelines.run.runner import check_names, stream_run
+from pipelines.run.runner import check_names, check_priced, stream_run, under_desk_limits
 from pipelines.run.services import Services
 from pipelines.text.safety import UnsafeClaimError, check_claim_text, csv_cell
 
@@ -41,7 +41,7 @@ CLAIM_COLUMNS = ("claim", "text")
 Status = Literal["completed", "failed", "stopped", "skipped"]  # stopped: by a spend limit; skipped: never started (the batch's limit)
 EXPORT_FIELDS = (
     "index", "id", "claim", "status", "verdict", "protocol_word", "confidence", "decided_by", "sources", "rationale", "error", "run_id",
-    "model_calls", "cached_calls", "tokens_in", "tokens_out", "retrieval_calls", "seconds",
+    "model_calls", "cached_calls", "tokens_in", "tokens_out", "spent", "retrieval_calls", "seconds",
 )  # fmt: skip
 
 
@@ -85,7 +85,13 @@ class ClaimOutcome:
 
     def export_row(self) -> dict[str, Any]:
         cost = self.cost
-        flat = {"model_calls": cost.calls, "cached_calls": cost.cached_calls, "tokens_in": cost.tokens_in, "tokens_out": cost.tokens_out}
+        flat: dict[str, int | float | None] = {
+            "model_calls": cost.calls,
+            "cached_calls": cost.cached_calls,
+            "tokens_in": cost.tokens_in,
+            "tokens_out": cost.tokens_out,
+        }
+        flat["spent"] = round(cost.spent, 6) if cost.priced else None  # None (an empty cell): the run had no prices
         words = {"verdict": common_label(self.verdict) if self.verdict else None, "protocol_word": self.verdict}  # the one vocabulary
         row = {name: flat[name] if name in flat else words[name] if name in words else getattr(self, name) for name in EXPORT_FIELDS}
         row["sources"] = list(self.sources)
@@ -275,8 +281,10 @@ def iter_batch(
     """
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise BatchInputError(f"concurrency must be between 1 and {MAX_CONCURRENCY}, got {concurrency}")
-    # Names and the corpus are checked (and a built-in corpus indexed) once, not by K claims at once.
+    # Names, prices and the corpus are checked (and a built-in corpus indexed) once, not by K claims at once.
+    config, _desk = under_desk_limits(config, services)
     check_names(config)
+    check_priced(config)
     services.ensure_corpus(config.corpus)
     queue = list(items)
     spend = Budget.for_batch(config.budget) if config.budget.limits_batch else None

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 
 from pipelines.access.roles import Person, acting_name
-from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ModelSpec, RunConfig
+from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ConfigError, ModelSpec, RunConfig
 from pipelines.domain import Claim, Verdict
 from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError, StoreUnavailableError
 from pipelines.events import (
@@ -52,9 +52,11 @@ from pipelines.record.outage import fault_message, is_store_fault, store_faults_
 from pipelines.record.redaction import Redactor, StreamRedactor
 from pipelines.record.spill import replay_spills, spill_dirs
 from pipelines.record.store import RunStore, busy_message
+from pipelines.run import step_gate
 from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
 from pipelines.run.services import Services
-from pipelines.run.step_gate import PendingReview, RunInterruptedError, StepGate, make_reviewer
+from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.text.safety import check_claim_text
 from pipelines.text.urls import scrub_url
 from pipelines.tools.corpus_index import CorpusIndex
@@ -80,12 +82,29 @@ def validate_claim(text: str | None, max_chars: int = MAX_CLAIM_CHARS) -> Claim:
     return Claim(text=cleaned)
 
 
+DESK_LIMITS = "desk_limits"  # the key of a run's snapshot that keeps the desk's limits as they were when it started
+
+
 def preflight(claim_text: str, config: RunConfig, services: Services) -> Claim:
     """Everything that can be checked before a run starts, each with a message that says how to fix it."""
     claim = validate_claim(claim_text)
     check_names(config)
+    check_priced(config)
     services.ensure_corpus(config.corpus)
     return claim
+
+
+def check_priced(config: RunConfig) -> None:
+    """A money limit needs a price for every model the run uses; without one the limit could never be reached."""
+    unpriced = unpriced_roles(config)
+    if unpriced:
+        raise ConfigError(unpriced_message(unpriced))
+
+
+def under_desk_limits(config: RunConfig, services: Services) -> tuple[RunConfig, BudgetConfig]:
+    """``config`` with limits no looser than the desk's and the desk's prices; and the desk's limits (stored with the run)."""
+    desk = services.desk_settings().budget
+    return config.model_copy(update={"budget": within_desk(config.budget, desk)}), desk
 
 
 def check_names(config: RunConfig) -> None:
@@ -231,6 +250,11 @@ class RunHandle:
             raise ValueError("this run is not in step mode")
         self.gate.submit(review, acting_name(by, "edit_pause"), note)
 
+    def page_alive(self) -> None:
+        """The page showing this run is open (a paused run whose page goes silent is freed: ``StepGate.page_alive``)."""
+        if self.gate is not None:
+            self.gate.page_alive()
+
     def abandon(self, reason: str = "stopped by the checker without a decision") -> None:
         if self.gate is not None:
             self.gate.abandon(reason)
@@ -273,6 +297,7 @@ def start_run(
     model). ``batch_budget`` is the batch's spend limit, shared by its runs.
     """
     by = acting_name(by, "run")
+    config, desk_limits = under_desk_limits(config, services)
     claim = preflight(claim_text, config, services)
     frozen = frozen_evidence(frozen_from, services) if frozen_from else None
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -280,15 +305,15 @@ def start_run(
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, claim, config, gate)
     source = frozen.source_run if frozen is not None else ""
+    # The limits the run starts under are in its snapshot (``budget``), beside the desk's at that moment: a resume holds them.
+    snapshot = {**config.snapshot(), DESK_LIMITS: desk_limits.model_dump(mode="json")}
     if store is not None:
         with store_faults_plain(store.url):
-            store.create_run(run_id, claim.text, config.protocol, config.snapshot(), source_run=source, by=by)
+            store.create_run(run_id, claim.text, config.protocol, snapshot, source_run=source, by=by)
     _launch(
         handle,
         services,
-        attempt_events=[
-            RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=config.snapshot(), by=by, source_run=source)
-        ],
+        attempt_events=[RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=snapshot, by=by, source_run=source)],
         budget=Budget.for_run(config.budget, parent=batch_budget),
         frozen=frozen,
     )
@@ -304,26 +329,47 @@ def frozen_evidence(source_run: str, services: Services) -> FrozenEvidence:
 
 
 def resume_run(
-    run_id: str, services: Services, *, interactive: bool = False, secrets_from: RunConfig | None = None, by: Person | str = ""
+    run_id: str,
+    services: Services,
+    *,
+    interactive: bool = False,
+    secrets_from: RunConfig | None = None,
+    by: Person | str = "",
+    limits: BudgetConfig | None = None,
+    may_raise: bool = False,
 ) -> RunHandle:
     """Go on with a failed or interrupted run from its last completed step.
 
     The protocol runs again from the start with the journal answering every model and tool
     call made before (no network, no model time); events already stored are not stored
     again, so the finished record has every event once, in order, with a RunResumed marker.
-    API keys are not in the record: they come from ``secrets_from`` or the environment, and
-    so do the spend limits (a run stopped by its budget goes on once the limit is raised);
-    what the run spent before counts towards them.
+    API keys are not in the record: they come from ``secrets_from`` or the environment. The
+    spend limits the run was stored with hold (``desk_settings.limits_on_resume``): where an
+    editor has raised the desk's limit since, the run follows it; ``limits`` lowers them, and
+    raises them (never past the desk's) only with ``may_raise``, for a person who may change
+    the desk's settings. What the run spent before counts towards them.
     """
     by = acting_name(by, "run")
     store = services.store
     if store is None:
         raise DebateDeskError("resuming needs the run store; this app runs without one")
     with store_faults_plain(store.url):
-        return _resume(run_id, store, services, interactive=interactive, secrets_from=secrets_from, by=by)
+        return _resume(
+            run_id, store, services, interactive=interactive, secrets_from=secrets_from, by=by, limits=limits, may_raise=may_raise
+        )
 
 
-def _resume(run_id: str, store: RunStore, services: Services, *, interactive: bool, secrets_from: RunConfig | None, by: str) -> RunHandle:
+def _resume(
+    run_id: str,
+    store: RunStore,
+    services: Services,
+    *,
+    interactive: bool,
+    secrets_from: RunConfig | None,
+    by: str,
+    limits: BudgetConfig | None,
+    may_raise: bool,
+) -> RunHandle:
     replay_spills(store, spill_dirs(services.settings.data_dir))  # events kept on disk while the store was away go in first
     store.reconcile()
     summary = store.get_run(run_id)
@@ -338,8 +384,12 @@ def _resume(run_id: str, store: RunStore, services: Services, *, interactive: bo
     config = RunConfig.from_snapshot(summary.config)
     if secrets_from is not None:
         config = config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
-        config = config.model_copy(update={"budget": secrets_from.budget})
+    then = summary.config.get(DESK_LIMITS)
+    desk_then = BudgetConfig.model_validate(then) if isinstance(then, dict) else None
+    held = limits_on_resume(config.budget, desk_then, services.desk_settings().budget, limits, may_raise=may_raise)
+    config = config.model_copy(update={"budget": held})
     check_names(config)
+    check_priced(config)
     services.ensure_corpus(config.corpus)
     # One owner at a time: this process first (another session here may be resuming it), then the database's
     # compare-and-set on the status (another process may be); the loser replays nothing and calls no model.
@@ -396,7 +446,7 @@ def _gate_for(config: RunConfig, store: RunStore | None, run_id: str) -> StepGat
     if not config.pauses.step_mode:
         return None
     heartbeat = (lambda: store.touch(run_id)) if store is not None else None
-    return StepGate(timeout_s=config.pauses.pause_timeout_min * 60, heartbeat=heartbeat)
+    return StepGate(timeout_s=config.pauses.pause_timeout_min * 60, heartbeat=heartbeat, page_gone_after_s=step_gate.PAGE_GONE_AFTER_S)
 
 
 def _launch(
@@ -473,6 +523,9 @@ def _launch(
         except (StorePaused, StoreUnavailableError) as exc:  # the store stayed away: stopped between two steps, kept, resumable
             status = "interrupted"
             emit(RunInterrupted(reason=str(writer.down if writer is not None and writer.down is not None else exc)))
+        except PauseFreedError as exc:  # the page went away: stopped at the pause, free for anyone to take over
+            status = "interrupted"
+            emit(RunInterrupted(reason=str(exc), paused_round=exc.round))
         except RunInterruptedError as exc:
             status = "interrupted"
             emit(RunInterrupted(reason=str(exc)))

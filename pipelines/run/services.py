@@ -18,6 +18,7 @@ from pipelines.llm.limits import Limiters
 from pipelines.llm.registry import build_chat_model, get_backend
 from pipelines.record.spill import replay_spills, spill_dirs
 from pipelines.record.store import RunStore
+from pipelines.run.desk_settings import DeskSettings, DeskSettingsBook
 from pipelines.tools.corpus_index import CorpusIndex
 from pipelines.tools.embedding_cache import CachedEmbedder
 from pipelines.tools.embeddings import Embedder, default_embedder
@@ -65,6 +66,16 @@ class Services:
             "check-covid": lambda: CheckCovidLoader(settings.checkcovid_dir),
         }
         return services
+
+    def desk_settings(self) -> DeskSettings:
+        """The desk's settings as stored now (spend limits, prices, endpoints); the environment's without a run store."""
+        if self.store is None:
+            return DeskSettings.defaults()
+        return DeskSettingsBook(self.store, self.settings.data_dir).load()
+
+    def desk_book(self) -> DeskSettingsBook | None:
+        """Where the desk's settings are read and changed (None without a run store)."""
+        return DeskSettingsBook(self.store, self.settings.data_dir) if self.store is not None else None
 
     def corpus_names(self) -> list[str]:
         return sorted(set(self.index.corpora()) | set(self.builtin_corpora))

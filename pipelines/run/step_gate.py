@@ -42,8 +42,22 @@ MAX_NOTE_CHARS = 2000
 MAX_PASTED_CHARS = 20_000
 
 
+PAGE_GONE_AFTER_S = 120.0  # a pause whose page has not been heard from for this long is freed (the tab was closed)
+
+
 class RunInterruptedError(DebateDeskError):
     """The run stopped on purpose or for want of an answer (not a failure); it can be resumed from History."""
+
+
+class PauseFreedError(RunInterruptedError):
+    """The page that held a paused run went away: the run stops at its pause, free for anyone to take over from History."""
+
+    def __init__(self, round: int, silent_s: float) -> None:
+        super().__init__(
+            f"paused at round {round}, free: the page that held the pause went away ({silent_s:.0f} s without a word from it); "
+            "anyone may take it over from History"
+        )
+        self.round = round
 
 
 @dataclass(frozen=True)
@@ -63,10 +77,20 @@ class StepGate:
     it waits it calls ``heartbeat`` now and then, so the store knows the run is alive.
     """
 
-    def __init__(self, timeout_s: float = 3600.0, heartbeat: Callable[[], None] | None = None, heartbeat_every_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        timeout_s: float = 3600.0,
+        heartbeat: Callable[[], None] | None = None,
+        heartbeat_every_s: float = 30.0,
+        page_gone_after_s: float | None = None,
+    ) -> None:
         self.timeout_s = timeout_s
         self.heartbeat = heartbeat
         self.heartbeat_every_s = heartbeat_every_s
+        # With a page watching (``page_alive`` on each rerun and from a periodic fragment), a pause whose page is silent
+        # this long is freed: the run stops at it (interrupted, resumable) instead of holding it for the whole timeout.
+        self.page_gone_after_s = page_gone_after_s
+        self._page_seen = time.monotonic()
         self._cond = threading.Condition()
         self._pending: PendingReview | None = None
         self._answer: tuple[Review, str, str] | None = None
@@ -77,11 +101,17 @@ class StepGate:
         with self._cond:
             return self._pending
 
+    def page_alive(self) -> None:
+        """The page showing this run is still open (called on each rerun and by the paused page's periodic fragment)."""
+        with self._cond:
+            self._page_seen = time.monotonic()
+
     async def wait(self, round: int, next_queries: dict[str, str], plan: OpeningPlan | None = None) -> tuple[Review, str, str]:
         """Block until the checker decides; returns (review, by, note)."""
         with self._cond:
             self._pending = PendingReview(round=round, next_queries=dict(next_queries), plan=plan)
             self._answer = None
+            self._page_seen = max(self._page_seen, time.monotonic() - (self.page_gone_after_s or 0) / 2)  # time to draw the form
             self._cond.notify_all()
         # A daemon thread, not asyncio.to_thread: the executor's threads are joined at interpreter exit,
         # so a pause nobody answers would keep the process (a stopped app, a test run) alive for the timeout.
@@ -135,7 +165,15 @@ class StepGate:
                     raise RunInterruptedError(
                         f"no review came within {self.timeout_s / 60:.0f} minutes (was the tab closed?); resume the run from History"
                     )
-                self._cond.wait(timeout=min(left, self.heartbeat_every_s))
+                silent = time.monotonic() - self._page_seen
+                if self.page_gone_after_s is not None and silent > self.page_gone_after_s and self._pending is not None:
+                    round = self._pending.round
+                    self._pending = None
+                    raise PauseFreedError(round, silent)
+                every = (
+                    self.heartbeat_every_s if self.page_gone_after_s is None else min(self.heartbeat_every_s, self.page_gone_after_s / 4)
+                )
+                self._cond.wait(timeout=min(left, every))
                 if self._answer is None and self.heartbeat is not None:
                     self.heartbeat()
             answer = self._answer

@@ -18,10 +18,11 @@ SETTINGS = "pages/settings.py"
 
 
 @pytest.fixture
-def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> AppTest:
+def app(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path) -> AppTest:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return fake_app(monkeypatch, demo_data_dir, timeout=120)
+    # A run database of the test's own: the desk's settings saved in one test must not reach another.
+    return fake_app(monkeypatch, demo_data_dir, timeout=120, database_url=f"sqlite:///{tmp_path / 'runs.sqlite'}")
 
 
 def settings_page(app: AppTest) -> AppTest:
@@ -64,6 +65,11 @@ def test_a_preset_moves_every_role_and_the_sidebar_says_so(app: AppTest) -> None
         assert app.text_input(key=f"settings.v1.model.{role}.base_url").value == LOCAL_SERVER_URL
         assert app.selectbox(key=f"settings.v1.model.{role}.backend").value == "openai"
     assert app.selectbox(key="settings.v1.preset").value == "local"
+    app.switch_page("pages/verify.py").run()
+    assert any("fake" in c.value and "every role" in c.value for c in app.sidebar.caption), "not the desk's until saved"
+    app.switch_page("pages/settings.py").run()
+    app.button(key="settings.v1.save").click().run()
+    assert any("Saved for the whole desk" in s.value for s in app.success)
     app.switch_page("pages/verify.py").run()
     assert any("openai" in c.value and "every role" in c.value for c in app.sidebar.caption)
     assert not app.sidebar.warning  # the fake's caveat is gone with the fake

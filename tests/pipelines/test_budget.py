@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,17 +58,21 @@ def test_a_run_stops_at_its_call_limit_keeps_its_events_and_resumes_when_the_lim
     assert row is not None and row.status == "interrupted" and row.resumable
     assert row.stop_reason == "stopped by budget: 3 of 3 model calls" and row.cost.calls == 3
 
-    # Resumed under the same limit: it stops again at once, making no call.
-    again = FakeChatModel()
-    fresh.chat_override = again
-    stopped_again = list(resume_run(run_id, fresh, secrets_from=limited).stream())
-    assert again.calls == 0 and isinstance(stopped_again[-1], RunInterrupted) and stopped_again[-1].budget is not None
+    # Resumed from a session (or the command line) that sets no limit: the limit stored with the run holds (issue 27),
+    # and a checker asking for more gets no more. It stops again at once, making no call.
+    for asked in (None, BudgetConfig(max_calls=100)):
+        again = FakeChatModel()
+        fresh.chat_override = again
+        stopped_again = list(resume_run(run_id, fresh, secrets_from=fake_config(), limits=asked).stream())
+        assert again.calls == 0 and isinstance(stopped_again[-1], RunInterrupted) and stopped_again[-1].budget is not None
+        assert stopped_again[-1].budget.allowed == 3
 
-    # Raised: it goes on from where it stopped; the calls made before are answered from the journal.
+    # Raised by someone who may change the desk's settings: it goes on from where it stopped; the calls made before are
+    # answered from the journal.
     raised = with_settings(limited, "budget", max_calls=100)
     finish = FakeChatModel()
     fresh.chat_override = finish
-    list(resume_run(run_id, fresh, secrets_from=raised, by="ana").stream())
+    list(resume_run(run_id, fresh, secrets_from=raised, by="ana", limits=raised.budget, may_raise=True).stream())
     record = store.events(run_id)
     assert isinstance(record[-1], VerdictReached) and record[-1].verdict.label == unlimited[-1].verdict.label  # type: ignore[attr-defined]
     assert finish.calls == len(calls(unlimited)) - 3
@@ -85,8 +94,8 @@ def test_token_and_money_limits_stop_a_run_between_calls(fresh: Services) -> Non
     assert isinstance(stop, RunInterrupted) and stop.budget is not None and stop.budget.limit == "cost"
     assert "spent" in stop.reason and len(calls(by_money)) == 1
 
-    free = with_settings(fake_config(protocol="single"), "budget", max_cost=0.0001, prices=["some-other-model=1.0"])
-    assert isinstance(list(stream_run(CLAIM, free, fresh))[-1], VerdictReached), "an unpriced model costs the default price, 0"
+    free = with_settings(fake_config(protocol="single"), "budget", max_cost=0.0001, prices=["fake=0"])
+    assert isinstance(list(stream_run(CLAIM, free, fresh))[-1], VerdictReached), "a model priced at 0 costs nothing"
 
 
 def test_a_batch_stops_starting_claims_at_its_limit_and_says_so(fresh: Services) -> None:
@@ -120,3 +129,108 @@ def test_prices_are_model_equals_price_pairs_and_a_bad_one_says_which() -> None:
     assert BudgetConfig(prices="a=2", default_price=0.5).price_of("b") == 0.5  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="'gpt-4o' is not model=price"):
         BudgetConfig(prices="gpt-4o")  # type: ignore[arg-type]
+
+
+class _YieldingLock:
+    """A lock that hands the processor to another thread each time it is released: the worst interleaving, on purpose."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> _YieldingLock:
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._lock.release()
+        time.sleep(0.0001)
+
+
+def test_no_call_goes_past_a_limit_however_the_threads_interleave() -> None:
+    # Issue 30: start_call checked, released its lock, then counted; sixteen runs of one batch got past its limit together.
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _trial in range(20):
+            batch = Budget(calls=4, scope="batch")
+            batch._lock = _YieldingLock()  # type: ignore[assignment]
+            made: list[int] = []
+            start = threading.Barrier(16)
+
+            def one_run(batch: Budget = batch, made: list[int] = made, start: threading.Barrier = start) -> None:
+                run = Budget(calls=2, parent=batch)
+                run._lock = _YieldingLock()  # type: ignore[assignment]
+                start.wait()
+                for _ in range(3):
+                    try:
+                        run.start_call()
+                    except BudgetExhaustedError:
+                        return
+                    made.append(1)
+
+            threads = [threading.Thread(target=one_run) for _ in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert len(made) == 4 and batch.used["calls"] == 4, f"{len(made)} calls made under a batch limit of 4"
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
+class _CountingFake(FakeChatModel):
+    """Counts every request as it reaches the endpoint, then answers after a delay that varies, so parallel calls overlap."""
+
+    reached: int = 0
+
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self.reached += 1
+        await asyncio.sleep(0.02 * (self.reached % 3))
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+    async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self.reached += 1
+        await asyncio.sleep(0.02 * (self.reached % 3))
+        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            yield chunk
+
+
+@pytest.mark.parametrize(("protocol", "limit"), [("toolmad", 5), ("proclaim", 5), ("radar", 3)])
+def test_every_request_that_reached_the_endpoint_is_recorded_when_a_parallel_call_hits_the_limit(
+    fresh: Services, protocol: str, limit: int
+) -> None:
+    # Issue 27: the call over the limit stopped the run while others were on their way; those were cancelled unrecorded.
+    model = _CountingFake()
+    fresh.chat_override = model
+    events = list(stream_run(CLAIM, with_settings(fake_config(protocol=protocol), "budget", max_calls=limit), fresh))
+    assert isinstance(events[-1], RunInterrupted) and events[-1].budget is not None
+    store = fresh.store
+    assert store is not None
+    recorded = calls(store.events(events[0].run_id))  # type: ignore[attr-defined]
+    assert model.reached == limit and len(recorded) == limit, f"{model.reached} requests reached the endpoint, {len(recorded)} recorded"
+    cancelled = [c for c in recorded if c.cancelled]
+    assert cancelled and all(c.tokens_in > 0 for c in cancelled), "a cancelled call's prompt was read: its tokens are estimated"
+    row = store.get_run(events[0].run_id)  # type: ignore[attr-defined]
+    assert row is not None and row.cost.calls == limit
+
+
+def test_money_is_recorded_with_every_call_and_shown_wherever_tokens_are_when_prices_are_set(fresh: Services) -> None:
+    from pipelines.record.digest import digest
+    from pipelines.record.export import export_run
+
+    priced = with_settings(fake_config(protocol="single"), "budget", prices=["fake=0.5"])
+    events = list(stream_run(CLAIM, priced, fresh))
+    made = calls(events)
+    assert made and all(c.cost == pytest.approx((c.tokens_in + c.tokens_out) / 1000 * 0.5) for c in made)
+    run = digest(events)
+    assert run.cost.priced and run.cost.spent == pytest.approx(sum(c.cost or 0 for c in made))
+    store = fresh.store
+    assert store is not None
+    summary = store.get_run(run.run_id)
+    assert summary is not None and summary.cost.priced and summary.cost.spent == pytest.approx(run.cost.spent)
+    assert f"{run.cost.spent:.4g} spent" in export_run(summary, store.events(run.run_id), "md")
+    header, row = export_run(summary, store.events(run.run_id), "csv").splitlines()[:2]
+    assert dict(zip(header.split(","), row.split(","), strict=False))["spent"] == f"{round(run.cost.spent, 6)}"
+
+    unpriced = digest(list(stream_run(CLAIM, fake_config(protocol="single"), fresh)))
+    assert not unpriced.cost.priced and "spent" not in unpriced.cost.describe(), "no prices: money unknown, not shown as zero"

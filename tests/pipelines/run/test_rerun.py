@@ -82,7 +82,8 @@ def test_a_rerun_stopped_by_its_budget_resumes_on_the_same_frozen_evidence(fresh
     run_id = stopped[0].run_id  # type: ignore[attr-defined]
     assert digest(stopped).stopped_by is not None
 
-    list(resume_run(run_id, fresh, secrets_from=with_settings(limited, "budget", max_calls=0)).stream())
+    unlimited = with_settings(limited, "budget", max_calls=0)
+    list(resume_run(run_id, fresh, secrets_from=unlimited, limits=unlimited.budget, may_raise=True).stream())  # an editor lifts it
     record = fresh.store.events(run_id)  # type: ignore[union-attr]
     assert isinstance(record[-1], VerdictReached) and index.searches == 0, "the resumed re-run searched nothing either"
     assert {e.evidence.text for e in record if isinstance(e, EvidenceRetrieved)} <= {e.text for e in source.evidence.values()}

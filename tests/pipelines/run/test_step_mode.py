@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -14,6 +15,7 @@ from pipelines.events import (
     Event,
     QueryIssued,
     RunInterrupted,
+    RunResumed,
     StepPaused,
     StepResumed,
     TurnCompleted,
@@ -25,7 +27,7 @@ from pipelines.record.export import load_record, to_json, to_markdown
 from pipelines.run.context import Review
 from pipelines.run.runner import RunHandle, resume_run, start_run
 from pipelines.run.services import Services
-from pipelines.run.step_gate import PendingReview, override_verdict, pasted_evidence
+from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, override_verdict, pasted_evidence
 from tests.fakes import fake_config, with_settings
 from tests.pipelines.protocols import rounds_protocol
 
@@ -203,3 +205,49 @@ def test_override_needs_a_name_a_verdict_and_a_reason(services: Services) -> Non
     assert isinstance(evt, VerdictOverridden) and evt.label == "REFUTED" and evt.model_verdict is not None, (
         "a protocol's word, in the one vocabulary"
     )
+
+
+def test_a_pause_whose_page_went_away_is_freed_within_minutes_and_anyone_may_take_it_over(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 26: a pause left in a closed tab showed "running" for up to an hour, and nobody could take it over.
+    from pipelines.run import step_gate
+
+    monkeypatch.setattr(step_gate, "PAGE_GONE_AFTER_S", 0.4)  # a few minutes in the app; a moment here
+    services.chat_override = FakeChatModel()
+    handle = start_run(CLAIM, step_config(timeout_min=60), services, interactive=True, by="Ana")
+    assert handle.gate is not None and handle.gate.page_gone_after_s == 0.4
+    # The page is open: it says so (each rerun, and its fragment every few seconds), and the pause holds.
+    held_until = time.monotonic() + 1.2
+    while time.monotonic() < held_until:
+        handle.page_alive()
+        time.sleep(0.05)
+    assert handle.pending is not None and not handle.done, "a pause whose page is open is held"
+    # The tab is closed: nothing more from the page. The pause is freed, not held for the hour.
+    events = list(handle.stream())
+    stop = events[-1]
+    assert isinstance(stop, RunInterrupted) and stop.paused_round == 0 and "free" in stop.reason
+    store = services.store
+    assert store is not None
+    row = store.get_run(handle.run_id)
+    assert row is not None and row.status == "interrupted" and row.stop_reason == "paused at round 0, free to take over"
+
+    # Bo takes it over (recorded: who and when), reviews the round and the run goes on to its verdict.
+    taken = resume_run(handle.run_id, services, interactive=True, by="Bo")
+    record = drive(taken, lambda p, e: Review(), by="Bo")
+    resumed = [e for e in store.events(handle.run_id) if isinstance(e, RunResumed)]
+    assert [(e.by, e.attempt) for e in resumed] == [("Bo", 2)] and resumed[0].at > stop.at
+    assert [e.by for e in record if isinstance(e, StepResumed)] == ["Bo", "Bo"]
+    final = store.get_run(handle.run_id)
+    assert final is not None and final.status == "completed" and final.stop_reason is None
+
+
+def test_a_gate_with_no_page_to_watch_waits_for_its_timeout() -> None:
+    import asyncio
+
+    from pipelines.run.step_gate import StepGate
+
+    gate = StepGate(timeout_s=0.3, heartbeat_every_s=0.05)  # the command line: no page, no freeing
+    with pytest.raises(RunInterruptedError, match="no review came") as caught:
+        asyncio.run(gate.wait(1, {}))
+    assert not isinstance(caught.value, PauseFreedError)
