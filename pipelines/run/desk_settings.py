@@ -170,7 +170,8 @@ class DeskSettingsBook:
         except SQLAlchemyError as exc:  # no limits can be known, so no run may start: say why, plainly
             if is_store_fault(exc):
                 raise StoreUnavailableError(
-                    f"{fault_message(self.store.url, exc)}; nothing was changed. Try again once it is back"
+                    f"the desk's settings cannot be read from the run store: {fault_message(self.store.url, exc)}; nothing was "
+                    "changed. Try again once it is back"
                 ) from exc
             raise DebateDeskError(
                 f"the desk's settings cannot be read from the run store ({_where(self.store)}): {type(exc).__name__}"
