@@ -36,6 +36,8 @@ from pipelines.config import AppSettings, RunConfig
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
+from pipelines.eval.labels import canonical
+from pipelines.events import BeliefRead, VerdictReached
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import digest
 from pipelines.run.runner import Services
@@ -88,6 +90,9 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
     record = records_of(report, one, services)[0]
     row = report.rows[0]
     events = services.store.events(row.run_id) if services.store is not None and row.run_id else []
+    ruling = other_ruling(events)
+    # p(supported) read off the last aggregation is the verdict's own only when the calibrated reading is the verdict
+    own_p = record.p_supported if protocol == "desk" or str(ruling["decided_by"] or "").startswith("calibrated") else None
     return {
         "protocol": protocol,
         **record.__dict__,
@@ -97,15 +102,28 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
         "status": row.status,
         "error": row.error,
         "run_id": row.run_id,
-        "p_stated": stated_p_supported(row.predicted, row.confidence, record.p_supported),
+        "p_stated": stated_p_supported(row.predicted, row.confidence, own_p),
         "beliefs": beliefs_of(events),
+        **ruling,
         "calls_total": digest(events).cost.calls if events else 0,
     }
 
 
 def beliefs_of(events: Sequence[Any]) -> list[dict[str, Any]]:
     """The judge's belief after each round, where the run read it (BeliefRead events)."""
-    return [{"round": e.round, "over": e.over, "probabilities": dict(e.probabilities)} for e in events if type(e).__name__ == "BeliefRead"]
+    return [{"round": e.round, "over": e.over, "probabilities": dict(e.probabilities)} for e in events if isinstance(e, BeliefRead)]
+
+
+def other_ruling(events: Sequence[Any]) -> dict[str, Any]:
+    """The ruling kept beside the verdict (the debate's own, or the calibrated one), as the records keep it."""
+    verdict = next((e.verdict for e in events if isinstance(e, VerdictReached)), None)
+    beside = verdict.beside if verdict is not None else None
+    if verdict is None or beside is None:
+        return {"decided_by": verdict.decided_by if verdict else None, "beside": None}
+    return {
+        "decided_by": verdict.decided_by,
+        "beside": {"label": canonical(beside.label), "confidence": beside.confidence, "decided_by": beside.decided_by, "says": beside.says},
+    }
 
 
 def column(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -172,12 +190,32 @@ def run_part(
 
 
 def columns_of(records: Sequence[dict[str, Any]], protocols: Sequence[str], ids: set[str]) -> dict[str, dict[str, Any]]:
-    """Each protocol's figures over its records of the chosen claims (the newest record of a claim counts)."""
+    """Each protocol's figures over its records of the chosen claims (the newest record of a claim counts).
+
+    Where every run of a protocol kept a second ruling beside its verdict (belief.verdict), a
+    column ``PROTOCOL/beside`` scores that one on the same claims: the debate's own ruling when
+    the calibrated one was the verdict, or the other way round.
+    """
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     for r in records:
         if r["id"] in ids:
             latest[(r["protocol"], r["id"])] = r
-    return {p: column([r for (q, _), r in latest.items() if q == p]) for p in protocols if any(q == p for q, _ in latest)}
+    columns: dict[str, dict[str, Any]] = {}
+    for p in protocols:
+        mine = [r for (q, _), r in latest.items() if q == p]
+        if not mine:
+            continue
+        columns[p] = column(mine)
+        if all(r.get("beside") for r in mine):  # the ruling kept beside the verdict, scored on the same claims
+            columns[f"{p}/beside"] = column([as_beside(r) for r in mine])
+    return columns
+
+
+def as_beside(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as if the ruling beside the verdict had been the verdict."""
+    beside = record["beside"]
+    p = stated_p_supported(beside["label"], beside["confidence"], None)
+    return {**record, "predicted": beside["label"], "p_stated": p}
 
 
 def main() -> None:

@@ -49,3 +49,19 @@ def test_a_cut_line_is_left_out_and_a_stated_side_becomes_p_supported(tmp_path: 
     assert stated_p_supported("SUPPORTS", 0.8, None) == 0.8
     assert stated_p_supported("NOT ENOUGH INFO", 0.9, None) is None
     assert stated_p_supported("REFUTES", 0.8, 0.3) == 0.3, "a protocol's own p(supported) wins"
+
+
+def test_the_ruling_kept_beside_the_verdict_is_scored_on_the_same_claims() -> None:
+    def rec(i: str, gold: str, label: str, beside: str) -> dict:  # type: ignore[type-arg]
+        return {
+            "protocol": "radar", "id": i, "claim": "c", "gold": gold, "predicted": label, "p_supported": 0.8 if label == "SUPPORTS" else 0.2,
+            "raw_supported": None, "deciding_found": None, "calls": 3, "cached_calls": 0, "tokens": 10, "seconds": 1.0, "tokens_read": 5,
+            "p_stated": 0.8 if label == "SUPPORTS" else 0.2, "status": "completed",
+            "beside": {"label": beside, "confidence": None, "decided_by": "judge", "says": "the judge ruled"},
+        }  # fmt: skip
+
+    rows = [rec("1", "SUPPORTS", "SUPPORTS", "REFUTES"), rec("2", "REFUTES", "REFUTES", "REFUTES")]
+    columns = columns_of(rows, ["radar"], {"1", "2"})
+    assert columns["radar"]["binary_accuracy"] == 1.0
+    assert columns["radar/beside"]["binary_accuracy"] == 0.5, "the judge's own ruling, scored on the same claims"
+    assert columns["radar/beside"]["stated"] == 0, "the judge stated no confidence"

@@ -51,6 +51,7 @@ class RunContext:
     reserved_ids: dict[str, str] = field(default_factory=dict)  # resume: evidence key -> the id it had before
     llm_factory: LLMFactory | None = None
     rewrites: asyncio.Future[list[str]] | None = None  # the claim's rewrites, written once per run (retrieval.rewrites)
+    exhibits: list[Evidence] = field(default_factory=list)  # a grounded debate's starting evidence: desk's exhibits, ranked
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def llm(self, role: str) -> LLM:
