@@ -18,15 +18,12 @@ import streamlit as st
 from pipelines.domain import Verdict
 from pipelines.eval.labels import canonical
 from pipelines.events import BeliefRead
-from pipelines.text.probability import percent
+from pipelines.text.probability import BELIEF_WORDS, percent
 from pipelines.text.safety import escape_markdown
 
-LINES = (  # (label, name, colour)
-    ("SUPPORTS", "supported", "#2ca02c"),
-    ("REFUTES", "refuted", "#d62728"),
-    ("NOT ENOUGH INFO", "not enough info", "#7f7f7f"),
-)
-WORDS = {label: name for label, name, _ in LINES}
+COLOURS = {"SUPPORTS": "#2ca02c", "REFUTES": "#d62728", "NOT ENOUGH INFO": "#7f7f7f"}
+LINES = tuple((label, name, COLOURS[label]) for label, name in BELIEF_WORDS.items())  # (label, name, colour)
+WORDS = BELIEF_WORDS
 VERDICT_X = "verdict"
 
 
@@ -53,7 +50,7 @@ def build_belief_figure(readings: Sequence[BeliefRead], verdict: Verdict | None 
         )
     side = canonical(verdict.label) if verdict is not None else None
     if verdict is not None and verdict.confidence is not None and side is not None:
-        colour = dict((label, c) for label, _, c in LINES)[side]
+        colour = COLOURS[side]
         figure.add_trace(
             go.Scatter(
                 x=[VERDICT_X],

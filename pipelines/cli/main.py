@@ -56,8 +56,7 @@ from pipelines.events import (
     dump_event,
 )
 from pipelines.record.digest import RunDigest
-from pipelines.stages.belief import belief_line
-from pipelines.text.probability import decimal
+from pipelines.text.probability import belief_line, decimal
 from pipelines.text.safety import TerminalSafeStream
 
 

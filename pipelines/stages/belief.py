@@ -28,7 +28,7 @@ from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import NO_HISTORY, format_history
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
-from pipelines.text.probability import percent
+from pipelines.text.probability import belief_line
 
 LABELS: tuple[Label, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 LETTERS = ("A", "B", "C")
@@ -38,7 +38,6 @@ OPTION_TEXT: dict[Label, str] = {
     "REFUTES": "Refuted: the evidence shows the claim is false.",
     "NOT ENOUGH INFO": "Not enough information: the evidence does not settle it.",
 }
-LABEL_WORDS: dict[str, str] = {"SUPPORTS": "supported", "REFUTES": "refuted", "NOT ENOUGH INFO": "not enough info"}
 NO_EVIDENCE = "(no evidence: the debaters argue from what they know)"
 
 
@@ -79,11 +78,6 @@ def describe(turns: Sequence[Turn], evidence: Sequence[Evidence], what: str) -> 
     parts = [f"{len(turns)} turn{'s' if len(turns) != 1 else ''}" if turns else "no turns"]
     parts.append(f"{len(evidence)} evidence item{'s' if len(evidence) != 1 else ''}" if evidence else "no evidence")
     return f"{what}: {', '.join(parts)}"
-
-
-def belief_line(probabilities: dict[str, float]) -> str:
-    """'supported 62%, refuted 30%, not enough info 8%'."""
-    return ", ".join(f"{LABEL_WORDS[k]} {percent(probabilities.get(k, 0.0))}" for k in LABELS)
 
 
 async def read_belief(
