@@ -95,6 +95,8 @@ def biggest_move(readings: Sequence[BeliefRead]) -> str:
         return ""
     pairs = list(itertools.pairwise(readings))
     before, after = max(pairs, key=lambda pair: _shift(*pair))
+    if _shift(before, after) < 0.005:
+        return f"The belief did not move over the {len(readings)} readings."
     label = max(WORDS, key=lambda k: abs(after.probabilities.get(k, 0.0) - before.probabilities.get(k, 0.0)))
     was, now = before.probabilities.get(label, 0.0), after.probabilities.get(label, 0.0)
     return f"The belief moved most at {reading_name(after)}: {WORDS[label]} from {percent(was)} to {percent(now)} ({(now - was) * 100:+.0f} points)."
