@@ -10,7 +10,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from components.state import CONFIG_PREFIX
-from pipelines.config import ROLES, ModelSpec, RunConfig, describe_invalid
+from pipelines.config import ROLES, BeliefConfig, ModelSpec, RunConfig, describe_invalid
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.record.verdict_card import model_caveat
@@ -65,6 +65,8 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
     if section is not None and isinstance(section.annotation, type) and issubclass(section.annotation, BaseModel):
         with st.sidebar.expander(f"Settings: {protocol}"):
             data[protocol] = render_section(section.annotation, data[protocol], protocol)
+    with st.sidebar.expander("Belief and rulings"):  # every protocol's: the belief per round, the calibrated ruling, grounding
+        data["belief"] = render_section(BeliefConfig, data["belief"], "belief")
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:  # e.g. a malformed number: say which setting and how to fix it, and start nothing

@@ -15,11 +15,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from components.belief_chart import BeliefPanel
 from components.charts import ConfidencePoint, build_confidence_figure
 from pipelines.calibration.files import calibration_origin
 from pipelines.domain import Evidence
 from pipelines.events import (
     AgreementChecked,
+    BeliefRead,
     ClaimDecomposed,
     Event,
     EvidenceSelected,
@@ -65,6 +67,7 @@ class ProtocolPanels:
         self.first_stances: dict[str, ExhibitStanceRead] = {}
         self.aggregated: VerdictAggregated | None = None
         self.debate_note = ""
+        self.belief = BeliefPanel(key)
 
     def feed(self, evt: Event, run: RunDigest) -> None:
         match evt:
@@ -121,7 +124,12 @@ class ProtocolPanels:
             case StageCompleted(stage="debate", detail=detail) if self.stances:
                 self.debate_note = detail
                 self._render_aggregate(run)
+            case BeliefRead():
+                self.belief.add(evt)
+                self.belief.render(self._slot("belief"))
             case VerdictReached(verdict=verdict):
+                self.belief.verdict = verdict
+                self.belief.render(self._slot("belief"))
                 self.used = {c for c in verdict.cited if c in self.recalled}
                 if self.recalled:
                     self._render_memory()

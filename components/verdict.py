@@ -100,6 +100,8 @@ def _render_model(card: VerdictCard, model: ModelSide, *, heading: str, title: s
         st.markdown(f"**Confidence {decimal(model.confidence)}** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped note
     else:
         st.markdown(f"**Confidence: not stated by this protocol** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped
+    if model.rulings:
+        st.warning(f"⚖️ Two rulings differ: {escape_markdown(model.rulings)}.")
     if card.caveat is not None:
         kind, text = card.caveat
         getattr(st, kind)(escape_markdown(text))

@@ -580,6 +580,55 @@ def parse_prices(value: Any) -> dict[str, float]:
     return prices
 
 
+class BeliefConfig(BaseModel):
+    """What every protocol adds to its debate: the judge's belief after each round, a ruling on the evidence beside its own, desk's exhibits to start from."""
+
+    per_round: bool = Field(
+        default=True,
+        title="Belief after each round",
+        description="After each round (desk: before and after its debate; single and mad: at the end), the judge's probabilities of supported, refuted and not enough info given the debate so far, read from its answer letters in 2 option orders (2 short calls a round).",
+    )
+    evidence: int = Field(
+        default=6,
+        ge=0,
+        le=20,
+        title="Evidence the belief reads",
+        description="Most evidence items in the belief prompt: those the debaters cited first, then the rest in the order they were found.",
+    )
+    evidence_chars: int = Field(
+        default=400,
+        ge=100,
+        le=2000,
+        title="Characters per evidence item",
+        description="Each evidence item is cut here in the belief prompt.",
+    )
+    turn_chars: int = Field(
+        default=600, ge=100, le=3000, title="Characters per turn", description="Each debate turn is cut here in the belief prompt."
+    )
+    verdict: Literal["calibrated", "published"] = Field(
+        default="calibrated",
+        title="Whose ruling is the verdict",
+        description="calibrated: where the judge's model has a desk calibration, the run's verdict is desk's calibrated reading of the evidence the debate gathered, and the protocol's own ruling (judge, panel, summarizer) is kept and shown beside it; published: the protocol's own ruling, with the calibrated one shown beside it.",
+    )
+    calibrated_ruling: bool = Field(
+        default=True,
+        title="Rule on the evidence too",
+        description="Where the judge's model has a desk calibration, read the stances of the evidence the debate gathered (desk's contrast question, 2 calls an item) and give the calibrated ruling beside the protocol's own.",
+    )
+    ruling_evidence: int = Field(
+        default=12,
+        ge=1,
+        le=30,
+        title="Evidence the calibrated ruling reads",
+        description="Most evidence items whose stances the calibrated ruling reads: those the debaters cited first, then the rest in the order they were found.",
+    )
+    grounded: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        title="Debate from desk's exhibits",
+        description="on: a debate starts from desk's exhibits and their stances (the same search and readings desk shows), so the arguments cite exhibits the checker has already seen ranked; auto: on for the embedded model, off for others; off: each protocol searches as published.",
+    )
+
+
 class MadConfig(BaseModel):
     """The `mad` baseline: two debaters argue from what they know (no retrieval), a judge rules."""
 
@@ -753,6 +802,11 @@ class RunConfig(BaseSettings):
     madke: MadkeConfig = Field(default_factory=MadkeConfig, title="madke", description="Settings of the shared-knowledge-pool debate.")
     mermaid: MermaidConfig = Field(
         default_factory=MermaidConfig, title="mermaid", description="Settings of the triplet + ReAct + memory protocol."
+    )
+    belief: BeliefConfig = Field(
+        default_factory=BeliefConfig,
+        title="Belief and rulings",
+        description="The judge's belief after each round, the calibrated ruling beside the protocol's own, debates grounded in desk's exhibits.",
     )
 
     def with_backend(self, backend: str, model: str = "") -> RunConfig:

@@ -97,8 +97,17 @@ class Vote(Frozen):
     scores: dict[str, float] = Field(default_factory=dict)
 
 
+class Ruling(Frozen):
+    """A run's other ruling, kept beside its verdict: the protocol's own (judge, panel, summarizer), or the calibrated reading of its evidence."""
+
+    label: str
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    decided_by: str
+    says: str  # in words, e.g. "the panel of 3 judges voted REFUTED (2 REFUTED, 1 SUPPORTED)"
+
+
 class Verdict(Frozen):
-    """The outcome of a run: the label, how sure, why, and what it rests on."""
+    """The outcome of a run: the label, how sure, why, and what it rests on (and the other ruling, where there is one)."""
 
     label: str
     confidence: float | None = Field(default=None, ge=0, le=1)
@@ -106,6 +115,7 @@ class Verdict(Frozen):
     cited: tuple[str, ...] = ()
     decided_by: str = "agent"
     stop_reason: str = ""
+    beside: Ruling | None = None  # settings 'belief.verdict': the protocol's own ruling beside the calibrated one, or the other way round
 
 
 class Triplet(Frozen):

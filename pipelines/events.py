@@ -609,6 +609,28 @@ class VerdictAggregated(Event):
     debated: bool = False
 
 
+# --- every protocol: the judge's belief after each round ---------------------------------------
+
+
+class BeliefRead(Event):
+    """The judge's probabilities of SUPPORTS / REFUTES / NOT ENOUGH INFO given the debate so far (stages/belief.py).
+
+    ``round`` is the round just argued (0: before any argument, e.g. desk's exhibits alone);
+    ``over`` says in words what was read ("after round 2: 4 turns, 6 evidence items");
+    ``per_order`` holds each option order's reading, ``probabilities`` their mean.
+    """
+
+    type: Literal["BeliefRead"] = "BeliefRead"
+    round: int
+    probabilities: dict[str, float]
+    over: str = ""
+    turns: int = 0
+    evidence_ids: tuple[str, ...] = ()
+    per_order: tuple[dict[str, float], ...] = ()
+    method: Literal["logprobs", "sampling"] = "logprobs"
+    note: str = ""
+
+
 def parse_event(data: dict[str, Any] | str) -> Event:
     """Rebuild an event from its JSON form (as stored or exported); raises ValueError."""
     raw = json.loads(data) if isinstance(data, str) else data

@@ -39,6 +39,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.events import (
     AgreementChecked,
     ArgumentDelta,
+    BeliefRead,
     ClaimDecomposed,
     Event,
     EvidenceRetrieved,
@@ -63,7 +64,7 @@ from pipelines.events import (
     dump_event,
 )
 from pipelines.record.digest import RunDigest
-from pipelines.text.probability import decimal
+from pipelines.text.probability import belief_line, decimal
 from pipelines.text.safety import TerminalSafeStream
 
 
@@ -352,6 +353,8 @@ def _print_human(evt: Event) -> None:
             print(f"  source policy ({policy}) refused {filtered} web result(s); {kept} kept", flush=True)
         case StageFailed(stage=stage, reason=reason):
             print(f"  ! {stage} failed: {reason}", flush=True)
+        case BeliefRead(over=over, probabilities=probabilities):
+            print(f"  belief {over}: {belief_line(probabilities)}", flush=True)
         case VerdictReached(verdict=v):
             conf = f" (confidence {decimal(v.confidence)})" if v.confidence is not None else ""
             print(f"\nVERDICT: {v.label}{conf} — decided by {v.decided_by}; {v.stop_reason}", flush=True)

@@ -20,19 +20,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
 from pipelines.config import DeskConfig
-from pipelines.domain import Evidence, Verdict
+from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.errors import ModelOutputError
 from pipelines.events import ExhibitStanceRead, RoundStarted, StageCompleted, StageFailed, StageStarted, VerdictAggregated
 from pipelines.llm.client import LLM
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
-from pipelines.run.context import RunContext
+from pipelines.run.context import Review, RunContext
 from pipelines.stages.argument import stream_turn
+from pipelines.stages.belief import read_belief
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_stance
@@ -46,57 +47,34 @@ ADVOCATES = (  # (name, the stance it argues from, its brief)
 )
 
 
+@dataclass
+class Reading:
+    """Desk's reading of the claim's exhibits: what was read, each exhibit's stance, and the verdict they support."""
+
+    exhibits: list[Evidence]  # in retrieval order (as the calibration reads them)
+    read_as: dict[str, Evidence]  # exhibit id -> what was read for it (the passage, or its whole document)
+    stances: dict[str, Stance]
+    quotes: dict[str, tuple[str, ...]]
+    negation: str
+    calibration: Calibration | None
+    result: Aggregate
+
+    @property
+    def ranked(self) -> list[Evidence]:
+        """The exhibits those the verdict rests on and those contested first, then the rest in retrieval order."""
+        return _by_rank(self.exhibits, self.result)
+
+
 async def run_desk(ctx: RunContext) -> Verdict:
     cfg = ctx.config.desk
-    claim = ctx.claim.text
+    reading = await read_exhibits(ctx)
+    result = reading.result
 
-    # 1. exhibits (step mode: the checker sees the planned query first, then the exhibits before they are read)
-    review = await ctx.review(0, {CLERK: claim[:300]})
-    query = review.queries.get(CLERK, claim[:300])
-    exhibits: list[Evidence] = []
-    if not review.stop:
-        ctx.emit(StageStarted(stage="exhibits", detail=f"searching for at most {cfg.exhibits} exhibits"))
-        exhibits = await gather_exhibits(
-            ctx, agent=CLERK, queries=[query], limit=cfg.exhibits, rewrites=cfg.rewrites, extra_queries=review.extra_queries
-        )
-        ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits"))
-        review = await ctx.review(1, {})
-        if review.extra_queries:
-            exhibits += await gather_exhibits(ctx, agent=HUMAN_CHECKER, queries=list(review.extra_queries), limit=cfg.exhibits, rewrites=0)
-    exhibits += [e for e in ctx.pool.values() if e.source == "user" and e not in exhibits]  # evidence the checker pasted
-    exhibits = ctx.usable(exhibits)
-
-    # 2. stances
-    judge = ctx.llm("judge")
-    read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
-    quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
-    negation = await _negation(ctx, judge, cfg) if (cfg.negation or _asks_contrast(cfg)) and exhibits else ""
-    ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg, negation=bool(negation))))
-    stances: dict[str, Stance] = {}
-    for exhibit in exhibits:
-        stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=1, negation=negation)
-    ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
-
-    # 3. verdict
-    calibration = load_calibration(judge.model_name, cfg.reader, ctx.calibration_dir)
-    mismatch = calibration_mismatch(
-        calibration,
-        reader=cfg.reader,
-        exhibits=cfg.exhibits,
-        orders=cfg.orders,
-        unit=cfg.unit,
-        negation=bool(_read_against(cfg, negation)),
-        shots=0 if cfg.reader == "contrast" else cfg.shots,
-        **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
-    )
-    if mismatch:
-        ctx.emit(StageFailed(stage="calibration", reason=mismatch))
-    result = _aggregate(ctx, list(stances.values()), calibration, round=1, debated=False)
-
-    # 4. a debate only where strong exhibits conflict
+    # 4. a debate only where strong exhibits conflict (the judge's belief read before it, and after)
+    await read_belief(ctx, round=0, turns=[], evidence=reading.ranked, what="from the exhibits alone")
     debated = False
     if result.conflict and cfg.debate:
-        result = await _debate(ctx, judge, list(read_as.values()), stances, result, quotes, calibration, negation)
+        result = await _debate(ctx, reading)
         debated = True
     elif result.conflict:
         ctx.emit(StageCompleted(stage="debate", detail="strong exhibits point both ways, but the debate is switched off"))
@@ -111,6 +89,66 @@ async def run_desk(ctx: RunContext) -> Verdict:
         decided_by="calibrated exhibit stances" if result.calibration != "uncalibrated" else "exhibit stances (uncalibrated)",
         stop_reason="ruled after a debate over conflicting exhibits" if debated else "ruled from the exhibits' stances",
     )
+
+
+async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
+    """Steps 1-3: the exhibits, their stances and the verdict they support (without ``review``, no step-mode pauses: a debate grounded in them pauses itself)."""
+    cfg = ctx.config.desk
+    claim = ctx.claim.text
+
+    # 1. exhibits (step mode: the checker sees the planned query first, then the exhibits before they are read)
+    decision = await ctx.review(0, {CLERK: claim[:300]}) if review else Review()
+    query = decision.queries.get(CLERK, claim[:300])
+    exhibits: list[Evidence] = []
+    if not decision.stop:
+        ctx.emit(StageStarted(stage="exhibits", detail=f"searching for at most {cfg.exhibits} exhibits"))
+        exhibits = await gather_exhibits(
+            ctx, agent=CLERK, queries=[query], limit=cfg.exhibits, rewrites=cfg.rewrites, extra_queries=decision.extra_queries
+        )
+        ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits"))
+        decision = await ctx.review(1, {}) if review else Review()
+        if decision.extra_queries:
+            exhibits += await gather_exhibits(
+                ctx, agent=HUMAN_CHECKER, queries=list(decision.extra_queries), limit=cfg.exhibits, rewrites=0
+            )
+    exhibits += [e for e in ctx.pool.values() if e.source == "user" and e not in exhibits]  # evidence the checker pasted
+    return await read_these(ctx, ctx.usable(exhibits))
+
+
+async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 1, limit: int = 0) -> Reading:
+    """Steps 2-3 over ``exhibits`` (retrieval order): each one's stance, and the calibrated verdict they support.
+
+    ``limit``: the most exhibits they were chosen under (0: ``desk.exhibits``), checked against the calibration's fit.
+    """
+    cfg = ctx.config.desk
+    claim = ctx.claim.text
+    # 2. stances
+    judge = ctx.llm("judge")
+    read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
+    quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
+    negation = await _negation(ctx, judge, cfg) if (cfg.negation or _asks_contrast(cfg)) and exhibits else ""
+    ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg, negation=bool(negation))))
+    stances: dict[str, Stance] = {}
+    for exhibit in exhibits:
+        stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=round, negation=negation)
+    ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
+
+    # 3. verdict
+    calibration = load_calibration(judge.model_name, cfg.reader, ctx.calibration_dir)
+    mismatch = calibration_mismatch(
+        calibration,
+        reader=cfg.reader,
+        exhibits=limit or cfg.exhibits,
+        orders=cfg.orders,
+        unit=cfg.unit,
+        negation=bool(_read_against(cfg, negation)),
+        shots=0 if cfg.reader == "contrast" else cfg.shots,
+        **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
+    )
+    if mismatch:
+        ctx.emit(StageFailed(stage="calibration", reason=mismatch))
+    result = _aggregate(ctx, list(stances.values()), calibration, round=round, debated=False)
+    return Reading(exhibits, read_as, stances, quotes, negation, calibration, result)
 
 
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
@@ -172,22 +210,15 @@ def _aggregate(ctx: RunContext, stances: list[Stance], calibration: Calibration 
     return result
 
 
-async def _debate(
-    ctx: RunContext,
-    judge: LLM,
-    exhibits: list[Evidence],
-    stances: dict[str, Stance],
-    first: Aggregate,
-    quotes: dict[str, tuple[str, ...]],
-    calibration: Calibration | None,
-    negation: str,
-) -> Aggregate:
+async def _debate(ctx: RunContext, reading: Reading) -> Aggregate:
     """Each side argues from its strong exhibits; the contested exhibits are then read again with both arguments in view."""
     cfg = ctx.config.desk
-    by_id = {e.id: e for e in exhibits}
+    first, stances = reading.result, reading.stances
+    by_id = reading.read_as
     ctx.emit(RoundStarted(round=1))
     ctx.emit(StageStarted(stage="debate", detail=f"strong exhibits point both ways ({', '.join(first.contested)}): each side argues"))
     arguments: list[tuple[str, str]] = []
+    turns: list[Turn] = []
     for name, side, brief in ADVOCATES:
         own = [by_id[i] for i in first.contested if stances[i].leaning == side]
         other = [by_id[i] for i in first.contested if stances[i].leaning != side]
@@ -200,20 +231,42 @@ async def _debate(
             ctx.emit(StageFailed(stage="debate", reason=f"{name}: {exc}"))
             continue
         arguments.append((name, turn.text))
+        turns.append(turn)
     ctx.emit(
         StageCompleted(
             stage="debate", detail=f"{len(arguments)} of {len(ADVOCATES)} advocates argued; the contested exhibits are read again"
         )
     )
+    await read_belief(ctx, round=1, turns=turns, evidence=reading.ranked, what="after the debate")
     if not arguments:
         return first
-    ctx.emit(StageStarted(stage="stances", detail=f"reading the {len(first.contested)} contested exhibits again, with both arguments"))
-    for exhibit_id in first.contested:
-        stances[exhibit_id] = await _read(
-            ctx, judge, by_id[exhibit_id], quotes.get(exhibit_id, ()), round=2, negation=negation, arguments=arguments
+    return await reread_contested(ctx, reading, arguments)
+
+
+async def reread_contested(ctx: RunContext, reading: Reading, arguments: Sequence[tuple[str, str]], *, round: int = 2) -> Aggregate:
+    """The contested exhibits read again with ``arguments`` (who, what they argued) in the prompt, and the verdict weighed again."""
+    contested = reading.result.contested
+    ctx.emit(StageStarted(stage="stances", detail=f"reading the {len(contested)} contested exhibits again, with both arguments"))
+    judge = ctx.llm("judge")
+    for exhibit_id in contested:
+        reading.stances[exhibit_id] = await _read(
+            ctx,
+            judge,
+            reading.read_as[exhibit_id],
+            reading.quotes.get(exhibit_id, ()),
+            round=round,
+            negation=reading.negation,
+            arguments=arguments,
         )
-    ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
-    return _aggregate(ctx, list(stances.values()), calibration, round=2, debated=True)
+    ctx.emit(StageCompleted(stage="stances", detail=_tally(reading.stances.values())))
+    return _aggregate(ctx, list(reading.stances.values()), reading.calibration, round=round, debated=True)
+
+
+def _by_rank(exhibits: Sequence[Evidence], result: Aggregate) -> list[Evidence]:
+    """The exhibits as the belief reads them: those the verdict rests on and those contested first, then the rest in retrieval order."""
+    first = [*result.rests_on, *result.contested]
+    by_id = {e.id: e for e in exhibits}
+    return [by_id[i] for i in dict.fromkeys([*first, *by_id]) if i in by_id]
 
 
 def _asks_contrast(cfg: DeskConfig) -> bool:

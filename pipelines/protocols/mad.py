@@ -15,6 +15,7 @@ from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
+from pipelines.stages.belief import read_belief
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
 from pipelines.stages.judge import judge_from_history, verdict_from_ruling
 
@@ -38,6 +39,7 @@ async def run_mad(ctx: RunContext) -> Verdict:
         if cfg.stop_on_agreement and len(labels) == 1 and None not in labels and number < cfg.rounds:
             stop_reason = f"both debaters agreed in round {number}; the judge ruled"
             break
+    await read_belief(ctx, round=max((t.round for t in history), default=0), turns=history, evidence=[], what="at the end")
     ctx.emit(StageStarted(stage="judge", detail="ruling on the debate"))
     ruling = await judge_from_history(ctx, turns=history, evidence=None, round=0)  # round 0: the ruling, after the rounds
     ctx.emit(StageCompleted(stage="judge", detail=ruling.label or "no label"))

@@ -23,6 +23,7 @@ from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.agreement import check_agreement
 from pipelines.stages.argument import stream_turn
+from pipelines.stages.belief import read_belief
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
 from pipelines.stages.evidence_selection import select_evidence
 from pipelines.stages.judge import verdict_from_ruling
@@ -49,6 +50,7 @@ async def run_madke(ctx: RunContext) -> Verdict:
             used.update((e.id, e) for e in picks)
         history.extend(turns)
         ctx.emit(StageCompleted(stage="debate", detail=" · ".join(f"{t.agent}: {t.label or 'no label'}" for t in turns)))
+        await read_belief(ctx, round=number, turns=history, evidence=pool, what=f"after round {number}")
         ctx.emit(StageStarted(stage="agreement check", detail=f"after round {number}"))
         check = await check_agreement(ctx, round=number, latest=turns)
         ctx.emit(StageCompleted(stage="agreement check", detail="settled" if check and check.settled else "not settled"))
@@ -68,6 +70,10 @@ async def run_madke(ctx: RunContext) -> Verdict:
 
 async def _build_pool(ctx: RunContext) -> list[Evidence]:
     cfg = ctx.config
+    if ctx.exhibits:  # a grounded debate (belief.grounded): desk's exhibits, ranked, are the pool
+        pool = ctx.exhibits[: cfg.madke.corpus_k + cfg.madke.web_k]
+        ctx.emit(StageCompleted(stage="knowledge pool", detail=f"{len(pool)} of desk's exhibits, ranked, shared by both debaters"))
+        return pool
     use_web = cfg.retrieval.web_search and cfg.madke.web_k > 0
     ctx.emit(
         StageStarted(

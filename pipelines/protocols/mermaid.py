@@ -36,6 +36,7 @@ from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import OpeningPlan, RunContext
+from pipelines.stages.belief import read_belief
 from pipelines.stages.decomposition import Decomposition, decompose_claim, parse_triplets
 from pipelines.stages.retrieval import format_evidence, retrieve
 from pipelines.tools.memory import EvidenceMemory, Recall, evidence_key
@@ -128,6 +129,7 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
     assert final is not None
     turn = _answer_turn(ctx, final, seen, len(steps) + 1)
     ctx.emit(TurnCompleted(turn=turn))
+    await read_belief(ctx, round=turn.round, turns=[turn], evidence=list(seen.values()), what="at the end")
     await warming.done()
     await _keep(ctx, decomposition, seen, turn)
     forced = isinstance(final, ForcedAnswer)

@@ -72,6 +72,7 @@ from pipelines.protocols.proclaim_scoring import (
 from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.stages.admissibility import assess_admissibility, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
+from pipelines.stages.belief import read_belief
 from pipelines.stages.novelty import filter_novel
 from pipelines.stages.panel import PANEL_LABELS, Ballot, JudgeSeat, convene_panel, majority_vote
 from pipelines.stages.retrieval import claim_rewrites, format_evidence, retrieve
@@ -174,6 +175,9 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
         turns = await _arguments(ctx, cfg, court, number)
         # The critic scores the arguments, not the reflections on them: both at once.
         await asyncio.gather(_reflections(ctx, cfg, court, number, turns, new_ids), _critic(ctx, cfg, court, number, turns))
+        argued = sorted((t for ts in court.turns.values() for t in ts), key=lambda t: t.round)
+        exhibits = ranked_record(ctx.usable(list(court.record.values())))
+        await read_belief(ctx, round=number, turns=argued, evidence=exhibits, what=f"after round {number}")
 
         fired = _stop_rules(cfg, court, number)
         if not fired and number < cfg.max_rounds:

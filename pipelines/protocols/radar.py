@@ -27,6 +27,7 @@ from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
+from pipelines.stages.belief import read_belief
 from pipelines.stages.debate_history import format_history
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, report
 from pipelines.stages.retrieval import format_evidence, retrieve_for_claim
@@ -89,6 +90,7 @@ async def run_radar(ctx: RunContext) -> Verdict:
         history.extend(turns)
         _report_omissions(ctx, turns)
         ctx.emit(StageCompleted(stage=phase))
+        await read_belief(ctx, round=number, turns=history, evidence=evidence, what=f"after the {phase}", stage_names=STAGE_NAMES)
         if phase == "closing":
             break
         if cfg.early_stop:
@@ -120,6 +122,10 @@ async def run_radar(ctx: RunContext) -> Verdict:
 
 async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
     cfg = ctx.config
+    if ctx.exhibits:  # a grounded debate (belief.grounded): desk's exhibits, ranked, are the shared evidence
+        shared = ctx.exhibits[: cfg.radar.top_k]
+        ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(shared)} of desk's exhibits, ranked, shared by all agents"))
+        return shared
     use_web = cfg.retrieval.web_search and cfg.radar.web_results > 0
     ctx.emit(
         StageStarted(

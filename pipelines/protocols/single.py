@@ -10,6 +10,7 @@ from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
+from pipelines.stages.belief import read_belief
 from pipelines.stages.retrieval import format_evidence, retrieve
 from pipelines.stages.schemas import SearchQueries
 
@@ -66,6 +67,7 @@ async def run_single(ctx: RunContext) -> Verdict:
     messages = load_prompt("single_answer").render(claim=ctx.claim.text, evidence=format_evidence(list(found.values())))
     turn = await stream_turn(ctx, agent=AGENT, round=1, messages=messages, query=queries[0] if queries else None)
     ctx.emit(StageCompleted(stage="answer"))
+    await read_belief(ctx, round=1, turns=[turn], evidence=list(found.values()), what="at the end")
 
     label = turn.label or "NOT ENOUGH INFO"
     return Verdict(

@@ -33,6 +33,7 @@ from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import Review, RunContext
 from pipelines.stages.argument import named_labels, stream_turn, strip_label_line
+from pipelines.stages.belief import read_belief
 from pipelines.stages.query_formulation import same_query
 from pipelines.stages.retrieval import Tool, format_evidence, retrieve
 from pipelines.stages.scoring import AnswerScores, Thresholds, score_answer
@@ -122,6 +123,7 @@ async def run_toolmad(ctx: RunContext) -> Verdict:
         )
 
         answered = [d for d in debaters if number in d.turns]
+        await read_belief(ctx, round=number, turns=_history(debaters), evidence=_evidence(ctx, debaters), what=f"after round {number}")
         if not answered:
             ctx.emit(StageFailed(stage=f"round {number}", reason="neither debater could answer; the debate ends here"))
             break
@@ -140,6 +142,16 @@ async def run_toolmad(ctx: RunContext) -> Verdict:
     if not any(d.turns for d in debaters):
         raise StageFailedError("debate", "no debater produced an answer (" + "; ".join(failures[:2]) + ")")
     return await _judge(ctx, debaters, last_round, thresholds, stop_reason)
+
+
+def _history(debaters: list[DebaterState]) -> list[Turn]:
+    """Every answer so far, round by round, in the debaters' order."""
+    return [d.turns[n] for n in sorted({n for d in debaters for n in d.turns}) for d in debaters if n in d.turns]
+
+
+def _evidence(ctx: RunContext, debaters: list[DebaterState]) -> list[Evidence]:
+    """What the debaters retrieved, each item once, less what the checker struck."""
+    return ctx.usable(list({e.id: e for d in debaters for items in d.evidence.values() for e in items}.values()))
 
 
 def _opponent(debaters: list[DebaterState], me: DebaterState) -> DebaterState:
@@ -219,6 +231,10 @@ async def _debate_turn(
             await after.wait()
         queries = [(me.query, me.rewritten), *((q, False) for q in me.extra_queries if q != me.query)]
         me.extra_queries = ()
+        exhibits = ctx.exhibits if number == 1 and role.tool == "corpus" else []  # grounded (belief.grounded): round 1 argues from them
+        if exhibits:
+            found = {e.id: e for e in exhibits[: role.top_k(cfg)]}
+            queries = queries[1:]  # the checker's extra queries are still searched
         for position, (query, rewritten) in enumerate(queries):
             for e in await retrieve(
                 ctx,
@@ -229,7 +245,7 @@ async def _debate_turn(
                 k=role.top_k(cfg),
                 rewritten=rewritten,
                 fallback_to_corpus=role.fallback_to_corpus,
-                with_rewrites=number == 1 and position == 0,  # round 1 searches for the claim: its rewrites join
+                with_rewrites=number == 1 and position == 0 and not exhibits,  # round 1 searches for the claim: its rewrites join
             ):
                 found[e.id] = e
     finally:
@@ -328,7 +344,7 @@ async def _judge(ctx: RunContext, debaters: list[DebaterState], last_round: int,
     why = stop_reason or f"no consensus after {last_round} round(s)"
     state = _why_no_consensus(debaters, last_round, thresholds)
     means = "; ".join(_mean_text(d) for d in debaters)
-    evidence = ctx.usable(list({e.id: e for d in debaters for items in d.evidence.values() for e in items}.values()))
+    evidence = _evidence(ctx, debaters)
     history = []
     for number in range(1, last_round + 1):
         for d in debaters:

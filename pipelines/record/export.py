@@ -531,6 +531,8 @@ def _card_lines(model: ModelSide) -> list[str]:
         else f"not stated by this protocol: {md(model.confidence_note)}"
     )
     lines = ["## The model's verdict", "", f"{label} · confidence {confidence}", "", md(model.reason), ""]
+    if model.rulings:
+        lines += [f"Two rulings differ: {md(model.rulings)}.", ""]
     if model.exhibits:
         lines += ["What it rests on:", ""]
         for e in model.exhibits:

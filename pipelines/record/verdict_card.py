@@ -67,6 +67,9 @@ class ModelSide:
     reason: str
     decided_by: str
     detail: tuple[str, ...]
+    rulings: str = (
+        ""  # both rulings in words when the run has two that differ, e.g. "the panel voted REFUTED; the evidence ... says SUPPORTED, 81%"
+    )
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,22 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
         reason=_reason(run, verdict),
         decided_by=verdict.decided_by,
         detail=tuple(detail),
+        rulings=rulings_line(verdict),
     )
+
+
+def rulings_line(verdict: Verdict) -> str:
+    """Both rulings in words when they differ (in the card's vocabulary); '' with one ruling, or two that agree.
+
+    The verdict's own words come from its stop reason's first part when it is the calibrated ruling,
+    so the line reads in the order the desk cares about: the debate's ruling, then the evidence.
+    """
+    other = verdict.beside
+    if other is None or common_label(other.label) == common_label(verdict.label):
+        return ""
+    if verdict.stop_reason.startswith(other.says):  # the calibrated ruling is the verdict: "<the debate's>; <the evidence's>"
+        return verdict.stop_reason.split(". The calibrated", 1)[0]
+    return f"{other.says}; the verdict is the debate's own ruling, {verdict.label} (setting: belief.verdict)"
 
 
 def _exhibits(run: RunDigest, verdict: Verdict) -> tuple[list[CardExhibit], str]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from pipelines.access.roles import Person, acting_name
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ConfigError, ModelSpec, RunConfig
-from pipelines.domain import Claim, Verdict
+from pipelines.domain import Claim, Turn, Verdict
 from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError, StoreUnavailableError
 from pipelines.events import (
     ArgumentDelta,
@@ -29,6 +29,7 @@ from pipelines.events import (
     RunStarted,
     StageCompleted,
     StageStarted,
+    TurnCompleted,
     VerdictReached,
 )
 from pipelines.llm.cache import caches
@@ -36,6 +37,7 @@ from pipelines.llm.client import LLM
 from pipelines.llm.limits import Budget, BudgetExhaustedError
 from pipelines.llm.registry import get_backend
 from pipelines.protocols.base import get_protocol
+from pipelines.protocols.grounding import ground, rule_beside
 from pipelines.record.digest import digest
 from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.journal import (
@@ -164,7 +166,8 @@ async def execute(
 
     # Roles that want token probabilities first: the embedded server they start (with
     # logits_all) also serves the other roles, instead of a second server beside it.
-    specs = {role: probability_spec(config.role(role)) if role in protocol.probability_roles else config.role(role) for role in ROLES}
+    wanted = {*protocol.probability_roles, *(("judge",) if config.belief.per_round or config.belief.calibrated_ruling else ())}
+    specs = {role: probability_spec(config.role(role)) if role in wanted else config.role(role) for role in ROLES}
     llms: dict[str, LLM] = {}
     for role in sorted(ROLES, key=lambda r: not specs[r].logprobs):
         llms[role] = await make_llm(role, specs[role])
@@ -180,11 +183,20 @@ async def execute(
         raw_web = web.inner if isinstance(web, PolicyFilteredSearch) else web
         index, web = JournaledIndex(index, journal), filtered(JournaledWeb(raw_web, journal), policy)
     tools = Toolbox(index=index, web=web, embedder=services.embedder, memory=memory)
-    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit, llm_factory=make_llm)
+    turns: list[Turn] = []  # every argument, for the calibrated ruling's second reading of the contested exhibits
+
+    def emit_keeping_turns(evt: Event) -> None:
+        if isinstance(evt, TurnCompleted):
+            turns.append(evt.turn)
+        emit(evt)
+
+    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit_keeping_turns, llm_factory=make_llm)
     ctx.calibration_dir = services.settings.data_dir  # the desk's own calibrations (python -m pipelines calibrate) before the shipped ones
     ctx.reserved_ids = reserved_evidence_ids(recorded)
     ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)
+    reading = await ground(ctx)  # a debate grounded in desk's exhibits reads them first (belief.grounded)
     verdict = await protocol.run(ctx)
+    verdict = await rule_beside(ctx, verdict, reading, turns)  # the calibrated ruling beside the protocol's own (belief.verdict)
     emit(VerdictReached(verdict=verdict))
     return verdict
 

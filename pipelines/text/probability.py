@@ -13,6 +13,14 @@ def percent(p: float) -> str:
     return _shown(p, f"{p:.0%}", "over 99%", "under 1%")
 
 
+BELIEF_WORDS = {"SUPPORTS": "supported", "REFUTES": "refuted", "NOT ENOUGH INFO": "not enough info"}
+
+
+def belief_line(probabilities: dict[str, float]) -> str:
+    """A belief over the three labels in words: 'supported 62%, refuted 30%, not enough info 8%'."""
+    return ", ".join(f"{word} {percent(probabilities.get(label, 0.0))}" for label, word in BELIEF_WORDS.items())
+
+
 def decimal(p: float) -> str:
     """``p`` to two decimals: ">0.99" from 0.995 up to (not including) 1, "<0.01" above 0 below 0.005."""
     return _shown(p, f"{p:.2f}", ">0.99", "<0.01")

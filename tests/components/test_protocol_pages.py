@@ -88,7 +88,7 @@ def test_comparison_frame_reads_verdict_confidence_and_cost(services: Services) 
     assert list(frame["protocol"]) == ["radar", "single"]
     assert frame.loc[0, "confidence"] == pytest.approx(0.75) and frame.loc[1, "verdict"] == "SUPPORTED"
     assert frame.loc[1, "protocol's word"] == "SUPPORTS"
-    assert frame.loc[1, "model calls"] == 2 and frame.loc[0, "model calls"] > frame.loc[1, "model calls"]
+    assert frame.loc[1, "model calls"] == 4 and frame.loc[0, "model calls"] > frame.loc[1, "model calls"]
     assert list(frame["from cache"]) == [0, 0]
 
 
@@ -99,7 +99,7 @@ def test_comparison_says_when_answers_came_from_the_response_cache(tmp_path: Pat
 
     frame = comparison_frame(runs)
 
-    assert list(frame["from cache"]) == [0, 2] and list(frame["model calls"]) == [2, 2]
+    assert list(frame["from cache"]) == [0, 4] and list(frame["model calls"]) == [4, 4]  # single: query, answer, the belief in 2 orders
     assert frame.loc[1, "tokens in"] == 0 < frame.loc[0, "tokens in"]
 
 

@@ -31,10 +31,12 @@ def settings_page(app: AppTest) -> AppTest:
     return app
 
 
-def test_the_sidebar_holds_only_the_chosen_protocols_settings(app: AppTest) -> None:
-    assert [e.label for e in app.sidebar.expander] == ["Settings: desk"]
+def test_the_sidebar_holds_only_the_chosen_protocols_settings_and_those_every_protocol_shares(app: AppTest) -> None:
+    assert [e.label for e in app.sidebar.expander] == ["Settings: desk", "Belief and rulings"]
     app.selectbox(key="cfg.protocol").select("proclaim").run()
-    assert [e.label for e in app.sidebar.expander] == ["Settings: proclaim"]
+    assert [e.label for e in app.sidebar.expander] == ["Settings: proclaim", "Belief and rulings"]
+    app.selectbox(key="cfg.belief.verdict").select("published").run()
+    assert not app.exception
     assert not any(w.key and ".backend" in w.key for w in app.sidebar.selectbox)  # models live on the Settings page
     assert any("fake for every role" in c.value for c in app.sidebar.caption)
 

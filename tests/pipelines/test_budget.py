@@ -100,14 +100,14 @@ def test_token_and_money_limits_stop_a_run_between_calls(fresh: Services) -> Non
 
 def test_a_batch_stops_starting_claims_at_its_limit_and_says_so(fresh: Services) -> None:
     claims = [f"{CLAIM} (case {i})" for i in range(6)]
-    config = with_settings(fake_config(protocol="single"), "budget", batch_max_calls=5)
+    config = with_settings(fake_config(protocol="single"), "budget", batch_max_calls=9)
     outcomes = run_batch(parse_claims_text("\n".join(claims)), config, fresh, concurrency=1)
     statuses = [o.status for o in outcomes]
-    # single makes 2 calls a claim: two claims complete, the third stops at the 5th call, the rest never start
+    # single makes 4 calls a claim (query, answer, the belief in 2 orders): two claims complete, the third stops at the 9th call, the rest never start
     assert statuses == ["completed", "completed", "stopped", "skipped", "skipped", "skipped"]
-    assert outcomes[2].error.startswith("stopped by the batch's budget: 5 of 5 model calls")
-    assert all(o.error == "not started: stopped by the batch's budget: 5 of 5 model calls" and o.run_id is None for o in outcomes[3:])
-    assert sum(o.cost.calls for o in outcomes) == 5
+    assert outcomes[2].error.startswith("stopped by the batch's budget: 9 of 9 model calls")
+    assert all(o.error == "not started: stopped by the batch's budget: 9 of 9 model calls" and o.run_id is None for o in outcomes[3:])
+    assert sum(o.cost.calls for o in outcomes) == 9
     stopped = fresh.store.get_run(outcomes[2].run_id or "")  # type: ignore[union-attr]
     assert stopped is not None and stopped.status == "interrupted" and stopped.stop_reason
 
@@ -195,7 +195,7 @@ class _CountingFake(FakeChatModel):
             yield chunk
 
 
-@pytest.mark.parametrize(("protocol", "limit"), [("toolmad", 5), ("proclaim", 5), ("radar", 3)])
+@pytest.mark.parametrize(("protocol", "limit"), [("toolmad", 5), ("proclaim", 5), ("radar", 5)]  # radar reads its belief after each stage now: 5 cuts a parallel call)
 def test_every_request_that_reached_the_endpoint_is_recorded_when_a_parallel_call_hits_the_limit(
     fresh: Services, protocol: str, limit: int
 ) -> None:

@@ -43,7 +43,7 @@ def test_ten_dev_claims_on_the_fake_backend_are_run_scored_stored_and_repeat_fro
     assert services.store is not None
     for row in report.rows:
         cost = row.cost
-        assert cost.calls == 2 and cost.tokens_in > 0 and cost.tokens_out > 0 and row.retrieval_calls == 1 and cost.wall_seconds > 0
+        assert cost.calls == 4 and cost.tokens_in > 0 and cost.tokens_out > 0 and row.retrieval_calls == 1 and cost.wall_seconds > 0
         stored = services.store.get_run(row.run_id or "")
         assert stored is not None and stored.status == "completed" and stored.claim == row.claim
     assert report.cost.cached_calls == 0
@@ -57,7 +57,7 @@ def test_ten_dev_claims_on_the_fake_backend_are_run_scored_stored_and_repeat_fro
 
     # The same evaluation again: every model call comes from the response cache, and the verdicts are the same.
     again = evaluate(dataset, config, services, limit=EVAL_SAMPLE, seed=0, concurrency=2)
-    assert again.cost.cached_calls == again.cost.calls == 20
+    assert again.cost.cached_calls == again.cost.calls == 40  # 10 claims: the query, the answer and the belief in its 2 orders
     assert [r.predicted for r in again.rows] == [r.predicted for r in report.rows]
     assert again.cost.tokens_in == 0
     text = format_report(report)

@@ -54,7 +54,7 @@ def test_strong_evidence_stops_after_the_rebuttal_with_the_round_judges_verdict(
     events = list(stream_run(CLAIM, protocol_config("radar"), services))
 
     stages = [e.stage for e in events if isinstance(e, StageStarted)]
-    assert stages == ["retrieval", "opening", "stop check", "rebuttal", "stop check", "explanation"]
+    assert stages == ["retrieval", "opening", "belief", "stop check", "rebuttal", "belief", "stop check", "explanation"]
     assert sum(isinstance(e, EvidenceRetrieved) for e in events) == 20
     checks = [e for e in events if isinstance(e, StopRuleChecked)]
     assert [(c.phase, c.stop) for c in checks] == [("opening", False), ("rebuttal", True)]

@@ -22,13 +22,13 @@ def test_single_event_sequence_ends_in_a_cited_verdict(services: Services) -> No
     kinds = [type(e) for e in events]
     assert kinds[0] is RunStarted and kinds[-1] is VerdictReached
     assert kinds.index(QueryIssued) < kinds.index(EvidenceRetrieved) < kinds.index(ArgumentDelta) < kinds.index(TurnCompleted)
-    assert [e.stage for e in events if isinstance(e, StageStarted)] == ["queries", "retrieval", "answer"]
+    assert [e.stage for e in events if isinstance(e, StageStarted)] == ["queries", "retrieval", "answer", "belief"]
     assert any(isinstance(e, StageCompleted) and e.stage == "answer" for e in events)
     verdict = events[-1].verdict  # type: ignore[attr-defined]
     assert verdict.label == "SUPPORTS" and verdict.cited
     retrieved = {e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
     assert set(verdict.cited) <= retrieved
-    assert sum(isinstance(e, ModelCallCompleted) for e in events) == 2
+    assert sum(isinstance(e, ModelCallCompleted) for e in events) == 4  # queries, the answer, the belief in its 2 option orders
 
 
 def test_dead_web_is_reported_and_the_run_goes_on(services: Services) -> None:

@@ -85,7 +85,7 @@ def test_fed_live_it_gives_what_the_stored_run_gives(services: Services) -> None
         live.feed(evt)
         events.append(evt)
     stored = digest(events)
-    assert live.cost == stored.cost and live.cost.calls == 2 and live.cost.tokens_in > 0
+    assert live.cost == stored.cost and live.cost.calls == 4 and live.cost.tokens_in > 0
     assert live.verdict == stored.verdict is not None and live.evidence == stored.evidence
 
 

@@ -294,3 +294,28 @@ def test_markdown_report_lists_the_prompt_tokens_the_server_reused(finished: tup
     report = to_markdown(store.get_run(run_id), events)  # type: ignore[arg-type]
     assert "| # | role | model | tokens in | of which the server reused | tokens out | seconds |" in report
     assert re.search(r"\| \d+ \| judge \| m \| 180 \| 141 \| 1 \| 0\.27 \|", report)
+
+
+def test_the_markdown_report_names_both_rulings_when_they_differ() -> None:
+    evidence = {"id": "E1", "source": "corpus", "text": "Trials found masks reduce transmission."}
+    beside = {"label": "NOT SUPPORTED", "confidence": 0.64, "decided_by": "panel of 3 judges", "says": "the panel voted NOT SUPPORTED, 64%"}
+    verdict = {
+        "label": "SUPPORTS",
+        "confidence": 0.81,
+        "cited": ["E1"],
+        "decided_by": "calibrated reading of the debate's evidence",
+        "stop_reason": "the panel voted NOT SUPPORTED, 64%; the evidence read after the debate says SUPPORTS, 81%. The calibrated ruling is the verdict",
+        "beside": beside,
+    }
+    record = hand_record(
+        "Masks reduce transmission",
+        {"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": evidence},
+        {"type": "VerdictReached", "at": 1700000002, "verdict": verdict},
+        run_id="two-1",
+        status="completed",
+        at=1700000000,
+        confidence=0.81,
+    )
+    summary, events = load_record(json.dumps(record))
+    report = to_markdown(summary, events)
+    assert "Two rulings differ: the panel voted NOT SUPPORTED, 64%; the evidence read after the debate says SUPPORTS, 81%." in report

@@ -44,7 +44,7 @@ def test_a_batch_with_two_failing_claims_stores_the_rest_and_exports_every_row(s
     assert rows[4]["status"] == "failed" and "EXPLODE" in rows[4]["error"] and rows[0]["verdict"] == "SUPPORTED"
     assert rows[0]["protocol_word"] == "SUPPORTS", "the one vocabulary, the protocol's own word beside it"
     lines = [json.loads(line) for line in to_jsonl(outcomes).splitlines()]
-    assert len(lines) == 20 and lines[13]["status"] == "failed" and lines[0]["model_calls"] == 2
+    assert len(lines) == 20 and lines[13]["status"] == "failed" and lines[0]["model_calls"] == 4
 
 
 def test_a_claim_refused_before_it_starts_is_reported_and_the_rest_go_on(services: Services) -> None:
@@ -69,7 +69,7 @@ def test_batch_runs_share_one_bound_per_backend(services: Services) -> None:
             if evt.type == "ModelCallCompleted":  # type: ignore[attr-defined]
                 intervals.append((evt.at - evt.seconds, evt.at))  # type: ignore[attr-defined]
     intervals.sort()
-    assert len(intervals) == 8
+    assert len(intervals) == 16  # 4 claims: the query, the answer, the belief in its 2 option orders
     overlaps = sum(1 for (_, e1), (s2, _) in itertools.pairwise(intervals) if s2 < e1 - 0.01)
     assert overlaps == 0, intervals
 

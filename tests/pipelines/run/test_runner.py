@@ -53,7 +53,7 @@ def test_store_keeps_the_run_with_config_and_verdict(services: Services) -> None
     assert services.store is not None
     run = services.store.get_run(events[0].run_id)  # type: ignore[attr-defined]
     assert run is not None and run.status == "completed" and run.verdict == events[-1].verdict.label
-    assert run.config["protocol"] == "single" and run.cost.calls == 2 and run.cost.tokens_in > 0
+    assert run.config["protocol"] == "single" and run.cost.calls == 4 and run.cost.tokens_in > 0
     assert services.store.events(run.id) == events
 
 

@@ -10,6 +10,7 @@ import re
 
 from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, has_negation, overlap
 from pipelines.llm.fake.registry import choice_responder, text_responder
+from pipelines.llm.fake.responders.belief import BELIEF_QUESTION, belief
 
 _STANCE_OPTION = re.compile(r"^([ABC])\. The passage (supports|contradicts|does not address) the claim\.$", re.MULTILINE)
 FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as small models have: averaging orders cancels it
@@ -19,6 +20,8 @@ FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as s
 def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
     if "Which statement does the passage support?" in view.text:
         return desk_contrast(view, options)
+    if BELIEF_QUESTION in view.text:  # every protocol's belief after a round asks over the same letters
+        return belief(view, options)
     meaning = {letter: word for letter, word in _STANCE_OPTION.findall(view.text)}
     if not meaning:
         return {o: 1 / len(options) for o in options}

@@ -1,0 +1,257 @@
+"""Every protocol on the same Check-COVID claims, claim by claim, each answer kept as a record: resumable, in parts.
+
+    .venv/bin/python bench/protocols.py --records FILE [--protocols desk,single,toolmad,...] [--split dev]
+        [--limit N] [--skip M] [--backend embedded|fake] [--set section.field=value ...] [--data-dir DIR] [--out PREFIX]
+
+The claims are the label-balanced sample of ``--limit N`` (``pipelines/eval``: the sample of a
+limit starts with the sample of any smaller one), after its first ``--skip M``. For each claim,
+each protocol runs it as a stored run (web off, corpus ``check-covid``) and one JSON line is
+appended to ``--records`` at once: the label, the stated confidence, p(supported) where the
+protocol states one, the judge's belief after each round where it was read, the seconds and
+tokens. A claim a protocol has already answered in the records file is not run again, so a
+killed run goes on where it stopped, and a later part (``--skip``) or a wider ``--protocols``
+adds to the same file.
+
+The table is computed from every record in the file for the chosen claims and protocols
+(``bench/desk.py``'s figures): binary accuracy, 3-label macro-F1, ECE where a confidence is
+stated (``ece`` over every binary claim when each has one; ``ece_stated`` over those with one),
+median seconds, tokens read. Run it with ``--limit N --skip N`` and no model to print the table
+of the records alone (``--table-only``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.desk import ROWS, ClaimRecord, _fmt, apply_settings, records_of, summarise
+from pipelines.config import AppSettings, RunConfig
+from pipelines.eval import metrics
+from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
+from pipelines.eval.harness import evaluate, evaluation_config, select_items
+from pipelines.eval.labels import canonical
+from pipelines.events import BeliefRead, VerdictReached
+from pipelines.protocols.base import protocol_names
+from pipelines.record.digest import digest
+from pipelines.run.runner import Services
+
+BINARY = ("SUPPORTS", "REFUTES")
+EXTRA_ROWS = (
+    ("ECE where stated (binary, 10 bins)", "ece_stated"),
+    ("  claims with a stated confidence", "stated"),
+    ("failed claims", "failed"),
+)
+
+
+def claims(dataset: Dataset, *, labels: str, limit: int | None, skip: int) -> tuple[EvalItem, ...]:
+    """The sample's claims after its first ``skip``: the same ones for the same limit, whatever part is run."""
+    sample = select_items(dataset, labels, limit, seed=0)  # type: ignore[arg-type]
+    return sample.items[skip:]
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record in the file; a line cut short by a killed run is left out."""
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+def answered(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
+    """(protocol, claim id) pairs already in the records."""
+    return {(r["protocol"], r["id"]) for r in records}
+
+
+def stated_p_supported(label: str | None, confidence: float | None, p_supported: float | None) -> float | None:
+    """p(supported) the protocol states: its own (desk), else its confidence in the side it took (none for NOT ENOUGH INFO)."""
+    if p_supported is not None:
+        return p_supported
+    if confidence is None or label not in BINARY:
+        return None
+    return confidence if label == "SUPPORTS" else 1.0 - confidence
+
+
+def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: str, config: RunConfig) -> dict[str, Any]:
+    """One protocol on one claim: the record to append."""
+    one = Dataset(dataset.name, dataset.split, (item,), dataset.corpus, dataset.source)
+    report = evaluate(one, config, services, labels="three")
+    record = records_of(report, one, services)[0]
+    row = report.rows[0]
+    events = services.store.events(row.run_id) if services.store is not None and row.run_id else []
+    ruling = other_ruling(events)
+    # p(supported) read off the last aggregation is the verdict's own only when the calibrated reading is the verdict
+    own_p = record.p_supported if protocol == "desk" or str(ruling["decided_by"] or "").startswith("calibrated") else None
+    return {
+        "protocol": protocol,
+        **record.__dict__,
+        "exhibits": len(record.exhibits),
+        "verdict": row.verdict,
+        "confidence": row.confidence,
+        "status": row.status,
+        "error": row.error,
+        "run_id": row.run_id,
+        "p_stated": stated_p_supported(row.predicted, row.confidence, own_p),
+        "beliefs": beliefs_of(events),
+        **ruling,
+        "calls_total": digest(events).cost.calls if events else 0,
+    }
+
+
+def beliefs_of(events: Sequence[Any]) -> list[dict[str, Any]]:
+    """The judge's belief after each round, where the run read it (BeliefRead events)."""
+    return [{"round": e.round, "over": e.over, "probabilities": dict(e.probabilities)} for e in events if isinstance(e, BeliefRead)]
+
+
+def other_ruling(events: Sequence[Any]) -> dict[str, Any]:
+    """The ruling kept beside the verdict (the debate's own, or the calibrated one), as the records keep it."""
+    verdict = next((e.verdict for e in events if isinstance(e, VerdictReached)), None)
+    beside = verdict.beside if verdict is not None else None
+    if verdict is None or beside is None:
+        return {"decided_by": verdict.decided_by if verdict else None, "beside": None}
+    return {
+        "decided_by": verdict.decided_by,
+        "beside": {"label": canonical(beside.label), "confidence": beside.confidence, "decided_by": beside.decided_by, "says": beside.says},
+    }
+
+
+def column(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One protocol's figures over its records."""
+    as_claims = [
+        ClaimRecord(
+            **{k: v for k, v in r.items() if k in ClaimRecord.__dataclass_fields__} | {"exhibits": [], "p_supported": r["p_stated"]}
+        )
+        for r in records
+    ]
+    figures = summarise(as_claims, ceiling=float("nan"))
+    stated = [c for c in as_claims if c.gold in BINARY and c.binary_confidence is not None]
+    figures["ece_stated"] = (
+        metrics.expected_calibration_error([c.binary_confidence for c in stated], [c.binary == c.gold for c in stated], 10)
+        if stated
+        else None
+    )
+    figures["stated"] = len(stated)
+    figures["failed"] = sum(r.get("status") != "completed" for r in records)
+    return figures
+
+
+def table(columns: dict[str, dict[str, Any]]) -> str:
+    names = list(columns)
+    lines = ["| figure | " + " | ".join(f"`{n}`" for n in names) + " |", "| --- |" + " ---: |" * len(names)]
+    for title, key in (*[r for r in ROWS if r[1] != "ceiling_3"], *EXTRA_ROWS):
+        lines.append(f"| {title} | " + " | ".join(_fmt(columns[n].get(key)) for n in names) + " |")
+    return "\n".join(lines)
+
+
+def run_part(
+    items: Sequence[EvalItem],
+    dataset: Dataset,
+    services: Services,
+    protocols: Sequence[str],
+    records_path: Path,
+    *,
+    backend: str,
+    settings: Sequence[str] = (),
+    quiet: bool = False,
+) -> int:
+    """Each claim through each protocol not yet in the records; returns how many answers were added."""
+    done = answered(read_records(records_path))
+    configs = {
+        p: apply_settings(evaluation_config(RunConfig(), protocol=p, backend=backend, corpus="check-covid"), settings) for p in protocols
+    }
+    records_path.parent.mkdir(parents=True, exist_ok=True)
+    added = 0
+    for item in items:
+        for protocol in protocols:
+            if (protocol, item.id) in done:
+                continue
+            record = run_claim(item, dataset, services, protocol, configs[protocol])
+            with records_path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(record) + "\n")
+            added += 1
+            if not quiet:
+                print(
+                    f"  {protocol} {item.id} gold {item.label} -> {record['predicted']} {record['seconds']:.1f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return added
+
+
+def columns_of(records: Sequence[dict[str, Any]], protocols: Sequence[str], ids: set[str]) -> dict[str, dict[str, Any]]:
+    """Each protocol's figures over its records of the chosen claims (the newest record of a claim counts).
+
+    Where every run of a protocol kept a second ruling beside its verdict (belief.verdict), a
+    column ``PROTOCOL/beside`` scores that one on the same claims: the debate's own ruling when
+    the calibrated one was the verdict, or the other way round.
+    """
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in records:
+        if r["id"] in ids:
+            latest[(r["protocol"], r["id"])] = r
+    columns: dict[str, dict[str, Any]] = {}
+    for p in protocols:
+        mine = [r for (q, _), r in latest.items() if q == p]
+        if not mine:
+            continue
+        columns[p] = column(mine)
+        if all(r.get("beside") for r in mine):  # the ruling kept beside the verdict, scored on the same claims
+            columns[f"{p}/beside"] = column([as_beside(r) for r in mine])
+    return columns
+
+
+def as_beside(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as if the ruling beside the verdict had been the verdict."""
+    beside = record["beside"]
+    p = stated_p_supported(beside["label"], beside["confidence"], None)
+    return {**record, "predicted": beside["label"], "p_stated": p}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", required=True, help="JSON lines, one per protocol and claim; appended to, and read to resume")
+    parser.add_argument("--protocols", default=",".join(protocol_names()))
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--limit", type=int, default=30)
+    parser.add_argument("--skip", type=int, default=0, help="leave out the sample's first M claims (read in an earlier part)")
+    parser.add_argument("--labels", choices=("three", "binary"), default="three")
+    parser.add_argument("--backend", default="embedded")
+    parser.add_argument("--set", action="append", default=[], help="a run option, e.g. desk.exhibits=10 (repeatable)")
+    parser.add_argument("--data-dir", default="", help="reuse this data folder (its index and response cache); default: a fresh one")
+    parser.add_argument("--table-only", action="store_true", help="print the table of the records, run nothing")
+    parser.add_argument("--out", default="", help="write the table to OUT.md and the figures to OUT-summary.json")
+    args = parser.parse_args()
+
+    data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="protocols-bench-"))
+    settings = AppSettings(data_dir=data_dir)
+    dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
+    protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
+    items = claims(dataset, labels=args.labels, limit=args.limit, skip=args.skip)
+    records_path = Path(args.records)
+    if not args.table_only:
+        services = Services.create(settings)
+        run_part(items, dataset, services, protocols, records_path, backend=args.backend, settings=args.set)
+    all_items = claims(dataset, labels=args.labels, limit=args.limit, skip=0)
+    columns = columns_of(read_records(records_path), protocols, {i.id for i in all_items})
+    text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_suffix(".md").write_text(text)
+        out.with_name(f"{out.name}-summary.json").write_text(json.dumps(columns, indent=2, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Smoke test of bench/protocols.py on the fake backend: every protocol on the same claims, one record each, resumed without running again."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.protocols import EXTRA_ROWS, claims, columns_of, read_records, run_part, stated_p_supported, table
+from pipelines.eval.datasets import load_dataset
+from tests.conftest import CHECK_COVID
+from tests.fakes import make_services
+
+pytestmark = pytest.mark.skipif(not (CHECK_COVID / "corpus.json").is_file(), reason="the Check-COVID folder is not beside the repo")
+
+PROTOCOLS = ["desk", "single", "toolmad", "radar"]
+
+
+def test_every_protocol_answers_the_same_claims_and_a_second_run_resumes(
+    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    records = tmp_path / "records.jsonl"
+    first = claims(dataset, labels="three", limit=3, skip=0)[:2]
+    assert run_part(first, dataset, services, PROTOCOLS, records, backend="fake", quiet=True) == 2 * len(PROTOCOLS)
+    rest = claims(dataset, labels="three", limit=3, skip=2)
+    assert run_part(first + rest, dataset, services, PROTOCOLS, records, backend="fake", quiet=True) == len(PROTOCOLS), (
+        "claims already answered are not run again"
+    )
+    rows = read_records(records)
+    assert len(rows) == 3 * len(PROTOCOLS)
+    assert {r["protocol"] for r in rows} == set(PROTOCOLS)
+    for protocol in PROTOCOLS:
+        assert [r["id"] for r in rows if r["protocol"] == protocol] == [i.id for i in first + rest]
+    columns = columns_of(rows, PROTOCOLS, {i.id for i in first + rest})
+    assert columns["desk"]["claims"] == 3
+    assert columns["desk"]["stated"] > 0 and columns["desk"]["ece_stated"] is not None, "desk states p(supported)"
+    assert columns["single"]["stated"] == 0 and columns["single"]["ece_stated"] is None, "single states no confidence"
+    assert all(columns[p]["seconds_median"] is not None for p in PROTOCOLS)
+    rendered = table(columns)
+    assert all(title in rendered for title, _ in EXTRA_ROWS)
+
+
+def test_a_cut_line_is_left_out_and_a_stated_side_becomes_p_supported(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"protocol": "desk", "id": "1"}) + "\n" + '{"protocol": "de')
+    assert read_records(path) == [{"protocol": "desk", "id": "1"}]
+    assert stated_p_supported("REFUTES", 0.8, None) == pytest.approx(0.2)
+    assert stated_p_supported("SUPPORTS", 0.8, None) == 0.8
+    assert stated_p_supported("NOT ENOUGH INFO", 0.9, None) is None
+    assert stated_p_supported("REFUTES", 0.8, 0.3) == 0.3, "a protocol's own p(supported) wins"
+
+
+def test_the_ruling_kept_beside_the_verdict_is_scored_on_the_same_claims() -> None:
+    def rec(i: str, gold: str, label: str, beside: str) -> dict:  # type: ignore[type-arg]
+        return {
+            "protocol": "radar", "id": i, "claim": "c", "gold": gold, "predicted": label, "p_supported": 0.8 if label == "SUPPORTS" else 0.2,
+            "raw_supported": None, "deciding_found": None, "calls": 3, "cached_calls": 0, "tokens": 10, "seconds": 1.0, "tokens_read": 5,
+            "p_stated": 0.8 if label == "SUPPORTS" else 0.2, "status": "completed",
+            "beside": {"label": beside, "confidence": None, "decided_by": "judge", "says": "the judge ruled"},
+        }  # fmt: skip
+
+    rows = [rec("1", "SUPPORTS", "SUPPORTS", "REFUTES"), rec("2", "REFUTES", "REFUTES", "REFUTES")]
+    columns = columns_of(rows, ["radar"], {"1", "2"})
+    assert columns["radar"]["binary_accuracy"] == 1.0
+    assert columns["radar/beside"]["binary_accuracy"] == 0.5, "the judge's own ruling, scored on the same claims"
+    assert columns["radar/beside"]["stated"] == 0, "the judge stated no confidence"

@@ -1,0 +1,152 @@
+"""The judge's belief round by round: a pure plotly builder, the same readings in words, and the panel that shows both.
+
+Every protocol reads the judge's probabilities of supported / refuted / not enough info after
+its rounds (``BeliefRead``); the chart draws them as three lines, with the final verdict's
+confidence as a star on its label's line, and the text names the round that moved the belief
+most and by how much, so a checker who cannot read the chart reads the same thing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from pipelines.domain import Verdict
+from pipelines.eval.labels import canonical
+from pipelines.events import BeliefRead
+from pipelines.text.probability import BELIEF_WORDS, percent
+from pipelines.text.safety import escape_markdown
+
+COLOURS = {"SUPPORTS": "#2ca02c", "REFUTES": "#d62728", "NOT ENOUGH INFO": "#7f7f7f"}
+LINES = tuple((label, name, COLOURS[label]) for label, name in BELIEF_WORDS.items())  # (label, name, colour)
+WORDS = BELIEF_WORDS
+VERDICT_X = "verdict"
+
+
+def reading_name(reading: BeliefRead) -> str:
+    """The x-axis name of a reading: 'round 2' ('before the debate' for a reading over no turns)."""
+    return "before the debate" if reading.round == 0 else f"round {reading.round}"
+
+
+def build_belief_figure(readings: Sequence[BeliefRead], verdict: Verdict | None = None) -> go.Figure:
+    """Three lines (supported, refuted, not enough info) over the readings, and the verdict's confidence where it states one."""
+    ordered = list(readings)
+    xs = [reading_name(r) for r in ordered]
+    figure = go.Figure()
+    for label, name, colour in LINES:
+        figure.add_trace(
+            go.Scatter(
+                x=xs,
+                y=[r.probabilities.get(label, 0.0) for r in ordered],
+                mode="lines+markers",
+                name=f"p({name})",
+                line={"color": colour},
+                hovertext=[r.over for r in ordered],
+            )
+        )
+    side = canonical(verdict.label) if verdict is not None else None
+    if verdict is not None and verdict.confidence is not None and side is not None:
+        colour = COLOURS[side]
+        figure.add_trace(
+            go.Scatter(
+                x=[VERDICT_X],
+                y=[verdict.confidence],
+                mode="markers+text",
+                name=f"verdict: {verdict.label} {percent(verdict.confidence)}",
+                text=[f"{verdict.label} {percent(verdict.confidence)}"],
+                textposition="top center",
+                marker={"symbol": "star", "size": 16, "color": colour},
+            )
+        )
+    figure.update_layout(
+        height=300,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        yaxis={"range": [0, 1.05], "title": "probability"},
+        xaxis={"title": "", "type": "category"},
+        legend={"orientation": "h", "y": -0.2},
+        title={"text": "The judge's belief after each round", "font": {"size": 14}},
+    )
+    return figure
+
+
+def belief_lines(readings: Sequence[BeliefRead]) -> list[str]:
+    """Each reading in words, with how far it moved the likeliest answer since the reading before (plain text)."""
+    lines = []
+    previous: BeliefRead | None = None
+    for r in readings:
+        p = r.probabilities
+        text = f"{reading_name(r).capitalize()} ({r.over}): " + ", ".join(
+            f"{name} {percent(p.get(label, 0.0))}" for label, name, _ in LINES
+        )
+        if previous is not None:
+            text += f"; {_move(previous, r)}"
+        lines.append(text)
+        previous = r
+    return lines
+
+
+def biggest_move(readings: Sequence[BeliefRead]) -> str:
+    """Which reading moved the belief most, and by how much (plain text; '' with fewer than two readings)."""
+    if len(readings) < 2:
+        return ""
+    pairs = list(itertools.pairwise(readings))
+    before, after = max(pairs, key=lambda pair: _shift(*pair))
+    if _shift(before, after) < 0.005:
+        return f"The belief did not move over the {len(readings)} readings."
+    label = max(WORDS, key=lambda k: abs(after.probabilities.get(k, 0.0) - before.probabilities.get(k, 0.0)))
+    was, now = before.probabilities.get(label, 0.0), after.probabilities.get(label, 0.0)
+    return f"The belief moved most at {reading_name(after)}: {WORDS[label]} from {percent(was)} to {percent(now)} ({(now - was) * 100:+.0f} points)."
+
+
+def verdict_line(readings: Sequence[BeliefRead], verdict: Verdict | None) -> str:
+    """How the last reading compares with the verdict (plain text)."""
+    if verdict is None or not readings:
+        return ""
+    last = readings[-1]
+    believed = max(WORDS, key=lambda k: last.probabilities.get(k, 0.0))
+    side = canonical(verdict.label)
+    stated = f" ({percent(verdict.confidence)})" if verdict.confidence is not None else " (it states no confidence)"
+    agree = "agrees with" if side == believed else "differs from"
+    return f"The verdict {verdict.label}{stated} {agree} the judge's last belief, {WORDS[believed]} {percent(last.probabilities.get(believed, 0.0))}."
+
+
+def _shift(before: BeliefRead, after: BeliefRead) -> float:
+    return max(abs(after.probabilities.get(k, 0.0) - before.probabilities.get(k, 0.0)) for k in WORDS)
+
+
+def _move(before: BeliefRead, after: BeliefRead) -> str:
+    label = max(WORDS, key=lambda k: abs(after.probabilities.get(k, 0.0) - before.probabilities.get(k, 0.0)))
+    delta = (after.probabilities.get(label, 0.0) - before.probabilities.get(label, 0.0)) * 100
+    return f"{WORDS[label]} {delta:+.0f} points" if abs(delta) >= 0.5 else "unchanged"
+
+
+class BeliefPanel:
+    """The belief chart and its text in one slot, redrawn as readings arrive and once more with the verdict."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.readings: list[BeliefRead] = []
+        self.verdict: Verdict | None = None
+        self.renders = 0
+
+    def add(self, reading: BeliefRead) -> None:
+        self.readings.append(reading)
+
+    def render(self, slot: Any) -> None:
+        if not self.readings:
+            return
+        self.renders += 1
+        with slot.container(border=True):
+            st.markdown("**📈 The judge's belief, round by round**")
+            st.plotly_chart(build_belief_figure(self.readings, self.verdict), key=f"{self.key}-belief-{self.renders}", width="stretch")
+            text = [*belief_lines(self.readings), biggest_move(self.readings), verdict_line(self.readings, self.verdict)]
+            st.markdown("\n".join(f"- {escape_markdown(t)}" for t in text if t))  # markup: each line escaped here
+            sampled = next((r.note for r in self.readings if r.method == "sampling"), "")
+            st.caption(
+                "Read from the judge's answer letters in both orders of the two sides (averaged): a reading beside the ruling, "
+                "not the ruling itself." + (f" {escape_markdown(sampled)}." if sampled else "")
+            )

@@ -1,0 +1,128 @@
+"""What the runner adds around a debate: a start from desk's exhibits, and a calibrated ruling beside the debate's own.
+
+1. **Grounded** (``belief.grounded``; ``auto``: on for the embedded model): before a debate
+   that gathers shared evidence (toolmad, radar, madke) argues, desk reads the claim's
+   exhibits and their stances (``desk.read_exhibits``, no step-mode pauses of its own); the
+   debate starts from them (``RunContext.exhibits``), so its arguments cite exhibits the
+   checker has already seen ranked.
+2. **Ruled on the evidence too** (``belief.calibrated_ruling``): where the judge's model has a
+   desk calibration, the evidence the debate gathered is weighed as desk weighs its exhibits
+   (those desk read when grounded; else the debate's own, at most ``belief.ruling_evidence``,
+   read now), the contested ones read again with each side's last argument in view. The
+   protocol's ruling (judge, panel, summarizer) is kept; ``belief.verdict`` says which of
+   the two is the run's verdict, and the other rides beside it (``Verdict.beside``), so the
+   card shows both when they differ.
+
+Desk (its verdict is already the calibrated reading), single (one answer, the baseline) and
+a debate with no evidence (mad) get neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipelines.calibration.files import load_calibration
+from pipelines.config import RunConfig
+from pipelines.domain import Ruling, Turn, Verdict
+from pipelines.events import StageCompleted, StageStarted
+from pipelines.protocols.desk import Reading, read_exhibits, read_these, reread_contested
+from pipelines.run.context import RunContext
+from pipelines.stages.debate_history import latest_by_agent
+from pipelines.stages.stance_aggregation import Aggregate
+from pipelines.text.probability import percent
+
+GROUNDABLE = ("toolmad", "radar", "madke")  # debates that start from one shared set of evidence, which desk's exhibits replace
+NOT_RULED = ("desk", "single")
+ARGUMENT_CHARS = 600  # each side's last argument, as the contested exhibits are read again
+CALIBRATED = "calibrated reading of the debate's evidence"
+WHO = {  # how a published ruling is said on the card, by the start of its decided_by
+    "panel": "the panel voted",
+    "judge": "the judge ruled",
+    "summarizer": "the summarizer wrote",
+    "consensus": "the debaters agreed on",
+    "agent": "the agent answered",
+    "fallback": "the debaters' last labels give",
+}
+
+
+def grounded(config: RunConfig) -> bool:
+    """Whether this run's debate starts from desk's exhibits."""
+    mode = config.belief.grounded
+    if config.protocol not in GROUNDABLE or mode == "off":
+        return False
+    return mode == "on" or config.judge.backend == "embedded"
+
+
+async def ground(ctx: RunContext) -> Reading | None:
+    """Desk's exhibits and stances for a grounded debate (None when the run is not grounded); ``ctx.exhibits`` holds them ranked."""
+    if not grounded(ctx.config):
+        return None
+    ctx.emit(StageStarted(stage="grounding", detail="the debate starts from desk's exhibits: each is read for its stance first"))
+    reading = await read_exhibits(ctx, review=False)
+    ctx.exhibits = reading.ranked
+    ctx.emit(StageCompleted(stage="grounding", detail=f"{len(reading.exhibits)} exhibits, ranked by what the verdict would rest on"))
+    return reading
+
+
+async def rule_beside(ctx: RunContext, verdict: Verdict, reading: Reading | None, turns: Sequence[Turn]) -> Verdict:
+    """The run's verdict: the calibrated ruling or the published one (``belief.verdict``), the other kept beside it."""
+    cfg = ctx.config.belief
+    if ctx.config.protocol in NOT_RULED or not cfg.calibrated_ruling:
+        return verdict
+    if load_calibration(ctx.llm("judge").model_name, ctx.config.desk.reader, ctx.calibration_dir) is None:
+        return verdict  # an uncalibrated reading would be no better than the debate's own ruling
+    # 1. the evidence: desk's exhibits when the debate started from them, else what the debate gathered
+    if reading is None:
+        gathered = ctx.usable(list(ctx.pool.values()))
+        if not gathered:
+            return verdict
+        ctx.emit(
+            StageStarted(
+                stage="ruling", detail=f"reading the stances of the debate's evidence ({min(len(gathered), cfg.ruling_evidence)} items)"
+            )
+        )
+        reading = await read_these(ctx, gathered[: cfg.ruling_evidence], round=1, limit=cfg.ruling_evidence)
+        ctx.emit(StageCompleted(stage="ruling"))
+    # 2. the contested exhibits read again in the light of both sides' last arguments
+    arguments = _last_arguments(turns)
+    result = reading.result
+    if result.conflict and arguments:
+        result = await reread_contested(ctx, reading, arguments, round=2)
+    # 3. both rulings, one the verdict and the other beside it
+    return choose(verdict, result, cfg.verdict)
+
+
+def choose(published: Verdict, result: Aggregate, which: str) -> Verdict:
+    """The verdict ``which`` names ("calibrated" or "published"), with the other as its ``beside``."""
+    own = Ruling(label=published.label, confidence=published.confidence, decided_by=published.decided_by, says=published_says(published))
+    calibrated = Ruling(label=result.label, confidence=result.confidence, decided_by=CALIBRATED, says=calibrated_says(result))
+    if which == "published":
+        return published.model_copy(update={"beside": calibrated})
+    return Verdict(
+        label=result.label,
+        confidence=result.confidence,
+        rationale=result.reason,
+        cited=result.rests_on,
+        decided_by=CALIBRATED,
+        stop_reason=f"{own.says}; {calibrated.says}. The calibrated ruling is the verdict (setting: belief.verdict)",
+        beside=own,
+    )
+
+
+def published_says(verdict: Verdict) -> str:
+    """'the panel voted REFUTED, 64% (2 REFUTED, 1 SUPPORTED)': the protocol's own ruling in words."""
+    who = next((said for key, said in WHO.items() if verdict.decided_by.startswith(key)), f"the {verdict.decided_by} gave")
+    detail = verdict.decided_by.split("(", 1)[1].rstrip(")") if "(" in verdict.decided_by else ""
+    sure = f", {percent(verdict.confidence)}" if verdict.confidence is not None else ""
+    return f"{who} {verdict.label}{sure}" + (f" ({detail})" if detail else "")
+
+
+def calibrated_says(result: Aggregate) -> str:
+    """'the evidence read after the debate says SUPPORTED, 81%'."""
+    return f"the evidence read after the debate says {result.label}, {percent(result.confidence)}"
+
+
+def _last_arguments(turns: Sequence[Turn]) -> list[tuple[str, str]]:
+    """Each debater's last argument (the judges' rulings left out), cut to ARGUMENT_CHARS."""
+    latest = latest_by_agent([t for t in turns if t.round > 0])
+    return [(agent, " ".join(t.text.split())[:ARGUMENT_CHARS]) for agent, t in latest.items()]

@@ -1,0 +1,101 @@
+"""Debates grounded in desk's exhibits, and the calibrated ruling beside a debate's own (belief.grounded, belief.verdict)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipelines.calibration.files import Calibration
+from pipelines.domain import Ruling, Verdict
+from pipelines.events import EvidenceRetrieved, ExhibitStanceRead, StageCompleted, VerdictAggregated, VerdictReached
+from pipelines.protocols import desk, grounding
+from pipelines.protocols.grounding import CALIBRATED, grounded, published_says
+from pipelines.record.verdict_card import rulings_line
+from pipelines.run.runner import stream_run
+from tests.fakes import fake_config, make_services, with_settings
+
+CLAIM = "Masks reduce transmission of respiratory viruses"
+FITTED = Calibration(name="test fit", model="fake", bias=0.0, weights={"net": 1.0, "gap": 1.0, "top": 2.0}, decide_at=0.55)
+
+
+def _config(protocol: str, **belief: object):  # type: ignore[no-untyped-def]
+    config = with_settings(fake_config(protocol=protocol), "retrieval", web_search=False)
+    return with_settings(config, "belief", **belief)
+
+
+@pytest.fixture
+def calibrated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake model with a desk calibration, as the embedded model has one."""
+    monkeypatch.setattr(desk, "load_calibration", lambda model, reader="separate", data_dir=None: FITTED)
+    monkeypatch.setattr(grounding, "load_calibration", lambda model, reader="separate", data_dir=None: FITTED)
+
+
+def test_auto_grounds_only_the_shared_evidence_debates_on_the_embedded_model() -> None:
+    assert not grounded(_config("radar"))  # the fake is not the embedded model
+    assert grounded(_config("radar").with_backend("embedded"))
+    assert not grounded(_config("desk").with_backend("embedded")), "desk reads its exhibits anyway"
+    assert not grounded(_config("mad").with_backend("embedded")), "mad argues from what the model knows"
+    assert grounded(_config("toolmad", grounded="on")) and not grounded(_config("toolmad", grounded="off").with_backend("embedded"))
+
+
+@pytest.mark.parametrize("protocol", ["radar", "madke", "toolmad"])
+def test_a_grounded_debate_argues_from_desks_exhibits(protocol: str, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    events = list(stream_run(CLAIM, _config(protocol, grounded="on"), make_services(demo_data_dir, embedder)))
+    read = [e.evidence_id for e in events if isinstance(e, ExhibitStanceRead)]
+    assert read, "desk's exhibits are read for their stance before the debate"
+    grounding_done = next(i for i, e in enumerate(events) if isinstance(e, StageCompleted) and e.stage == "grounding")
+    found = [e for e in events[grounding_done:] if isinstance(e, EvidenceRetrieved)]
+    later = [e.evidence.id for e in found]
+    if protocol == "toolmad":  # the Search debater still searches; the RAG debater's round 1 is desk's exhibits
+        assert not [e for e in found if e.agent == "RAG" and e.round == 1]
+    else:
+        assert not later, "the shared evidence is desk's exhibits: nothing else is searched for it"
+    cited = {c for e in events if isinstance(e, VerdictReached) for c in e.verdict.cited}
+    assert cited <= set(read) | set(later)
+
+
+def test_off_the_debate_searches_as_published(demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    events = list(stream_run(CLAIM, _config("radar", grounded="off"), make_services(demo_data_dir, embedder)))
+    assert not any(isinstance(e, ExhibitStanceRead) for e in events)
+
+
+def test_the_calibrated_ruling_is_the_verdict_and_the_judges_rides_beside_it(calibrated: None, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    events = list(stream_run(CLAIM, _config("radar"), make_services(demo_data_dir, embedder)))
+    verdict = next(e.verdict for e in events if isinstance(e, VerdictReached))
+    assert verdict.decided_by == CALIBRATED and verdict.confidence is not None
+    assert verdict.beside is not None and verdict.beside.decided_by == "judge" and verdict.beside.label in ("TRUE", "HALF-TRUE", "FALSE")
+    aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
+    assert aggregated and aggregated[-1].label == verdict.label and aggregated[-1].calibration == "test fit"
+
+
+def test_published_keeps_the_protocols_ruling_and_the_calibrated_one_beside(calibrated: None, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    events = list(stream_run(CLAIM, _config("radar", verdict="published"), make_services(demo_data_dir, embedder)))
+    verdict = next(e.verdict for e in events if isinstance(e, VerdictReached))
+    assert verdict.decided_by == "judge"
+    assert verdict.beside is not None and verdict.beside.decided_by == CALIBRATED
+
+
+def test_no_calibration_or_no_evidence_leaves_the_verdict_alone(calibrated: None, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(demo_data_dir, embedder)
+    mad = next(e.verdict for e in stream_run(CLAIM, _config("mad"), services) if isinstance(e, VerdictReached))
+    assert mad.decided_by == "judge" and mad.beside is None, "mad gathers no evidence to weigh"
+    off = next(e.verdict for e in stream_run(CLAIM, _config("radar", calibrated_ruling=False), services) if isinstance(e, VerdictReached))
+    assert off.decided_by == "judge" and off.beside is None
+
+
+def test_the_card_says_both_rulings_when_they_differ() -> None:
+    panel = Verdict(label="NOT SUPPORTED", confidence=0.64, decided_by="panel of 3 judges (2 NOT SUPPORTED, 1 SUPPORTED)")
+    said = published_says(panel)
+    assert said == "the panel voted NOT SUPPORTED, 64% (2 NOT SUPPORTED, 1 SUPPORTED)"
+    own = Ruling(label=panel.label, confidence=panel.confidence, decided_by=panel.decided_by, says=said)
+    calibrated = Verdict(
+        label="SUPPORTS",
+        confidence=0.81,
+        decided_by=CALIBRATED,
+        stop_reason=f"{said}; the evidence read after the debate says SUPPORTS, 81%. The calibrated ruling is the verdict (setting: belief.verdict)",
+        beside=own,
+    )
+    assert rulings_line(calibrated) == f"{said}; the evidence read after the debate says SUPPORTS, 81%"
+    agreeing = calibrated.model_copy(update={"beside": own.model_copy(update={"label": "SUPPORTED"})})
+    assert rulings_line(agreeing) == "", "SUPPORTED and SUPPORTS are one ruling"
