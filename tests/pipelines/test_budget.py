@@ -195,7 +195,9 @@ class _CountingFake(FakeChatModel):
             yield chunk
 
 
-@pytest.mark.parametrize(("protocol", "limit"), [("toolmad", 5), ("proclaim", 5), ("radar", 5)]  # radar reads its belief after each stage now: 5 cuts a parallel call)
+@pytest.mark.parametrize(
+    ("protocol", "limit"), [("toolmad", 5), ("proclaim", 5), ("radar", 5)]
+)  # radar reads its belief after each stage now: 5 cuts a parallel call
 def test_every_request_that_reached_the_endpoint_is_recorded_when_a_parallel_call_hits_the_limit(
     fresh: Services, protocol: str, limit: int
 ) -> None:
