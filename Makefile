@@ -10,7 +10,7 @@ LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama_cpp_python==//p' requirements.txt)
 LLAMA_SERVER_DIR := build/llama.cpp
 LLAMA_SERVER_STAMP := $(LLAMA_SERVER_DIR)/.attempted
 
-.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-server browser clean docs
+.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-server browser clean docs test-isolated
 
 run: setup model
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
@@ -77,6 +77,15 @@ pytest:
 
 e2e:
 	$(VENV)/bin/pytest -q tests/e2e
+
+# The tests ignore the shell's DEBATEDESK_* settings (tests/conftest.py clears them): CI runs the protocols, the
+# golden events, the store and the config tests again with hostile ones exported to prove it.
+HOSTILE_SETTINGS := DEBATEDESK_RETRIEVAL__WEB_SEARCH=false DEBATEDESK_PROTOCOL=toolmad DEBATEDESK_DATA_DIR=/nonexistent \
+	DEBATEDESK_DEBATER__BACKEND=openai DEBATEDESK_JUDGE__BACKEND=openai DEBATEDESK_SCORER__BACKEND=openai \
+	DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_DESK__READER=both DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_EMBEDDINGS=torch
+test-isolated: dev
+	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q tests/pipelines/protocols tests/pipelines/test_golden_events.py \
+		tests/pipelines/record tests/pipelines/test_config.py
 
 slow:
 	$(VENV)/bin/pytest -q -m slow
