@@ -103,6 +103,7 @@ def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
         n_threads=settings.llama_threads or None,
         n_slots=settings.llama_slots or None,
         binary=settings.llama_server,
+        cache_ram_mib=settings.llama_cache_ram,
     )
     chat = chat_model_for_endpoint(spec, base_url=base_url, api_key="embedded", model=model_path.stem, chat_class=LlamaCppChatOpenAI)
     assert isinstance(chat, LlamaCppChatOpenAI)
