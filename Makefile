@@ -62,7 +62,7 @@ $(LLAMA_LIB): requirements.txt | $(VENV)/.installed
 	@tail -n 1 $(LLAMA_CPP_DIR)/build.log
 
 $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
-	cp -f $(LLAMA_CPP_DIR)/lib/lib*.so* "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \
+	cp -P -f $(LLAMA_CPP_DIR)/lib/lib*.so* "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \
 		lib = pathlib.Path(spec.origin).parent / "lib"; lib.mkdir(exist_ok=True); print(lib)')"
 	$(PY) -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__, "loads", llama_cpp.llama_cpp._lib._name)'
 	touch $@

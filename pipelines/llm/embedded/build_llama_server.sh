@@ -40,10 +40,7 @@ nice -n 19 cmake --build "$work/build" --target "${targets[@]}" -j "$(nproc)"
 
 bin="$work/build/bin"
 mkdir -p "$out/lib"
-for lib in "$bin"/lib*.so*; do
-  install -m 755 "$lib" "$out/lib/.$(basename "$lib").tmp"
-  mv "$out/lib/.$(basename "$lib").tmp" "$out/lib/$(basename "$lib")"
-done
+cp -P -f "$bin"/lib*.so* "$out/lib/"  # the versioned files and their links, as built
 "$python" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$out/lib/libllama.so"
 echo "llama.cpp's libraries from llama-cpp-python $version's vendor/llama.cpp: $out/lib"
 if [[ " ${targets[*]} " == *" llama-server "* ]]; then
