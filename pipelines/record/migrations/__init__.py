@@ -20,6 +20,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from filelock import FileLock
 from sqlalchemy.engine import Connection, Engine
 
 FOLDER = Path(__file__).resolve().parent
@@ -48,7 +49,21 @@ def applied(connection: Connection) -> str | None:
 
 
 def upgrade(engine: Engine) -> None:
-    """Bring ``engine``'s database to the newest migration, in one transaction."""
+    """Bring ``engine``'s database to the newest migration, one process at a time.
+
+    PostgreSQL migrates in one transaction under an advisory lock. SQLite's driver runs DDL
+    outside transactions, so a file lock beside the database keeps two processes that open a
+    new database at once (the app and the command line) from building it twice.
+    """
+    database = engine.url.database
+    if engine.dialect.name == "sqlite" and database and database != ":memory:" and not database.startswith("file:"):
+        with FileLock(f"{database}.migrate.lock"):
+            _upgrade(engine)
+    else:
+        _upgrade(engine)
+
+
+def _upgrade(engine: Engine) -> None:
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})

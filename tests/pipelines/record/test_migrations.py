@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -143,3 +145,13 @@ def test_each_migration_is_one_file_named_for_its_revision_after_the_one_before(
         assert (f'down_revision = "{previous}"' if previous else "down_revision = None") in source, f"{path.name}: follows {previous}"
         previous = number.group(1)
     assert previous == migrations.head()
+
+
+def test_stores_opening_a_new_sqlite_database_at_once_build_it_once(tmp_path: Path) -> None:
+    """The app and the command line may open a new database together: SQLite's DDL is not transactional, so they take turns."""
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    with ThreadPoolExecutor(6) as pool:
+        stores = list(pool.map(lambda _: RunStore(url), range(6)))
+    for store in stores:
+        store.engine.dispose()
+    assert_at_head_with_the_store_tables(url)
