@@ -7,12 +7,14 @@ PIP := $(PY) -m pip
 PORT ?= 8501
 # This machine only. Another address with nobody signing in also needs DEBATEDESK_OPEN_DESK=1 (docs/security.md).
 ADDRESS ?= 127.0.0.1
-# llama.cpp's server is built from this llama-cpp-python's source (see the llama-server rules below).
+# llama.cpp is compiled once, from this llama-cpp-python's source (see the llama.cpp rules below).
 LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama_cpp_python==//p' requirements.txt)
-LLAMA_SERVER_DIR := build/llama.cpp
-LLAMA_SERVER_STAMP := $(LLAMA_SERVER_DIR)/.attempted
+LLAMA_CPP_DIR := build/llama.cpp
+LLAMA_LIB := $(LLAMA_CPP_DIR)/lib/libllama.so
+LLAMA_SERVER_STAMP := $(LLAMA_CPP_DIR)/.attempted
+LLAMA_BUILD := bash pipelines/llm/embedded/build_llama_server.sh $(PY) $(LLAMA_CPP_PYTHON) $(LLAMA_CPP_DIR)
 
-.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-server browser clean docs
+.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-lib llama-server browser clean docs test-isolated
 
 run: setup model
 	$(VENV)/bin/streamlit run server.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
@@ -22,18 +24,21 @@ run-fake: setup
 	DEBATEDESK_DEBATER__BACKEND=fake DEBATEDESK_JUDGE__BACKEND=fake DEBATEDESK_SCORER__BACKEND=fake \
 	$(VENV)/bin/streamlit run server.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-test: dev browser lint typecheck pytest
+test: dev browser lint typecheck llama-lib pytest
 
 setup: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
-model: $(VENV)/.model-installed $(LLAMA_SERVER_STAMP)
+model: $(VENV)/.model-installed llama-lib $(LLAMA_SERVER_STAMP)
+llama-lib: $(VENV)/.llama-lib
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
+# llama-cpp-python is installed without compiling its own llama.cpp (its CMake options LLAMA_BUILD and
+# LLAVA_BUILD off): the library it loads is the one built below, so the app on the fake backend needs no compiler.
 $(VENV)/.installed: requirements.txt | $(PY)
-	$(PIP) install -r requirements.txt
+	CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" $(PIP) install -r requirements.txt
 	touch $@
 
 $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.installed
@@ -46,17 +51,29 @@ $(VENV)/.model-installed: requirements-model.txt $(VENV)/.installed
 	$(PY) -m pipelines model prepare
 	touch $@
 
-# llama.cpp's own server (parallel slots: see pipelines/llm/embedded/server.py), compiled once from the
-# llama.cpp source inside the pinned llama-cpp-python sdist (about 10 minutes on 2 quiet cores).
-# If the build fails, `make run` goes on: the app then runs the model on the Python server, as
+# llama.cpp, compiled once from the llama.cpp source inside the pinned llama-cpp-python sdist: its shared
+# libraries (what llama-cpp-python loads, and the tests need), then llama.cpp's own server (parallel slots: see
+# pipelines/llm/embedded/server.py), which links the same libraries and compiles only its own files.
+# The libraries are copied into llama-cpp-python's lib folder, where it looks first.
+# If the server's build fails, `make run` goes on: the app then runs the model on the Python server, as
 # before. The attempt is recorded, so later runs do not retry it; `make llama-server` does.
+$(LLAMA_LIB): requirements.txt | $(VENV)/.installed
+	@mkdir -p $(LLAMA_CPP_DIR)
+	@echo "building llama.cpp's libraries from llama-cpp-python $(LLAMA_CPP_PYTHON)'s source (log: $(LLAMA_CPP_DIR)/build.log)"
+	@$(LLAMA_BUILD) llama > $(LLAMA_CPP_DIR)/build.log 2>&1 || { tail -n 30 $(LLAMA_CPP_DIR)/build.log; exit 1; }
+	@tail -n 1 $(LLAMA_CPP_DIR)/build.log
 
-$(LLAMA_SERVER_STAMP): requirements.txt | $(VENV)/.installed
-	@mkdir -p $(LLAMA_SERVER_DIR)
-	@echo "building llama.cpp's llama-server from llama-cpp-python $(LLAMA_CPP_PYTHON)'s source (log: $(LLAMA_SERVER_DIR)/build.log)"
-	@if bash pipelines/llm/embedded/build_llama_server.sh $(PY) $(LLAMA_CPP_PYTHON) $(LLAMA_SERVER_DIR)/bin > $(LLAMA_SERVER_DIR)/build.log 2>&1; \
-	then tail -n 1 $(LLAMA_SERVER_DIR)/build.log; \
-	else echo "warning: llama-server did not build (see $(LLAMA_SERVER_DIR)/build.log); the app runs the model on the Python server"; fi
+$(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
+	cp -P -f $(LLAMA_CPP_DIR)/lib/lib*.so* "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \
+		lib = pathlib.Path(spec.origin).parent / "lib"; lib.mkdir(exist_ok=True); print(lib)')"
+	$(PY) -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__, "loads", llama_cpp.llama_cpp._lib._name)'
+	touch $@
+
+$(LLAMA_SERVER_STAMP): $(VENV)/.llama-lib
+	@echo "building llama.cpp's llama-server on the same build (log: $(LLAMA_CPP_DIR)/build-server.log)"
+	@if $(LLAMA_BUILD) llama llama-server > $(LLAMA_CPP_DIR)/build-server.log 2>&1; \
+	then tail -n 1 $(LLAMA_CPP_DIR)/build-server.log; \
+	else echo "warning: llama-server did not build (see $(LLAMA_CPP_DIR)/build-server.log); the app runs the model on the Python server"; fi
 	@touch $@
 
 llama-server:
@@ -79,6 +96,15 @@ pytest:
 
 e2e:
 	$(VENV)/bin/pytest -q tests/e2e
+
+# The tests ignore the shell's DEBATEDESK_* settings (tests/conftest.py clears them): CI runs the protocols, the
+# golden events, the store and the config tests again with hostile ones exported to prove it.
+HOSTILE_SETTINGS := DEBATEDESK_RETRIEVAL__WEB_SEARCH=false DEBATEDESK_PROTOCOL=toolmad DEBATEDESK_DATA_DIR=/nonexistent \
+	DEBATEDESK_DEBATER__BACKEND=openai DEBATEDESK_JUDGE__BACKEND=openai DEBATEDESK_SCORER__BACKEND=openai \
+	DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_DESK__READER=both DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_EMBEDDINGS=torch
+test-isolated: dev
+	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q tests/pipelines/protocols tests/pipelines/test_golden_events.py \
+		tests/pipelines/record tests/pipelines/test_config.py
 
 slow:
 	$(VENV)/bin/pytest -q -m slow

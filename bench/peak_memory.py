@@ -1,13 +1,19 @@
-"""Peak memory of the app process during a debate on the embedded backend.
+"""Peak resident memory of the app process and of the embedded model's server over a batch of claims.
 
-    .venv/bin/python bench/peak_memory.py [--protocol single] [--claim "..."] [--interval 0.2]
+    .venv/bin/python bench/peak_memory.py [--claims 100] [--protocol desk] [--cache-ram MIB] [--records FILE.jsonl]
+    .venv/bin/python bench/peak_memory.py --claims 1 --protocol single --corpus demo   # one debate on the demo corpus
 
-Runs the debate the way the app does (Services + stream_run, run store on, web search off,
-response cache off so every call reaches the model) in a child process, and samples from
-/proc every --interval seconds: the child's resident memory (VmRSS, and its own high-water
-mark VmHWM at the end) and the llama.cpp server's (a separate process the app starts once
-and reuses). Also prints the child's memory once its models are loaded, before the debate,
-so the debate's own share is visible.
+Runs the claims one after another the way the app does (Services + stream_run, run store on,
+web search off, response cache off so every call reaches the model) in a child process: the
+first N Check-COVID dev claims over the check-covid corpus (indexed into the data folder on
+first use), or the demo claim over the demo corpus. Every --interval seconds it reads from
+/proc the child's resident memory and the llama.cpp server's (a separate process the app
+starts once and reuses: ``server.json`` in the model cache), and reports the peak of each and
+of both together, with each claim's seconds and the server's memory after it. ``--cache-ram``
+stops the recorded server first and starts the next with that prompt cache (``--cache-ram``
+of llama-server, in MiB; DEBATEDESK_LLAMA_CACHE_RAM); without it, the app's setting. Prints
+``uptime`` load averages at the start and the end: on a shared machine seconds are only
+comparable within one run.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -28,6 +35,8 @@ sys.path.insert(0, str(ROOT))
 if TYPE_CHECKING:
     from pipelines.config import RunConfig
 
+DEMO_CLAIM = "Masks reduce transmission of respiratory viruses"
+
 
 def rss_kib(pid: int, field: str = "VmRSS") -> int | None:
     try:
@@ -39,11 +48,11 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int | None:
     return None
 
 
-def uncached_embedded_config(protocol: str) -> RunConfig:
-    """A debate on the embedded backend over the demo corpus, web search off, response cache off: every call reaches the model."""
+def uncached_config(protocol: str, corpus: str, backend: str = "embedded") -> RunConfig:
+    """A run on ``backend`` over ``corpus``, web search off, response cache off: every call reaches the model."""
     from pipelines.config import RunConfig
 
-    config = RunConfig(protocol=protocol, corpus="demo").with_backend("embedded")
+    config = RunConfig(protocol=protocol, corpus=corpus).with_backend(backend)
     return config.model_copy(
         update={
             "retrieval": config.retrieval.model_copy(update={"web_search": False}),
@@ -52,65 +61,148 @@ def uncached_embedded_config(protocol: str) -> RunConfig:
     )
 
 
-def child(protocol: str, claim: str) -> None:
-    """The measured process: load what the app loads, report, run one debate, report the high-water mark."""
+def claims(corpus: str, count: int) -> list[str]:
+    """The first ``count`` Check-COVID dev claims, or the demo claim."""
+    if corpus == "demo":
+        return [DEMO_CLAIM] * count
+    from pipelines.config import AppSettings
+    from pipelines.eval.datasets import load_dataset
+
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=AppSettings().checkcovid_dir)
+    return [item.claim for item in dataset.items[:count]]
+
+
+def child(protocol: str, corpus: str, count: int, backend: str) -> None:
+    """The measured process: load what the app loads, report, run each claim, report each one and the high-water mark."""
     from pipelines.config import AppSettings
     from pipelines.record.digest import digest
     from pipelines.run.runner import stream_run
     from pipelines.run.services import Services
 
     services = Services.create(AppSettings())
-    services.ensure_corpus("demo")
-    config = uncached_embedded_config(protocol)
+    services.ensure_corpus(corpus)
+    config = uncached_config(protocol, corpus, backend)
     services.embedder.embed(["warm up"])
     print(json.dumps({"phase": "loaded", "rss_kib": rss_kib(os.getpid())}), flush=True)
-    outcome = digest(stream_run(claim, config, services)).outcome
-    print(json.dumps({"phase": "done", "verdict": outcome, "hwm_kib": rss_kib(os.getpid(), "VmHWM")}), flush=True)
+    for index, claim in enumerate(claims(corpus, count), start=1):
+        started = time.perf_counter()
+        outcome = digest(stream_run(claim, config, services)).outcome
+        seconds = time.perf_counter() - started
+        print(json.dumps({"phase": "claim", "index": index, "seconds": round(seconds, 1), "verdict": outcome}), flush=True)
+    print(json.dumps({"phase": "done", "hwm_kib": rss_kib(os.getpid(), "VmHWM")}), flush=True)
+
+
+def stop_recorded_server() -> None:
+    from pipelines.config import AppSettings
+    from pipelines.llm.embedded.server import stop_server
+
+    stop_server(AppSettings().model_cache)
+
+
+def server_pid(state_file: Path) -> int | None:
+    try:
+        return int(json.loads(state_file.read_text())["pid"])
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--protocol", default="single")
-    parser.add_argument("--claim", default="Masks reduce transmission of respiratory viruses")
-    parser.add_argument("--interval", type=float, default=0.2)
+    parser.add_argument("--claims", type=int, default=100)
+    parser.add_argument("--protocol", default="", help="default: the app's default protocol")
+    parser.add_argument("--corpus", choices=("check-covid", "demo"), default="check-covid")
+    parser.add_argument("--cache-ram", type=int, default=None, help="llama-server's prompt cache in MiB (restarts the server)")
+    parser.add_argument("--interval", type=float, default=0.5)
+    parser.add_argument("--backend", default="embedded", help="fake: the script's own smoke test, no model")
+    parser.add_argument("--records", default="", help="append one JSON line per claim and one for the batch to this file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    from pipelines.config import AppSettings, RunConfig
+
+    protocol = args.protocol or RunConfig().protocol
     if args.child:
-        child(args.protocol, args.claim)
+        child(protocol, args.corpus, args.claims, args.backend)
         return
 
-    from pipelines.config import AppSettings
-
-    command = [sys.executable, __file__, "--child", "--protocol", args.protocol, "--claim", args.claim]
+    env = dict(os.environ)
+    if args.cache_ram is not None and args.backend == "embedded":
+        stop_recorded_server()  # a running server keeps its cache size: the next one starts with the one asked for
+        env["DEBATEDESK_LLAMA_CACHE_RAM"] = str(args.cache_ram)
+    cache_ram = int(env.get("DEBATEDESK_LLAMA_CACHE_RAM", AppSettings().llama_cache_ram))
+    load = os.getloadavg()
+    print(f"{protocol}, {args.claims} claims ({args.corpus}), prompt cache {cache_ram} MiB; load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--protocol",
+        protocol,
+        "--corpus",
+        args.corpus,
+        "--claims",
+        str(args.claims),
+        "--backend",
+        args.backend,
+    ]
     started = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    peak_app = peak_server = 0
-    server_state = AppSettings().model_cache / "server.json"
-    lines: list[str] = []
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
+    peak = {"app": 0, "server": 0, "both": 0}
+    server_now = [0]
+    state_file = AppSettings().model_cache / "server.json"
+    reports: list[dict[str, object]] = []
     assert proc.stdout is not None
-    # A thread drains the child's output: a non-blocking read of a text pipe raises
-    # TypeError in CPython when no data is waiting (and the child then dies of a broken pipe).
-    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+
+    def read() -> None:  # a thread drains the child's output, so the sampling loop never blocks on it
+        for line in proc.stdout or ():
+            if not line.startswith("{"):
+                continue
+            report = json.loads(line)
+            if report.get("phase") == "claim":
+                report["server_rss_mib"] = round(server_now[0] / 1024)
+                print(
+                    f"  claim {report['index']}: {report['verdict']} in {report['seconds']} s; server {report['server_rss_mib']} MiB",
+                    flush=True,
+                )
+            reports.append(report)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     while proc.poll() is None:
-        peak_app = max(peak_app, rss_kib(proc.pid) or 0)
-        try:
-            server_pid = int(json.loads(server_state.read_text())["pid"])
-            peak_server = max(peak_server, rss_kib(server_pid) or 0)
-        except (OSError, ValueError, KeyError):
-            pass
+        app = rss_kib(proc.pid) or 0
+        pid = server_pid(state_file)
+        server = (rss_kib(pid) or 0) if pid else 0
+        server_now[0] = server
+        peak = {"app": max(peak["app"], app), "server": max(peak["server"], server), "both": max(peak["both"], app + server)}
         time.sleep(args.interval)
     reader.join()
-    reports = [json.loads(line) for line in lines if line.startswith("{")]
     loaded = next((r["rss_kib"] for r in reports if r.get("phase") == "loaded"), None)
     done = next((r for r in reports if r.get("phase") == "done"), {})
-    print(f"{args.protocol} on the embedded backend: {done.get('verdict', 'did not finish')} in {time.perf_counter() - started:.0f} s")
-    if loaded:
-        print(f"app process after loading (MiniLM, Chroma, store): {loaded / 1024:.0f} MiB")
-    print(
-        f"app process peak during the debate: {max(peak_app, done.get('hwm_kib') or 0) / 1024:.0f} MiB (VmHWM {(done.get('hwm_kib') or 0) / 1024:.0f} MiB)"
-    )
-    print(f"llama.cpp server peak while sampled: {peak_server / 1024:.0f} MiB (a separate process, shared by every run)")
+    seconds = [float(r["seconds"]) for r in reports if r.get("phase") == "claim"]  # type: ignore[arg-type]
+    hwm = int(done.get("hwm_kib") or 0)  # type: ignore[call-overload]
+    summary = {
+        "protocol": protocol,
+        "claims": len(seconds),
+        "cache_ram_mib": cache_ram,
+        "wall_s": round(time.perf_counter() - started),
+        "median_s_per_claim": round(statistics.median(seconds), 1) if seconds else None,
+        "mean_s_per_claim": round(statistics.fmean(seconds), 1) if seconds else None,
+        "app_loaded_mib": round(loaded / 1024) if isinstance(loaded, int) else None,
+        "app_peak_mib": round(max(peak["app"], hwm) / 1024),
+        "server_peak_mib": round(peak["server"] / 1024),
+        # sampled together; never below the app's own high-water mark, which can fall between samples
+        "both_peak_mib": round(max(peak["both"], max(peak["app"], hwm)) / 1024),
+        "load_start": [round(x, 1) for x in load],
+        "load_end": [round(x, 1) for x in os.getloadavg()],
+    }
+    print(json.dumps(summary))
+    if args.records:
+        with Path(args.records).open("a", encoding="utf-8") as out:
+            for report in reports:
+                if report.get("phase") == "claim":
+                    out.write(json.dumps({"cache_ram_mib": cache_ram, **report}) + "\n")
+            out.write(json.dumps({"phase": "batch", **summary}) + "\n")
+    if proc.returncode:
+        sys.exit(f"the batch stopped early (exit {proc.returncode}): {len(seconds)} of {args.claims} claims")
 
 
 if __name__ == "__main__":

@@ -99,7 +99,7 @@ def models_summary(config: RunConfig) -> str:
 def _render_models_summary(config: RunConfig) -> None:
     st.sidebar.caption(f"**Models:** {escape_markdown(models_summary(config))}")  # a model name is typed by the user
     st.sidebar.page_link("pages/settings.py", label="Models, search and pauses", icon="⚙️")
-    caveat = model_caveat({config.role(r).backend for r in ROLES})
+    caveat = model_caveat({(config.role(r).backend, config.role(r).model) for r in ROLES})
     if caveat is not None:  # the same words stand on every verdict card of a run with these models
         kind, text = caveat
         getattr(st.sidebar, kind)(escape_markdown(text))

@@ -127,6 +127,7 @@ class SingleConfig(BaseModel):
 
 
 StanceReader = Literal["both", "separate", "contrast"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
+LLAMA_CACHE_RAM_MIB = 256  # the embedded server's prompt cache (docs/measurements/2026-11-26-server-memory.md)
 CONTRAST_SHARE = 0.3  # the contrast question's weight with the reader "both", fitted on Check-COVID train (pipelines/calibration)
 
 
@@ -912,6 +913,12 @@ class AppSettings(BaseSettings):
         le=64,
         title="Embedded model slots",
         description="Calls the embedded model's native llama.cpp server decodes together (continuous batching); 0 means 1 on up to 2 threads (on 2 cores, 4 together gave only 1.07x the tokens per second and batched answers differ from one-at-a-time ones), else one per thread, at most 4. Each slot has the whole context (about 28 KB of memory per token). The Python server has one. A running server keeps its slots until `python -m pipelines model stop`.",
+    )
+    llama_cache_ram: int = Field(
+        default=LLAMA_CACHE_RAM_MIB,
+        ge=-1,
+        title="Embedded model's prompt cache (MiB)",
+        description="Host memory llama-server may keep earlier prompts in, to read a prompt that shares their start without computing it again (its --cache-ram); 0 keeps none, -1 sets no limit. llama.cpp's own default, 8192, let the server grow from 2.2 GB to 10.8 GB over 125 claims. A running server keeps its cache size until `python -m pipelines model stop`.",
     )
     llama_server: str = Field(
         default="",

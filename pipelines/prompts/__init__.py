@@ -2,7 +2,9 @@
 
 A prompt file starts with a ``vars:`` line naming the variables it takes, then sections
 headed ``--- system ---`` and ``--- user ---``. Variables are written ``{name}``; braces
-that are not a listed variable are left alone, so JSON examples need no escaping.
+that are not a listed variable are left alone, so JSON examples need no escaping. Every
+variable is filled in one pass, so a value that itself holds ``{name}`` (a claim, a web page,
+a model's text) is kept word for word.
 """
 
 from __future__ import annotations
@@ -33,9 +35,15 @@ class Prompt:
         return [SystemMessage(content=self._fill(self.system, values)), HumanMessage(content=self._fill(self.user, values))]
 
     def _fill(self, template: str, values: dict[str, object]) -> str:
-        for key, value in values.items():
-            template = template.replace("{" + key + "}", str(value))
-        return template.strip()
+        if not self.variables:
+            return template.strip()
+        return _placeholders(self.variables).sub(lambda found: str(values[found.group(1)]), template).strip()
+
+
+@cache
+def _placeholders(variables: tuple[str, ...]) -> re.Pattern[str]:
+    """``{name}`` for any of ``variables``, matched in one scan of the template."""
+    return re.compile("{(" + "|".join(map(re.escape, variables)) + ")}")
 
 
 @cache

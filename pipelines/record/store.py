@@ -5,7 +5,8 @@ version, status, verdicts, per-run totals), ``events`` (the ordered event log, t
 trail and what replays render) and ``journal`` (every model answer and tool result, so an
 interrupted run resumes without asking again). A run left ``running`` by a process that
 died, or silent for longer than ``stale_after_s``, is marked ``interrupted`` by
-``reconcile``.
+``reconcile``. The tables are built, and older databases brought up, by the named migrations
+in ``pipelines/record/migrations`` when a store opens.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
+    MetaData,
     String,
     Text,
     UniqueConstraint,
@@ -31,9 +33,7 @@ from sqlalchemy import (
     event,
     func,
     insert,
-    inspect,
     select,
-    text,
     update,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
@@ -41,7 +41,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from pipelines import __version__
 from pipelines.errors import RunBusyError, StoreUnavailableError, UnstorableTextError
 from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
-from pipelines.record import chain
+from pipelines.record import chain, migrations
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import COMMON_LABELS, common_label
 from pipelines.record.outage import fault_message, is_store_fault
@@ -62,6 +62,11 @@ class _Base(DeclarativeBase):
     pass
 
 
+def schema() -> MetaData:
+    """The tables the store's code reads and writes; the migrations must build exactly these (a test compares them)."""
+    return _Base.metadata
+
+
 class RunRow(_Base):
     __tablename__ = "runs"
 
@@ -78,7 +83,7 @@ class RunRow(_Base):
     model_calls: Mapped[int] = mapped_column(Integer, default=0)
     tokens_in: Mapped[int] = mapped_column(Integer, default=0)
     tokens_out: Mapped[int] = mapped_column(Integer, default=0)
-    # Added for durable runs; _migrate adds them to a database made before them.
+    # Added for durable runs; the first migration adds them to a database made before them.
     model_seconds: Mapped[float | None] = mapped_column(Float, nullable=True, default=0.0)
     event_count: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
     attempts: Mapped[int | None] = mapped_column(Integer, nullable=True, default=1)
@@ -216,8 +221,7 @@ class RunStore:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         event.listen(self.engine, "before_cursor_execute", _refuse_nul)  # one plain message on both databases, never SQL text
         try:
-            _Base.metadata.create_all(self.engine)
-            self._migrate()
+            migrations.upgrade(self.engine)  # a new database is built, an older one brought up (pipelines/record/migrations)
         except Exception as exc:  # away, full or read-only: said plainly, with where the store is (never the SQL)
             if not is_store_fault(exc):
                 raise
@@ -521,18 +525,6 @@ class RunStore:
                 select(EventRow.seq, EventRow.chain).where(EventRow.run_id == run_id).order_by(EventRow.seq.desc()).limit(1)
             ).first()
         return (int(row.seq), row.chain or chain.GENESIS) if row is not None else (0, chain.GENESIS)
-
-    def _migrate(self) -> None:
-        # A database made by an earlier version lacks the newer (nullable) columns: add them.
-        for table in (_Base.metadata.tables["runs"], _Base.metadata.tables["events"]):
-            existing = {c["name"] for c in inspect(self.engine).get_columns(table.name)}
-            missing = [c for c in table.columns if c.name not in existing]
-            if not missing:
-                continue
-            with self.engine.begin() as conn:
-                for column in missing:
-                    kind = column.type.compile(dialect=self.engine.dialect)
-                    conn.execute(text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}'))
 
 
 def busy_message(run_id: str, status: str, owner: str | None, heartbeat_at: float | None = None) -> str:

@@ -11,7 +11,9 @@ escapes for itself.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from corpora.base import split_sentences
@@ -101,7 +103,7 @@ def verdict_card(run: RunDigest) -> VerdictCard | None:
         protocol=run.protocol,
         model=_model_side(run, model_verdict) if model_verdict is not None else None,
         checker=run.override,
-        caveat=model_caveat(_backends(run.config)),
+        caveat=model_caveat(_models(run.config)),
         audit=audit_trail(run),
         imported=run.imported,
         imported_audit=_entries(run.imported_interventions),
@@ -141,30 +143,42 @@ def _plain(text: str, limit: int) -> str:
     return flat[: limit - 1] + "…" if len(flat) > limit else flat
 
 
-def model_caveat(backends: set[str]) -> tuple[str, str] | None:
-    """What a checker must know about the models behind a verdict: a fake backend is not a model; the embedded one is a weak judge."""
+def model_caveat(models: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+    """What a checker must know about the models behind a verdict, given as (backend, model) pairs: a fake backend
+    is not a model; a model on this machine is private and offline, and the bundled one a weak judge."""
+    models = set(models)
     known = set()
-    for name in backends:
+    for backend, _ in models:
         try:
-            known.add(get_backend(name))
+            known.add(get_backend(backend))
         except UnknownBackendError:
             continue
     if any(not b.is_real_model for b in known):
         return ("warning", "🧪 fake is not a real model: its answers come from word overlap. For demos and tests only.")
-    if "embedded" in backends:
+    local = sorted({model for backend, model in models if backend == "embedded"})
+    if not local:
+        return None
+    bundled = get_backend("embedded").default_model
+    if set(local) <= {"", bundled}:
         return (
             "info",
             "💻 Qwen2.5-Coder-1.5B runs on this machine: private and offline, but a weak judge. Treat its verdicts as a first pass.",
         )
-    return None
+    names = ", ".join(Path(model or bundled).name.removesuffix(".gguf") for model in local)
+    return (
+        "info",
+        f"💻 {names} runs on this machine: private and offline. Its quality as a judge is not measured here: "
+        "treat its verdicts as a first pass.",
+    )
 
 
-def _backends(config: dict[str, Any]) -> set[str]:
+def _models(config: dict[str, Any]) -> set[tuple[str, str]]:
+    """The (backend, model) pair of each role in a run's stored config."""
     found = set()
     for role in ("debater", "judge", "scorer"):
         spec = config.get(role)
         if isinstance(spec, dict) and spec.get("backend"):
-            found.add(str(spec["backend"]))
+            found.add((str(spec["backend"]), str(spec.get("model") or "")))
     return found
 
 

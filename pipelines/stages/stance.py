@@ -22,9 +22,11 @@ same passage rather than judging each alone; orders swap the claim's and the opp
 letters. On gold passages of Check-COVID train it separated SUPPORT from REFUTE claims
 better than the separate readings, at a third of their calls (docs/measurements).
 
-The default, ``both``, asks the separate questions and then the contrast one, and weighs the
-contrast reading at ``desk.contrast_share``: on retrieved exhibits of Check-COVID train the
-mixture ranked and calibrated better than either alone.
+The ``contrast`` reader is desk's default (``desk.reader``): over 25 exhibits it rules as well
+as ``both`` over 5 and holds the deciding abstract for more claims
+(docs/measurements/2026-11-24-deep-exhibits.md). ``both`` asks the separate questions and then
+the contrast one, and weighs the contrast reading at ``desk.contrast_share``: on 5 retrieved
+exhibits of Check-COVID train the mixture ranked and calibrated better than either alone.
 
 The prompt puts what repeats first (instructions, examples, claim, passage) and the options
 last, so the orders of one exhibit share all but their last lines and a server that keeps

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -14,6 +13,8 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
+
+from tests.environment import settings_free_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -46,7 +47,7 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settin
     """The app on a free loopback port, on the fake backend with web search off, and ``settings`` as DEBATEDESK_* variables."""
     port = _free_port()
     env = {
-        **os.environ,
+        **settings_free_environment(),  # the shell's DEBATEDESK_* settings must not reach the app under test
         "DEBATEDESK_DATA_DIR": str(data_dir),
         "DEBATEDESK_RETRIEVAL__WEB_SEARCH": "false",
         "HF_HUB_OFFLINE": "1",

@@ -103,6 +103,7 @@ def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
         n_threads=settings.llama_threads or None,
         n_slots=settings.llama_slots or None,
         binary=settings.llama_server,
+        cache_ram_mib=settings.llama_cache_ram,
     )
     state = server.read_state(settings.model_cache)
     key = state.api_key if state is not None and state.base_url == base_url and state.api_key else "embedded"  # the server's own key

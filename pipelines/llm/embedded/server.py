@@ -31,6 +31,7 @@ from pathlib import Path
 import psutil
 from filelock import FileLock
 
+from pipelines.config import LLAMA_CACHE_RAM_MIB
 from pipelines.errors import BackendUnavailableError
 from pipelines.machine import default_threads
 
@@ -43,6 +44,7 @@ SERVER_NAMES = (SERVER_MODULE, "pipelines.llm.llama_server", "llama_cpp.server")
 NATIVE_BINARY = Path(__file__).resolve().parents[3] / "build" / "llama.cpp" / "bin" / NATIVE_NAME
 DEFAULT_N_CTX = 8192
 MAX_SLOTS = 4
+DEFAULT_CACHE_RAM_MIB = LLAMA_CACHE_RAM_MIB
 STARTUP_TIMEOUT_S = 180.0
 PROBE_TIMEOUT_S = 2.0
 STOP_TIMEOUT_S = 10.0
@@ -80,6 +82,7 @@ def ensure_server(
     n_threads: int | None = None,
     n_slots: int | None = None,
     binary: str = "",
+    cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB,
 ) -> str:
     """The base URL of a live llama.cpp server for ``model_path``, started if none is running.
 
@@ -90,6 +93,7 @@ def ensure_server(
     server that has it also serves calls that do not need it.
     ``binary``: the llama-server program ("" for the one `make model` built, "python" for
     the Python server even where that exists); see ``native_server_binary``.
+    ``cache_ram_mib``: the native server's host prompt cache (``--cache-ram``), in MiB.
     """
     model = model_path.resolve()
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -102,7 +106,7 @@ def ensure_server(
         threads = n_threads or default_threads()
         native = native_server_binary(binary)
         if native is not None:
-            state = _start_server(model, cache_dir, n_ctx, True, threads, n_slots or default_slots(threads), native)
+            state = _start_server(model, cache_dir, n_ctx, True, threads, n_slots or default_slots(threads), native, cache_ram_mib)
         else:
             state = _start_server(model, cache_dir, n_ctx, logprobs, threads, 1, None)
         write_state(cache_dir, state)
@@ -189,7 +193,15 @@ def python_server_command(model: Path, port: int, *, n_ctx: int, threads: int, s
 
 
 def native_server_command(
-    model: Path, port: int, *, n_ctx: int, threads: int, slots: int, logprobs: bool = True, binary: Path | None = None
+    model: Path,
+    port: int,
+    *,
+    n_ctx: int,
+    threads: int,
+    slots: int,
+    logprobs: bool = True,
+    binary: Path | None = None,
+    cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB,
 ) -> list[str]:
     """llama.cpp's own server: ``slots`` calls decoded together, each with ``n_ctx`` tokens of context."""
     del logprobs  # always available: llama-server computes them for the tokens asked about only
@@ -210,6 +222,11 @@ def native_server_command(
         # slot whose cached prompt it shares most with, and chunks of at least 256 tokens
         # further on are reused by shifting them instead of reading them again.
         "--cache-reuse", "256",
+        # Prompts of calls gone by are kept in host memory, to be read back by a later call that
+        # starts the same way, up to this many MiB. llama.cpp's default (8192) let the server grow
+        # from 2.2 GB to 10.8 GB over 125 desk claims for a 1.1 GB model; the cap is measured in
+        # docs/measurements/2026-11-26-server-memory.md.
+        "--cache-ram", str(cache_ram_mib),
         # llama-server's "auto" computes attention differently from llama-cpp-python's default
         # (off): SmolLM2's next-token log-probabilities moved by about 0.07 and greedy answers
         # changed after a few tokens. Off, they are the library's.
@@ -219,11 +236,22 @@ def native_server_command(
     ]  # fmt: skip
 
 
-def _start_server(model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, n_threads: int, slots: int, native: Path | None) -> ServerState:
+def _start_server(
+    model: Path,
+    cache_dir: Path,
+    n_ctx: int,
+    logprobs: bool,
+    n_threads: int,
+    slots: int,
+    native: Path | None,
+    cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB,
+) -> ServerState:
     port = _free_port()
     key = secrets.token_urlsafe(32)
     if native is not None:
-        command = native_server_command(model, port, n_ctx=n_ctx, threads=n_threads, slots=slots, binary=native)
+        command = native_server_command(
+            model, port, n_ctx=n_ctx, threads=n_threads, slots=slots, binary=native, cache_ram_mib=cache_ram_mib
+        )
     else:
         command = python_server_command(model, port, n_ctx=n_ctx, threads=n_threads, logprobs=logprobs)
     log_path = cache_dir / "server.log"

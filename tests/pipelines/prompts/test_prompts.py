@@ -27,3 +27,20 @@ def test_render_refuses_missing_variables() -> None:
 def test_braces_that_are_not_variables_are_left_alone() -> None:
     messages = load_prompt("search_queries").render(claim="c", n=2)
     assert '{"queries"' in str(messages[0].content)
+
+
+@pytest.mark.parametrize(
+    ("claim", "arguments"),
+    [
+        ("Masks stop {exhibit} spreading", "none"),  # the claim names a later variable
+        ("Masks stop flu", "the claim says {claim}; the passage {exhibit}"),  # a model's text names earlier ones
+    ],
+)
+def test_a_value_that_names_a_variable_is_kept_word_for_word(claim: str, arguments: str) -> None:
+    """Every placeholder is filled in one pass: a claim, web page or model text holding ``{exhibit}`` gets no passage pasted in."""
+    exhibit = "PASSAGE-TEXT"
+    user = str(load_prompt("desk_stance").render(claim=claim, exhibit=exhibit, arguments=arguments, options="A, B")[1].content)
+    assert f"Claim: {claim}" in user
+    assert user.count(exhibit) == 1, "the passage appears once, where the template puts it"
+    if "{exhibit}" in arguments:
+        assert arguments in user

@@ -1,4 +1,4 @@
-"""The run store on SQLite and on a real PostgreSQL server: events in order, totals, statuses, filters, journal, migration."""
+"""The run store on SQLite and on a real PostgreSQL server: events in order, totals, statuses, filters, journal (migrations: test_migrations.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import socket
 import time
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from pipelines.domain import Evidence, Verdict
 from pipelines.events import (
@@ -170,24 +170,3 @@ def test_journal_keeps_answers_per_key_in_order(store_url: str) -> None:  # noqa
         store.journal_put("r", "llm", "k1", payload)
     store.journal_put("r", "web", "k2", '{"results": []}')
     assert store.journal("r") == {("llm", "k1"): ["first", "second"], ("web", "k2"): ['{"results": []}']}
-
-
-def test_a_database_made_before_durable_runs_is_migrated(store_url: str) -> None:  # noqa: F811
-    engine = create_engine(store_url)
-    with engine.begin() as conn:  # the foundation's runs table, without the newer columns
-        conn.execute(
-            text(
-                "CREATE TABLE runs (id VARCHAR(64) PRIMARY KEY, claim TEXT, protocol VARCHAR(64), status VARCHAR(16), "
-                "verdict VARCHAR(64), confidence FLOAT, created_at FLOAT, finished_at FLOAT, config TEXT, app_version VARCHAR(32), "
-                "model_calls INTEGER, tokens_in INTEGER, tokens_out INTEGER)"
-            )
-        )
-        conn.execute(
-            text("INSERT INTO runs VALUES ('old', 'Old claim', 'single', 'completed', 'SUPPORTS', NULL, 1.0, 2.0, '{}', '0.1.0', 2, 10, 5)")
-        )
-    engine.dispose()
-    store = RunStore(store_url)
-    old = store.get_run("old")
-    assert old is not None and old.verdict == "SUPPORTS" and old.event_count == 0 and old.attempts == 1 and old.checker_verdict is None
-    store.append("old", VerdictOverridden(label="REFUTES", by="Ana"))
-    assert store.get_run("old").final_verdict == "REFUTES"  # type: ignore[union-attr]

@@ -49,10 +49,11 @@ def test_the_labels_map_to_three_words_and_an_unknown_one_stays() -> None:
     assert common_label("PANTS ON FIRE") == "PANTS ON FIRE"
 
 
-def _run(*extra: object, url: str | None = None, cited: tuple[str, ...] = ("E1",)) -> list[object]:
+def _run(*extra: object, url: str | None = None, cited: tuple[str, ...] = ("E1",), model: str = "") -> list[object]:
     item = Evidence(id="E1", source="web", text="Cats sleep a lot. Masks cut the spread of flu in homes. Dogs bark.", title="Flu", url=url)
+    judge = {"backend": "embedded", "model": model}
     return [
-        RunStarted(run_id="r", claim="Masks cut flu spread", protocol="single", config={"judge": {"backend": "embedded"}}, at=1.0),
+        RunStarted(run_id="r", claim="Masks cut flu spread", protocol="single", config={"judge": judge}, at=1.0),
         EvidenceRetrieved(agent="A", round=1, evidence=item, at=2.0),
         VerdictReached(verdict=Verdict(label="SUPPORTS", cited=cited, decided_by="agent", stop_reason="single agent answer"), at=3.0),
         *extra,
@@ -85,7 +86,16 @@ def test_the_quoted_sentences_are_those_closest_to_the_claim() -> None:
 def test_the_embedded_model_gets_its_weak_judge_caveat_on_the_card() -> None:
     card = verdict_card(digest(_run()))  # type: ignore[arg-type]
     assert card is not None and card.caveat is not None and "weak judge" in card.caveat[1]
-    assert model_caveat({"openai"}) is None and model_caveat({"no-such-backend"}) is None
+    assert model_caveat({("openai", "")}) is None and model_caveat({("no-such-backend", "")}) is None
+
+
+def test_the_caveat_names_the_embedded_model_the_run_used() -> None:
+    """A run on another local GGUF is not called Qwen, nor a weak judge: nobody measured it."""
+    card = verdict_card(digest(_run(model="/models/Llama-3.1-8B-Instruct-Q4_K_M.gguf")))  # type: ignore[arg-type]
+    assert card is not None and card.caveat is not None
+    text = card.caveat[1]
+    assert "Llama-3.1-8B-Instruct-Q4_K_M runs on this machine" in text
+    assert "Qwen" not in text and "weak judge" not in text
 
 
 def test_a_verdict_naming_no_exhibit_says_so_and_shows_what_the_debate_cited() -> None:

@@ -184,6 +184,25 @@ def test_the_server_gets_the_configured_threads(monkeypatch: pytest.MonkeyPatch,
     assert asked == [2, None]
 
 
+def test_the_server_gets_the_configured_prompt_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """DEBATEDESK_LLAMA_CACHE_RAM reaches the llama.cpp server; unset, the measured default, not llama.cpp's 8 GiB."""
+    from pipelines.config import AppSettings, ModelSpec
+
+    asked: list[object] = []
+
+    def fake_ensure(model: Path, cache: Path, *, cache_ram_mib: int = -2, **_: object) -> str:
+        asked.append(cache_ram_mib)
+        return "http://127.0.0.1:9/v1"
+
+    monkeypatch.setattr(server, "ensure_server", fake_ensure)
+    monkeypatch.setattr(model_files, "assemble_model", lambda cache: tmp_path / "qwen.gguf")
+    embedded.build_embedded(ModelSpec(backend="embedded"), AppSettings(model_cache=tmp_path))
+    monkeypatch.setenv("DEBATEDESK_LLAMA_CACHE_RAM", "0")
+    embedded.build_embedded(ModelSpec(backend="embedded"), AppSettings(model_cache=tmp_path))
+    assert asked == [server.DEFAULT_CACHE_RAM_MIB, 0]
+    assert server.DEFAULT_CACHE_RAM_MIB < 8192
+
+
 def test_a_model_serves_only_while_its_recorded_server_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Stopped, crashed or replaced servers are noticed, so the app starts one again instead of failing every run."""
     from pipelines.config import AppSettings, ModelSpec

@@ -36,8 +36,16 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     asked: list[dict[str, Any]] = []
 
     def start(
-        model: Path, cache_dir: Path, n_ctx: int, logprobs: bool, threads: int, slots: int, native: Path | None
+        model: Path,
+        cache_dir: Path,
+        n_ctx: int,
+        logprobs: bool,
+        threads: int,
+        slots: int,
+        native: Path | None,
+        cache_ram_mib: int = server.DEFAULT_CACHE_RAM_MIB,
     ) -> server.ServerState:
+        del cache_ram_mib  # the command line's test covers it
         asked.append({"logprobs": logprobs, "threads": threads, "slots": slots, "native": native})
         kind = "native" if native else "python"
         return server.ServerState(pid=1, port=4000 + len(asked), model=str(model), n_ctx=n_ctx, logprobs=logprobs, kind=kind, slots=slots)
@@ -104,6 +112,9 @@ def test_the_native_command_line(tmp_path: Path, binary: Path) -> None:
     assert value("--ctx-size") == str(8192 * 4), "every slot has the whole context"
     assert value("--flash-attn") == "off", "llama-cpp-python's arithmetic: the same tokens"
     assert "--kv-unified" in command and "--cont-batching" in command and value("--cache-reuse") == "256"
+    assert value("--cache-ram") == str(server.DEFAULT_CACHE_RAM_MIB), "the prompt cache is capped on purpose, not llama.cpp's 8 GiB"
+    capped = server.native_server_command(tmp_path / "qwen.gguf", 4321, n_ctx=8192, threads=2, slots=1, binary=binary, cache_ram_mib=0)
+    assert capped[capped.index("--cache-ram") + 1] == "0"
 
 
 def test_a_record_from_before_the_native_server_reads_as_the_python_one(tmp_path: Path) -> None:

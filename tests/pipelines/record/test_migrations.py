@@ -1,0 +1,157 @@
+"""The run store's named migrations on SQLite and PostgreSQL: a new database, and databases made before migrations."""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from pipelines.events import RunStarted, VerdictOverridden
+from pipelines.record import migrations
+from pipelines.record.store import RunStore, schema
+from tests.stores import store_url  # noqa: F401  (the fixture)
+
+LATER_COLUMNS = {  # what the store added to `runs` after the foundation, as the column adder before migrations did
+    "model_seconds": "FLOAT",
+    "event_count": "INTEGER",
+    "attempts": "INTEGER",
+    "owner": "VARCHAR(200)",
+    "heartbeat_at": "FLOAT",
+    "checker_verdict": "VARCHAR(64)",
+    "checker_note": "TEXT",
+    "checker_by": "VARCHAR(200)",
+    "origin": "VARCHAR(200)",
+    "checker_at": "FLOAT",
+    "cached_calls": "INTEGER",
+    "stop_reason": "TEXT",
+    "source_run": "VARCHAR(64)",
+    "started_by": "VARCHAR(200)",
+}
+
+
+def foundation_tables() -> sa.MetaData:
+    """The store's tables as the foundation made them (4ef6597:pipelines/store.py): no journal, 13 columns in runs."""
+    metadata = sa.MetaData()
+    sa.Table(
+        "runs",
+        metadata,
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("claim", sa.Text, nullable=False),
+        sa.Column("protocol", sa.String(64), nullable=False, index=True),
+        sa.Column("status", sa.String(16), nullable=False, index=True),
+        sa.Column("verdict", sa.String(64)),
+        sa.Column("confidence", sa.Float),
+        sa.Column("created_at", sa.Float, nullable=False, index=True),
+        sa.Column("finished_at", sa.Float),
+        sa.Column("config", sa.Text, nullable=False),
+        sa.Column("app_version", sa.String(32), nullable=False),
+        sa.Column("model_calls", sa.Integer, nullable=False),
+        sa.Column("tokens_in", sa.Integer, nullable=False),
+        sa.Column("tokens_out", sa.Integer, nullable=False),
+    )
+    sa.Table(
+        "events",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+        sa.Column("seq", sa.Integer, nullable=False),
+        sa.Column("type", sa.String(64), nullable=False),
+        sa.Column("at", sa.Float, nullable=False),
+        sa.Column("payload", sa.Text, nullable=False),
+        sa.UniqueConstraint("run_id", "seq"),
+    )
+    return metadata
+
+
+def old_database(url: str, *, later_columns: bool) -> None:
+    """A database made before migrations, holding one run with one event; ``later_columns``: as the column adder left it."""
+    engine = sa.create_engine(url)
+    foundation_tables().create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO runs (id, claim, protocol, status, verdict, created_at, finished_at, config, app_version, "
+                "model_calls, tokens_in, tokens_out) VALUES ('old', 'Old claim', 'single', 'completed', 'SUPPORTS', 1.0, 2.0, "
+                "'{}', '0.1.0', 2, 10, 5)"
+            )
+        )
+        payload = '{"type": "RunStarted", "run_id": "old", "claim": "Old claim", "protocol": "single", "config": {}, "at": 1.0}'
+        conn.execute(
+            sa.text("INSERT INTO events (run_id, seq, type, at, payload) VALUES ('old', 1, 'RunStarted', 1.0, :p)"), {"p": payload}
+        )
+        if later_columns:
+            for name, kind in LATER_COLUMNS.items():  # columns, but not their indexes: what the adder missed
+                conn.execute(sa.text(f'ALTER TABLE runs ADD COLUMN "{name}" {kind}'))
+    engine.dispose()
+
+
+def indexes(url: str) -> dict[str, set[tuple[str, tuple[str, ...]]]]:
+    """Each table's indexes, as (name, columns)."""
+    engine = sa.create_engine(url)
+    inspector = sa.inspect(engine)
+    found = {
+        t: {(str(i["name"]), tuple(str(c) for c in i["column_names"])) for i in inspector.get_indexes(t)}
+        for t in inspector.get_table_names()
+    }
+    engine.dispose()
+    return found
+
+
+def assert_at_head_with_the_store_tables(url: str) -> None:
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        assert migrations.applied(conn) == migrations.head()
+        assert migrations.differences(conn, schema()) == [], "the migrations build exactly the tables the store uses"
+    engine.dispose()
+    present = indexes(url)
+    for table in schema().sorted_tables:
+        for index in table.indexes:
+            assert (index.name, tuple(c.name for c in index.columns)) in present[table.name], f"{table.name}: no {index.name}"
+
+
+def test_a_new_database_is_built_to_exactly_the_store_tables(store_url: str) -> None:  # noqa: F811
+    RunStore(store_url).engine.dispose()
+    assert_at_head_with_the_store_tables(store_url)
+    RunStore(store_url).engine.dispose()  # opening again finds nothing to do
+    assert_at_head_with_the_store_tables(store_url)
+
+
+@pytest.mark.parametrize("later_columns", [False, True], ids=["foundation", "columns-without-indexes"])
+def test_a_database_made_before_migrations_gets_its_columns_and_indexes(store_url: str, later_columns: bool) -> None:  # noqa: F811
+    old_database(store_url, later_columns=later_columns)
+    store = RunStore(store_url)
+    assert_at_head_with_the_store_tables(store_url)
+    run = store.get_run("old")
+    assert run is not None and run.verdict == "SUPPORTS" and run.event_count == 0 and run.attempts == 1
+    assert isinstance(store.events("old")[0], RunStarted)
+    store.append("old", VerdictOverridden(label="REFUTES", by="Ana"))
+    assert store.get_run("old").final_verdict == "REFUTES"  # type: ignore[union-attr]
+    store.engine.dispose()
+
+
+def test_each_migration_is_one_file_named_for_its_revision_after_the_one_before() -> None:
+    files = sorted((migrations.FOLDER / "versions").glob("*.py"))
+    assert files, "no migration"
+    previous = None
+    for path in files:
+        source = path.read_text(encoding="utf-8")
+        number = re.match(r"(\d{4})_[a-z0-9_]+\.py$", path.name)
+        assert number, f"{path.name}: name it NNNN_what_it_adds.py"
+        source = source.replace("'", '"')
+        assert f'revision = "{number.group(1)}"' in source, f"{path.name}: its revision is its number"
+        assert (f'down_revision = "{previous}"' if previous else "down_revision = None") in source, f"{path.name}: follows {previous}"
+        previous = number.group(1)
+    assert previous == migrations.head()
+
+
+def test_stores_opening_a_new_sqlite_database_at_once_build_it_once(tmp_path: Path) -> None:
+    """The app and the command line may open a new database together: SQLite's DDL is not transactional, so they take turns."""
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    with ThreadPoolExecutor(6) as pool:
+        stores = list(pool.map(lambda _: RunStore(url), range(6)))
+    for store in stores:
+        store.engine.dispose()
+    assert_at_head_with_the_store_tables(url)
