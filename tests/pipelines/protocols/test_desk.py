@@ -24,6 +24,8 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.client import Reply, TokenLogprob
+from pipelines.record.digest import digest
+from pipelines.record.verdict_card import verdict_card
 from pipelines.run.runner import Services, stream_run
 from pipelines.stages.stance import STANCES, Stance, option_orders, read_stance
 from pipelines.stages.stance_aggregation import aggregate, stance_features
@@ -210,6 +212,8 @@ def test_agreeing_exhibits_rule_without_a_debate_and_say_why(services: Services)
     aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
     assert len(aggregated) == 1 and not aggregated[0].debated
     assert any(isinstance(e, StageCompleted) and e.stage == "debate" and e.detail.startswith("no debate") for e in events)
+    card = verdict_card(digest(events))
+    assert card is not None and card.model is not None and "advocates argued" not in card.model.reason
     assert not any(isinstance(e, TurnCompleted) for e in events), "no argument without a conflict"
     verdict = events[-1].verdict  # type: ignore[attr-defined]
     assert isinstance(events[-1], VerdictReached) and verdict.label == "SUPPORTS"
@@ -240,6 +244,10 @@ def test_exhibits_that_conflict_are_argued_over_and_read_again(services: Service
     final = [e for e in events if isinstance(e, VerdictAggregated)][-1]
     assert final.round == 2 and final.debated
     assert isinstance(events[-1], VerdictReached)
+    card = verdict_card(digest(events))
+    assert card is not None and card.model is not None and "two advocates argued over them" in card.model.reason, (
+        "the one verdict box says a debate took place and changed the reading"
+    )
 
 
 def test_switching_the_debate_off_keeps_the_first_reading(services: Services) -> None:
