@@ -239,7 +239,8 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
     if user is not None and user.role not in ALLOWED["override"]:
         st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {user.role}.")  # markup: a role of ours
         return
-    with st.expander("🧑‍⚖️ Override the verdict", expanded=False):
+    # A form: choosing and typing send nothing until the button, so no rerun redraws the page (and folds the box) meanwhile.
+    with st.expander("🧑‍⚖️ Override the verdict", expanded=False), st.form(f"{key}.override.form", border=False):
         options = list(COMMON_LABELS)
         model_common = common_label(model_label) if model_label else None
         index = options.index(model_common) if model_common in options else 0
@@ -258,7 +259,7 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
             height=80,
             placeholder="What you found and where: it goes in the audit trail, every export and the published ClaimReview.",
         )
-        st.button("Record my verdict", key=f"{key}.override.go", on_click=_override, args=(store, run_id, key), icon="🖊️")
+        st.form_submit_button("Record my verdict", key=f"{key}.override.go", on_click=_override, args=(store, run_id, key), icon="🖊️")
         st.caption("The model's verdict is kept beside yours; both appear in the record and in every export.")
 
 

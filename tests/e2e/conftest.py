@@ -151,9 +151,14 @@ def start_claim(page, claim: str, protocol: str = "", *, name: str = "", step_mo
         page.get_by_role("textbox", name="Your name (audit trail)").fill(name)
         page.keyboard.press("Enter")
     if step_mode:
-        page.get_by_text("Step mode").click()
+        sidebar_toggle(page, "Step mode")
     if protocol:
         page.get_by_role("combobox", name="Protocol").click()
         page.get_by_role("option", name=protocol).click()
     page.locator("textarea").first.fill(claim)
     page.get_by_role("button", name="Verify").click()
+
+
+def sidebar_toggle(page, label: str) -> None:  # type: ignore[no-untyped-def]
+    """Click the sidebar's toggle called ``label`` (the landing text names step mode too, so a bare text match is ambiguous)."""
+    page.locator('[data-testid="stSidebar"]').get_by_text(label, exact=True).click()

@@ -1,5 +1,7 @@
 """The new protocols in Chromium: pick one (and a second to compare), run a claim, look at what the checker sees."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -31,7 +33,7 @@ def verify(page) -> None:  # type: ignore[no-untyped-def]
 def test_each_protocol_shows_its_own_panel(page, protocol: str, marker: str) -> None:  # type: ignore[no-untyped-def]
     pick(page, "Protocol", protocol)
     verify(page)
-    page.get_by_text("Verdict").first.wait_for(timeout=90_000)
+    page.get_by_text(re.compile(r"^Verdict\b")).first.wait_for(timeout=90_000)  # not the sidebar's "Whose ruling is the verdict"
     expect(page.get_by_text(marker).first).to_be_visible()  # waits for it: the panel may draw just after the verdict
     screenshot(page, f"verify-{protocol}")
 

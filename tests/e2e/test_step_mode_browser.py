@@ -1,9 +1,11 @@
 """In Chromium: a step-mode run where the checker edits a query, continues, finishes; then History replays it step by step."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import open_in_history, screenshot
+from tests.e2e.conftest import open_in_history, screenshot, sidebar_toggle
 
 pytestmark = pytest.mark.e2e
 
@@ -13,7 +15,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses in crowded schools"
 def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  # type: ignore[no-untyped-def]
     page.get_by_role("textbox", name="Your name (audit trail)").fill("Ana Ruiz")
     page.keyboard.press("Enter")
-    page.get_by_text("Step mode").click()
+    sidebar_toggle(page, "Step mode")
     page.get_by_role("combobox", name="Protocol").click()  # `single` pauses before the search and before the answer
     page.get_by_role("option", name="single — Single agent (baseline)").click()
     page.locator("textarea").first.fill(CLAIM)
@@ -31,7 +33,7 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     page.get_by_text("edited Analyst's next query").first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Continue").click()
 
-    page.get_by_text("Verdict").first.wait_for(timeout=90_000)
+    page.get_by_text(re.compile(r"^Verdict\b")).first.wait_for(timeout=90_000)  # not the sidebar's "Whose ruling is the verdict"
     page.get_by_text("query: “cloth masks classroom transmission study”").first.wait_for(timeout=30_000)  # the edited query was used
     screenshot(page, "step-mode-finished")
 

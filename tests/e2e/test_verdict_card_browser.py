@@ -40,8 +40,8 @@ def choose(page, protocol: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def card(page, heading: str = "Verdict"):  # type: ignore[no-untyped-def]
-    """The bordered box that holds the verdict's heading: the block around the heading's own part of the card."""
-    return page.locator("h3", has_text=heading).last.locator("xpath=ancestor::div[@data-testid='stVerticalBlock'][2]")
+    """The bordered box that holds the verdict's heading (the first: History's hidden compare tab may hold another)."""
+    return page.locator("h3", has_text=heading).first.locator("xpath=ancestor::div[@data-testid='stVerticalBlock'][2]")
 
 
 def cost_line(page) -> str:  # type: ignore[no-untyped-def]
@@ -130,7 +130,7 @@ def test_an_override_shows_on_the_card_with_its_audit_trail_and_in_history(slow_
     page.get_by_role("textbox", name="Reason (required)").fill("the only study is a <b>preprint</b>")
     page.get_by_role("button", name="Record my verdict").click()
 
-    page.locator("h3", has_text="Checker's verdict").wait_for(timeout=60_000)
+    page.locator("h3", has_text="Checker's verdict").first.wait_for(timeout=60_000)
     checker = card(page, "Checker's verdict")
     expect(checker.locator("h3")).to_contain_text("NOT ENOUGH INFO")
     expect(
@@ -149,7 +149,7 @@ def test_an_override_shows_on_the_card_with_its_audit_trail_and_in_history(slow_
     screenshot(page, "override-on-card")
 
     open_in_history(page, "night buses")
-    page.locator("h3", has_text="Checker's verdict").wait_for(timeout=60_000)
+    page.locator("h3", has_text="Checker's verdict").first.wait_for(timeout=60_000)
     checker = card(page, "Checker's verdict")
     expect(checker.locator("h3")).to_contain_text("NOT ENOUGH INFO")
     expect(checker.locator("h4", has_text="The model's verdict, kept in the record")).to_be_visible()
