@@ -66,11 +66,9 @@ def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser,
         notice.wait_for(timeout=60_000)
         said = notice.inner_text()
         assert "intact" in said and f"signed with another key, not this desk's: {signer.fingerprint}" in said
-        box = (
-            page.locator('[data-testid="stVerticalBlock"]').filter(has_text="Imported from forged-ana.json by Ben Checker").first
-        )  # the History block that holds it (the transcript marks its events too)
-        box.wait_for(timeout=60_000)
-        text = box.inner_text()
+        page.get_by_text("Imported from forged-ana.json by Ben Checker").first.wait_for(timeout=60_000)
+        page.get_by_text("the file says Ana Ruiz set REFUTED").first.wait_for(timeout=60_000)  # History's line for the file's word
+        text = page.locator("body").inner_text()
         assert "the file says Ana Ruiz set REFUTED" in text and "approved for publication" in text
         page.get_by_text("Imported record").first.wait_for(timeout=30_000)  # the card's own part for the file's word
         page.get_by_text("the imported file says").first.wait_for(timeout=30_000)  # the transcript marks the file's override
