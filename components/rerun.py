@@ -62,7 +62,6 @@ def render_rerun_note(events: Sequence[Event]) -> None:
 def _open(run_id: str) -> None:
     """Callback of a link: the page's run picker (its widget, key ``history.open``) shows the linked run."""
     state.open_history_run(run_id)
-    st.session_state["history.open"] = run_id
 
 
 def render_rerun(run: RunSummary, services: Services) -> None:

@@ -281,13 +281,21 @@ def take_resume_limits() -> BudgetConfig | None:
     return limits if isinstance(limits, BudgetConfig) else None
 
 
+HISTORY_PICKER = "history.open"
+
+
 def history_run() -> str | None:
     value = st.session_state.get(HISTORY_RUN)
     return str(value) if value else None
 
 
 def open_history_run(run_id: str | None) -> None:
+    """History shows this run: its run picker (widget key ``history.open``) keeps its own value across reruns, so set it too.
+
+    Call from a callback or before History draws the picker; Streamlit refuses a widget's value set after it is drawn.
+    """
     st.session_state[HISTORY_RUN] = run_id
+    st.session_state[HISTORY_PICKER] = run_id
 
 
 def set_message(key: str, message: tuple[str, str] | None) -> None:

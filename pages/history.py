@@ -45,7 +45,6 @@ queue = get_claim_queue()
 if (linked := state.follow_link(state.RUN_PARAM)) is not None:  # ?run=ID: a colleague's link
     if store.has_run(linked):
         state.open_history_run(linked)
-        st.session_state["history.open"] = linked  # the chooser keeps its own value across reruns: set it too
     else:
         st.warning(f"No run {escape_markdown(linked[:64])} in this desk's History: the link may be wrong, or the run was made elsewhere.")
 
@@ -177,8 +176,8 @@ selected = st.selectbox(
     index=options.index(chosen) if chosen in options else None,
     format_func=lambda run_id: describe(by_id[run_id]),
     placeholder="Choose a run to replay, export or compare",
-    key="history.open",
-    on_change=lambda: state.open_history_run(st.session_state.get("history.open")),
+    key=state.HISTORY_PICKER,
+    on_change=lambda: state.open_history_run(st.session_state.get(state.HISTORY_PICKER)),
 )
 state.show_in_address(state.RUN_PARAM, selected)
 if selected is None:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from pipelines.record.export import load_record, to_json
+from pipelines.record.export import import_run, load_record, to_json
 from pipelines.record.signing import DeskKey, desk_key
+from pipelines.record.store import RunStore
 from pipelines.record.verification import verify_record
 from tests.e2e.conftest import screenshot
 from tests.fakes import hand_record
@@ -51,6 +52,10 @@ def forged_file(tmp_path: Path) -> tuple[Path, DeskKey]:
 
 def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser, app_url: str, demo_data_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path, signer = forged_file(tmp_path)
+    # History lists a run before the import, so its run picker is drawn (with nothing chosen) when the file arrives:
+    # the import must still open the imported run (the picker keeps its own value across reruns).
+    earlier = hand_record("An earlier claim already in History", run_id="earlier-run", status="failed", at=1600000000)
+    import_run(RunStore(f"sqlite:///{(demo_data_dir / 'runs.sqlite').resolve()}"), json.dumps(earlier), source="earlier.json", by="Setup")
     checker = browser.new_context(viewport={"width": 1400, "height": 2200})
     editor = browser.new_context(viewport={"width": 1400, "height": 2200})
     try:
