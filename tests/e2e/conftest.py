@@ -162,3 +162,8 @@ def start_claim(page, claim: str, protocol: str = "", *, name: str = "", step_mo
 def sidebar_toggle(page, label: str) -> None:  # type: ignore[no-untyped-def]
     """Click the sidebar's toggle called ``label`` (the landing text names step mode too, so a bare text match is ambiguous)."""
     page.locator('[data-testid="stSidebar"]').get_by_text(label, exact=True).click()
+
+
+def settled(page, timeout: float = 120_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page's script has finished its run: a choice made mid-run races the run's own redraw."""
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=timeout)
