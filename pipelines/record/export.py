@@ -49,6 +49,7 @@ from pipelines.events import (
     parse_event,
 )
 from pipelines.record import chain
+from pipelines.record.claimreview import RATINGS, Review, build_claimreview
 from pipelines.record.comments import Comment
 from pipelines.record.digest import RunDigest, describe_intervention, digest
 from pipelines.record.signing import DeskKey
@@ -615,16 +616,12 @@ def _trail(entries: Sequence[AuditEntry]) -> str:
 
 # --- schema.org ClaimReview -------------------------------------------------------------------
 
-# The one vocabulary on ClaimReview's 1-5 scale (5 = true, 1 = false); the rating's name is the word itself.
-RATING_SCALE: dict[str, int] = {"SUPPORTED": 5, "NOT ENOUGH INFO": 3, "REFUTED": 1}
-CLAIMREVIEW_REQUIRED = ("@context", "@type", "claimReviewed", "reviewRating", "itemReviewed", "author", "datePublished", "url")
-
 
 def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: str = "", publisher: str = "DebateDesk") -> dict[str, Any]:
     """schema.org ClaimReview JSON-LD for the run's final verdict: this desk's checker's when they set one, else the model's.
 
-    The rating is named in the one vocabulary (SUPPORTED / REFUTED / NOT ENOUGH INFO); a
-    verdict an imported file says someone set is never published as this desk's.
+    Built by the one ClaimReview builder (``pipelines.record.claimreview``), the explanation whole;
+    a verdict an imported file says someone set is never published as this desk's.
     """
     run = digest(events)
     override = run.override  # this desk's own
@@ -634,60 +631,29 @@ def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: 
             f"run {summary.id} has no verdict ({summary.status}); a ClaimReview needs one — resume the run or set a verdict"
         )
     name = common_label(label)
-    value = RATING_SCALE.get(name, 3)
+    if name not in RATINGS:
+        raise DebateDeskError(
+            f"run {summary.id}'s verdict {label[:40]!r} is not one a ClaimReview rates (SUPPORTED, REFUTED, NOT ENOUGH INFO)"
+        )
     rationale = run.verdict.rationale if run.verdict is not None else ""
     if name != label:  # the protocol's own word, as a detail
         rationale = f"The protocol's word: {label}. {rationale}"
     explanation = override.note if override is not None and override.note else rationale
-    sources = run.cited_evidence() or list(run.evidence.values())
-    # Only public http(s) pages are cited: a javascript:, data: or intranet URL must not reach a published page.
-    citations = [
-        {"@type": "CreativeWork", "name": e.title or e.source_label, "url": e.url} for e in sources if e.url and public_http_url(e.url)
-    ]
     published = datetime.fromtimestamp(summary.finished_at or summary.created_at, UTC).date().isoformat()
-    url = f"{public_url.rstrip('/')}/{summary.id}" if public_url else f"urn:debatedesk:run:{summary.id}"
-    doc: dict[str, Any] = {
-        "@context": "https://schema.org",
-        "@type": "ClaimReview",
-        "url": url,
-        "claimReviewed": summary.claim,
-        "datePublished": published,
-        "author": {"@type": "Organization", "name": publisher},
-        "reviewRating": {
-            "@type": "Rating",
-            "ratingValue": value,
-            "bestRating": 5,
-            "worstRating": 1,
-            "alternateName": name,
-            "ratingExplanation": " ".join(explanation.split())[:1000],
-        },
-        "itemReviewed": {"@type": "Claim", "text": summary.claim, "datePublished": published},
-        "citation": citations,
-    }
-    if override is not None and override.by:
-        doc["editor"] = {"@type": "Person", "name": override.by}
-        doc["dateModified"] = datetime.fromtimestamp(override.at, UTC).date().isoformat()  # when the checker set the verdict published here
-    return doc
-
-
-def claimreview_problems(doc: dict[str, Any]) -> list[str]:
-    """What a ClaimReview lacks of the fields schema.org and fact-check indexes require."""
-    problems = [f"{field}: missing" for field in CLAIMREVIEW_REQUIRED if not doc.get(field)]
-    rating = doc.get("reviewRating") or {}
-    for field in ("@type", "ratingValue", "bestRating", "worstRating", "alternateName"):
-        if rating.get(field) in (None, ""):
-            problems.append(f"reviewRating.{field}: missing")
-    if rating and not (rating.get("worstRating", 0) <= rating.get("ratingValue", -1) <= rating.get("bestRating", -1)):
-        problems.append("reviewRating.ratingValue: outside worstRating..bestRating")
-    if doc.get("@type") != "ClaimReview":
-        problems.append("@type: must be ClaimReview")
-    if (doc.get("author") or {}).get("name") in (None, ""):
-        problems.append("author.name: missing")
-    if (doc.get("itemReviewed") or {}).get("@type") != "Claim":
-        problems.append("itemReviewed.@type: must be Claim")
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(doc.get("datePublished", ""))):
-        problems.append("datePublished: must be an ISO date (YYYY-MM-DD)")
-    return problems
+    checked = override is not None and bool(override.by)
+    return build_claimreview(
+        Review(
+            claim=summary.claim,
+            label=name,
+            explanation=" ".join(explanation.split()),
+            url=f"{public_url.rstrip('/')}/{summary.id}" if public_url else f"urn:debatedesk:run:{summary.id}",
+            published_on=published,
+            organisation=publisher,
+            editor=override.by if checked and override is not None else "",
+            modified_on=datetime.fromtimestamp(override.at, UTC).date().isoformat() if checked and override is not None else "",
+            citations=run.cited_evidence() or list(run.evidence.values()),
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -802,7 +768,6 @@ __all__ = [
     "RecordCheck",
     "RecordError",
     "RunRecord",
-    "claimreview_problems",
     "export_run",
     "import_run",
     "load_record",

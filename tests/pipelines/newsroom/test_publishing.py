@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.newsroom.publishing import build_claimreview, claimreview_problems, publish, served_url, sync_published, unpublish
+from pipelines.newsroom.publishing import claim_review, publish, served_url, sync_published, unpublish
 from pipelines.newsroom.queue import Appearance, ClaimQueue, NewClaim, NotAllowedError, QueueError
+from pipelines.record.claimreview import claimreview_problems
 from pipelines.record.store import RunStore
 from tests.pipelines.newsroom.test_queue import ANA, BO, CLAIM, make_run
 from tests.stores import store_url  # noqa: F401  (the fixture)
@@ -40,7 +41,7 @@ def test_the_published_claimreview_carries_what_the_desk_reviewed(reviewed: tupl
     assert "</script>" not in text and "<b>" not in text  # safe inside a <script type="application/ld+json"> block
     doc = json.loads(text)
     assert doc == done.claimreview
-    assert claimreview_problems(doc) == []
+    assert claimreview_problems(doc, reviewer_required=True) == []
     assert doc["url"] == served_url(APP, claim_id) == f"{APP}/app/static/claimreview/{claim_id}.json"
     assert doc["claimReviewed"] == CLAIM
     assert doc["reviewRating"]["name"] == "REFUTED" and doc["reviewRating"]["alternateName"] == "False"
@@ -124,4 +125,4 @@ def test_an_unreviewed_claim_has_no_claimreview(reviewed: tuple[RunStore, ClaimQ
     _, queue, _ = reviewed
     fresh = queue.add(NewClaim("A claim nobody reviewed about tides"), ANA)
     with pytest.raises(QueueError, match="no reviewed verdict"):
-        build_claimreview(fresh, organisation="Ferry Facts", url="https://x.example/1", citations=[], published_on="2026-11-26")
+        claim_review(fresh, organisation="Ferry Facts", url="https://x.example/1", citations=[], published_on="2026-11-26")

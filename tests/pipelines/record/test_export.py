@@ -13,10 +13,9 @@ import pytest
 
 from pipelines.events import ModelCallCompleted, RecordImported, RunStarted, VerdictReached
 from pipelines.llm.fake import FakeChatModel
+from pipelines.record.claimreview import RATINGS, claimreview_problems
 from pipelines.record.export import (
-    RATING_SCALE,
     RecordError,
-    claimreview_problems,
     export_filename,
     export_run,
     import_run,
@@ -89,18 +88,17 @@ def test_claimreview_has_the_required_fields(finished: tuple[RunStore, str]) -> 
     assert doc["@context"] == "https://schema.org" and doc["@type"] == "ClaimReview"
     assert doc["claimReviewed"] == CLAIM and doc["itemReviewed"]["@type"] == "Claim"
     assert doc["url"] == f"https://desk.example.org/runs/{run_id}"
-    assert doc["reviewRating"]["ratingValue"] == 3 and doc["reviewRating"]["alternateName"] == "NOT ENOUGH INFO", (
-        "the checker's verdict rules"
-    )
+    assert doc["reviewRating"]["ratingValue"] == 3 and doc["reviewRating"]["name"] == "NOT ENOUGH INFO", "the checker's verdict rules"
+    assert doc["reviewRating"]["alternateName"] == "Unproven"
     assert doc["reviewRating"]["ratingExplanation"] == "Only one trial; wait for the review."
-    assert doc["editor"] == {"@type": "Person", "name": "Ana"} and doc["author"]["name"] == "DebateDesk"
+    assert doc["editor"] == {"@type": "Person", "name": "Ana"} and doc["author"] == [{"@type": "Organization", "name": "DebateDesk"}]
     assert [c["url"] for c in doc["citation"]] and all(c["url"].startswith("https://") for c in doc["citation"]), "no javascript: links"
     assert len(doc["datePublished"]) == 10
 
 
 def test_rating_scale_speaks_the_one_vocabulary_within_bounds() -> None:
-    assert RATING_SCALE == {"SUPPORTED": 5, "NOT ENOUGH INFO": 3, "REFUTED": 1}
-    assert set(RATING_SCALE) == set(COMMON_LABELS)
+    assert {label: value for label, (value, _) in RATINGS.items()} == {"SUPPORTED": 5, "NOT ENOUGH INFO": 3, "REFUTED": 1}
+    assert set(RATINGS) == set(COMMON_LABELS)
 
 
 def test_claimreview_problems_name_what_is_missing() -> None:
@@ -319,3 +317,22 @@ def test_the_markdown_report_names_both_rulings_when_they_differ() -> None:
     summary, events = load_record(json.dumps(record))
     report = to_markdown(summary, events)
     assert "Two rulings differ: the panel voted NOT SUPPORTED, 64%; the evidence read after the debate says SUPPORTS, 81%." in report
+
+
+def test_the_run_exports_claimreview_carries_the_checkers_whole_reason() -> None:
+    reason = "The operator's figures show no change after masks were required on its ferries. " * 20  # about 1,600 characters
+    record = hand_record(
+        "Masks on ferries cut cases by half",
+        {"type": "VerdictReached", "at": 2.0, "verdict": {"label": "SUPPORTS", "rationale": "A study says so."}},
+        {"type": "VerdictOverridden", "at": 3.0, "label": "REFUTED", "note": reason, "by": "Ana", "model_verdict": {"label": "SUPPORTS"}},
+        status="completed",
+        verdict="SUPPORTS",
+        checker_verdict="REFUTED",
+        checker_by="Ana",
+        checker_note=reason,
+        checker_at=3.0,
+    )
+    summary, events = load_record(json.dumps(record))
+    doc = to_claimreview(summary, events)
+    assert doc["reviewRating"]["ratingExplanation"] == " ".join(reason.split()), "never cut"
+    assert doc["reviewRating"]["name"] == "REFUTED" and claimreview_problems(doc) == []

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from pipelines.events import Event
+from pipelines.errors import DebateDeskError
+from pipelines.events import Event, VerdictOverridden
 from pipelines.record.export import export_run, load_record, to_claimreview
 from pipelines.record.store import RunSummary
 from pipelines.text.safety import public_http_url
@@ -101,7 +102,9 @@ def hostile_run() -> tuple[RunSummary, list[Event]]:
 
 def test_claimreview_cites_only_public_http_urls() -> None:
     summary, events = hostile_run()
-    doc = to_claimreview(summary, events)
+    with pytest.raises(DebateDeskError, match="is not one a ClaimReview rates"):  # the override's label is no verdict
+        to_claimreview(summary, events)
+    doc = to_claimreview(summary, [e for e in events if not isinstance(e, VerdictOverridden)])  # the model's SUPPORTS
     assert [c["url"] for c in doc["citation"]] == [PUBLIC_URL]
 
 
@@ -127,7 +130,8 @@ def test_the_markdown_report_links_no_disguised_address() -> None:
 
 def test_json_exports_cannot_close_a_script_block_and_parse_to_the_same_record() -> None:
     summary, events = hostile_run()
-    for fmt in ("json", "claimreview"):
-        text = export_run(summary, events, fmt)
+    ruled = [e for e in events if not isinstance(e, VerdictOverridden)]  # a ClaimReview needs a verdict it rates
+    for fmt, kept in (("json", events), ("claimreview", ruled)):
+        text = export_run(summary, kept, fmt)
         assert "<" not in text and ">" not in text and "\u2028" not in text, fmt
         assert SCRIPT in json.dumps(json.loads(text))  # the text is kept, escaped: nothing is stripped

@@ -236,7 +236,7 @@ def test_a_forged_editor_override_is_imported_as_the_files_word_and_changes_no_v
     assert card is not None and card.checker is None and card.label == card.model.label  # type: ignore[union-attr]
     assert [a.by for a in card.imported_audit] == ["Ana Ruiz"] and card.audit == ()
     doc = to_claimreview(summary, events)
-    assert doc["reviewRating"]["alternateName"] != "REFUTED" and "editor" not in doc, "ClaimReview publishes only this desk's verdict"
+    assert doc["reviewRating"]["name"] != "REFUTED" and "editor" not in doc, "ClaimReview publishes only this desk's verdict"
     refuted = [r.id for r in store.list_runs(limit=10_000, where=RunFilter(verdicts=("REFUTED",)))]
     assert summary.id not in refuted, "History's filter finds the desk's verdict, not the file's"
     row = next(csv.DictReader(io.StringIO(export_run(summary, events, "csv"))))
