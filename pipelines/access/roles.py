@@ -18,7 +18,9 @@ from typing import Literal, Protocol
 from pipelines.access.users import DeskRole, User, UsersFile, UsersFileError, oidc_user
 from pipelines.errors import DebateDeskError
 
-Action = Literal["run", "edit_pause", "comment", "import", "override", "publish", "desk_settings", "delete_documents", "calibrate"]
+Action = Literal[
+    "run", "edit_pause", "comment", "import", "override", "review", "publish", "desk_settings", "delete_documents", "calibrate"
+]
 
 EDITOR_ONLY: frozenset[DeskRole] = frozenset({"editor"})
 ANY_ROLE: frozenset[DeskRole] = frozenset({"editor", "checker"})
@@ -28,6 +30,7 @@ ALLOWED: dict[Action, frozenset[DeskRole]] = {
     "comment": ANY_ROLE,
     "import": ANY_ROLE,
     "override": EDITOR_ONLY,
+    "review": EDITOR_ONLY,
     "publish": EDITOR_ONLY,
     "desk_settings": EDITOR_ONLY,
     "delete_documents": EDITOR_ONLY,
@@ -39,6 +42,7 @@ DOING: dict[Action, str] = {  # "Only an editor may ..." / "... may not <doing>"
     "comment": "comment",
     "import": "import records",
     "override": "override verdicts",
+    "review": "review claims for publication",
     "publish": "publish fact-checks",
     "desk_settings": "change the desk's settings",
     "delete_documents": "delete corpus documents",
@@ -122,6 +126,20 @@ def require(person: Person, action: Action) -> Person:
         roles = " or ".join(sorted(ALLOWED[action]))
         _refuse(person, action, f"only an {roles} may {DOING[action]}; {user.name} is signed in as a {user.role}")
     return replace(person, name=user.name, role=user.role)
+
+
+def require_role(user: User | None, action: Action) -> None:
+    """For a person already read now from the sign-in (``acting_user`` in a page): refuse unless their role allows ``action``.
+
+    None is the person at a desk without sign-in, who holds every role. NotAllowedError with the reason (and a log line).
+    """
+    if user is not None and user.role not in ALLOWED[action]:
+        roles = " or ".join(sorted(ALLOWED[action]))
+        _refuse(
+            Person(name=user.name, account=user.username),
+            action,
+            f"only an {roles} may {DOING[action]}; {user.name} is signed in as a {user.role}",
+        )
 
 
 def _refuse(person: Person, action: Action, reason: str) -> None:

@@ -54,6 +54,7 @@ def add_calibrate_command(sub: Any) -> None:
 
 
 def run_calibrate_command(args: argparse.Namespace) -> int:
+    from pipelines.access.roles import require_role
     from pipelines.config import AppSettings, RunConfig
     from pipelines.eval import calibrate as cal
     from pipelines.run.services import Services
@@ -90,7 +91,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     )
     if args.corpus:
         labelled = cal.LabelledSet(labelled.name, labelled.claims, labelled.three_labels, corpus=args.corpus)
-    cal.require_editor(user, "calibrate the desk's model")  # before the probe: a checker learns it at once
+    require_role(user, "calibrate")  # before the probe: a checker learns it at once
     print(f"probing {model} with one short call...", file=sys.stderr, flush=True)
     planned = cal.plan(config, labelled, services)
     print(

@@ -14,7 +14,7 @@
    claims of this kind, and a calibration would only look confident.
 4. **The version** (``pipelines.calibration.files``): kept in the data folder with what it
    was fitted on; desk uses it from the next run on. Only an editor calibrates, refits or
-   rolls back on a shared desk (``require_editor``: checked here, where the action happens).
+   rolls back on a shared desk (``require_role``: checked here, where the action happens).
 
 The labelled set is Check-COVID (train by default), any labelled JSONL file
 (``eval.datasets``), or the desk's own reviewed claims (``REVIEWED``): runs whose verdict an
@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from pipelines.access.roles import require_role
 from pipelines.access.users import User
 from pipelines.calibration import fitting
 from pipelines.calibration.files import (
@@ -73,16 +74,6 @@ BINARY: tuple[Label, ...] = ("SUPPORTS", "REFUTES")
 
 class CalibrationError(DebateDeskError):
     """A calibration that cannot start or go on; the message says why and what to do."""
-
-
-class NotAllowedError(CalibrationError):
-    """The signed-in person's role does not allow the action."""
-
-
-def require_editor(user: User | None, action: str) -> None:
-    """On a shared desk (someone signed in) only an editor may ``action``; one person on their own machine may."""
-    if user is not None and user.role != "editor":
-        raise NotAllowedError(f"only an editor can {action}; {user.name} is signed in as a {user.role}")
 
 
 # --- 1. the labelled set ------------------------------------------------------------------
@@ -554,7 +545,7 @@ def calibrate(
     should_stop: Callable[[], bool] = lambda: False,
 ) -> Outcome:
     """Read the planned claims, fit, and (``save``) keep the calibration as the one in use; editors only on a shared desk."""
-    require_editor(user, "calibrate the desk's model")
+    require_role(user, "calibrate")
     services.ensure_corpus(planned.config.corpus)
     readings, stopped, failed = read_claims(
         planned.labelled.claims, planned.config, services, on_progress=on_progress, should_stop=should_stop
@@ -571,7 +562,7 @@ def calibrate(
 
 def roll_back(services: Services, model: str, reader: str, *, user: User | None, to: str = "") -> str:
     """Put an earlier calibration of ``model`` in use (editors only on a shared desk); returns what is in use now."""
-    require_editor(user, "roll back a calibration")
+    require_role(user, "calibrate")
     return CalibrationShelf(services.settings.data_dir).roll_back(calibration_key(model, reader), by=_who(user), to=to)
 
 
@@ -626,7 +617,7 @@ def refit_on_reviewed(
 
     Returns the comparison, the version saved (None when the current one is kept) and what is in use now.
     """
-    require_editor(user, "refit the calibration on reviewed claims")
+    require_role(user, "calibrate")
     if len(planned.labelled.claims) < at_least:
         raise CalibrationError(
             f"{len(planned.labelled.claims)} claims have an editor's SUPPORTS or REFUTES verdict; a refit needs at least {at_least}"

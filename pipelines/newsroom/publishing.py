@@ -21,9 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipelines.access.roles import require_role
 from pipelines.access.users import User
 from pipelines.domain import Evidence
-from pipelines.newsroom.queue import ClaimQueue, QueueClaim, QueueError, require_editor
+from pipelines.newsroom.queue import ClaimQueue, QueueClaim, QueueError
 from pipelines.record.claimreview import Review, build_claimreview, claimreview_problems
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore
@@ -77,7 +78,7 @@ def publish(
     If the database refuses the change (down, or someone changed the claim meanwhile), the file is
     taken away again, so nothing is served that the queue does not list as published.
     """
-    require_editor(by, "publish")
+    require_role(by, "publish")
     claim = queue.get(claim_id)
     if claim is None:
         raise QueueError(f"no claim {claim_id!r} in the queue")

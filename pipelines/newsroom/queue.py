@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, String, Text, func, or_, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
+from pipelines.access.roles import NotAllowedError, require_role
 from pipelines.access.users import User
 from pipelines.errors import DebateDeskError, InvalidClaimError
 from pipelines.record.comments import MAX_COMMENT, Comment
@@ -50,10 +51,6 @@ MAX_REASON = 5000
 
 class QueueError(DebateDeskError, ValueError):
     """A queue action that cannot be done as asked; the message says why and what to do."""
-
-
-class NotAllowedError(QueueError):
-    """The acting person's desk role does not allow this action."""
 
 
 class _QueueBase(DeclarativeBase):
@@ -459,7 +456,7 @@ class ClaimQueue:
 
         The claim must have been checked: at least one of its runs (``run_id``, else its latest) reached a verdict.
         """
-        require_editor(by, "review a claim")
+        require_role(by, "review")
         label = " ".join(verdict.split()).upper()
         if label not in COMMON_LABELS:
             raise QueueError(f"the reviewed verdict is one of {', '.join(COMMON_LABELS)}, not {verdict!r}")
@@ -490,7 +487,7 @@ class ClaimQueue:
 
     def mark_published(self, claim_id: str, by: User, claimreview: dict[str, Any]) -> QueueClaim:
         """Store the ClaimReview an editor published (``pipelines.newsroom.publishing`` builds and writes it)."""
-        require_editor(by, "publish")
+        require_role(by, "publish")
         now = time.time()
         with Session(self.engine) as s, s.begin():
             done = s.execute(
@@ -505,7 +502,7 @@ class ClaimQueue:
 
     def mark_unpublished(self, claim_id: str, by: User, reason: str = "") -> QueueClaim:
         """Take a published claim back to in review; its audit entries, the publishing one too, stay."""
-        require_editor(by, "unpublish")
+        require_role(by, "publish")
         now = time.time()
         with Session(self.engine) as s, s.begin():
             done = s.execute(
@@ -530,12 +527,6 @@ class ClaimQueue:
     def count(self) -> int:
         with Session(self.engine) as s:
             return int(s.scalar(select(func.count()).select_from(QueueClaimRow)) or 0)
-
-
-def require_editor(by: User, action: str) -> None:
-    """Refuse anyone but an editor; the caller passes the person the sign-in decided, read at the time of the action."""
-    if by.role != "editor":
-        raise NotAllowedError(f"only an editor may {action}; {by.name} is signed in as a {by.role}")
 
 
 # --- checking what comes in ------------------------------------------------------------
@@ -686,5 +677,4 @@ __all__ = [
     "QueueError",
     "QueueFilter",
     "parse_tags",
-    "require_editor",
 ]

@@ -26,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from pipelines.access.roles import ALLOWED
 from pipelines.access.users import User
 from pipelines.config import ROLES, BudgetConfig, RunConfig, describe_invalid, load_run_config, parse_prices
 from pipelines.errors import DebateDeskError, StoreUnavailableError
@@ -101,7 +102,7 @@ def may_change(user: User | None, *, sign_in: bool) -> bool:
     """Whether this person may change the desk's settings: an editor; on a desk without sign-in, the person at the machine."""
     if not sign_in:
         return True
-    return user is not None and user.role == "editor"
+    return user is not None and user.role in ALLOWED["desk_settings"]
 
 
 def _looser(a: float, b: float) -> bool:

@@ -145,7 +145,7 @@ def test_only_an_editor_reviews_and_only_a_checked_claim(stores: tuple[RunStore,
         queue.review(claim.id, ANA, "REFUTED", "The study was retracted.")
     make_run(store, "r1")
     queue.link_run("r1", CLAIM, BO)
-    with pytest.raises(NotAllowedError, match="only an editor may review a claim; Bo Lind is signed in as a checker"):
+    with pytest.raises(NotAllowedError, match="only an editor may review claims for publication; Bo Lind is signed in as a checker"):
         queue.review(claim.id, BO, "REFUTED", "The study was retracted.")
     with pytest.raises(QueueError, match="SUPPORTED, REFUTED, NOT ENOUGH INFO"):
         queue.review(claim.id, ANA, "SUPPORTS", "The model said so.")  # one vocabulary: the card's
