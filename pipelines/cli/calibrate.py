@@ -13,10 +13,10 @@ reading is a stored run, and a claim read before is not read again.
 from __future__ import annotations
 
 import argparse
-import getpass
-import os
 import sys
 from typing import Any
+
+from pipelines.cli.acting import BY_HELP, acting_person
 
 
 def add_calibrate_command(sub: Any) -> None:
@@ -49,12 +49,11 @@ def add_calibrate_command(sub: Any) -> None:
     parser.add_argument("--refit", action="store_true", help="with --dataset reviewed: refit and keep the better of it and the one in use")
     parser.add_argument("--choose", choices=("better", "refit", "current"), default="better", help="with --refit: which to keep")
     parser.add_argument("--at-least", type=int, default=0, help="with --refit: reviewed claims needed (default 50)")
-    parser.add_argument("--user", default="", help="your account on a shared desk (password from DEBATEDESK_PASSWORD or a prompt)")
+    parser.add_argument("--by", default="", help=BY_HELP)
     parser.set_defaults(handler=run_calibrate_command)
 
 
 def run_calibrate_command(args: argparse.Namespace) -> int:
-    from pipelines.access.roles import require_role
     from pipelines.config import AppSettings, RunConfig
     from pipelines.eval import calibrate as cal
     from pipelines.run.services import Services
@@ -71,13 +70,13 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         )
     if args.max_calls:
         config = config.model_copy(update={"budget": config.budget.model_copy(update={"batch_max_calls": args.max_calls})})
-    user = _cli_user(args.user, settings)
     model = cal.judge_model_name(config)
     reader = config.desk.reader
 
     if args.list:
         services = Services.create(settings, with_store=False)
         return _list(services, model, reader)
+    user = _cli_user(args.by)  # rolling back and calibrating are an editor's on a shared desk; listing is anyone's
     if args.rollback is not None:
         services = Services.create(settings, with_store=False)
         now = cal.roll_back(services, model, reader, user=user, to=args.rollback)
@@ -91,7 +90,6 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     )
     if args.corpus:
         labelled = cal.LabelledSet(labelled.name, labelled.claims, labelled.three_labels, corpus=args.corpus)
-    require_role(user, "calibrate")  # before the probe: a checker learns it at once
     print(f"probing {model} with one short call...", file=sys.stderr, flush=True)
     planned = cal.plan(config, labelled, services)
     print(
@@ -165,19 +163,12 @@ def _list(services: Any, model: str, reader: str) -> int:
     return 0
 
 
-def _cli_user(username: str, settings: Any) -> Any:
-    """Who calibrates: on a desk with a users file, a signed-in account (its role decides); else the person at this machine."""
-    from pipelines.access.users import UsersFile
-    from pipelines.errors import DebateDeskError
+def _cli_user(by: str) -> Any:
+    """Who calibrates: on a desk with a users file, the account ``--by`` names, proven by its password and allowed to
+    calibrate (``pipelines.cli.acting``, as every command asks, with the sign-in's slowing-down); else the person here."""
+    from pipelines.access.users import User
 
-    if settings.users_file is None:
+    person = acting_person(by, "calibrate")
+    if isinstance(person, str) or person.account is None:
         return None
-    if not username:
-        raise DebateDeskError(
-            "this desk is shared (a users file is set): give --user NAME; the password comes from DEBATEDESK_PASSWORD or a prompt"
-        )
-    password = os.environ.get("DEBATEDESK_PASSWORD") or getpass.getpass(f"password for {username}: ")
-    user = UsersFile.load(settings.users_file).authenticate(username, password)
-    if user is None:
-        raise DebateDeskError("user name or password not recognised")
-    return user
+    return User(username=person.account, name=person.name, role=person.role or "checker")

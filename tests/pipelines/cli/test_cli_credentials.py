@@ -85,3 +85,19 @@ def test_without_a_users_file_the_name_given_is_recorded(run_id: str, services: 
     monkeypatch.delenv("DEBATEDESK_USERS_FILE")
     assert override(run_id, "Ed Editor") == 0
     assert overrides(services, run_id) == ["Ed Editor"]
+
+
+def test_calibrating_on_a_shared_desk_asks_who_the_same_way(
+    run_id: str, demo_data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rollback = ["calibrate", "--backend", "fake", "--rollback"]
+    monkeypatch.setenv("DEBATEDESK_PASSWORD", "a guess")
+    assert main([*rollback, "--by", "ana"]) == 2
+    assert "Unknown user name or wrong password. Nothing was done." in capsys.readouterr().err
+    monkeypatch.setenv("DEBATEDESK_PASSWORD", "pw-for-tests")
+    assert main([*rollback, "--by", "bo"]) == 2
+    assert "only an editor may calibrate models; Bo Lind is signed in as a checker" in capsys.readouterr().err
+    assert main(rollback) == 2 and "say who you are with --by ACCOUNT" in capsys.readouterr().err
+    assert main([*rollback, "--by", "ana"]) == 2  # the editor is let through, to be told there is nothing to roll back to
+    assert "already uses the shipped calibration (or none): there is nothing earlier to go back to" in capsys.readouterr().err
+    assert main(["calibrate", "--backend", "fake", "--list"]) == 0, "listing is anyone's"
