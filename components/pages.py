@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from components.review_form import render_checker_name
 from components.sign_in import open_desk_guard, render_signed_in, require_sign_in
+from pipelines.errors import StoreUnavailableError
 
 APP_NAME = "DebateDesk"
+log = logging.getLogger("debatedesk.pages")
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,19 @@ PAGES = (
     PageInfo("pages/calibrate.py", "Calibrate", "🎯"),
     PageInfo("pages/settings.py", "Settings", "⚙️"),
 )
+
+
+def run_page(navigation: Any) -> None:
+    """Run the chosen page. A run database that stops answering while a page reads it is said plainly, once, in place of
+    what could not be read (never a traceback); what each action wrote is its own to report (they say so themselves)."""
+    try:
+        navigation.run()
+    except (SQLAlchemyError, StoreUnavailableError) as exc:
+        log.warning("a page could not read the run database: %s", exc)
+        st.error(
+            f"⚠️ The run database did not answer ({type(exc).__name__}), so this page cannot show the desk's record right now. "  # markup: a class name
+            "Nothing stored is lost: reload the page when the database is back."
+        )
 
 
 def page_info(path: str) -> PageInfo:

@@ -34,6 +34,7 @@ from pipelines.access.sessions import (
 )
 from pipelines.access.users import UsersFile, UsersFileError
 from pipelines.config import AppSettings
+from pipelines.errors import StoreUnavailableError
 from pipelines.record.store import RunStore
 
 SIGN_IN_PATH = "/desk/sign-in"
@@ -43,6 +44,7 @@ BROWSER_COOKIE_DAYS = 400  # the longest a browser keeps a cookie
 MAX_FORM_BYTES = 4096
 
 log = logging.getLogger("debatedesk.access")
+DATABASE_AWAY = (SQLAlchemyError, StoreUnavailableError)  # gone mid-request, or not reachable when the store was opened
 
 
 @functools.lru_cache(maxsize=4)
@@ -152,7 +154,7 @@ async def _form_fields(request: Request) -> dict[str, str]:
 async def _sign_in(request: Request) -> Response:
     try:
         return await _check_sign_in(request)
-    except SQLAlchemyError as exc:  # the database went away: nobody is signed in, and the person is told
+    except DATABASE_AWAY as exc:  # the database went away: nobody is signed in, and the person is told
         log.error("sign-in refused, the database cannot be reached: %s", exc)
         return UNREACHABLE
 
@@ -224,7 +226,7 @@ class DeskMiddleware:
             return
         try:
             await self._page_load(scope, receive, send)
-        except SQLAlchemyError as exc:  # the database went away: say so plainly, keep nothing half-done
+        except DATABASE_AWAY as exc:  # the database went away (or never came): say so plainly, keep nothing half-done
             log.error("page load refused, the database cannot be reached: %s", exc)
             await UNREACHABLE(scope, receive, send)
 

@@ -183,3 +183,20 @@ def test_history_compares_runs_of_differently_worded_claims(monkeypatch: pytest.
     assert list(table["run"]) == ["this run", "the other"] and table["claim, as worded"].nunique() == 2
     assert any("worded differently" in c.value for c in at.caption)
     assert any(m.value.startswith("**Exhibits both used**") for m in at.markdown)
+
+
+def test_a_page_whose_database_stops_answering_says_so_plainly() -> None:
+    def script() -> None:
+        from sqlalchemy.exc import OperationalError
+
+        from components.pages import run_page
+
+        class History:  # a page whose first read of the run store fails
+            def run(self) -> None:
+                raise OperationalError("SELECT", {}, Exception("could not connect to server"))
+
+        run_page(History())
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception, "no traceback"
+    assert any("The run database did not answer (OperationalError)" in e.value and "Nothing stored is lost" in e.value for e in at.error)

@@ -102,3 +102,13 @@ def test_without_a_users_file_nobody_is_sent_to_sign_in(client: TestClient, monk
     page = client.get("/", headers=HTML)
     assert page.status_code == 200 and BROWSER_COOKIE in page.cookies
     assert client.get(web.SIGN_IN_PATH).headers["location"] == "/"
+
+
+def test_a_database_that_cannot_be_reached_gets_a_plain_page_not_a_server_error(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEBATEDESK_DATABASE_URL", "postgresql+psycopg://desk@127.0.0.1:1/desk")  # nothing listens there
+    page = client.get("/history", headers=HTML)
+    assert page.status_code == 503 and "database cannot be reached just now" in page.text
+    form = client.post(web.SIGN_IN_PATH, data={"username": "ana", "password": "pw-for-tests"}, headers={"origin": "http://desk.test"})
+    assert form.status_code == 503 and "database cannot be reached just now" in form.text
