@@ -262,7 +262,12 @@ def render_claim(queue: ClaimQueue, claim: QueueClaim) -> None:
         state.check_on_verify(claim.id, claim.text)
         st.switch_page("pages/verify.py")
 
-    with st.expander("✏️ Change status, assignee, due date, tags, where it appeared"):
+    # Keyed and tracked, the box stays open across reruns (a message above it coming or going would otherwise fold it shut);
+    # a form, so choosing and typing send nothing until Save.
+    with (
+        st.expander("✏️ Change status, assignee, due date, tags, where it appeared", key=f"{K}edit.{claim.id}.open", on_change="rerun"),
+        st.form(f"{K}edit.{claim.id}.form", border=False),
+    ):
         _render_edit(queue, claim)
 
     runs = [r for r in (store.get_run(rid) for rid in queue.runs_of(claim.id)) if r is not None] if store else []
@@ -319,7 +324,7 @@ def _render_edit(queue: ClaimQueue, claim: QueueClaim) -> None:
         "When", value=date.fromisoformat(claim.appearance.on) if claim.appearance.on else None, key=key + "on", format="YYYY-MM-DD"
     )
     c6.text_input("Claimant", value=claim.appearance.claimant, key=key + "claimant", max_chars=300)
-    st.button("💾 Save", key=key + "go", on_click=act, args=(_save(queue, claim, key),))
+    st.form_submit_button("💾 Save", key=key + "go", on_click=act, args=(_save(queue, claim, key),))
 
 
 def _save(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], str]:
@@ -366,11 +371,19 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
     if not runs:
         st.caption("An editor reviews a claim once a run has checked it.")
         return
-    with st.expander("🧑‍⚖️ Review: the verdict the desk stands by", expanded=claim.reviewed_verdict is None and claim.status == "in review"):
+    key = f"{K}review.{claim.id}."
+    with (  # kept open across reruns, and a form: choosing a verdict and typing the reason send nothing until Record
+        st.expander(
+            "🧑‍⚖️ Review: the verdict the desk stands by",
+            expanded=claim.reviewed_verdict is None and claim.status == "in review",
+            key=key + "open",
+            on_change="rerun",
+        ),
+        st.form(key + "form", border=False),
+    ):
         latest = runs[-1]
         model = common_label(latest.final_verdict) if latest.final_verdict else None
         current = claim.reviewed_verdict.common if claim.reviewed_verdict else model
-        key = f"{K}review.{claim.id}."
         st.selectbox(
             "Reviewed verdict",
             list(COMMON_LABELS),
@@ -386,7 +399,7 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
         st.text_area(
             "Reason (published as the explanation, in full)", value=claim.review_reason, key=key + "reason", max_chars=5000, height=120
         )
-        st.button("Record the review", key=key + "go", icon="🖊️", on_click=act, args=(_review(queue, claim, key),))
+        st.form_submit_button("Record the review", key=key + "go", icon="🖊️", on_click=act, args=(_review(queue, claim, key),))
     if claim.reviewed_verdict is not None and claim.status == "in review":
         st.button("Publish", key=f"{K}publish.{claim.id}", type="primary", icon="📰", on_click=act, args=(_publish(queue, store, claim),))
         st.caption("Publishing writes the ClaimReview JSON-LD at a public address and lists it under **Published**.")

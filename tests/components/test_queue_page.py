@@ -98,8 +98,8 @@ def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(
     at.query_params["claim"] = claim_id
     open_queue(at)
     at.selectbox(key=f"queue.review.{claim_id}.label").select("REFUTED")
-    at.text_area(key=f"queue.review.{claim_id}.reason").input("The boat operator's figures show no change.").run()
-    next(b for b in at.button if b.label == "Record the review").click().run()
+    at.text_area(key=f"queue.review.{claim_id}.reason").input("The boat operator's figures show no change.")
+    next(b for b in at.button if b.label == "Record the review").click().run()  # a form: the choices go with the button
     assert any("Reviewed: REFUTED" in s.value for s in at.success), [e.value for e in at.error]
     next(b for b in at.button if b.label == "Publish").click().run()
     assert any("Published at" in s.value for s in at.success), [e.value for e in at.error]

@@ -121,7 +121,7 @@ def test_two_people_take_a_claim_from_the_queue_to_a_published_fact_check(browse
     ana.locator("h1", has_text="Claims queue").wait_for(timeout=60_000)  # History shows the claim as a heading too
     ana.get_by_role("heading", name=CLAIM).wait_for(timeout=60_000)
     settled(ana)
-    expect(ana.get_by_text("Bo Lind").first).to_be_visible()
+    expect(ana.get_by_text("assigned to Bo Lind", exact=False).first).to_be_visible()
     ana.get_by_text("Review: the verdict the desk stands by").click()
     pick(ana, "Reviewed verdict", "REFUTED")
     expect(ana.get_by_role("combobox", name="Reviewed verdict")).to_have_value("REFUTED")

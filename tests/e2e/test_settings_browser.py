@@ -7,7 +7,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, settled
 
 pytestmark = pytest.mark.e2e
 
@@ -15,6 +15,7 @@ pytestmark = pytest.mark.e2e
 def nav(page, title: str) -> None:  # type: ignore[no-untyped-def]
     page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
     page.locator("h1", has_text=title).wait_for(timeout=120_000)
+    settled(page)  # a choice made while the page still runs races its redraw
 
 
 def test_name_preset_and_a_connection_test_that_fails_fast(page) -> None:  # type: ignore[no-untyped-def]
@@ -28,6 +29,7 @@ def test_name_preset_and_a_connection_test_that_fails_fast(page) -> None:  # typ
     expect(page.get_by_role("textbox", name="Your name (audit trail)")).to_have_value("Ana Ruiz", timeout=60_000)
     page.locator('[data-testid="stSelectbox"]', has_text="Preset").locator("input, [role=combobox]").first.click()
     page.get_by_role("option", name="Local OpenAI-compatible server").click()
+    settled(page)
     page.get_by_role("button", name="Apply to every role").click()
     base_url = page.get_by_role("textbox", name="Base URL").first
     page.wait_for_function("() => [...document.querySelectorAll('input')].some(i => i.value.includes('localhost:11434'))", timeout=90_000)
