@@ -140,9 +140,10 @@ def pick_option(page, combobox: str, option: str) -> None:  # type: ignore[no-un
     """Open the select box named ``combobox`` once it has drawn (it may sit in an expander just opened) and pick ``option``."""
     chooser = page.get_by_role("combobox", name=combobox)
     chooser.wait_for(timeout=30_000)
-    page.wait_for_timeout(500)
+    settled(page)  # opening an expander reruns the page (its open state is kept): choose once that run is done
     chooser.click()
     page.get_by_role("option", name=option).click()
+    settled(page)
 
 
 def start_claim(page, claim: str, protocol: str = "", *, name: str = "", step_mode: bool = False) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""The judge's belief, round by round, in Chromium: on the result page for desk, toolmad and radar, and in History's replay."""
+"""The judge's belief, round by round, in Chromium: on the result page for every protocol, and in History's replay."""
 
 import re
 
@@ -28,7 +28,7 @@ def show_belief(page, name: str) -> None:  # type: ignore[no-untyped-def]
     box.screenshot(path=str(RESULTS / f"{name}.png"))
 
 
-@pytest.mark.parametrize("protocol", ["desk", "toolmad", "radar"])
+@pytest.mark.parametrize("protocol", ["desk", "single", "toolmad", "radar", "mad", "madke", "mermaid", "proclaim"])
 def test_the_belief_plot_and_its_words_show_after_each_round(page, protocol: str) -> None:  # type: ignore[no-untyped-def]
     pick(page, "Protocol", protocol)
     verify(page)

@@ -12,7 +12,7 @@ from pipelines.record.export import import_run, load_record, to_json
 from pipelines.record.signing import DeskKey, desk_key
 from pipelines.record.store import RunStore
 from pipelines.record.verification import verify_record
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, settled
 from tests.fakes import hand_record
 
 pytestmark = pytest.mark.e2e
@@ -99,10 +99,14 @@ def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser,
         other.goto(app_url)
         other.locator("textarea").first.wait_for(timeout=300_000)
         other.get_by_role("link", name="History").click()
+        other.locator("h1", has_text="History").wait_for(timeout=60_000)
+        settled(other)
         other.get_by_role("textbox", name="Claim contains").fill("Eiffel Tower grows")
         other.keyboard.press("Enter")
+        other.get_by_text("1 run", exact=True).wait_for(timeout=60_000)  # the filtered list, before choosing from it
+        settled(other)
         other.get_by_role("combobox", name="Open a run").click()
-        option = other.get_by_role("option").first
+        option = other.get_by_role("option").filter(has_text="Eiffel Tower grows").first
         assert "SUPPORTED" in option.inner_text() and "REFUTED" not in option.inner_text(), "the desk's verdict is the model's"
         option.click()
         other.get_by_text("the file says Ana Ruiz set REFUTED").first.wait_for(timeout=60_000)
