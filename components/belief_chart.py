@@ -18,6 +18,7 @@ import streamlit as st
 from pipelines.domain import Verdict
 from pipelines.eval.labels import canonical
 from pipelines.events import BeliefRead
+from pipelines.record.labels import common_label
 from pipelines.text.probability import BELIEF_WORDS, percent
 from pipelines.text.safety import escape_markdown
 
@@ -56,8 +57,8 @@ def build_belief_figure(readings: Sequence[BeliefRead], verdict: Verdict | None 
                 x=[VERDICT_X],
                 y=[verdict.confidence],
                 mode="markers+text",
-                name=f"verdict: {verdict.label} {percent(verdict.confidence)}",
-                text=[f"{verdict.label} {percent(verdict.confidence)}"],
+                name=f"verdict: {common_label(verdict.label)} {percent(verdict.confidence)}",
+                text=[f"{common_label(verdict.label)} {percent(verdict.confidence)}"],
                 textposition="top center",
                 marker={"symbol": "star", "size": 16, "color": colour},
             )
@@ -111,7 +112,7 @@ def verdict_line(readings: Sequence[BeliefRead], verdict: Verdict | None) -> str
     side = canonical(verdict.label)
     stated = f" ({percent(verdict.confidence)})" if verdict.confidence is not None else " (it states no confidence)"
     agree = "agrees with" if side == believed else "differs from"
-    return f"The verdict {verdict.label}{stated} {agree} the judge's last belief, {WORDS[believed]} {percent(last.probabilities.get(believed, 0.0))}."
+    return f"The verdict {common_label(verdict.label)}{stated} {agree} the judge's last belief, {WORDS[believed]} {percent(last.probabilities.get(believed, 0.0))}."
 
 
 def _shift(before: BeliefRead, after: BeliefRead) -> float:

@@ -38,4 +38,4 @@ def test_the_text_names_the_round_that_moved_the_belief_and_by_how_much() -> Non
     assert biggest_move(READINGS[:1]) == ""
     assert biggest_move([READINGS[0], READINGS[0]]) == "The belief did not move over the 2 readings."
     said = verdict_line(READINGS, Verdict(label="REFUTES", confidence=0.6, decided_by="judge"))
-    assert said == "The verdict REFUTES (60%) differs from the judge's last belief, supported 81%."
+    assert said == "The verdict REFUTED (60%) differs from the judge's last belief, supported 81%."  # in the card's one vocabulary
