@@ -587,7 +587,7 @@ class BeliefConfig(BaseModel):
     per_round: bool = Field(
         default=True,
         title="Belief after each round",
-        description="After each round (desk: before and after its debate; single and mad: at the end), the judge's probabilities of supported, refuted and not enough info given the debate so far, read from its answer letters in 2 option orders (2 short calls a round).",
+        description="After each round (desk: before and after its debate; mermaid: after each search step and at its answer; single and mad: at the end), the judge's probabilities of supported, refuted and not enough info given the debate so far, read from its answer letters in 2 option orders (2 short calls a round).",
     )
     evidence: int = Field(
         default=6,

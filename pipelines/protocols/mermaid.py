@@ -121,6 +121,8 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
             seen.update((e.id, e) for e in found)
             steps.append(f"Step {step}: the checker searched {query!r} -> found {', '.join(e.id for e in found) or 'nothing'}")
         seen.update((e.id, e) for e in review.added)
+        # The judge's belief on the evidence found so far: the chart shows which search moved it.
+        await read_belief(ctx, round=step, turns=[], evidence=list(seen.values()), what=f"after step {step}")
         if review.stop:
             asked = True
             final = await _forced_answer(ctx, decomposition, seen, steps, step + 1)

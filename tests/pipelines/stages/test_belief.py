@@ -76,7 +76,7 @@ EXPECTED_ROUNDS = {  # on the fake's first golden claim: which readings each pro
     "toolmad": [1],
     "radar": [1, 2],
     "madke": [1],
-    "mermaid": [2],
+    "mermaid": [1, 2],  # after its one search step, then at its answer
     "proclaim": [1, 2],
 }
 
