@@ -10,6 +10,8 @@ that arrive from several threads while the model is busy are merged into the nex
 from __future__ import annotations
 
 import hashlib
+import logging
+import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -30,7 +32,7 @@ class CachedEmbedder:
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
         self._memory_items = memory_items
         self._memory_lock = threading.Lock()
-        self._disk = diskcache.Cache(str(path)) if path is not None else None
+        self._disk = _open_disk(path) if path is not None else None
         self._batcher = _Batcher(inner)
         self.hits = 0
         self.misses = 0
@@ -69,7 +71,11 @@ class CachedEmbedder:
                 self._memory.move_to_end(key)
                 return vector
         if self._disk is not None:
-            raw = self._disk.get(key)
+            try:
+                raw = self._disk.get(key)
+            except DISK_TROUBLE as exc:  # a cache, never the record: read past it
+                _forget_disk(self, exc)
+                raw = None
             if isinstance(raw, bytes) and len(raw) == self.dimension * 4:
                 vector = np.frombuffer(raw, dtype=np.float32)
                 self._remember(key, vector, to_disk=False)
@@ -83,7 +89,10 @@ class CachedEmbedder:
             while len(self._memory) > self._memory_items:
                 self._memory.popitem(last=False)
         if to_disk and self._disk is not None:
-            self._disk.set(key, np.asarray(vector, dtype=np.float32).tobytes())
+            try:
+                self._disk.set(key, np.asarray(vector, dtype=np.float32).tobytes())
+            except DISK_TROUBLE as exc:
+                _forget_disk(self, exc)
 
 
 class _Request:
@@ -144,3 +153,21 @@ class _Batcher:
             raise request.error
         assert request.vectors is not None
         return request.vectors
+
+
+DISK_TROUBLE = (sqlite3.Error, OSError)  # a damaged, locked, full or vanished cache file
+log = logging.getLogger("debatedesk.embeddings")
+
+
+def _open_disk(path: Path) -> diskcache.Cache | None:
+    """The vector cache on disk, or None when its file cannot be opened (the vectors are then computed and kept in memory)."""
+    try:
+        return diskcache.Cache(str(path))
+    except DISK_TROUBLE as exc:
+        log.warning("the embedding cache at %s cannot be opened (%s): vectors are kept in memory only", path, exc)
+        return None
+
+
+def _forget_disk(cache: CachedEmbedder, exc: BaseException) -> None:
+    log.warning("the embedding cache on disk failed (%s): vectors are kept in memory only from now on", exc)
+    cache._disk = None

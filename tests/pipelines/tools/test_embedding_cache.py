@@ -101,3 +101,12 @@ def test_a_repeated_search_query_is_embedded_once_and_passages_stay_out_of_the_c
     again = services.index.search("notes", "do masks reduce spread", 1)
     assert (cache.misses, cache.hits) == (1, 1)  # a repeated query (a repeated evaluation) costs no model pass
     assert [h.passage.id for h in again] == [h.passage.id for h in first] and again[0].score == first[0].score
+
+
+def test_a_damaged_cache_file_is_read_past_not_a_failure(tmp_path: Path) -> None:
+    inner = SlowEmbedder()
+    CachedEmbedder(inner, tmp_path).embed(["alpha"])
+    (tmp_path / "cache.db").write_bytes(b"not a database at all" * 100)  # damaged on disk (a crash, a full disk, a bad copy)
+    again = CachedEmbedder(inner, tmp_path)
+    assert again.embed(["alpha", "beta"])[0].tolist() == [5.0, 2.0, 1.0, 0.0], "computed again, in memory"
+    assert again.embed(["beta"])[0].tolist() == [4.0, 1.0, 1.0, 0.0] and inner.batches[-1] == ["alpha", "beta"]
