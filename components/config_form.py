@@ -119,7 +119,7 @@ def render_model_fields(spec: ModelSpec, key_prefix: str) -> dict[str, Any]:
     )
     endpoint = {"model", "base_url", "api_key"}
     values = render_section(ModelSpec, values, key_prefix, skip=set(ModelSpec.model_fields) - endpoint, prefixed=False)
-    with st.expander("Sampling, limits and cache", key=f"{key_prefix}.sampling.open", on_change="rerun"):
+    with st.expander("Sampling, limits and cache"):
         return render_section(ModelSpec, values, key_prefix, skip={"backend", *endpoint}, prefixed=False)
 
 

@@ -105,11 +105,7 @@ def render_resume_with_limits(run: RunSummary) -> None:
     """For a run its spend limit stopped: its limits, which an editor (or the person at a one-person desk) may raise for
     it, up to the desk's, and resume; anyone may lower them. A plain Resume keeps them."""
     stored = BudgetConfig.model_validate(run.config.get("budget", {}))
-    with st.expander(
-        "🛑 Resume with other limits" + ("" if may_change_desk() else " (lower only: an editor raises them)"),
-        key=f"desk.resume.{run.id}.open",  # keyed: it stays open across reruns (see components/claim_queue.py)
-        on_change="rerun",
-    ):
+    with st.expander("🛑 Resume with other limits" + ("" if may_change_desk() else " (lower only: an editor raises them)")):
         st.caption(
             "This run keeps the limits it started with until they are raised here or an editor raises the desk's. "
             "0 means no limit; never more than the desk's."

@@ -68,7 +68,7 @@ def render_rerun(run: RunSummary, services: Services) -> None:
     """The control: pick a protocol, start the run on this run's evidence, follow it on Verify."""
     if run.origin != "run" or run.event_count == 0:
         return
-    with st.expander("🔁 Re-run on this run's evidence (no new search)", key=f"{K}open.{run.id}", on_change="rerun"):
+    with st.expander("🔁 Re-run on this run's evidence (no new search)"):
         settings = run_settings_at_desk(services)
         st.caption(
             "Another protocol or model on exactly the evidence this run found (its corpus passages, web results and pasted items): "

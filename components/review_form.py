@@ -80,7 +80,7 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
 
         st.markdown(f"**Evidence** ({len(evidence)} items)")
         if evidence:
-            with st.expander("Strike or admit items", key=f"{K}{round_key}.strike.open", on_change="rerun"):
+            with st.expander("Strike or admit items", expanded=False):
                 for e in evidence.values():
                     _render_evidence_choice(round_key, e, struck)
         _render_paste(round_key)
@@ -146,12 +146,7 @@ def _render_evidence_choice(round_key: str, e: Evidence, struck: dict[str, str])
 
 
 def _render_paste(round_key: str) -> None:
-    with st.expander(
-        "Paste evidence of your own (text, or a URL to fetch)",
-        expanded=bool(state.pasted()),
-        key=f"{K}{round_key}.paste.open",
-        on_change="rerun",
-    ):
+    with st.expander("Paste evidence of your own (text, or a URL to fetch)", expanded=bool(state.pasted())):
         st.text_area("Text", key=f"{K}{round_key}.paste.text", height=80, max_chars=20_000)
         st.text_input("…or a URL (public web pages only)", key=f"{K}{round_key}.paste.url", placeholder="https://…", max_chars=2000)
         st.text_input("Title (optional)", key=f"{K}{round_key}.paste.title", max_chars=200)
@@ -245,10 +240,7 @@ def render_override_form(store: RunStore, run_id: str, labels: tuple[str, ...], 
         st.caption(f"🔒 Only an editor overrides verdicts; you are signed in as a {user.role}.")  # markup: a role of ours
         return
     # A form: choosing and typing send nothing until the button, so no rerun redraws the page (and folds the box) meanwhile.
-    with (
-        st.expander("🧑‍⚖️ Override the verdict", key=f"{key}.override.open", on_change="rerun"),
-        st.form(f"{key}.override.form", border=False),
-    ):
+    with st.expander("🧑‍⚖️ Override the verdict", expanded=False), st.form(f"{key}.override.form", border=False):
         options = list(COMMON_LABELS)
         model_common = common_label(model_label) if model_label else None
         index = options.index(model_common) if model_common in options else 0

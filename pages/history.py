@@ -93,7 +93,7 @@ def import_uploaded() -> None:
     )
 
 
-with st.expander("📥 Import a JSON transcript for audit", key="history.import.open", on_change="rerun"):
+with st.expander("📥 Import a JSON transcript for audit"):
     st.caption(
         "A record exported here or by another desk, or written by hand in the same schema (`python -m pipelines schema`). "
         "Its signature and chain are checked (`python -m pipelines verify-record FILE` does the same), and it is kept as "
@@ -260,12 +260,7 @@ labels = get_protocol(run.protocol).labels if run.protocol in PROTOCOLS else ("S
 render_override_form(store, run.id, labels, run.verdict, key=f"history-{run.id}")
 
 if queue is not None:
-    with st.expander(
-        f"💬 Comments on this run and its exhibits ({len(comments)})",
-        expanded=bool(comments),
-        key=f"history.comments.{run.id}.open",
-        on_change="rerun",
-    ):
+    with st.expander(f"💬 Comments on this run and its exhibits ({len(comments)})", expanded=bool(comments)):
         render_comments(queue, key=f"history.comments.{run.id}", run_id=run.id, exhibits=list(digest(events).evidence))
 
 tab_replay, tab_compare = st.tabs(["📼 Replay, step by step", "🆚 Compare with another run"])
