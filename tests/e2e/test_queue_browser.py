@@ -123,6 +123,8 @@ def test_two_people_take_a_claim_from_the_queue_to_a_published_fact_check(browse
     settled(ana)
     expect(ana.get_by_text("assigned to Bo Lind", exact=False).first).to_be_visible()
     ana.get_by_text("Review: the verdict the desk stands by").click()
+    ana.get_by_role("combobox", name="Reviewed verdict").wait_for(timeout=60_000)
+    ana.wait_for_timeout(500)  # opening the tracked box reruns the page: let that run start, then finish (pick waits for it)
     pick(ana, "Reviewed verdict", "REFUTED")
     expect(ana.get_by_role("combobox", name="Reviewed verdict")).to_have_value("REFUTED")
     ana.get_by_role("textbox", name="Reason (published as the explanation, in full)").fill(
