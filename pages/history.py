@@ -165,15 +165,16 @@ st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * 
 by_id = {r.id: r for r in runs}
 options = list(by_id)
 chosen = state.history_run()
-if chosen is not None and chosen not in by_id and store.get_run(chosen) is not None:
-    run = store.get_run(chosen)
-    assert run is not None
-    by_id[chosen] = run
+if chosen is not None and chosen not in by_id and (linked := store.get_run(chosen)) is not None:
+    by_id[chosen] = linked  # opened by a link or the queue though the filter leaves it out
     options.insert(0, chosen)
+if st.session_state.get(state.HISTORY_PICKER) != chosen:
+    # The picker keeps its own value across reruns: set it before it is drawn (a value and an index both given warn).
+    st.session_state[state.HISTORY_PICKER] = chosen if chosen in options else None
 selected = st.selectbox(
     "Open a run",
     options,
-    index=options.index(chosen) if chosen in options else None,
+    index=None,
     format_func=lambda run_id: describe(by_id[run_id]),
     placeholder="Choose a run to replay, export or compare",
     key=state.HISTORY_PICKER,

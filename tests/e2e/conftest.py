@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import subprocess
@@ -13,6 +14,7 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.environment import settings_free_environment
 
@@ -132,17 +134,30 @@ def open_in_history(page, claim_contains: str) -> None:  # type: ignore[no-untyp
     page.get_by_role("link", name="History").click()
     page.get_by_role("textbox", name="Claim contains").fill(claim_contains)
     page.keyboard.press("Enter")
-    page.get_by_role("combobox", name="Open a run").click()
-    page.get_by_role("option").first.click()
+    pick_option(page, "Open a run", "")
 
 
-def pick_option(page, combobox: str, option: str) -> None:  # type: ignore[no-untyped-def]
-    """Open the select box named ``combobox`` once it has drawn (it may sit in an expander just opened) and pick ``option``."""
+def pick_option(page, combobox: str, option: str | re.Pattern[str]) -> None:  # type: ignore[no-untyped-def]
+    """In the select box named ``combobox``, choose the first option whose text contains ``option`` (the first of all when empty).
+
+    Waits for the page's run to end first (a choice made mid-run races its redraw, and opening an expander may rerun),
+    types the text to narrow the list (a long list draws only the options near the current one), and tries again when a
+    redraw closed the list under the click.
+    """
     chooser = page.get_by_role("combobox", name=combobox)
     chooser.wait_for(timeout=30_000)
-    settled(page)  # opening an expander reruns the page (its open state is kept): choose once that run is done
-    chooser.click()
-    page.get_by_role("option", name=option).click()
+    for attempt in range(3):
+        settled(page)
+        try:
+            chooser.click()
+            if isinstance(option, str) and option:
+                chooser.fill(option)
+            page.get_by_role("option").filter(has_text=option).first.click(timeout=15_000)
+            break
+        except PlaywrightTimeoutError:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
     settled(page)
 
 
@@ -154,8 +169,7 @@ def start_claim(page, claim: str, protocol: str = "", *, name: str = "", step_mo
     if step_mode:
         sidebar_toggle(page, "Step mode")
     if protocol:
-        page.get_by_role("combobox", name="Protocol").click()
-        page.get_by_role("option", name=protocol).click()
+        pick_option(page, "Protocol", protocol)
     page.locator("textarea").first.fill(claim)
     page.get_by_role("button", name="Verify").click()
 

@@ -5,17 +5,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, settled
+from tests.e2e.conftest import pick_option, screenshot
 
 pytestmark = pytest.mark.e2e
 CLAIM = "Masks reduce transmission of respiratory viruses"
 
 
 def pick(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
-    settled(page)
-    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
-    page.get_by_role("option").filter(has_text=option + " —").first.click()
-    page.wait_for_timeout(1000)
+    pick_option(page, label, option + " —")
 
 
 def verify(page) -> None:  # type: ignore[no-untyped-def]

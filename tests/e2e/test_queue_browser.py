@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from components.resources import STATIC_DIR
-from tests.e2e.conftest import screenshot, serve_app, settled
+from tests.e2e.conftest import pick_option, screenshot, serve_app, settled
 from tests.fakes import users_file
 
 pytestmark = pytest.mark.e2e
@@ -74,10 +74,7 @@ def follow(page, url: str, username: str, title: str) -> None:  # type: ignore[n
 
 
 def pick(page, combobox: str, option: str) -> None:  # type: ignore[no-untyped-def]
-    settled(page)
-    page.get_by_role("combobox", name=combobox).click()
-    page.get_by_role("option", name=option).first.click()
-    settled(page)
+    pick_option(page, combobox, option)
 
 
 def test_two_people_take_a_claim_from_the_queue_to_a_published_fact_check(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]

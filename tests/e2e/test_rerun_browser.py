@@ -14,8 +14,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses in libraries"
 
 
 def open_run(page, option: str) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("combobox", name="Open a run").click()
-    page.get_by_role("option", name=option).first.click()
+    pick_option(page, "Open a run", option)
 
 
 def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) -> None:  # type: ignore[no-untyped-def]

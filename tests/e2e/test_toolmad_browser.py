@@ -2,17 +2,14 @@
 
 import pytest
 
-from tests.e2e.conftest import screenshot, settled
+from tests.e2e.conftest import pick_option, screenshot
 
 pytestmark = pytest.mark.e2e
 
 
 def choose_toolmad(page) -> None:  # type: ignore[no-untyped-def]
     """desk is the default: pick toolmad in the sidebar."""
-    settled(page)
-    page.get_by_role("combobox", name="Protocol").click()
-    page.get_by_role("option").filter(has_text="toolmad —").first.click()
-    page.wait_for_timeout(1000)
+    pick_option(page, "Protocol", "toolmad —")
 
 
 def test_a_toolmad_debate_streams_rounds_badges_and_a_judged_verdict(page) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ROOT, open_in_history, pick_option, screenshot, serve_app, settled, start_claim
+from tests.e2e.conftest import ROOT, open_in_history, pick_option, screenshot, serve_app, start_claim
 
 pytestmark = pytest.mark.e2e
 
@@ -34,10 +34,7 @@ def slow_page(browser, slow_url: str):  # type: ignore[no-untyped-def]
 
 
 def choose(page, protocol: str) -> None:  # type: ignore[no-untyped-def]
-    settled(page)
-    page.get_by_role("combobox", name="Protocol").click()
-    page.get_by_role("option").filter(has_text=f"{protocol} —").first.click()
-    page.wait_for_timeout(800)
+    pick_option(page, "Protocol", f"{protocol} —")
 
 
 def card(page, heading: str = "Verdict"):  # type: ignore[no-untyped-def]
