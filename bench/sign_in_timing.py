@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import bcrypt
-from sqlalchemy import create_engine
 
-from pipelines.access.sessions import WRONG, SignInSessions, SignInThrottle, attempt_sign_in, create_tables, throttle_keys
+from pipelines.access.sessions import WRONG, SignInSessions, SignInThrottle, attempt_sign_in, throttle_keys
 from pipelines.access.users import UsersFile, hash_password
+from pipelines.record.store import RunStore
 
 
 def medians_ms(attempts: dict[str, Callable[[], object]], tries: int) -> dict[str, float]:
@@ -50,8 +50,7 @@ def main() -> None:
             f'[users.ana]\nname = "Ana Ruiz"\nrole = "editor"\npassword_hash = "{hash_password("right one", rounds=args.cost)}"\n'
         )
         users = UsersFile.load(path)
-        engine = create_engine(f"sqlite:///{Path(folder) / 'runs.sqlite'}")
-        create_tables(engine)
+        engine = RunStore(f"sqlite:///{Path(folder) / 'runs.sqlite'}").engine  # its migrations build the sign-in tables
         sessions, throttle = SignInSessions(engine, b"b" * 32, 3600), SignInThrottle(engine)
 
         def sign_in(name: str, password: str) -> Callable[[], object]:

@@ -29,7 +29,6 @@ from pipelines.access.sessions import (
     SignInSessions,
     SignInThrottle,
     attempt_sign_in,
-    create_tables,
     desk_secret,
 )
 from pipelines.access.users import UsersFile, UsersFileError
@@ -53,7 +52,6 @@ def _desk(database_url: str, data_dir: str, session_hours: float) -> tuple[SignI
 
     Path(data_dir).mkdir(parents=True, exist_ok=True)  # the secret, and a SQLite database, live there
     engine = RunStore(database_url).engine
-    create_tables(engine)
     return SignInSessions(engine, desk_secret(Path(data_dir)), session_hours * 3600), SignInThrottle(engine)
 
 

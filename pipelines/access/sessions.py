@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import Engine, Float, Integer, String, delete, select, update
+from sqlalchemy import Engine, Float, Integer, MetaData, String, delete, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines.access.users import User, UsersFile
@@ -78,9 +78,9 @@ class BrowserNameRow(_Base):
     updated_at: Mapped[float] = mapped_column(Float)
 
 
-def create_tables(engine: Engine) -> None:
-    """The three tables of this module, in the run store's database (made when missing)."""
-    _Base.metadata.create_all(engine)
+def schema() -> MetaData:
+    """This module's three tables; the run store's migrations build them (``pipelines.newsroom.database``)."""
+    return _Base.metadata
 
 
 def desk_secret(data_dir: Path) -> bytes:

@@ -28,13 +28,12 @@ def acting_person(by: str, action: Action) -> Person | str:
             password = getpass.getpass(f"Password for {by.strip()}: ")
         except EOFError:  # no terminal to ask at
             raise NotAllowedError(f"no password given for {by.strip()}: run this at a terminal, or set {PASSWORD_ENV}") from None
-    from pipelines.access.sessions import SignInThrottle, check_credentials, create_tables  # SQLAlchemy: only when needed
+    from pipelines.access.sessions import SignInThrottle, check_credentials  # SQLAlchemy: only when needed
     from pipelines.record.store import RunStore
 
     settings = AppSettings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = RunStore(settings.sqlite_url).engine
-    create_tables(engine)
     answer = check_credentials(UsersFile.load(path), SignInThrottle(engine), by, password)
     if answer.user is None:
         raise NotAllowedError(f"{answer.message} Nothing was done.")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, String, Text, func, or_, select, update
+from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, MetaData, String, Text, func, or_, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from pipelines.access.roles import NotAllowedError, require_role
@@ -55,6 +55,11 @@ class QueueError(DebateDeskError, ValueError):
 
 class _QueueBase(DeclarativeBase):
     pass
+
+
+def schema() -> MetaData:
+    """The queue's tables (claims, their runs, their changes, comments); the run store's migrations build them."""
+    return _QueueBase.metadata
 
 
 class QueueClaimRow(_QueueBase):
@@ -204,8 +209,7 @@ class ClaimQueue:
     """The desk's claims queue in the run store's database; one instance can be shared by threads."""
 
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        _QueueBase.metadata.create_all(engine)
+        self.engine = engine  # an opened RunStore's: its migrations build the queue's tables
 
     # --- claims ------------------------------------------------------------------------
 

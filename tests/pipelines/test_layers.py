@@ -8,7 +8,7 @@ From the bottom up:
 - ``run/context.py`` (what a run hands its protocol), ``stages/`` and ``prompts/``;
 - ``protocols/``;
 - ``record/`` (what a run leaves behind) and ``run/`` (a run's life);
-- ``newsroom/`` (the desk's queue, comments, review and publishing) over records and runs;
+- ``newsroom/`` (the desk's queue, comments, review and publishing, and the database's tables together) over records and runs;
 - ``eval/`` and ``cli/`` at the top.
 A room may import from its own folder and from any room below; never from above.
 """

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
@@ -20,11 +20,11 @@ from pipelines.access.sessions import (
     SignInSessions,
     SignInThrottle,
     attempt_sign_in,
-    create_tables,
     desk_secret,
     throttle_keys,
 )
 from pipelines.access.users import UsersFile
+from pipelines.record.store import RunStore
 from tests.fakes import users_file
 from tests.stores import store_url  # noqa: F401  (the fixture: SQLite, and PostgreSQL when configured)
 
@@ -33,9 +33,7 @@ SECRET = b"s" * 32
 
 @pytest.fixture
 def engine(store_url: str) -> Engine:  # noqa: F811
-    engine = create_engine(store_url)
-    create_tables(engine)
-    return engine
+    return RunStore(store_url).engine  # opening the store runs its migrations, which build the sign-in tables
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.access.sessions import SignInThrottle, create_tables
+from pipelines.access.sessions import SignInThrottle
 from pipelines.cli.main import main
 from pipelines.run.runner import start_run
 from pipelines.run.services import Services
@@ -20,7 +20,6 @@ def run_id(services: Services, demo_data_dir: Path, tmp_path: Path, monkeypatch:
     handle = start_run("Masks reduce transmission of respiratory viruses", fake_config(protocol="single"), services)
     list(handle.stream())
     assert services.store is not None
-    create_tables(services.store.engine)
     SignInThrottle(services.store.engine).succeeded(["name:ana", "name:bo", "name:ed editor"])  # the shared data folder's counts
     monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(demo_data_dir))
     monkeypatch.setenv("DEBATEDESK_USERS_FILE", str(users_file(tmp_path / "users.toml")))

@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from pipelines.events import RunStarted, VerdictOverridden
+from pipelines.newsroom.database import desk_schema
 from pipelines.record import migrations
 from pipelines.record.store import RunStore, schema
 from tests.stores import store_url  # noqa: F401  (the fixture)
@@ -100,36 +101,63 @@ def indexes(url: str) -> dict[str, set[tuple[str, tuple[str, ...]]]]:
     return found
 
 
-def assert_at_head_with_the_store_tables(url: str) -> None:
+def assert_at_head_with_the_desk_tables(url: str) -> None:
     engine = sa.create_engine(url)
     with engine.connect() as conn:
         assert migrations.applied(conn) == migrations.head()
-        assert migrations.differences(conn, schema()) == [], "the migrations build exactly the tables the store uses"
+        assert migrations.differences(conn, desk_schema()) == [], "the migrations build exactly the tables the desk uses"
     engine.dispose()
     present = indexes(url)
-    for table in schema().sorted_tables:
+    for table in desk_schema().sorted_tables:
         for index in table.indexes:
             assert (index.name, tuple(c.name for c in index.columns)) in present[table.name], f"{table.name}: no {index.name}"
 
 
 def test_a_new_database_is_built_to_exactly_the_store_tables(store_url: str) -> None:  # noqa: F811
     RunStore(store_url).engine.dispose()
-    assert_at_head_with_the_store_tables(store_url)
+    assert_at_head_with_the_desk_tables(store_url)
     RunStore(store_url).engine.dispose()  # opening again finds nothing to do
-    assert_at_head_with_the_store_tables(store_url)
+    assert_at_head_with_the_desk_tables(store_url)
 
 
 @pytest.mark.parametrize("later_columns", [False, True], ids=["foundation", "columns-without-indexes"])
 def test_a_database_made_before_migrations_gets_its_columns_and_indexes(store_url: str, later_columns: bool) -> None:  # noqa: F811
     old_database(store_url, later_columns=later_columns)
     store = RunStore(store_url)
-    assert_at_head_with_the_store_tables(store_url)
+    assert_at_head_with_the_desk_tables(store_url)
     run = store.get_run("old")
     assert run is not None and run.verdict == "SUPPORTS" and run.event_count == 0 and run.attempts == 1
     assert isinstance(store.events("old")[0], RunStarted)
     store.append("old", VerdictOverridden(label="REFUTES", by="Ana"))
     assert store.get_run("old").final_verdict == "REFUTES"  # type: ignore[union-attr]
     store.engine.dispose()
+
+
+def test_sign_in_and_queue_tables_made_by_their_own_code_before_migration_0003_are_brought_up(store_url: str) -> None:  # noqa: F811
+    """Before 0003 the sign-in and queue code made its tables itself: a desk may have them at an older shape, with rows."""
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.command.upgrade(migrations.alembic_config(conn), "0002")
+    own = [t for t in desk_schema().sorted_tables if t.name not in schema().tables]
+    assert {t.name for t in own} >= {"sign_in_sessions", "queue_claims", "comments"}
+    for table in own:
+        table.create(engine)
+    with engine.begin() as conn:  # an older queue: no published ClaimReview column, no index on the due day
+        conn.execute(sa.text("DROP INDEX ix_queue_claims_due_on"))
+        conn.execute(sa.text("ALTER TABLE queue_claims DROP COLUMN claimreview"))
+        conn.execute(
+            sa.text(
+                "INSERT INTO queue_claims (id, text, status, tags, created_at, created_by, updated_at) "
+                "VALUES ('c1', 'A queued claim', 'new', '', 1.0, 'Ana', 1.0)"
+            )
+        )
+    engine.dispose()
+    RunStore(store_url).engine.dispose()
+    assert_at_head_with_the_desk_tables(store_url)
+    engine = sa.create_engine(store_url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT text, claimreview FROM queue_claims")).all() == [("A queued claim", None)]
+    engine.dispose()
 
 
 def test_each_migration_is_one_file_named_for_its_revision_after_the_one_before() -> None:
@@ -154,4 +182,4 @@ def test_stores_opening_a_new_sqlite_database_at_once_build_it_once(tmp_path: Pa
         stores = list(pool.map(lambda _: RunStore(url), range(6)))
     for store in stores:
         store.engine.dispose()
-    assert_at_head_with_the_store_tables(url)
+    assert_at_head_with_the_desk_tables(url)
