@@ -26,7 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from pipelines.access.roles import ALLOWED
+from pipelines.access.roles import ALLOWED, NotAllowedError, require_role
 from pipelines.access.users import User
 from pipelines.config import ROLES, BudgetConfig, RunConfig, describe_invalid, load_run_config, parse_prices
 from pipelines.errors import DebateDeskError, StoreUnavailableError
@@ -193,10 +193,13 @@ class DeskSettingsBook:
         editor saved since (so a stale page cannot undo their change). A blank API key keeps the stored one.
         """
         by = user.name if user is not None else " ".join(name.split()) or "the person at this machine"
-        if not may_change(user, sign_in=sign_in):
-            who = f"{by} is signed in as a {user.role}" if user is not None else "nobody is signed in"
-            log.warning("refused a change of the desk's settings: %s", who)
-            raise DeskSettingsRefusedError(f"only an editor may change the desk's settings; {who}")
+        if sign_in and user is None:
+            log.warning("refused a change of the desk's settings: nobody is signed in")
+            raise DeskSettingsRefusedError("only an editor may change the desk's settings; nobody is signed in")
+        try:
+            require_role(user, "desk_settings")  # the one role check (and its log line)
+        except NotAllowedError as exc:
+            raise DeskSettingsRefusedError(str(exc)) from None
         problems = new.budget.unpriced_models(_models(new))
         if problems:
             raise DeskSettingsRefusedError(unpriced_message(problems))
