@@ -1,7 +1,7 @@
 """What the runner adds around a debate: a start from desk's exhibits, and a calibrated ruling beside the debate's own.
 
 1. **Grounded** (``belief.grounded``; ``auto``: on for the embedded model): before a debate
-   that gathers shared evidence (toolmad, radar, madke) argues, desk reads the claim's
+   that gathers evidence (toolmad, radar, madke, proclaim, mermaid) argues, desk reads the claim's
    exhibits and their stances (``desk.read_exhibits``, no step-mode pauses of its own); the
    debate starts from them (``RunContext.exhibits``), so its arguments cite exhibits the
    checker has already seen ranked.
@@ -31,7 +31,7 @@ from pipelines.stages.debate_history import latest_by_agent
 from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.text.probability import percent
 
-GROUNDABLE = ("toolmad", "radar", "madke")  # debates that start from one shared set of evidence, which desk's exhibits replace
+GROUNDABLE = ("toolmad", "radar", "madke", "proclaim", "mermaid")  # debates whose first evidence desk's exhibits can be
 NOT_RULED = ("desk", "single")
 ARGUMENT_CHARS = 600  # each side's last argument, as the contested exhibits are read again
 CALIBRATED = "calibrated reading of the debate's evidence"

@@ -80,6 +80,8 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
         decomposition = rewritten(ctx, decomposition, opening.plan)
     memory = _memory(ctx)
     seen: dict[str, Evidence] = {e.id: e for e in opening.added}
+    if ctx.exhibits:  # grounded (belief.grounded): the researcher starts from desk's exhibits, ranked, and searches on from there
+        seen.update((e.id, e) for e in ctx.exhibits[: ctx.config.retrieval.top_k])
     if memory is not None:
         ctx.emit(StageStarted(stage="memory", detail="recalling evidence kept from earlier claims"))
         recalled = await _recall(ctx, memory, text=ctx.claim.text, entities=decomposition.entities(), step=0)

@@ -231,6 +231,26 @@ async def _decompose(ctx: RunContext, cfg: ProClaimConfig) -> list[str]:
 
 
 async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None:
+    if ctx.exhibits:  # grounded (belief.grounded): desk's exhibits, ranked, are the candidates the judge rules on
+        candidates = list(ctx.exhibits[: cfg.max_premises * cfg.premise_top_k + len(COUNSELS) * cfg.stance_top_k])
+        ctx.emit(StageStarted(stage="opening retrieval", detail="the case opens on desk's exhibits, read for their stances first"))
+        ctx.emit(StageCompleted(stage="opening retrieval", detail=f"{len(candidates)} candidate exhibits"))
+    else:
+        candidates = await _opening_candidates(ctx, cfg, court)
+
+    ctx.emit(StageStarted(stage="admissibility", detail=f"the judge rules on {len(candidates)} exhibits"))
+    for item in await assess_admissibility(
+        ctx, candidates, round=0, admit_above=cfg.admit_above, discard_at_or_below=cfg.discard_at_or_below
+    ):
+        _enter(court, item)
+    ctx.emit(StageCompleted(stage="admissibility", detail=_record_summary(court)))
+    ctx.emit(
+        RetrievalSummarized(round=0, candidates=len(candidates), joined=len(court.record), mean_novelty=None, pool_size=len(court.record))
+    )
+
+
+async def _opening_candidates(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> list[Evidence]:
+    """The opening retrieval of the paper: the top passages for each premise, then one query for each side."""
     ctx.emit(StageStarted(stage="opening retrieval", detail="top passages per premise, then one query per side"))
 
     async def premise_passages() -> list[Evidence]:
@@ -254,16 +274,7 @@ async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None
         found += await _search(ctx, agent=counsel.name, round=0, query=query, k=cfg.stance_top_k)
     candidates = list({e.id: e for e in found}.values())
     ctx.emit(StageCompleted(stage="opening retrieval", detail=f"{len(candidates)} candidate exhibits"))
-
-    ctx.emit(StageStarted(stage="admissibility", detail=f"the judge rules on {len(candidates)} exhibits"))
-    for item in await assess_admissibility(
-        ctx, candidates, round=0, admit_above=cfg.admit_above, discard_at_or_below=cfg.discard_at_or_below
-    ):
-        _enter(court, item)
-    ctx.emit(StageCompleted(stage="admissibility", detail=_record_summary(court)))
-    ctx.emit(
-        RetrievalSummarized(round=0, candidates=len(candidates), joined=len(court.record), mean_novelty=None, pool_size=len(court.record))
-    )
+    return candidates
 
 
 # --- 4. Rounds
@@ -545,11 +556,17 @@ async def _role_switch(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, af
     ctx.emit(StageStarted(stage="role switch", detail="the counsels swap sides and argue again"))
     original = _final_arguments(court)
     switched_messages: list[str] = []
+    switched_turns: list[Turn] = []
     for number in range(1, cfg.role_switch_rounds + 1):
         section = after_round + number
         ctx.emit(RoundStarted(round=section, title="Role switch" + (f", round {number}" if cfg.role_switch_rounds > 1 else "")))
         turns = await _arguments(ctx, cfg, court, number, switched=True, turn_round=section)
         switched_messages += [f"{c.name} as {_opponent(c).name}, switched round {number}:\n{turns[c.name].text}" for c in COUNSELS]
+        switched_turns += [turns[c.name] for c in COUNSELS]
+    # The judge's belief once each counsel has argued the other side too: did hearing both cases from each move it?
+    argued = sorted((t for ts in court.turns.values() for t in ts), key=lambda t: t.round) + switched_turns
+    exhibits = ranked_record(ctx.usable(list(court.record.values())))
+    await read_belief(ctx, round=after_round + cfg.role_switch_rounds, turns=argued, evidence=exhibits, what="after the role switch")
     messages = load_prompt("proclaim_consistency").render(claim=ctx.claim.text, original=original, switched="\n\n".join(switched_messages))
     rating = await _ask(ctx, PRESIDING_JUDGE, messages, ConsistencyRating, stage="role switch", fallback="delta_rs is 0")
     if rating is None:

@@ -8,7 +8,16 @@ import pytest
 
 from pipelines.calibration.files import Calibration
 from pipelines.domain import Ruling, Verdict
-from pipelines.events import EvidenceRetrieved, ExhibitStanceRead, StageCompleted, VerdictAggregated, VerdictReached
+from pipelines.events import (
+    AdmissibilityAssessed,
+    BeliefRead,
+    EvidenceRetrieved,
+    ExhibitStanceRead,
+    ReasoningStepTaken,
+    StageCompleted,
+    VerdictAggregated,
+    VerdictReached,
+)
 from pipelines.protocols import desk, grounding
 from pipelines.protocols.grounding import CALIBRATED, grounded, published_says
 from pipelines.record.verdict_card import rulings_line
@@ -99,3 +108,23 @@ def test_the_card_says_both_rulings_when_they_differ() -> None:
     assert rulings_line(calibrated) == f"{said}; the evidence read after the debate says SUPPORTS, 81%"
     agreeing = calibrated.model_copy(update={"beside": own.model_copy(update={"label": "SUPPORTED"})})
     assert rulings_line(agreeing) == "", "SUPPORTED and SUPPORTS are one ruling"
+
+
+def test_a_grounded_court_opens_its_case_on_desks_exhibits(demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    events = list(stream_run(CLAIM, _config("proclaim", grounded="on"), make_services(demo_data_dir, embedder)))
+    read = {e.evidence_id for e in events if isinstance(e, ExhibitStanceRead)}
+    assert read, "desk's exhibits are read for their stance before the case opens"
+    grounding_done = next(i for i, e in enumerate(events) if isinstance(e, StageCompleted) and e.stage == "grounding")
+    opening = [e for e in events[grounding_done:] if isinstance(e, EvidenceRetrieved) and e.round == 0]
+    assert not opening, "the premise and side searches of the opening are replaced by desk's exhibits"
+    rated = {e.evidence_id for e in events[grounding_done:] if isinstance(e, AdmissibilityAssessed) and e.round == 0}
+    assert rated and rated <= read, "the presiding judge rates desk's exhibits for admissibility"
+
+
+def test_a_grounded_researcher_starts_from_desks_exhibits(demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    config = _config("mermaid", grounded="on")
+    events = list(stream_run(CLAIM, with_settings(config, "mermaid", max_steps=1), make_services(demo_data_dir, embedder)))
+    read = [e.evidence_id for e in events if isinstance(e, ExhibitStanceRead)]
+    assert read
+    last = [e for e in events if isinstance(e, BeliefRead)][-1]
+    assert last.evidence_ids and set(last.evidence_ids) <= set(read), "what it answered over is desk's exhibits"
