@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import streamlit as st
@@ -37,3 +38,35 @@ def render_copy_link(url: str, what: str = "this run", who: str = "for a signed-
     """The address in a code box (its copy button copies it): whoever ``who`` names sees the same thing."""
     st.caption(f"🔗 Link to {what} ({who})")  # markup: our own words
     st.code(url, language=None)
+
+
+def address_picker(
+    label: str,
+    described: dict[str, str],
+    *,
+    chosen: str | None,
+    key: str,
+    param: str,
+    placeholder: str,
+    on_open: Callable[[str | None], None],
+) -> str | None:
+    """The select box that opens one item (a run, a claim) and keeps the address on it (``?param=ID``).
+
+    ``described`` maps each id to its line, in order; ``chosen`` is the one to show open (from a link,
+    the queue or an import), ``on_open`` records the person's choice. The box keeps its own value
+    across reruns, so it is set here before it is drawn (a value and an index both make Streamlit warn).
+    """
+    options = list(described)
+    if st.session_state.get(key) != chosen:
+        st.session_state[key] = chosen if chosen in described else None
+    selected = st.selectbox(
+        label,
+        options,
+        index=None,
+        format_func=lambda item: described[item],
+        placeholder=placeholder,
+        key=key,
+        on_change=lambda: on_open(st.session_state.get(key)),
+    )
+    state.show_in_address(param, selected)
+    return selected

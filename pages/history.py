@@ -9,7 +9,7 @@ from components import state
 from components.comments import render_comments
 from components.courtroom import render_courtroom_audit
 from components.desk import render_resume_with_limits
-from components.links import render_copy_link, run_link
+from components.links import address_picker, render_copy_link, run_link
 from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
 from components.resources import get_claim_queue, get_services
@@ -163,24 +163,18 @@ st.caption(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
 st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(runs)))
 
 by_id = {r.id: r for r in runs}
-options = list(by_id)
 chosen = state.history_run()
 if chosen is not None and chosen not in by_id and (linked := store.get_run(chosen)) is not None:
-    by_id[chosen] = linked  # opened by a link or the queue though the filter leaves it out
-    options.insert(0, chosen)
-if st.session_state.get(state.HISTORY_PICKER) != chosen:
-    # The picker keeps its own value across reruns: set it before it is drawn (a value and an index both given warn).
-    st.session_state[state.HISTORY_PICKER] = chosen if chosen in options else None
-selected = st.selectbox(
+    by_id = {chosen: linked, **by_id}  # opened by a link, the queue or an import, though the filter leaves it out
+selected = address_picker(
     "Open a run",
-    options,
-    index=None,
-    format_func=lambda run_id: describe(by_id[run_id]),
-    placeholder="Choose a run to replay, export or compare",
+    {run_id: describe(run) for run_id, run in by_id.items()},
+    chosen=chosen,
     key=state.HISTORY_PICKER,
-    on_change=lambda: state.open_history_run(st.session_state.get(state.HISTORY_PICKER)),
+    param=state.RUN_PARAM,
+    placeholder="Choose a run to replay, export or compare",
+    on_open=state.open_history_run,
 )
-state.show_in_address(state.RUN_PARAM, selected)
 if selected is None:
     st.stop()
 run = store.get_run(selected)

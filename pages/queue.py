@@ -14,6 +14,7 @@ from components.claim_queue import (
     render_message,
     render_published,
 )
+from components.links import address_picker
 from components.pages import render_page_header
 from components.resources import get_claim_queue
 from components.sign_in import acting_user
@@ -55,16 +56,14 @@ with queue_tab:
             chosen = None
         else:
             by_id = {chosen: found, **by_id}
-    options = list(by_id)
-    selected = st.selectbox(
+    selected = address_picker(
         "Open a claim",
-        options,
-        index=options.index(chosen) if chosen in options else None,
-        format_func=lambda claim_id: describe(by_id[claim_id]),
-        placeholder="Choose a claim to see its runs, comments and history",
+        {claim_id: describe(claim) for claim_id, claim in by_id.items()},
+        chosen=chosen,
         key=state.QUEUE_PREFIX + "open",
-        on_change=lambda: state.open_queue_claim(st.session_state.get(state.QUEUE_PREFIX + "open")),
+        param=state.CLAIM_PARAM,
+        placeholder="Choose a claim to see its runs, comments and history",
+        on_open=state.open_queue_claim,
     )
-    state.show_in_address(state.CLAIM_PARAM, selected)
     if selected is not None:
         render_claim(queue, by_id[selected])
