@@ -41,11 +41,7 @@ class User:
 
     username: str
     name: str
-    role: DeskRole
-
-    @property
-    def can_override(self) -> bool:
-        return self.role == "editor"
+    role: DeskRole  # what it allows: pipelines.access.roles.ALLOWED
 
 
 @dataclass(frozen=True)

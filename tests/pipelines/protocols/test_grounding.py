@@ -13,7 +13,6 @@ from pipelines.events import (
     BeliefRead,
     EvidenceRetrieved,
     ExhibitStanceRead,
-    ReasoningStepTaken,
     StageCompleted,
     VerdictAggregated,
     VerdictReached,
