@@ -92,7 +92,7 @@ typecheck:
 	$(VENV)/bin/mypy
 
 pytest:
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q --durations=15  # the slowest tests, in every log: where the suite's time goes
 
 e2e:
 	$(VENV)/bin/pytest -q tests/e2e
