@@ -9,6 +9,7 @@ most and by how much, so a checker who cannot read the chart reads the same thin
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,8 +30,27 @@ VERDICT_X = "verdict"
 
 
 def reading_name(reading: BeliefRead) -> str:
-    """The x-axis name of a reading: 'round 2' ('before the debate' for a reading over no turns)."""
-    return "before the debate" if reading.round == 0 else f"round {reading.round}"
+    """The x-axis name of a reading, from what it was read after: 'round 2', 'step 3', 'role switch', 'closing', 'end'.
+
+    'before the debate' for round 0; 'round N' for a reading that does not say (records made before ``over``).
+    """
+    if reading.round == 0:
+        return "before the debate"
+    what = reading.over.split(":", 1)[0].strip()
+    numbered = re.fullmatch(r"after (round|step) (\d+)", what)
+    if numbered:
+        return f"{numbered.group(1)} {numbered.group(2)}"
+    if what.startswith("after the "):
+        return what.removeprefix("after the ")
+    if what == "at the end":
+        return "end"
+    return f"round {reading.round}"
+
+
+def _at(reading: BeliefRead) -> str:
+    """The reading's moment in a sentence: 'round 2', 'the role switch'."""
+    name = reading_name(reading)
+    return name if re.fullmatch(r"(round|step) \d+|before the debate", name) else f"the {name}"
 
 
 def build_belief_figure(readings: Sequence[BeliefRead], verdict: Verdict | None = None) -> go.Figure:
@@ -100,7 +120,7 @@ def biggest_move(readings: Sequence[BeliefRead]) -> str:
         return f"The belief did not move over the {len(readings)} readings."
     label = max(WORDS, key=lambda k: abs(after.probabilities.get(k, 0.0) - before.probabilities.get(k, 0.0)))
     was, now = before.probabilities.get(label, 0.0), after.probabilities.get(label, 0.0)
-    return f"The belief moved most at {reading_name(after)}: {WORDS[label]} from {percent(was)} to {percent(now)} ({(now - was) * 100:+.0f} points)."
+    return f"The belief moved most at {_at(after)}: {WORDS[label]} from {percent(was)} to {percent(now)} ({(now - was) * 100:+.0f} points)."
 
 
 def verdict_line(readings: Sequence[BeliefRead], verdict: Verdict | None) -> str:

@@ -39,3 +39,16 @@ def test_the_text_names_the_round_that_moved_the_belief_and_by_how_much() -> Non
     assert biggest_move([READINGS[0], READINGS[0]]) == "The belief did not move over the 2 readings."
     said = verdict_line(READINGS, Verdict(label="REFUTES", confidence=0.6, decided_by="judge"))
     assert said == "The verdict REFUTED (60%) differs from the judge's last belief, supported 81%."  # in the card's one vocabulary
+
+
+def test_each_reading_is_named_for_the_moment_it_was_read_after() -> None:
+    court = [_read(1, 0.5, 0.3), _read(2, 0.55, 0.3), _read(3, 0.5, 0.45, "after the role switch: 6 turns, 4 evidence items")]
+    assert list(build_belief_figure(court).data[0].x) == ["round 1", "round 2", "role switch"]
+    assert biggest_move(court) == "The belief moved most at the role switch: refuted from 30% to 45% (+15 points)."
+    researcher = [
+        _read(1, 0.5, 0.3, "after step 1: no turns, 3 evidence items"),
+        _read(3, 0.7, 0.2, "at the end: 1 turn, 5 evidence items"),
+    ]
+    assert list(build_belief_figure(researcher).data[0].x) == ["step 1", "end"]
+    radar = [_read(1, 0.5, 0.3, "after the opening: 2 turns, 4 evidence items"), _read(2, 0.5, 0.3, "after the closing: 4 turns")]
+    assert list(build_belief_figure(radar).data[0].x) == ["opening", "closing"]

@@ -11,8 +11,8 @@ from tests.e2e.test_protocols_browser import pick, verify
 pytestmark = pytest.mark.e2e
 PANEL = "The judge's belief, round by round"
 READING = re.compile(
-    r"^(Before the debate|Round \d) \("
-)  # each reading in words: "Round 2 (after round 2: 4 turns, ...): supported 81%, ..."
+    r"^(Before the debate|Round \d+|Step \d+|Role switch|Opening|Rebuttal|Closing|Debate|End) \("
+)  # each reading in words, named for when it was read: "Round 2 (after round 2: 4 turns, ...): supported 81%, ..."
 
 
 def show_belief(page, name: str) -> None:  # type: ignore[no-untyped-def]
