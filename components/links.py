@@ -52,12 +52,17 @@ def address_picker(
 ) -> str | None:
     """The select box that opens one item (a run, a claim) and keeps the address on it (``?param=ID``).
 
-    ``described`` maps each id to its line, in order; ``chosen`` is the one to show open (from a link,
-    the queue or an import), ``on_open`` records the person's choice. The box keeps its own value
-    across reruns, so it is set here before it is drawn (a value and an index both make Streamlit warn).
+    ``described`` maps each id to its line, in order; ``chosen`` is the one a link, the queue or an
+    import asked to open, ``on_open`` records the person's choice. The box keeps its own value across
+    reruns: it is set here, before it is drawn, only when ``chosen`` changed since it was last put in
+    (a value and an index both make Streamlit warn), so what the person chose in the box stays open
+    even when the page's own note of it was lost (a browser that reconnects keeps its widgets' values,
+    not the rest of its session).
     """
     options = list(described)
-    if st.session_state.get(key) != chosen:
+    applied = key + ".applied"  # the open request last put into the box
+    if chosen != st.session_state.get(applied):
+        st.session_state[applied] = chosen
         st.session_state[key] = chosen if chosen in described else None
     selected = st.selectbox(
         label,

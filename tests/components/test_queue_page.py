@@ -70,6 +70,24 @@ def test_a_claim_link_opens_the_claim(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert fresh.subheader[0].value.startswith("Masks reduce")
 
 
+def test_a_claim_chosen_in_the_box_stays_open_when_the_pages_note_of_it_is_lost(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A browser that reconnects keeps its widgets' values but not the rest of its session: the choice must hold."""
+    at = open_queue(queue_page(monkeypatch, tmp_path))
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    add_typed(at, CLAIM)
+    add_typed(at, "Tides follow the Moon")
+    first = next(i for i in at.selectbox(key="queue.open").options if "Masks" in i)
+    at.selectbox(key="queue.open").select(first).run()
+    claim_id = at.session_state["queue_claim"]
+    assert at.subheader[0].value.startswith("Masks reduce")
+    for note in ("queue_claim", "queue.open.applied"):
+        if note in at.session_state:
+            del at.session_state[note]  # what a reconnect loses
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="queue.open").value == claim_id and at.subheader[0].value.startswith("Masks reduce")
+
+
 def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
 ) -> None:

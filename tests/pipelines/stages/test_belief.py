@@ -77,7 +77,7 @@ EXPECTED_ROUNDS = {  # on the fake's first golden claim: which readings each pro
     "radar": [1, 2],
     "madke": [1],
     "mermaid": [1, 2],  # after its one search step, then at its answer
-    "proclaim": [1, 2],
+    "proclaim": [1, 2, 3],  # after each of its 2 rounds, then after the role switch
 }
 
 
