@@ -177,8 +177,7 @@ selected = address_picker(
 )
 if selected is None:
     st.stop()
-run = store.get_run(selected)
-assert run is not None
+run = by_id[selected]  # read with the list above, moments ago
 events = store.events(run.id)
 chain_state = store.stored_chain(run.id).describe()
 

@@ -175,9 +175,7 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
         turns = await _arguments(ctx, cfg, court, number)
         # The critic scores the arguments, not the reflections on them: both at once.
         await asyncio.gather(_reflections(ctx, cfg, court, number, turns, new_ids), _critic(ctx, cfg, court, number, turns))
-        argued = sorted((t for ts in court.turns.values() for t in ts), key=lambda t: t.round)
-        exhibits = ranked_record(ctx.usable(list(court.record.values())))
-        await read_belief(ctx, round=number, turns=argued, evidence=exhibits, what=f"after round {number}")
+        await _read_court_belief(ctx, court, round=number, what=f"after round {number}")
 
         fired = _stop_rules(cfg, court, number)
         if not fired and number < cfg.max_rounds:
@@ -564,9 +562,7 @@ async def _role_switch(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, af
         switched_messages += [f"{c.name} as {_opponent(c).name}, switched round {number}:\n{turns[c.name].text}" for c in COUNSELS]
         switched_turns += [turns[c.name] for c in COUNSELS]
     # The judge's belief once each counsel has argued the other side too: did hearing both cases from each move it?
-    argued = sorted((t for ts in court.turns.values() for t in ts), key=lambda t: t.round) + switched_turns
-    exhibits = ranked_record(ctx.usable(list(court.record.values())))
-    await read_belief(ctx, round=after_round + cfg.role_switch_rounds, turns=argued, evidence=exhibits, what="after the role switch")
+    await _read_court_belief(ctx, court, round=after_round + cfg.role_switch_rounds, what="after the role switch", more=switched_turns)
     messages = load_prompt("proclaim_consistency").render(claim=ctx.claim.text, original=original, switched="\n\n".join(switched_messages))
     rating = await _ask(ctx, PRESIDING_JUDGE, messages, ConsistencyRating, stage="role switch", fallback="delta_rs is 0")
     if rating is None:
@@ -576,6 +572,12 @@ async def _role_switch(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, af
     ctx.emit(RoleSwitchScored(gamma=rating.gamma, delta_rs=delta, reason=" ".join(rating.reason.split())))
     ctx.emit(StageCompleted(stage="role switch", detail=f"gamma {rating.gamma:.1f} → delta_rs {delta:+.2f}"))
     return delta
+
+
+async def _read_court_belief(ctx: RunContext, court: Court, *, round: int, what: str, more: Sequence[Turn] = ()) -> None:
+    """The judge's belief over the debate's turns so far (then ``more``, the role switch's) and the record's usable exhibits."""
+    argued = sorted((t for ts in court.turns.values() for t in ts), key=lambda t: t.round) + list(more)
+    await read_belief(ctx, round=round, turns=argued, evidence=ranked_record(ctx.usable(list(court.record.values()))), what=what)
 
 
 # --- Premise checklist
