@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pipelines.domain import Evidence
 from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
@@ -166,34 +166,26 @@ async def _search_corpus(
     ctx: RunContext, *, agent: str, round: int, query: str, k: int, extra_queries: Sequence[str] = ()
 ) -> list[Evidence]:
     hits = await search_corpus_hits(ctx, query, k, extra_queries)
-    found = []
-    for hit in hits:
-        p = hit.passage
-        found.append(
-            _add(
-                ctx,
-                agent,
-                round,
-                key=f"corpus:{p.id}",
-                make=lambda eid, p=p, hit=hit: Evidence(
-                    id=eid,
-                    source="corpus",
-                    text=p.text,
-                    title=p.title,
-                    url=p.url,
-                    corpus=ctx.config.corpus,
-                    doc_id=p.doc_id,
-                    passage_index=p.index,
-                    sentence_indices=p.sentence_indices,
-                    retrieval_score=hit.score,
-                    scores=hit.scores,
-                    query=query,
-                    round=round,
-                    found_by=agent,
-                ),
-            )
+    return [
+        _add(
+            ctx,
+            agent,
+            round,
+            query,
+            key=f"corpus:{hit.passage.id}",
+            source="corpus",
+            text=hit.passage.text,
+            title=hit.passage.title,
+            url=hit.passage.url,
+            corpus=ctx.config.corpus,
+            doc_id=hit.passage.doc_id,
+            passage_index=hit.passage.index,
+            sentence_indices=hit.passage.sentence_indices,
+            retrieval_score=hit.score,
+            scores=hit.scores,
         )
-    return found
+        for hit in hits
+    ]
 
 
 async def _search_web(ctx: RunContext, *, agent: str, round: int, query: str, k: int) -> list[Evidence]:
@@ -212,41 +204,35 @@ async def _search_web(ctx: RunContext, *, agent: str, round: int, query: str, k:
                 reasons=tuple(refused),
             )
         )
-    found = []
-    for rank, r in enumerate(results):
-        found.append(
-            _add(
-                ctx,
-                agent,
-                round,
-                key=f"web:{r.url}",
-                make=lambda eid, r=r, rank=rank: Evidence(
-                    id=eid,
-                    source="web",
-                    text=r.snippet,
-                    title=r.title,
-                    url=r.url,
-                    retrieval_score=round_score(1.0 / (rank + 1)),
-                    scores={"rank": float(rank + 1)},
-                    query=query,
-                    round=round,
-                    found_by=agent,
-                ),
-            )
+    return [
+        _add(
+            ctx,
+            agent,
+            round,
+            query,
+            key=f"web:{r.url}",
+            source="web",
+            text=r.snippet,
+            title=r.title,
+            url=r.url,
+            retrieval_score=round_score(1.0 / (rank + 1)),
+            scores={"rank": float(rank + 1)},
         )
-    return found
+        for rank, r in enumerate(results)
+    ]
 
 
 def round_score(value: float) -> float:
     return round(value, 4)
 
 
-def _add(ctx: RunContext, agent: str, round: int, *, key: str, make) -> Evidence:  # type: ignore[no-untyped-def]
+def _add(ctx: RunContext, agent: str, round: int, query: str, *, key: str, **found: Any) -> Evidence:
+    """The item ``found`` for ``query`` as the run's evidence, or the item already in the pool under ``key``."""
     # The same passage found twice keeps its first id, so citations stay stable across rounds.
     for existing in ctx.pool.values():
         if _key_of(existing) == key:
             return existing
-    evidence: Evidence = make(ctx.next_evidence_id(key))
+    evidence = Evidence(id=ctx.next_evidence_id(key), query=query, round=round, found_by=agent, **found)
     ctx.pool[evidence.id] = evidence
     ctx.emit(EvidenceRetrieved(agent=agent, round=round, evidence=evidence))
     return evidence
