@@ -91,8 +91,9 @@ lint:
 typecheck:
 	$(VENV)/bin/mypy
 
+# One worker a core (pytest-xdist), each test file kept on one worker so a file's browser and app start once.
 pytest:
-	$(VENV)/bin/pytest -q --durations=15  # the slowest tests, in every log: where the suite's time goes
+	$(VENV)/bin/pytest -q -n auto --dist loadfile --durations=15  # the slowest tests, in every log: where the suite's time goes
 
 e2e:
 	$(VENV)/bin/pytest -q tests/e2e

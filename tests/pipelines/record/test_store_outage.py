@@ -222,6 +222,8 @@ def pg_ctl(folder: Path, *args: str) -> None:
 def test_postgresql_stopped_for_three_seconds_mid_run_loses_nothing(fresh: Services, store_url: str) -> None:  # noqa: F811
     if not store_url.startswith("postgresql"):
         pytest.skip("this one stops the PostgreSQL server")
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        pytest.skip("it would stop the server under the other workers' tests: run it alone, with -n 0")
     assert fresh.store is not None
     folder = Path(os.environ[POSTGRES_DIR_ENV])
     fresh.chat_override = FakeChatModel(latency_s=0.2)
