@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components import state
 from components.comments import render_comments
-from components.links import app_url, claim_link, render_copy_link
+from components.links import app_url, claim_link, render_copy_link, run_line
 from components.resources import STATIC_DIR, get_claim_queue, get_services
 from components.sign_in import acting_user
 from pipelines.access.users import User, UsersFile, UsersFileError
@@ -393,7 +393,7 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
         st.selectbox(
             "Resting on the run",
             [r.id for r in reversed(runs)],
-            format_func=lambda rid: next(f"{r.id} · {r.protocol} · {common_label(r.final_verdict or '—')}" for r in runs if r.id == rid),
+            format_func=lambda rid: run_line(next(r for r in runs if r.id == rid), claim=False),  # its verdict: in the runs listed above
             key=key + "run",
         )
         st.text_area(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import streamlit as st
 
 from components import state
+from pipelines.record.store import RunSummary
 
 PAGE_PATHS = ("verify", "history", "corpora", "batch", "benchmark", "settings", "queue")  # the url paths st.navigation gives the pages
 
@@ -24,6 +26,17 @@ def app_url() -> str:
     if last in PAGE_PATHS:
         path = head
     return urlunsplit((parts.scheme, parts.netloc, path, "", "")).rstrip("/")
+
+
+def run_line(run: RunSummary, *, claim: bool = True) -> str:
+    """A run as a chooser lists it: only what never changes about it (its claim, protocol, start and id).
+
+    A select box keeps its choice by the line it shows, so a status or verdict in the line would
+    empty the box (and close the run, or rest a review on another one) the moment the run ended or
+    was overridden. The table beside the box shows those.
+    """
+    started = datetime.fromtimestamp(run.created_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"{run.claim[:70]} · " if claim else "") + f"{run.protocol} · {started} · {run.id}"
 
 
 def run_link(run_id: str) -> str:

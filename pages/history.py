@@ -9,7 +9,7 @@ from components import state
 from components.comments import render_comments
 from components.courtroom import render_courtroom_audit
 from components.desk import render_resume_with_limits
-from components.links import address_picker, render_copy_link, run_link
+from components.links import address_picker, render_copy_link, run_line, run_link
 from components.pages import render_page_header
 from components.rerun import render_rerun, render_rerun_links
 from components.resources import get_claim_queue, get_services
@@ -51,11 +51,6 @@ if (linked := state.follow_link(state.RUN_PARAM)) is not None:  # ?run=ID: a col
 
 def when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "—"
-
-
-def describe(run: RunSummary) -> str:
-    verdict = common_label(run.final_verdict) if run.final_verdict else "no verdict"
-    return f"{status_icon(run)} {run.claim[:70]} · {run.protocol} · {verdict} · {when(run.created_at)} · {run.id}"
 
 
 def status_icon(run: RunSummary) -> str:
@@ -168,7 +163,7 @@ if chosen is not None and chosen not in by_id and (linked := store.get_run(chose
     by_id = {chosen: linked, **by_id}  # opened by a link, the queue or an import, though the filter leaves it out
 selected = address_picker(
     "Open a run",
-    {run_id: describe(run) for run_id, run in by_id.items()},
+    {run_id: run_line(run) for run_id, run in by_id.items()},
     chosen=chosen,
     key=state.HISTORY_PICKER,
     param=state.RUN_PARAM,
@@ -289,7 +284,7 @@ with tab_compare:
         other_id = st.selectbox(
             "Compare with",
             [o.id for o in others],
-            format_func=lambda rid: next(f"{o.claim[:70]} · {o.protocol} · {when(o.created_at)} · {o.id}" for o in others if o.id == rid),
+            format_func=lambda rid: run_line(next(o for o in others if o.id == rid)),
             key=f"history.compare.{run.id}",
             help="Any stored run, whatever its claim's wording: the runs of the same queued claim and of the same text come first.",
         )

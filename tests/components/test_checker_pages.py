@@ -96,3 +96,30 @@ def test_history_filters_imports_and_overrides(app: AppTest, demo_data_dir: Path
     assert store.get_run(run_id).final_verdict == "REFUTED"  # type: ignore[union-attr]
     record = json.loads(to_json(store.get_run(run_id), store.events(run_id)))  # type: ignore[arg-type]
     assert record["events"][-1]["type"] == "VerdictOverridden" and record["events"][-1]["model_verdict"]["label"]
+
+
+def test_the_line_naming_a_run_in_historys_box_holds_while_the_run_ends_and_is_overridden(app: AppTest, demo_data_dir: Path) -> None:
+    """A browser sends back the line it shows, and Streamlit empties a box whose line is gone: the open run closed as it ended."""
+    from pipelines.domain import Verdict
+    from pipelines.events import RunStarted, VerdictOverridden, VerdictReached
+
+    store = store_of(demo_data_dir)
+    store.create_run("trams-1", "Ventilation on trams cuts infections", "single", {})
+    store.append("trams-1", RunStarted(run_id="trams-1", claim="Ventilation on trams cuts infections", protocol="single", config={}))
+    app.switch_page("pages/history.py").run()
+    app.text_input(key="history.claim").input("on trams").run()
+
+    def line() -> str:
+        return next(o for o in app.selectbox(key="history.open").options if o.endswith("trams-1"))
+
+    while_running = line()
+    app.selectbox(key="history.open").select("trams-1").run()
+    store.append("trams-1", VerdictReached(verdict=Verdict(label="SUPPORTS", confidence=0.8)))
+    store.finish("trams-1", "completed")
+    app.run()
+    assert line() == while_running, "ended"
+    store.append("trams-1", VerdictOverridden(label="REFUTES", by="Ana", note="retracted"))
+    app.run()
+    assert line() == while_running, "overridden"
+    assert "Ventilation on trams cuts infections · single ·" in while_running
+    assert app.selectbox(key="history.open").value == "trams-1" and app.subheader[0].value.startswith("Ventilation on trams")

@@ -218,3 +218,27 @@ def test_a_page_whose_database_stops_answering_says_so_plainly() -> None:
     at = AppTest.from_function(script).run()
     assert not at.exception, "no traceback"
     assert any("The run database did not answer (OperationalError)" in e.value and "Nothing stored is lost" in e.value for e in at.error)
+
+
+def test_the_run_a_review_rests_on_keeps_its_line_when_the_run_is_overridden(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
+    """The form sends back the line it shows; a verdict in that line rested the review on another run once it changed."""
+    from pipelines.config import AppSettings
+    from pipelines.events import VerdictOverridden
+    from pipelines.record.store import RunStore
+
+    at = queue_page(monkeypatch, demo_data_dir)
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    at.text_area(key="claim_text").input(CLAIM + " and ferries")
+    at.selectbox(key="cfg.protocol").select("single").run()
+    next(b for b in at.button if b.label == "Verify").click().run()
+    run_id = at.session_state["last_run_id"]
+    open_queue(at)
+    rows = at.dataframe[0].value
+    claim_id = rows[rows["claim"] == CLAIM + " and ferries"]["id"].iloc[0]
+    at.selectbox(key="queue.open").select(claim_id).run()
+    box = f"queue.review.{claim_id}.run"
+    before = at.selectbox(key=box).options
+    RunStore(AppSettings(data_dir=demo_data_dir).sqlite_url).append(run_id, VerdictOverridden(label="REFUTES", by="Bo", note="retracted"))
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key=box).options == before and before[0].endswith(run_id)

@@ -107,11 +107,12 @@ def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser,
         settled(other)
         other.get_by_role("combobox", name="Open a run").click()
         option = other.get_by_role("option").filter(has_text="Eiffel Tower grows").first
-        assert "SUPPORTED" in option.inner_text() and "REFUTED" not in option.inner_text(), "the desk's verdict is the model's"
+        assert "REFUTED" not in option.inner_text(), "the box names the run, never the file's verdict"
         option.click()
         other.get_by_text("the file says Ana Ruiz set REFUTED").first.wait_for(timeout=60_000)
         other.get_by_text("the imported file says").first.wait_for(timeout=30_000)
-        assert "Checker's verdict" not in other.locator("body").inner_text()
+        seen = other.locator("body").inner_text()
+        assert "Checker's verdict" not in seen and "the protocol's word: SUPPORTS" in seen, "the desk's verdict is the model's"
         screenshot(other, "history-forged-import-second-person")
     finally:
         checker.close()
