@@ -104,7 +104,7 @@ HOSTILE_SETTINGS := DEBATEDESK_RETRIEVAL__WEB_SEARCH=false DEBATEDESK_PROTOCOL=t
 	DEBATEDESK_DEBATER__BACKEND=openai DEBATEDESK_JUDGE__BACKEND=openai DEBATEDESK_SCORER__BACKEND=openai \
 	DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_DESK__READER=both DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_EMBEDDINGS=torch
 test-isolated: dev
-	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q tests/pipelines/protocols tests/pipelines/test_golden_events.py \
+	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q -n auto --dist loadfile tests/pipelines/protocols tests/pipelines/test_golden_events.py \
 		tests/pipelines/record tests/pipelines/test_config.py
 
 slow:

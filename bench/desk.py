@@ -300,16 +300,21 @@ def run_bench(
     return columns, all_records, reports
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_sample_options(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
+    """The options this bench and the protocols bench share: which claims, on which backend, with which settings, where."""
     parser.add_argument("--split", default="dev")
-    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--limit", type=int, default=limit)
     parser.add_argument("--skip", type=int, default=0, help="leave out the sample's first M claims (read in an earlier part)")
     parser.add_argument("--labels", choices=("three", "binary"), default="three")
     parser.add_argument("--backend", default="embedded")
-    parser.add_argument("--protocols", default="desk,single")
     parser.add_argument("--set", action="append", default=[], help="a run option, e.g. desk.exhibits=10 (repeatable)")
     parser.add_argument("--data-dir", default="", help="reuse this data folder (its index and response cache); default: a fresh one")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_sample_options(parser, limit=None)
+    parser.add_argument("--protocols", default="desk,single")
     parser.add_argument("--records", default="", help="write every claim's record (with the exhibits' stances) as JSON lines")
     parser.add_argument("--out", default="", help="write the table and the reports to OUT.md / OUT-PROTOCOL.txt")
     args = parser.parse_args()

@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.desk import ROWS, ClaimRecord, _fmt, apply_settings, records_of, summarise
+from bench.desk import ROWS, ClaimRecord, _fmt, add_sample_options, apply_settings, records_of, summarise
 from pipelines.config import AppSettings, RunConfig
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
@@ -222,13 +222,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", required=True, help="JSON lines, one per protocol and claim; appended to, and read to resume")
     parser.add_argument("--protocols", default=",".join(protocol_names()))
-    parser.add_argument("--split", default="dev")
-    parser.add_argument("--limit", type=int, default=30)
-    parser.add_argument("--skip", type=int, default=0, help="leave out the sample's first M claims (read in an earlier part)")
-    parser.add_argument("--labels", choices=("three", "binary"), default="three")
-    parser.add_argument("--backend", default="embedded")
-    parser.add_argument("--set", action="append", default=[], help="a run option, e.g. desk.exhibits=10 (repeatable)")
-    parser.add_argument("--data-dir", default="", help="reuse this data folder (its index and response cache); default: a fresh one")
+    add_sample_options(parser, limit=30)
     parser.add_argument("--table-only", action="store_true", help="print the table of the records, run nothing")
     parser.add_argument("--out", default="", help="write the table to OUT.md and the figures to OUT-summary.json")
     args = parser.parse_args()
