@@ -27,7 +27,7 @@ from pipelines.stages.belief import read_belief
 from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
 from pipelines.stages.evidence_selection import select_evidence
 from pipelines.stages.judge import verdict_from_ruling
-from pipelines.stages.retrieval import format_evidence, retrieve_for_claim
+from pipelines.stages.retrieval import exhibits_as_shared_evidence, format_evidence, retrieve_for_claim
 from pipelines.stages.summarizer import summarize_debate
 
 POOL = "Knowledge pool"
@@ -70,10 +70,9 @@ async def run_madke(ctx: RunContext) -> Verdict:
 
 async def _build_pool(ctx: RunContext) -> list[Evidence]:
     cfg = ctx.config
-    if ctx.exhibits:  # a grounded debate (belief.grounded): desk's exhibits, ranked, are the pool
-        pool = ctx.exhibits[: cfg.madke.corpus_k + cfg.madke.web_k]
-        ctx.emit(StageCompleted(stage="knowledge pool", detail=f"{len(pool)} of desk's exhibits, ranked, shared by both debaters"))
-        return pool
+    grounded = exhibits_as_shared_evidence(ctx, cfg.madke.corpus_k + cfg.madke.web_k, stage="knowledge pool", shared_by="both debaters")
+    if grounded is not None:  # a grounded debate (belief.grounded): desk's exhibits, ranked, are the pool
+        return grounded
     use_web = cfg.retrieval.web_search and cfg.madke.web_k > 0
     ctx.emit(
         StageStarted(

@@ -30,7 +30,7 @@ from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import read_belief
 from pipelines.stages.debate_history import format_history
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, report
-from pipelines.stages.retrieval import format_evidence, retrieve_for_claim
+from pipelines.stages.retrieval import exhibits_as_shared_evidence, format_evidence, retrieve_for_claim
 
 LABELS = ("TRUE", "HALF-TRUE", "FALSE")
 STOP_OPTIONS = ("STOP", "CONTINUE")
@@ -122,10 +122,9 @@ async def run_radar(ctx: RunContext) -> Verdict:
 
 async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
     cfg = ctx.config
-    if ctx.exhibits:  # a grounded debate (belief.grounded): desk's exhibits, ranked, are the shared evidence
-        shared = ctx.exhibits[: cfg.radar.top_k]
-        ctx.emit(StageCompleted(stage="retrieval", detail=f"{len(shared)} of desk's exhibits, ranked, shared by all agents"))
-        return shared
+    grounded = exhibits_as_shared_evidence(ctx, cfg.radar.top_k, stage="retrieval", shared_by="all agents")
+    if grounded is not None:  # a grounded debate (belief.grounded): desk's exhibits, ranked, are the shared evidence
+        return grounded
     use_web = cfg.retrieval.web_search and cfg.radar.web_results > 0
     ctx.emit(
         StageStarted(

@@ -146,6 +146,15 @@ async def _retrieve_one(
     return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k, extra_queries=extra_queries)
 
 
+def exhibits_as_shared_evidence(ctx: RunContext, count: int, *, stage: str, shared_by: str) -> list[Evidence] | None:
+    """A grounded debate's shared evidence: desk's first ``count`` exhibits, ranked (None when the debate is not grounded)."""
+    if not ctx.exhibits:
+        return None
+    shared = ctx.exhibits[:count]
+    ctx.emit(StageCompleted(stage=stage, detail=f"{len(shared)} of desk's exhibits, ranked, shared by {shared_by}"))
+    return shared
+
+
 async def search_corpus_hits(ctx: RunContext, query: str, k: int, extra_queries: Sequence[str] = ()) -> list[Hit]:
     """The run's corpus search: its mode, then its rerank of the fused top 20 (falling back to the fused order)."""
     cfg = ctx.config.retrieval
