@@ -93,7 +93,7 @@ typecheck:
 
 # One worker a core (pytest-xdist), each test file kept on one worker so a file's browser and app start once.
 pytest:
-	$(VENV)/bin/pytest -q -n auto --dist loadfile --durations=15  # the slowest tests, in every log: where the suite's time goes
+	$(VENV)/bin/pytest -q -n auto --maxprocesses 4 --dist loadfile --durations=15  # the slowest tests, in every log: where the suite's time goes
 
 e2e:
 	$(VENV)/bin/pytest -q tests/e2e
@@ -104,7 +104,7 @@ HOSTILE_SETTINGS := DEBATEDESK_RETRIEVAL__WEB_SEARCH=false DEBATEDESK_PROTOCOL=t
 	DEBATEDESK_DEBATER__BACKEND=openai DEBATEDESK_JUDGE__BACKEND=openai DEBATEDESK_SCORER__BACKEND=openai \
 	DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_DESK__READER=both DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_EMBEDDINGS=torch
 test-isolated: dev
-	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q -n auto --dist loadfile tests/pipelines/protocols tests/pipelines/test_golden_events.py \
+	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q -n auto --maxprocesses 4 --dist loadfile tests/pipelines/protocols tests/pipelines/test_golden_events.py \
 		tests/pipelines/record tests/pipelines/test_config.py
 
 slow:
