@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import screenshot, settled
 from tests.fakes import make_pdf
 
 pytestmark = pytest.mark.e2e
@@ -23,11 +23,20 @@ def frame_height(page, index: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def delete_document(page, option: str) -> None:  # type: ignore[no-untyped-def]
-    """Pick one document to delete, confirm, and press Delete."""
+    """Pick one document to delete, confirm, and press Delete.
+
+    Each step waits for the page's run to end and the tick to show: under load a tick given while the page was still
+    redrawing landed on the old copy of the box, and Delete then (rightly) said nothing was confirmed.
+    """
+    settled(page)
     page.locator('[data-testid="stMultiSelect"]', has_text="Documents to delete").locator("input").click()
     page.get_by_role("option", name=option).click()
     page.keyboard.press("Escape")
-    page.get_by_text("Yes, delete them from this corpus").click()
+    settled(page)
+    confirm = page.get_by_role("checkbox", name="Yes, delete them from this corpus")
+    page.get_by_text("Yes, delete them from this corpus").click()  # the box itself is hidden under Streamlit's drawn one
+    expect(confirm).to_be_checked(timeout=30_000)
+    settled(page)
     page.get_by_role("button", name="Delete", exact=True).click()
 
 
