@@ -41,15 +41,12 @@ from pipelines.record.store import RunStore, RunSummary
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.batch import BatchItem
 from pipelines.text.safety import escape_markdown
+from pipelines.text.times import when
 
 K = state.QUEUE_PREFIX
 STATUS_ICONS = {"new": "🆕", "checking": "🔎", "in review": "🧑‍⚖️", "published": "📰", "dismissed": "🗑️"}
 NOBODY = "(nobody)"
 QUEUE_TABS = ("📥 Queue", "➕ Add claims", "📰 Published")
-
-
-def when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "—"
 
 
 def status_text(status: str) -> str:

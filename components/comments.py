@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
@@ -13,12 +12,9 @@ from components.sign_in import acting_user
 from pipelines.newsroom.queue import ClaimQueue, QueueError
 from pipelines.record.comments import Comment
 from pipelines.text.safety import escape_markdown
+from pipelines.text.times import when
 
 RUN = "the run"
-
-
-def when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def render_comment_list(comments: Sequence[Comment], *, empty: str = "No comments yet.") -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import streamlit as st
 
 from components import state
 from pipelines.record.store import RunSummary
+from pipelines.text.times import when
 
 PAGE_PATHS = ("verify", "history", "corpora", "batch", "benchmark", "settings", "queue")  # the url paths st.navigation gives the pages
 
@@ -35,8 +35,7 @@ def run_line(run: RunSummary, *, claim: bool = True) -> str:
     empty the box (and close the run, or rest a review on another one) the moment the run ended or
     was overridden. The table beside the box shows those.
     """
-    started = datetime.fromtimestamp(run.created_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"{run.claim[:70]} · " if claim else "") + f"{run.protocol} · {started} · {run.id}"
+    return (f"{run.claim[:70]} · " if claim else "") + f"{run.protocol} · {when(run.created_at)} · {run.id}"
 
 
 def run_link(run_id: str) -> str:

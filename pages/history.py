@@ -28,6 +28,7 @@ from pipelines.record.signing import desk_key, existing_desk_key
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
 from pipelines.record.verdict_card import common_label, imported_summary, imported_trail
 from pipelines.text.safety import escape_markdown
+from pipelines.text.times import when
 
 state.ensure_framed("pages/history.py")
 
@@ -47,10 +48,6 @@ if (linked := state.follow_link(state.RUN_PARAM)) is not None:  # ?run=ID: a col
         state.open_history_run(linked)
     else:
         st.warning(f"No run {escape_markdown(linked[:64])} in this desk's History: the link may be wrong, or the run was made elsewhere.")
-
-
-def when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M UTC") if ts else "—"
 
 
 def status_icon(run: RunSummary) -> str:
