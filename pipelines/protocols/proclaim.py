@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
@@ -33,7 +33,6 @@ from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import (
     AdmissibilityAssessed,
-    ConfidenceComputed,
     CriticRuled,
     DebateStopped,
     ExpertWitnessRuled,
@@ -640,7 +639,7 @@ def _deliberate(ctx: RunContext, cfg: ProClaimConfig, court: Court, ballots: lis
     outcome = majority_vote(ballots, cfg.tie_break)
     winner = {PLAINTIFF.stance: PLAINTIFF.name, DEFENSE.stance: DEFENSE.name}.get(outcome.label)
     s_ref = court.s_ref[winner][-1] if winner and court.s_ref.get(winner) else None
-    terms = panel_confidence(
+    confidence = panel_confidence(
         outcome,
         [b.mean_quality for b in ballots],
         delta_rs=delta_rs,
@@ -653,20 +652,11 @@ def _deliberate(ctx: RunContext, cfg: ProClaimConfig, court: Court, ballots: lis
         floor=cfg.confidence_floor,
         floor_min_agreeing=cfg.floor_min_agreeing,
     )
-    ctx.emit(
-        ConfidenceComputed(
-            label=outcome.label,
-            votes=outcome.counts,
-            winning_votes=outcome.winning_votes,
-            total_votes=outcome.total_votes,
-            tie_break=outcome.tie_break,
-            **asdict(terms),  # every term of the confidence, under the event's names
-        )
-    )
+    ctx.emit(confidence)
     ctx.emit(StageCompleted(stage="panel", detail=f"{outcome.label} ({_tally(outcome.counts)})"))
     return Verdict(
         label=outcome.label,
-        confidence=round(terms.c_final, 4),
+        confidence=round(confidence.c_final, 4),
         rationale=_rationale(ballots, outcome.label),
         cited=_verdict_citations(ctx, court, winner),
         decided_by=f"panel of {outcome.total_votes} judge{'s' * (outcome.total_votes != 1)} ({_tally(outcome.counts)})"

@@ -1,15 +1,16 @@
 """PROClaim's formulas as pure functions: self-reflection, stop rules, role-switch and confidence terms.
 
 Every default is the published method's; every caller passes the run's ProClaimConfig
-values. Nothing here calls a model or emits an event, so other protocols can reuse them.
+values. Nothing here calls a model or emits an event (the panel's confidence comes back as the
+event that records it, for the caller to emit), so other protocols can reuse them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 
+from pipelines.events import ConfidenceComputed
 from pipelines.stages.panel import PanelOutcome
 
 # Thresholds are compared after rounding to 9 places, so 0.7 - 0.65 counts as 0.05 (not 0.0499999...).
@@ -61,22 +62,6 @@ def clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
     return max(low, min(high, value))
 
 
-@dataclass(frozen=True)
-class ConfidenceTerms:
-    """Every term of the panel's confidence, so the UI can show the sum."""
-
-    vote_share_term: float
-    quality_sum: float
-    quality_term: float
-    c_base: float
-    delta_rs: float
-    s_ref: float | None
-    delta_ref: float
-    unclamped: float
-    floor_applied: bool
-    c_final: float
-
-
 def panel_confidence(
     outcome: PanelOutcome,
     mean_qualities: Sequence[float],
@@ -90,8 +75,10 @@ def panel_confidence(
     ref_floor: float = -0.15,
     floor: float = 0.10,
     floor_min_agreeing: int = 2,
-) -> ConfidenceTerms:
-    """c_final = clamp(c_base + delta_rs + delta_ref, 0, 1), at least ``floor`` when a majority agrees.
+) -> ConfidenceComputed:
+    """The panel's decision with every term of its confidence, as the event that records it.
+
+    c_final = clamp(c_base + delta_rs + delta_ref, 0, 1), at least ``floor`` when a majority agrees.
 
     c_base = 0.8 x (winning votes / total) + 0.3 x (sum of the judges' mean quality scores / (10 x judges));
     with the three judges of the method the second term is the sum over 30. delta_ref comes from
@@ -109,7 +96,12 @@ def panel_confidence(
     floor_applied = outcome.winning_votes >= floor_min_agreeing and c_final < floor
     if floor_applied:
         c_final = floor
-    return ConfidenceTerms(
+    return ConfidenceComputed(
+        label=outcome.label,
+        votes=outcome.counts,
+        winning_votes=outcome.winning_votes,
+        total_votes=outcome.total_votes,
+        tie_break=outcome.tie_break,
         vote_share_term=vote_share_term,
         quality_sum=quality_sum,
         quality_term=quality_term,

@@ -23,16 +23,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from corpora.base import Passage
-from pipelines.domain import Evidence
 from pipelines.errors import ToolUnavailableError
 from pipelines.events import (
     ArgumentDelta,
     CheckerAddedEvidence,
-    CheckerAddedQuery,
-    CheckerAdmittedEvidence,
-    CheckerEditedPlan,
-    CheckerEditedQuery,
-    CheckerStruckEvidence,
     Event,
     EvidenceRetrieved,
     ModelCallCompleted,
@@ -40,12 +34,10 @@ from pipelines.events import (
     RunInterrupted,
     RunResumed,
     RunStarted,
-    StepResumed,
     dump_event,
 )
 from pipelines.llm.client import ResponseCache
 from pipelines.record.store import RunStore
-from pipelines.run.context import Review
 from pipelines.stages.retrieval import evidence_key
 from pipelines.tools.corpus_index import CorpusIndex, Hit, IngestReport, SearchMode
 from pipelines.tools.embeddings import Embedder
@@ -303,49 +295,3 @@ def reserved_evidence_ids(events: Iterable[Event]) -> dict[str, str]:
         elif isinstance(e, CheckerAddedEvidence):
             reserved[f"user:{e.evidence.id}"] = e.evidence.id
     return reserved
-
-
-def recorded_reviews(events: Iterable[Event]) -> dict[int, tuple[Review, str, str]]:
-    """The checker's decisions per round, rebuilt from the intervention events: (review, by, note).
-
-    Only rounds the checker finished (a StepResumed) count; a half-recorded review is asked again.
-    """
-    parts: dict[int, dict[str, Any]] = {}
-
-    def part(round_: int) -> dict[str, Any]:
-        return parts.setdefault(round_, {"queries": {}, "extra": [], "struck": {}, "admitted": {}, "added": [], "plan": None})
-
-    done: dict[int, StepResumed] = {}
-    for evt in events:
-        match evt:
-            case CheckerEditedPlan(round=r, after=after):
-                part(r)["plan"] = after
-            case CheckerEditedQuery(round=r, agent=agent, after=after):
-                part(r)["queries"][agent] = after
-            case CheckerAddedQuery(round=r, query=query):
-                part(r)["extra"].append(query)
-            case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
-                part(r)["struck"][eid] = reason
-            case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
-                part(r)["admitted"][eid] = reason
-            case CheckerAddedEvidence(round=r, evidence=evidence):
-                part(r)["added"].append(evidence)
-            case StepResumed(round=r):
-                done[r] = evt
-            case _:
-                pass
-    reviews: dict[int, tuple[Review, str, str]] = {}
-    for r, resumed in done.items():
-        p = part(r)
-        added: list[Evidence] = p["added"]
-        review = Review(
-            queries=p["queries"],
-            extra_queries=tuple(p["extra"]),
-            struck=p["struck"],
-            admitted=p["admitted"],
-            added=tuple(added),
-            stop=resumed.action == "stop",
-            plan=p["plan"],
-        )
-        reviews[r] = (review, resumed.by, resumed.note)
-    return reviews

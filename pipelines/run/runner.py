@@ -47,7 +47,6 @@ from pipelines.record.journal import (
     JournaledIndex,
     JournaledWeb,
     JournalFirstCache,
-    recorded_reviews,
     reserved_evidence_ids,
 )
 from pipelines.record.outage import fault_message, is_store_fault, store_faults_plain
@@ -193,7 +192,7 @@ async def execute(
     ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit_keeping_turns, llm_factory=make_llm)
     ctx.calibration_dir = services.settings.data_dir  # the desk's own calibrations (python -m pipelines calibrate) before the shipped ones
     ctx.reserved_ids = reserved_evidence_ids(recorded)
-    ctx.reviewer = make_reviewer(emit, gate, recorded_reviews(recorded), next_id=ctx.next_evidence_id)
+    ctx.reviewer = make_reviewer(emit, gate, step_gate.recorded_reviews(recorded), next_id=ctx.next_evidence_id)
     reading = await ground(ctx)  # a debate grounded in desk's exhibits reads them first (belief.grounded)
     verdict = await protocol.run(ctx)
     verdict = await rule_beside(ctx, verdict, reading, turns)  # the calibrated ruling beside the protocol's own (belief.verdict)

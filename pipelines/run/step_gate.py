@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pipelines.access.roles import Person, acting_name
 from pipelines.domain import Evidence
@@ -198,6 +199,52 @@ def intervention_events(
     events.extend(CheckerAddedEvidence(round=round, evidence=e, by=by) for e in review.added)
     events.append(StepResumed(round=round, action="stop" if review.stop else "continue", by=by, note=note))
     return events
+
+
+def recorded_reviews(events: Iterable[Event]) -> dict[int, tuple[Review, str, str]]:
+    """The checker's decisions per round, rebuilt from the intervention events: (review, by, note).
+
+    Only rounds the checker finished (a StepResumed) count; a half-recorded review is asked again.
+    """
+    parts: dict[int, dict[str, Any]] = {}
+
+    def part(round_: int) -> dict[str, Any]:
+        return parts.setdefault(round_, {"queries": {}, "extra": [], "struck": {}, "admitted": {}, "added": [], "plan": None})
+
+    done: dict[int, StepResumed] = {}
+    for evt in events:
+        match evt:
+            case CheckerEditedPlan(round=r, after=after):
+                part(r)["plan"] = after
+            case CheckerEditedQuery(round=r, agent=agent, after=after):
+                part(r)["queries"][agent] = after
+            case CheckerAddedQuery(round=r, query=query):
+                part(r)["extra"].append(query)
+            case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
+                part(r)["struck"][eid] = reason
+            case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
+                part(r)["admitted"][eid] = reason
+            case CheckerAddedEvidence(round=r, evidence=evidence):
+                part(r)["added"].append(evidence)
+            case StepResumed(round=r):
+                done[r] = evt
+            case _:
+                pass
+    reviews: dict[int, tuple[Review, str, str]] = {}
+    for r, resumed in done.items():
+        p = part(r)
+        added: list[Evidence] = p["added"]
+        review = Review(
+            queries=p["queries"],
+            extra_queries=tuple(p["extra"]),
+            struck=p["struck"],
+            admitted=p["admitted"],
+            added=tuple(added),
+            stop=resumed.action == "stop",
+            plan=p["plan"],
+        )
+        reviews[r] = (review, resumed.by, resumed.note)
+    return reviews
 
 
 def clean_review(review: Review, planned: dict[str, str], plan: OpeningPlan | None = None) -> Review:

@@ -28,6 +28,14 @@ def signed_in(monkeypatch: pytest.MonkeyPatch, data_dir: Path, env: dict[str, st
     return at
 
 
+def editor_saves(monkeypatch: pytest.MonkeyPatch, data_dir: Path, env: dict[str, str], limit: str, value: float) -> AppTest:
+    """Ana, an editor, sets one budget limit on the settings page and presses Save: her page after it."""
+    editor = signed_in(monkeypatch, data_dir, env, "ana")
+    editor.number_input(key=f"settings.budget.{limit}").set_value(value).run()
+    editor.button(key="settings.save").click().run()
+    return editor
+
+
 def texts(at: AppTest) -> str:
     return " ".join(m.value for m in at.markdown) + " " + " ".join(c.value for c in at.caption)
 
@@ -35,9 +43,7 @@ def texts(at: AppTest) -> str:
 def test_an_editors_change_holds_for_a_checker_who_cannot_change_it(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, desk_env: dict[str, str]
 ) -> None:
-    editor = signed_in(monkeypatch, demo_data_dir, desk_env, "ana")
-    editor.number_input(key="settings.budget.max_calls").set_value(7).run()
-    editor.button(key="settings.save").click().run()
+    editor = editor_saves(monkeypatch, demo_data_dir, desk_env, "max_calls", 7)
     assert not editor.exception
     assert any("Saved for the whole desk: 1 change" in s.value for s in editor.success)
 
@@ -69,9 +75,7 @@ def test_a_number_outside_its_range_is_named_with_its_range_and_nothing_is_saved
 def test_a_money_limit_without_a_price_is_refused_on_save(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, desk_env: dict[str, str]
 ) -> None:
-    editor = signed_in(monkeypatch, demo_data_dir, desk_env, "ana")
-    editor.number_input(key="settings.budget.max_cost").set_value(1.5).run()
-    editor.button(key="settings.save").click().run()
+    editor = editor_saves(monkeypatch, demo_data_dir, desk_env, "max_cost", 1.5)
     errors = " ".join(e.value for e in editor.error)
     assert "Not saved: a money limit is set but fake has no price" in errors
     editor.text_input(key="settings.budget.prices").input("fake=0.002").run()

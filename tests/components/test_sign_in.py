@@ -59,6 +59,24 @@ def run_claim(at: AppTest) -> str:
     return str(at.session_state["last_run_id"])
 
 
+def editor_ran_a_claim(monkeypatch: pytest.MonkeyPatch, data_dir: Path, users: Path) -> tuple[AppTest, str]:
+    """Ana, an editor, signed in on her browser and ran a claim: her page, and the run's id."""
+    browser(monkeypatch, data_dir, users, "ana")
+    at = desk(monkeypatch, data_dir, users)
+    return at, run_claim(at)
+
+
+def fill_override(at: AppTest, run_id: str, note: str = "") -> None:
+    """The override form on the run's card, set to REFUTED (with a note), not yet sent."""
+    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
+    if note:
+        at.text_area(key=f"live-{run_id}.override.note").input(note)
+
+
+def record_verdict(at: AppTest) -> None:
+    next(b for b in at.button if b.label == "Record my verdict").click().run()
+
+
 def test_without_a_users_file_the_name_is_kept_per_browser_and_never_in_the_address(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path
 ) -> None:
@@ -118,20 +136,16 @@ def test_session_state_cannot_make_a_checker_an_editor(monkeypatch: pytest.Monke
 def test_a_demoted_editor_is_refused_the_override_at_the_next_action(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, users_toml: Path
 ) -> None:
-    browser(monkeypatch, demo_data_dir, users_toml, "ana")
-    at = desk(monkeypatch, demo_data_dir, users_toml)
-    run_id = run_claim(at)
-    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
-    at.text_area(key=f"live-{run_id}.override.note").input("retracted")
+    at, run_id = editor_ran_a_claim(monkeypatch, demo_data_dir, users_toml)
+    fill_override(at, run_id, "retracted")
     write_users(users_toml, ana="checker", bo="checker")  # demoted while the form is open
-    next(b for b in at.button if b.label == "Record my verdict").click().run()
+    record_verdict(at)
     assert any("only an editor may override verdicts; Ana Ruiz is signed in as a checker" in e.value for e in at.error)
     assert not any("Recorded:" in s.value for s in at.success)
     write_users(users_toml, ana="editor", bo="checker")
     at.run()
-    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
-    at.text_area(key=f"live-{run_id}.override.note").input("retracted")
-    next(b for b in at.button if b.label == "Record my verdict").click().run()
+    fill_override(at, run_id, "retracted")
+    record_verdict(at)
     assert any("Recorded: REFUTED by Ana Ruiz" in s.value for s in at.success)
 
 
@@ -207,13 +221,11 @@ def test_started_without_the_desks_routes_it_says_how_to_start_it(
 def test_a_session_ended_elsewhere_cannot_act_once_more_from_an_open_page(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, users_toml: Path
 ) -> None:
-    browser(monkeypatch, demo_data_dir, users_toml, "ana")
-    at = desk(monkeypatch, demo_data_dir, users_toml)
-    run_id = run_claim(at)
-    at.selectbox(key=f"live-{run_id}.override.label").set_value("REFUTED")
+    at, run_id = editor_ran_a_claim(monkeypatch, demo_data_dir, users_toml)
+    fill_override(at, run_id)
     sessions, _ = web.desk()
     sessions.end_all("ana")  # "Sign out everywhere" from another browser, while this page is open
-    next(b for b in at.button if b.label == "Record my verdict").click().run()  # the callback runs before the page checks
+    record_verdict(at)  # the callback runs before the page checks
     assert [t.value for t in at.title] == ["⚖️ Sign in to DebateDesk"]
     store = get_services().store
     assert store is not None and store.events_of_type(run_id, "VerdictOverridden") == []

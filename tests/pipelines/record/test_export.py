@@ -8,6 +8,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -266,19 +267,24 @@ def test_a_csv_cell_never_starts_a_formula(services: Services) -> None:
     assert row["claim"].startswith("'=") and row["checker_reason"].startswith("'@") and row["checker_by"].startswith("'+")
 
 
-def test_the_markdown_report_never_rounds_a_probability_up_to_certainty() -> None:
+def report_of_a_masks_run(run_id: str, verdict: dict[str, Any]) -> str:
+    """The markdown report of an imported completed run: one exhibit (E1) and this verdict."""
     evidence = {"id": "E1", "source": "corpus", "text": "Trials found masks reduce transmission."}
     record = hand_record(
         "Masks reduce transmission",
         {"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": evidence},
-        {"type": "VerdictReached", "at": 1700000002, "verdict": {"label": "SUPPORTS", "confidence": 0.996, "cited": ["E1"]}},
-        run_id="sure-1",
+        {"type": "VerdictReached", "at": 1700000002, "verdict": verdict},
+        run_id=run_id,
         status="completed",
         at=1700000000,
-        confidence=0.996,
+        confidence=verdict["confidence"],
     )
     summary, events = load_record(json.dumps(record))
-    report = to_markdown(summary, events)
+    return to_markdown(summary, events)
+
+
+def test_the_markdown_report_never_rounds_a_probability_up_to_certainty() -> None:
+    report = report_of_a_masks_run("sure-1", {"label": "SUPPORTS", "confidence": 0.996, "cited": ["E1"]})
     assert "confidence >0.99" in report
     assert "1.00" not in report, "0.996 is not a certainty"
 
@@ -295,7 +301,6 @@ def test_markdown_report_lists_the_prompt_tokens_the_server_reused(finished: tup
 
 
 def test_the_markdown_report_names_both_rulings_when_they_differ() -> None:
-    evidence = {"id": "E1", "source": "corpus", "text": "Trials found masks reduce transmission."}
     beside = {"label": "NOT SUPPORTED", "confidence": 0.64, "decided_by": "panel of 3 judges", "says": "the panel voted NOT SUPPORTED, 64%"}
     verdict = {
         "label": "SUPPORTS",
@@ -305,17 +310,7 @@ def test_the_markdown_report_names_both_rulings_when_they_differ() -> None:
         "stop_reason": "the panel voted NOT SUPPORTED, 64%; the evidence read after the debate says SUPPORTS, 81%. The calibrated ruling is the verdict",
         "beside": beside,
     }
-    record = hand_record(
-        "Masks reduce transmission",
-        {"type": "EvidenceRetrieved", "at": 1700000001, "agent": "A", "round": 1, "evidence": evidence},
-        {"type": "VerdictReached", "at": 1700000002, "verdict": verdict},
-        run_id="two-1",
-        status="completed",
-        at=1700000000,
-        confidence=0.81,
-    )
-    summary, events = load_record(json.dumps(record))
-    report = to_markdown(summary, events)
+    report = report_of_a_masks_run("two-1", verdict)
     assert "Two rulings differ: the panel voted NOT SUPPORTED, 64%; the evidence read after the debate says SUPPORTS, 81%." in report
 
 

@@ -23,20 +23,11 @@ from pipelines.run.desk_settings import (
 )
 from pipelines.run.runner import resume_run, stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
-from tests.fakes import fake_config, make_services, with_settings
-from tests.stores import store_url  # noqa: F401  (the fixture)
+from tests.fakes import fake_config, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 EDITOR = User(username="ed", name="Ed Editor", role="editor")
 CHECKER = User(username="cat", name="Cat Checker", role="checker")
-
-
-@pytest.fixture
-def fresh(store_url: str, demo_data_dir: Path, embedder: Embedder) -> Services:  # noqa: F811
-    services = make_services(demo_data_dir, embedder)
-    services.store = RunStore(store_url)
-    return services
 
 
 def book_of(services: Services) -> DeskSettingsBook:

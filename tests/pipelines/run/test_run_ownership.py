@@ -6,7 +6,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TypeVar
 
 import pytest
@@ -17,19 +16,10 @@ from pipelines.events import ModelCallCompleted, RunFailed, RunResumed, StageSta
 from pipelines.llm.fake import FakeChatModel
 from pipelines.record.store import RunStore
 from pipelines.run.runner import Services, resume_run, stream_run
-from pipelines.tools.embeddings import Embedder
-from tests.fakes import fake_config, make_services
-from tests.stores import store_url  # noqa: F401  (the fixture)
+from tests.fakes import fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 T = TypeVar("T")
-
-
-@pytest.fixture
-def fresh(store_url: str, demo_data_dir: Path, embedder: Embedder) -> Services:  # noqa: F811
-    services = make_services(demo_data_dir, embedder)
-    services.store = RunStore(store_url)
-    return services
 
 
 def failed_run(services: Services) -> str:
