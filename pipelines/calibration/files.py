@@ -16,7 +16,7 @@ import math
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -54,16 +54,7 @@ class Calibration:
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "model": self.model,
-            "bias": self.bias,
-            "weights": self.weights,
-            "decide_at": self.decide_at,
-            "prompt_sha": self.prompt_sha,
-            "fitted_on": self.fitted_on,
-            "settings": self.settings,
-        }
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Calibration:

@@ -420,13 +420,7 @@ class ClaimQueue:
         self, by: User, text: str, *, claim_id: str | None = None, run_id: str | None = None, evidence_id: str | None = None
     ) -> Comment:
         """A comment on a claim, a run, or one exhibit of a run (``run_id`` and ``evidence_id``); anyone on the desk may comment."""
-        body = text.strip()
-        if not body:
-            raise QueueError("the comment is empty; write something first")
-        if len(body) > MAX_COMMENT:
-            raise QueueError(f"the comment has {len(body):,} characters; the limit is {MAX_COMMENT:,}: shorten it or split it")
-        if (bad := unsafe_char(body.replace("\n", " ").replace("\t", " "))) is not None:
-            raise QueueError(f"the comment contains {bad[1]} at position {bad[0] + 1}; remove it")
+        body = _prose(text, "comment", MAX_COMMENT, "the comment is empty; write something first")
         if evidence_id and not run_id:
             raise QueueError("a comment on an exhibit needs the run the exhibit belongs to")
         if not (claim_id or run_id):
@@ -464,13 +458,7 @@ class ClaimQueue:
         label = " ".join(verdict.split()).upper()
         if label not in COMMON_LABELS:
             raise QueueError(f"the reviewed verdict is one of {', '.join(COMMON_LABELS)}, not {verdict!r}")
-        why = reason.strip()
-        if not why:
-            raise QueueError("say why: the reason is published as the fact-check's explanation")
-        if len(why) > MAX_REASON:
-            raise QueueError(f"the reason has {len(why):,} characters; the limit is {MAX_REASON:,}")
-        if (bad := unsafe_char(why.replace("\n", " ").replace("\t", " "))) is not None:
-            raise QueueError(f"the reason contains {bad[1]} at position {bad[0] + 1}; remove it")
+        why = _prose(reason, "reason", MAX_REASON, "say why: the reason is published as the fact-check's explanation")
         current = self._get(claim_id)
         if current.status in ("published", "dismissed"):
             raise QueueError(f"the claim is {current.status}; {'unpublish' if current.status == 'published' else 'reopen'} it first")
@@ -561,6 +549,18 @@ def _checked_appearance(appearance: Appearance) -> Appearance:
         raise QueueError(f"where it appeared must be a web address starting http:// or https://, not {url[:80]!r}")
     on = _day(appearance.on, "date it appeared") if appearance.on.strip() else ""
     return Appearance(url=url, on=on, claimant=_text_field(appearance.claimant, "claimant"))
+
+
+def _prose(text: str, what: str, limit: int, if_empty: str) -> str:
+    """A comment or a reason as written, lines kept: not empty, within its limit, no control or hidden characters."""
+    body = text.strip()
+    if not body:
+        raise QueueError(if_empty)
+    if len(body) > limit:
+        raise QueueError(f"the {what} has {len(body):,} characters; the limit is {limit:,}: shorten it")
+    if (bad := unsafe_char(body.replace("\n", " ").replace("\t", " "))) is not None:
+        raise QueueError(f"the {what} contains {bad[1]} at position {bad[0] + 1}; remove it")
+    return body
 
 
 def _text_field(value: str, what: str) -> str:

@@ -639,19 +639,7 @@ def _deliberate(ctx: RunContext, cfg: ProClaimConfig, court: Court, ballots: lis
     outcome = majority_vote(ballots, cfg.tie_break)
     winner = {PLAINTIFF.stance: PLAINTIFF.name, DEFENSE.stance: DEFENSE.name}.get(outcome.label)
     s_ref = court.s_ref[winner][-1] if winner and court.s_ref.get(winner) else None
-    confidence = panel_confidence(
-        outcome,
-        [b.mean_quality for b in ballots],
-        delta_rs=delta_rs,
-        s_ref=s_ref,
-        vote_share_weight=cfg.vote_share_weight,
-        quality_weight=cfg.quality_weight,
-        ref_center=cfg.ref_center,
-        ref_scale=cfg.ref_scale,
-        ref_floor=cfg.ref_floor,
-        floor=cfg.confidence_floor,
-        floor_min_agreeing=cfg.floor_min_agreeing,
-    )
+    confidence = panel_confidence(outcome, [b.mean_quality for b in ballots], delta_rs=delta_rs, s_ref=s_ref, cfg=cfg)
     ctx.emit(confidence)
     ctx.emit(StageCompleted(stage="panel", detail=f"{outcome.label} ({_tally(outcome.counts)})"))
     return Verdict(

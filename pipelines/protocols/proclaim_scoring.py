@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
+from pipelines.config import ProClaimConfig
 from pipelines.events import ConfidenceComputed
 from pipelines.stages.panel import PanelOutcome
 
@@ -68,34 +69,29 @@ def panel_confidence(
     *,
     delta_rs: float = 0.0,
     s_ref: float | None = None,
-    vote_share_weight: float = 0.8,
-    quality_weight: float = 0.3,
-    ref_center: float = 0.5,
-    ref_scale: float = 0.6,
-    ref_floor: float = -0.15,
-    floor: float = 0.10,
-    floor_min_agreeing: int = 2,
+    cfg: ProClaimConfig | None = None,
 ) -> ConfidenceComputed:
     """The panel's decision with every term of its confidence, as the event that records it.
 
-    c_final = clamp(c_base + delta_rs + delta_ref, 0, 1), at least ``floor`` when a majority agrees.
-
+    c_final = clamp(c_base + delta_rs + delta_ref, 0, 1), at least ``cfg.confidence_floor`` when
+    ``cfg.floor_min_agreeing`` judges agree. With the published weights (ProClaimConfig's defaults):
     c_base = 0.8 x (winning votes / total) + 0.3 x (sum of the judges' mean quality scores / (10 x judges));
     with the three judges of the method the second term is the sum over 30. delta_ref comes from
     the winning side's s_ref; with no winning side (INCONCLUSIVE) ``s_ref`` is None and delta_ref is 0.
     """
+    cfg = cfg or ProClaimConfig()
     if outcome.total_votes <= 0 or not mean_qualities:
         raise ValueError("confidence needs at least one judge's ballot")
-    vote_share_term = vote_share_weight * outcome.winning_votes / outcome.total_votes
+    vote_share_term = cfg.vote_share_weight * outcome.winning_votes / outcome.total_votes
     quality_sum = float(sum(mean_qualities))
-    quality_term = quality_weight * quality_sum / (10.0 * len(mean_qualities))
+    quality_term = cfg.quality_weight * quality_sum / (10.0 * len(mean_qualities))
     c_base = vote_share_term + quality_term
-    delta_ref = reflection_delta(s_ref, ref_center, ref_scale, ref_floor) if s_ref is not None else 0.0
+    delta_ref = reflection_delta(s_ref, cfg.ref_center, cfg.ref_scale, cfg.ref_floor) if s_ref is not None else 0.0
     unclamped = c_base + delta_rs + delta_ref
     c_final = clamp(unclamped)
-    floor_applied = outcome.winning_votes >= floor_min_agreeing and c_final < floor
+    floor_applied = outcome.winning_votes >= cfg.floor_min_agreeing and c_final < cfg.confidence_floor
     if floor_applied:
-        c_final = floor
+        c_final = cfg.confidence_floor
     return ConfidenceComputed(
         label=outcome.label,
         votes=outcome.counts,

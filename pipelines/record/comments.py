@@ -5,7 +5,7 @@ Part of the record: the exports carry a run's comments; the claims queue (``pipe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 MAX_COMMENT = 4000
@@ -31,11 +31,5 @@ class Comment:
         return "the run" if self.run_id else "the claim"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "author": self.author,
-            "at": self.at,
-            "text": self.text,
-            "claim_id": self.claim_id,
-            "run_id": self.run_id,
-            "evidence_id": self.evidence_id,
-        }
+        """The comment as an export carries it: without ``id``, which numbers it in this desk's database only."""
+        return {name: value for name, value in asdict(self).items() if name != "id"}

@@ -8,7 +8,8 @@ from pipelines.access.users import User
 from pipelines.domain import Evidence, Verdict
 from pipelines.events import EvidenceRetrieved, RunStarted, VerdictReached
 from pipelines.newsroom.intake import claims_from_file, claims_from_text
-from pipelines.newsroom.queue import Appearance, ClaimQueue, NewClaim, NotAllowedError, QueueError, QueueFilter
+from pipelines.newsroom.queue import MAX_REASON, Appearance, ClaimQueue, NewClaim, NotAllowedError, QueueError, QueueFilter
+from pipelines.record.comments import MAX_COMMENT
 from pipelines.record.store import RunStore
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
@@ -176,3 +177,23 @@ def test_claims_come_in_from_a_file_with_where_they_appeared_or_pasted() -> None
         claims_from_file(b"claim,tags\nA claim with too many tags," + b";".join(b"t%d" % i for i in range(30)) + b"\n", "claims.csv")
     with pytest.raises(QueueError, match="no 'claim' column"):
         claims_from_file(b"text2\nx\n", "claims.csv")
+
+
+def test_a_comment_and_a_reason_are_refused_alike_when_empty_too_long_or_hiding_characters(stores: tuple[RunStore, ClaimQueue]) -> None:
+    store, queue = stores
+    claim = queue.add(NewClaim(CLAIM), BO)
+    make_run(store, "r1")
+    queue.link_run("r1", CLAIM, BO)
+    for what, write, limit in (
+        ("comment", lambda text: queue.comment(BO, text, claim_id=claim.id), MAX_COMMENT),
+        ("reason", lambda text: queue.review(claim.id, ANA, "REFUTED", text), MAX_REASON),
+    ):
+        with pytest.raises(QueueError, match="empty; write something first" if what == "comment" else "say why"):
+            write(" \n ")
+        with pytest.raises(QueueError, match=f"the {what} has {limit + 1:,} characters; the limit is {limit:,}: shorten it"):
+            write("x" * (limit + 1))
+        with pytest.raises(QueueError, match=f"the {what} contains .* at position 6; remove it"):
+            write("Hello\u202eworld")
+        write("Two lines\n\tindented are fine.")
+    assert queue.comments_on_claim(claim.id)[0].text == "Two lines\n\tindented are fine."
+    assert queue.get(claim.id).review_reason == "Two lines\n\tindented are fine."  # type: ignore[union-attr]

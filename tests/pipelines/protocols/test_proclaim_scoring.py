@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from pipelines.config import ProClaimConfig
 from pipelines.domain import Admissibility, Evidence
 from pipelines.protocols.proclaim_scoring import (
     has_plateaued,
@@ -263,14 +264,14 @@ def test_three_way_split_inconclusive_counts_its_one_vote() -> None:
 
 def test_floor_applies_when_two_of_three_agree() -> None:
     outcome = majority_vote([ballot("1", "NOT SUPPORTED"), ballot("2", "NOT SUPPORTED"), ballot("3", "SUPPORTED")])
-    terms = panel_confidence(outcome, [1, 1, 1], delta_rs=-0.05, s_ref=0.1, vote_share_weight=0.1, quality_weight=0.0)
+    terms = panel_confidence(outcome, [1, 1, 1], delta_rs=-0.05, s_ref=0.1, cfg=ProClaimConfig(vote_share_weight=0.1, quality_weight=0.0))
     # 0.1 x 2/3 = 0.06667; - 0.05 - 0.15 = -0.13333 -> clamp 0 -> floor 0.10
     assert terms.unclamped == pytest.approx(0.1 * 2 / 3 - 0.2) and terms.floor_applied and terms.c_final == 0.10
 
 
 def test_floor_does_not_apply_without_agreement() -> None:
     outcome = majority_vote([ballot("1", "NOT SUPPORTED"), ballot("2", "SUPPORTED"), ballot("3", "INCONCLUSIVE")])
-    terms = panel_confidence(outcome, [1, 1, 1], delta_rs=-0.05, s_ref=None, vote_share_weight=0.1, quality_weight=0.0)
+    terms = panel_confidence(outcome, [1, 1, 1], delta_rs=-0.05, s_ref=None, cfg=ProClaimConfig(vote_share_weight=0.1, quality_weight=0.0))
     # 0.1 x 1/3 - 0.05 = -0.01667 -> 0.0, and one vote each is no agreement
     assert not terms.floor_applied and terms.c_final == 0.0
 
