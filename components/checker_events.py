@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from components.verdict import when
 from pipelines.events import (
     INTERVENTIONS,
     Event,
@@ -22,6 +21,7 @@ from pipelines.events import (
 )
 from pipelines.record.digest import describe_intervention
 from pipelines.text.safety import escape_markdown
+from pipelines.text.times import time_of_day
 
 CHECKER_EVENTS = (*INTERVENTIONS, StepPaused, RunResumed, RunInterrupted, RecordImported)
 
@@ -32,8 +32,8 @@ def is_checker_event(evt: Event) -> bool:
 
 def _who(evt: Event, from_file: bool = False) -> str:
     if from_file:  # what an imported file says someone did: not this desk's audit trail
-        return f"📄 the imported file says **{escape_markdown(getattr(evt, 'by', ''))}** · {when(evt.at)}"
-    return f"🧑‍⚖️ **{escape_markdown(getattr(evt, 'by', ''))}** · {when(evt.at)}"
+        return f"📄 the imported file says **{escape_markdown(getattr(evt, 'by', ''))}** · {time_of_day(evt.at)}"
+    return f"🧑‍⚖️ **{escape_markdown(getattr(evt, 'by', ''))}** · {time_of_day(evt.at)}"
 
 
 def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None], *, from_file: bool = False) -> None:
@@ -46,7 +46,7 @@ def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None]
             log(f"📥 imported from {escape_markdown(source)}")
             # markup: every field is escaped; the rest is ours
             transcript.info(
-                f"📥 **Imported** from {escape_markdown(source)} by **{escape_markdown(by)}** ({when(evt.at)}). "
+                f"📥 **Imported** from {escape_markdown(source)} by **{escape_markdown(by)}** ({time_of_day(evt.at)}). "
                 f"The {count} events below are what the file says, not this desk's doing; no verdict in them is this desk's. "
                 f"The file's check: {escape_markdown(check)}."
             )
@@ -61,7 +61,7 @@ def render_checker_event(evt: Event, transcript: Any, log: Callable[[str], None]
         case RunResumed(attempt=attempt, replayed=replayed):
             log(f"▶️ resumed (attempt {attempt})")
             transcript.info(  # markup: numbers and a time only
-                f"▶️ **Resumed** ({when(evt.at)}, attempt {attempt}): the {replayed} events above are from before; the journal answered the calls already made."
+                f"▶️ **Resumed** ({time_of_day(evt.at)}, attempt {attempt}): the {replayed} events above are from before; the journal answered the calls already made."
             )
         case VerdictOverridden() if from_file:  # the card shows only this desk's verdict: the file's claim is said here
             transcript.warning(f"{_who(evt, from_file)} · {describe_intervention(evt, _escaped)}")  # markup: escaped by _escaped

@@ -3,8 +3,6 @@ choices), who may change them, a read-only view for everyone else, the save butt
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import streamlit as st
 from pydantic import ValidationError
 
@@ -17,6 +15,7 @@ from pipelines.record.store import RunSummary
 from pipelines.run.desk_settings import DeskChange, DeskSettings, DeskSettingsBook, Endpoint, masked, may_change, model_name
 from pipelines.run.services import Services
 from pipelines.text.safety import escape_markdown
+from pipelines.text.times import to_the_second
 
 DESK_MESSAGE = "desk_settings.message"
 
@@ -94,10 +93,9 @@ def render_changes(changes: list[DeskChange]) -> None:
     if not changes:
         st.caption("No change yet: the desk runs on the defaults (and the DEBATEDESK_* environment).")
         return
-    rows = ["| when (UTC) | who | setting | before | after |", "| --- | --- | --- | --- | --- |"]
+    rows = ["| when | who | setting | before | after |", "| --- | --- | --- | --- | --- |"]
     for c in changes:
-        when = datetime.fromtimestamp(c.at, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        rows.append("| " + " | ".join(escape_markdown(v) for v in (when, c.by, c.setting, c.before, c.after)) + " |")
+        rows.append("| " + " | ".join(escape_markdown(v) for v in (to_the_second(c.at), c.by, c.setting, c.before, c.after)) + " |")
     st.markdown("\n".join(rows))  # markup: every cell escaped
 
 

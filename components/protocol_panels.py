@@ -8,7 +8,6 @@ appear only when their events arrive, so other protocols look as before.
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 from typing import Any
 
@@ -40,6 +39,7 @@ from pipelines.events import (
 )
 from pipelines.record.digest import RunDigest
 from pipelines.text.safety import escape_markdown
+from pipelines.text.times import when
 
 FINAL_JUDGES = ("Judge",)
 ACTION_ICONS = {"corpus_search": "📚", "web_search": "🌐", "memory_lookup": "🧠", "answer": "✅"}
@@ -249,7 +249,7 @@ class ProtocolPanels:
                 "used in answer": "✅" if eid in self.used else "",
                 "matched by": r.match,
                 "kept for claim": r.for_claim,
-                "kept on": dt.datetime.fromtimestamp(r.remembered_at).strftime("%Y-%m-%d %H:%M"),
+                "kept on": when(r.remembered_at),
                 "found with query": r.evidence.query,
                 "source": r.evidence.source_label,
                 "text": r.evidence.text,

@@ -8,7 +8,6 @@ models' caveat and the audit trail. This module only lays it out and escapes it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import streamlit as st
@@ -18,14 +17,7 @@ from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.record.verdict_card import COMMON_LABELS, AuditEntry, CardExhibit, CardLabel, ModelSide, VerdictCard, verdict_card
 from pipelines.text.probability import decimal
 from pipelines.text.safety import escape_markdown
-
-
-def when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%S UTC")
-
-
-def _date_time(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+from pipelines.text.times import to_the_second
 
 
 def render_verdict(slot: Any, run: RunDigest) -> None:
@@ -89,7 +81,7 @@ def _render_checker(card: VerdictCard) -> None:
     assert override is not None and card.label is not None
     st.markdown(f"### Checker's verdict {card_label(card.label)}")  # markup: card_label escapes the words
     st.caption(
-        f"Set by {escape_markdown(override.by)} at {_date_time(override.at)}"
+        f"Set by {escape_markdown(override.by)} at {to_the_second(override.at)}"
         + (f". Why: {escape_markdown(override.note)}" if override.note else " (no note)")
     )
 
@@ -138,7 +130,8 @@ def _render_audit(audit: tuple[AuditEntry, ...]) -> None:
         return
     st.markdown("**Audit trail**")
     lines = [
-        f"- {_date_time(entry.at)} · {escape_markdown(entry.by or '?')} · {describe_intervention(entry.event, _quote)}" for entry in audit
+        f"- {to_the_second(entry.at)} · {escape_markdown(entry.by or '?')} · {describe_intervention(entry.event, _quote)}"
+        for entry in audit
     ]
     st.markdown("\n".join(lines))  # markup: times, escaped names, and describe_intervention quotes through escape_markdown
 
@@ -151,11 +144,11 @@ def _render_imported(card: VerdictCard) -> None:
     st.markdown("**Imported record** :small[what the file says; none of it is this desk's verdict]")
     # markup: escaped fields and a time
     st.caption(
-        f"📥 Imported from {escape_markdown(imported.source)} by {escape_markdown(imported.by)} at {_date_time(imported.at)}. "
+        f"📥 Imported from {escape_markdown(imported.source)} by {escape_markdown(imported.by)} at {to_the_second(imported.at)}. "
         f"The file's check: {escape_markdown(imported.check)}."
     )
     lines = [
-        f"- {_date_time(entry.at)} · the file says {escape_markdown(entry.by or '?')} · {describe_intervention(entry.event, _quote)}"
+        f"- {to_the_second(entry.at)} · the file says {escape_markdown(entry.by or '?')} · {describe_intervention(entry.event, _quote)}"
         for entry in card.imported_audit
     ]
     if lines:

@@ -21,6 +21,7 @@ from pipelines.eval.records import write_report_files
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.text.safety import escape_markdown
+from pipelines.text.times import when
 
 state.ensure_framed("pages/benchmark.py")
 
@@ -172,10 +173,7 @@ else:
         "Compare",
         list(by_id),
         key=state.BENCH_COMPARE,
-        format_func=lambda i: (
-            f"{report_label(by_id[i])} · {by_id[i].dataset}/{by_id[i].split} · "
-            f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(by_id[i].created_at))}"
-        ),
+        format_func=lambda i: f"{report_label(by_id[i])} · {by_id[i].dataset}/{by_id[i].split} · {when(by_id[i].created_at)}",
         help="Past evaluations are kept in the run database; pick any to compare.",
     )
     if chosen:

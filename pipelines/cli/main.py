@@ -66,6 +66,7 @@ from pipelines.events import (
 from pipelines.record.digest import RunDigest
 from pipelines.text.probability import belief_line, decimal
 from pipelines.text.safety import TerminalSafeStream
+from pipelines.text.times import when
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,7 +209,6 @@ def _store() -> RunStore:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    from datetime import UTC, datetime
 
     from pipelines.record.labels import common_label
     from pipelines.record.store import RunFilter
@@ -217,13 +217,13 @@ def _runs(args: argparse.Namespace) -> int:
     store.reconcile()
     where = RunFilter(claim=args.claim, statuses=tuple(args.status), protocols=tuple(args.protocol), verdicts=tuple(args.verdict))
     for run in store.list_runs(limit=args.limit, where=where):
-        when = datetime.fromtimestamp(run.created_at, UTC).strftime("%Y-%m-%d %H:%M")
+        started = when(run.created_at)
         verdict = common_label(run.final_verdict) if run.final_verdict else "-"
         if run.checker_verdict:
             verdict += f" (checker; model: {run.verdict or '-'})"
         elif run.verdict and verdict != run.verdict:
             verdict += f" (the protocol's word: {run.verdict})"
-        print(f"{run.id}\t{when}\t{run.status}\t{run.protocol}\t{verdict}\t{run.claim[:80]}")
+        print(f"{run.id}\t{started}\t{run.status}\t{run.protocol}\t{verdict}\t{run.claim[:80]}")
     return 0
 
 

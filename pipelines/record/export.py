@@ -77,6 +77,7 @@ from pipelines.text.safety import (
     public_http_url,
     terminal_text,
 )
+from pipelines.text.times import to_the_second
 from pipelines.text.urls import scrub_url
 
 FORMAT = "debatedesk.run"
@@ -391,10 +392,6 @@ def _cell(text: str, limit: int = 300) -> str:
     return md(flat[: limit - 1] + "…" if len(flat) > limit else flat)
 
 
-def _when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "—"
-
-
 def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence[Comment] = ()) -> str:
     """A readable report of the run: verdicts, interventions, rounds, evidence and cost."""
     run = digest(events)
@@ -410,7 +407,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
         rows.append(
             (
                 "Checker's verdict",
-                f"{_label_md(override.label)} by {md(override.by or '?')} at {_when(override.at)}: {_cell(override.note, 500)}",
+                f"{_label_md(override.label)} by {md(override.by or '?')} at {to_the_second(override.at)}: {_cell(override.note, 500)}",
             )
         )
     if run.imported is not None:
@@ -425,7 +422,10 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
         ("Protocol", md(summary.protocol)),
         ("Models", models or "—"),
         ("Corpus", md(str(config.get("corpus", "—"))) + ("" if web is None else f"; web search {'on' if web else 'off'}")),
-        ("Run", f"`{summary.id}` · {md(summary.status)} · started {_when(summary.created_at)} · finished {_when(summary.finished_at)}"),
+        (
+            "Run",
+            f"`{summary.id}` · {md(summary.status)} · started {to_the_second(summary.created_at)} · finished {to_the_second(summary.finished_at)}",
+        ),
         ("Attempts", str(summary.attempts)),
         ("Cost", run.cost.describe()),
         ("App version", md(summary.app_version)),
@@ -452,7 +452,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
         lines += [
             "## Imported record (not this desk's audit trail)",
             "",
-            f"Imported from {_cell(imported.source, 200)} by {md(imported.by)} on {_when(imported.at)}. "
+            f"Imported from {_cell(imported.source, 200)} by {md(imported.by)} on {to_the_second(imported.at)}. "
             f"The file's check: {_cell(imported.check, 600)}.",
             "",
         ]
@@ -462,7 +462,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
         )
     if comments:
         lines += ["## Comments", ""]
-        lines += [f"- {_when(c.at)}, {md(c.author)} on {md(c.about)}: {_cell(c.text, 4000)}" for c in comments]
+        lines += [f"- {to_the_second(c.at)}, {md(c.author)} on {md(c.about)}: {_cell(c.text, 4000)}" for c in comments]
         lines.append("")
     lines += ["## Transcript", ""]
     for e in events:
@@ -477,11 +477,11 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
             case StageFailed(stage=stage, reason=reason):
                 lines.append(f"- ⚠️ {md(stage)} failed: {_cell(reason, 500)}")
             case RunFailed(reason=reason):
-                lines.append(f"- ❌ the run failed ({_when(e.at)}): {_cell(reason, 500)}")
+                lines.append(f"- ❌ the run failed ({to_the_second(e.at)}): {_cell(reason, 500)}")
             case RunInterrupted(reason=reason):
-                lines.append(f"- ⏸️ the run was interrupted ({_when(e.at)}): {_cell(reason, 500)}")
+                lines.append(f"- ⏸️ the run was interrupted ({to_the_second(e.at)}): {_cell(reason, 500)}")
             case RunResumed(attempt=attempt):
-                lines.append(f"- ▶️ resumed ({_when(e.at)}), attempt {attempt}")
+                lines.append(f"- ▶️ resumed ({to_the_second(e.at)}), attempt {attempt}")
             case _:
                 pass
     lines += ["", "## Evidence", ""]
@@ -513,7 +513,7 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
             for i, c in enumerate(calls, 1)
         ]
         lines.append("")
-    lines.append(f"_Exported by DebateDesk {__version__} on {_when(time.time())}. Record format {FORMAT} v{SCHEMA_VERSION}._")
+    lines.append(f"_Exported by DebateDesk {__version__} on {to_the_second(time.time())}. Record format {FORMAT} v{SCHEMA_VERSION}._")
     return "\n".join(lines) + "\n"
 
 
@@ -548,7 +548,7 @@ def _card_lines(model: ModelSide) -> list[str]:
 
 
 def _describe_intervention(e: Event) -> str:
-    return f"- {_when(e.at)} · {md(getattr(e, 'by', ''))} · {describe_intervention(e, _cell)}"
+    return f"- {to_the_second(e.at)} · {md(getattr(e, 'by', ''))} · {describe_intervention(e, _cell)}"
 
 
 # --- CSV ---------------------------------------------------------------------------------------
@@ -584,7 +584,7 @@ def to_csv(summary: RunSummary, events: Sequence[Event]) -> str:
         "confidence": summary.confidence if summary.confidence is not None else "",
         "checker_verdict": common_label(override.label) if override is not None else "",
         "checker_by": override.by if override is not None else "",
-        "checker_at": _when(override.at) if override is not None else "",
+        "checker_at": to_the_second(override.at) if override is not None else "",
         "checker_reason": override.note if override is not None else "",
         "model_verdict_before_override": common_label(override.model_verdict.label)
         if override is not None and override.model_verdict
@@ -600,8 +600,8 @@ def to_csv(summary: RunSummary, events: Sequence[Event]) -> str:
         "spent": round(cost.spent, 6) if cost.priced else "",  # empty: the run had no prices (not zero)
         "model_seconds": round(cost.model_seconds, 3),
         "wall_seconds": round(cost.wall_seconds, 3),
-        "started": _when(summary.created_at),
-        "finished": _when(summary.finished_at),
+        "started": to_the_second(summary.created_at),
+        "finished": to_the_second(summary.finished_at),
     }
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), lineterminator="\r\n")
@@ -611,7 +611,7 @@ def to_csv(summary: RunSummary, events: Sequence[Event]) -> str:
 
 
 def _trail(entries: Sequence[AuditEntry]) -> str:
-    return " | ".join(f"{_when(a.at)} · {a.by or '?'} · {a.what}" for a in entries)
+    return " | ".join(f"{to_the_second(a.at)} · {a.by or '?'} · {a.what}" for a in entries)
 
 
 # --- schema.org ClaimReview -------------------------------------------------------------------
