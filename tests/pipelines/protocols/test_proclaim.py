@@ -177,26 +177,21 @@ def test_novelty_exhaustion_alone(services: Services) -> None:
     assert all((m or 0.0) < 0.10 for m in means[-2:])
 
 
+def docket(plaintiff: str, defense: str, *, ready: bool, reason: str) -> dict[str, object]:
+    """The presiding judge's answer after a round: each side's next query, and whether the court is ready to deliberate."""
+    return {"plaintiff_query": plaintiff, "defense_query": defense, "ready_to_deliberate": ready, "reason": reason}
+
+
 def test_presiding_judge_ready_alone(services: Services) -> None:
-    ready = {
-        "plaintiff_query": "masks transmission",
-        "defense_query": "mask trials limitations",
-        "ready_to_deliberate": True,
-        "reason": "nothing left to find",
-    }
+    ready = docket("masks transmission", "mask trials limitations", ready=True, reason="nothing left to find")
     events = run(services, court_config(quiet=True, judge_can_close=True), ScriptedFake(answers={"QueryDocket": ready}))
     assert (stopped(events).rule, stopped(events).round) == ("presiding judge ready", 2)
     assert "nothing left to find" in stopped(events).detail
 
 
 def test_rounds_use_the_presiding_judges_refined_queries(services: Services) -> None:
-    docket = {
-        "plaintiff_query": "surgical mask trial",
-        "defense_query": "cloth mask limitations",
-        "ready_to_deliberate": False,
-        "reason": "go on",
-    }
-    events = run(services, court_config(quiet=True, max_rounds=1), ScriptedFake(answers={"QueryDocket": docket}))
+    refined = docket("surgical mask trial", "cloth mask limitations", ready=False, reason="go on")
+    events = run(services, court_config(quiet=True, max_rounds=1), ScriptedFake(answers={"QueryDocket": refined}))
     round_queries = {(q.agent, q.query) for q in of(events, QueryIssued) if q.round == 1 and q.tool == "corpus"}
     assert round_queries == {("Plaintiff", "surgical mask trial"), ("Defense", "cloth mask limitations")}
 

@@ -40,13 +40,12 @@ def test_proclaim_pauses_on_its_premises_and_searches_the_checker_s_rewrite(serv
     pauses: list[PendingReview] = []
 
     def decide(pending: PendingReview, events: list[Event]) -> Review:
-        pauses.append(pending)
         if pending.round == 0:
             assert not any(isinstance(e, QueryIssued) for e in events), "the plan pause comes before any search"
             return Review(plan=("Cloth masks cut influenza spread in schools", "  ", "Surgical masks filter droplets"))
         return Review(stop=True)
 
-    events = drive(start_run(CLAIM, step_config("proclaim", max_rounds=1), services, interactive=True), decide)
+    events = drive(start_run(CLAIM, step_config("proclaim", max_rounds=1), services, interactive=True), decide, pauses=pauses)
     first = pauses[0]
     assert first.round == 0 and first.plan is not None and first.plan.kind == "premises" and first.plan.items
     paused = next(e for e in events if isinstance(e, StepPaused))
@@ -68,13 +67,12 @@ def test_mermaid_honours_step_mode_with_its_triplets_and_after_each_tool_call(se
     pauses: list[PendingReview] = []
 
     def decide(pending: PendingReview, events: list[Event]) -> Review:
-        pauses.append(pending)
         if pending.round == 0:
             return Review(plan=("cloth masks | reduce | influenza in schools",))
         return Review(stop=True)
 
     config = with_settings(step_config("mermaid", use_memory=False, remember=False), "retrieval", web_search=False)
-    events = drive(start_run(CLAIM, config, services, interactive=True), decide)
+    events = drive(start_run(CLAIM, config, services, interactive=True), decide, pauses=pauses)
     assert pauses[0].plan is not None and pauses[0].plan.kind == "triplets"
     assert all(" | " in line for line in pauses[0].plan.items)
     decomposed = [e for e in events if isinstance(e, ClaimDecomposed)]

@@ -46,14 +46,16 @@ def step_config(protocol: str = "single", timeout_min: float = 1.0):  # type: ig
     return with_settings(config, "pauses", step_mode=True, pause_timeout_min=timeout_min)
 
 
-def drive(handle: RunHandle, decide: Decide, by: str = "Ana") -> list[Event]:
-    """Act as the page: wait for each pause and submit the checker's review; returns every event."""
+def drive(handle: RunHandle, decide: Decide, by: str = "Ana", pauses: list[PendingReview] | None = None) -> list[Event]:
+    """Act as the page: wait for each pause and submit the checker's review; returns every event (and adds each pause to ``pauses``)."""
     seen = 0
     while not handle.done:
         handle.wait(seen, timeout=0.05)
         seen = len(handle.events)
         pending = handle.pending
         if pending is not None:
+            if pauses is not None:
+                pauses.append(pending)
             handle.submit(decide(pending, list(handle.events)), by=by, note=f"round {pending.round} checked")
     return list(handle.stream())
 
@@ -63,7 +65,6 @@ def test_single_pauses_before_the_search_and_before_the_answer(services: Service
     pauses: list[PendingReview] = []
 
     def decide(pending: PendingReview, events: list[Event]) -> Review:
-        pauses.append(pending)
         if pending.round == 0:
             return Review(queries={"Analyst": "surgical masks influenza trial"})
         pasted = pasted_evidence(
@@ -71,7 +72,7 @@ def test_single_pauses_before_the_search_and_before_the_answer(services: Service
         )
         return Review(added=(pasted,))
 
-    events = drive(start_run(CLAIM, step_config(), services, interactive=True), decide)
+    events = drive(start_run(CLAIM, step_config(), services, interactive=True), decide, pauses=pauses)
     assert [p.round for p in pauses] == [0, 1]
     assert pauses[0].next_queries == {"Analyst": "masks reduce transmission respiratory viruses"}
     queries = [e.query for e in events if isinstance(e, QueryIssued) and e.tool == "corpus"]
