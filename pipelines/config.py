@@ -127,7 +127,7 @@ class SingleConfig(BaseModel):
 
 
 StanceReader = Literal["both", "separate", "contrast"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
-LLAMA_CACHE_RAM_MIB = 256  # the embedded server's prompt cache (docs/measurements/2026-11-26-server-memory.md)
+LLAMA_CACHE_RAM_MIB = 512  # the embedded server's prompt cache (docs/measurements/2026-11-26-server-memory.md)
 CONTRAST_SHARE = 0.3  # the contrast question's weight with the reader "both", fitted on Check-COVID train (pipelines/calibration)
 
 
@@ -918,7 +918,7 @@ class AppSettings(BaseSettings):
         default=LLAMA_CACHE_RAM_MIB,
         ge=-1,
         title="Embedded model's prompt cache (MiB)",
-        description="Host memory llama-server may keep earlier prompts in, to read a prompt that shares their start without computing it again (its --cache-ram); 0 keeps none, -1 sets no limit. llama.cpp's own default, 8192, let the server grow from 2.2 GB to 10.8 GB over 125 claims. A running server keeps its cache size until `python -m pipelines model stop`.",
+        description="Host memory llama-server may keep earlier prompts in, to read a prompt that shares their start without computing it again (its --cache-ram); 0 keeps none, -1 sets no limit. llama.cpp's own default, 8192, let the server grow from 2.2 GB to 10.8 GB over 125 claims; 512 was as fast on 20 dev claims and held it at 2.6 GB. A running server keeps its cache size until `python -m pipelines model stop`.",
     )
     llama_server: str = Field(
         default="",
