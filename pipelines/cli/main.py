@@ -209,7 +209,6 @@ def _store() -> RunStore:
 
 
 def _runs(args: argparse.Namespace) -> int:
-
     from pipelines.record.labels import common_label
     from pipelines.record.store import RunFilter
 
