@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -176,7 +177,10 @@ def run_part(
         for protocol in protocols:
             if (protocol, item.id) in done:
                 continue
+            load_before = os.getloadavg()[0]
             record = run_claim(item, dataset, services, protocol, configs[protocol])
+            # the machine's 1-minute load either side, so seconds measured beside other work can be told apart
+            record["load"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
             with records_path.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
             added += 1
