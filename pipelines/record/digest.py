@@ -14,35 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from pipelines import events as ev
 from pipelines.domain import Evidence, Verdict, citations
-from pipelines.events import (
-    INTERVENTIONS,
-    BudgetStop,
-    CheckerAddedEvidence,
-    CheckerAddedQuery,
-    CheckerAdmittedEvidence,
-    CheckerEditedPlan,
-    CheckerEditedQuery,
-    CheckerStruckEvidence,
-    Event,
-    EvidenceRetrieved,
-    ExhibitStanceRead,
-    ModelCallCompleted,
-    QueryIssued,
-    RecordImported,
-    RunFailed,
-    RunInterrupted,
-    RunResumed,
-    RunStarted,
-    StageCompleted,
-    StageStarted,
-    StatementChecked,
-    StepResumed,
-    TurnCompleted,
-    VerdictAggregated,
-    VerdictOverridden,
-    VerdictReached,
-)
 from pipelines.record.labels import common_label
 
 
@@ -72,7 +45,7 @@ class Cost(BaseModel):
         """The tokens the model computed: those sent less those its server reused, and those it wrote."""
         return self.tokens_in - self.tokens_reused + self.tokens_out
 
-    def add_call(self, call: ModelCallCompleted) -> Cost:
+    def add_call(self, call: ev.ModelCallCompleted) -> Cost:
         return self.model_copy(
             update={
                 "calls": self.calls + 1,
@@ -150,29 +123,29 @@ class RunDigest:
         self.protocol = ""
         self.config: dict[str, Any] = {}
         self.verdict: Verdict | None = None
-        self.override: VerdictOverridden | None = None
+        self.override: ev.VerdictOverridden | None = None
         self.failure: str | None = None
         self.interruption: str | None = None
-        self.stopped_by: BudgetStop | None = None  # the spend limit that stopped the run (its interruption says so in words)
+        self.stopped_by: ev.BudgetStop | None = None  # the spend limit that stopped the run (its interruption says so in words)
         self.source_run = ""  # a re-run on frozen evidence: the run whose evidence it used
         self.started_by = ""
         self.evidence: dict[str, Evidence] = {}
         self.cited_by: dict[str, list[str]] = {}  # evidence id -> the turns that cite it
         self.statements: dict[str, list[str]] | None = None  # evidence id -> statements resting on it, once any is checked
-        self.checked: dict[str, list[StatementChecked]] = {}  # turn id -> its statements as faithfulness checked them
+        self.checked: dict[str, list[ev.StatementChecked]] = {}  # turn id -> its statements as faithfulness checked them
         self.quotes: dict[str, tuple[str, ...]] = {}  # evidence id -> the sentences a protocol quoted from it (desk's exhibits)
         self.points_to: dict[str, str] = {}  # evidence id -> supported / refuted / unrelated, when the verdict was aggregated from stances
         self.calibration = ""  # the calibration the aggregated verdict's probability comes from ('uncalibrated' when none)
         self.struck: dict[str, str] = {}
         self.admitted: dict[str, str] = {}
-        self.interventions: list[Event] = []
+        self.interventions: list[ev.Event] = []
         # An imported run: this desk's import, and what the file says its checkers did (never this desk's verdict or audit trail).
-        self.imported: RecordImported | None = None
-        self.imported_interventions: list[Event] = []
-        self.imported_overrides: list[VerdictOverridden] = []
+        self.imported: ev.RecordImported | None = None
+        self.imported_interventions: list[ev.Event] = []
+        self.imported_overrides: list[ev.VerdictOverridden] = []
         self._file_left = 0  # how many of the events still to come are the imported file's
         self.last_from_file = False  # the event fed last is the imported file's word (a page marks it so)
-        self.calls: list[ModelCallCompleted] = []
+        self.calls: list[ev.ModelCallCompleted] = []
         self.queries = 0
         self.events = 0
         self.by_stage: dict[str, Cost] = {}
@@ -211,74 +184,74 @@ class RunDigest:
         cited = self.verdict.cited if self.verdict is not None else ()
         return [self.evidence[c] for c in cited if c in self.evidence]
 
-    def feed(self, evt: Event) -> None:
+    def feed(self, evt: ev.Event) -> None:
         self.events += 1
         from_file = self.last_from_file = self._file_left > 0
         self._file_left -= 1 if from_file else 0
-        if isinstance(evt, RecordImported):  # not the run's time; the outermost import says how far the file's word goes
+        if isinstance(evt, ev.RecordImported):  # not the run's time; the outermost import says how far the file's word goes
             if not from_file:
                 self.imported, self._file_left = evt, evt.events
             return
         if self._first_at is None:
             self._first_at = evt.at
-        if not isinstance(evt, VerdictOverridden):  # a verdict set after the run is not the run's time
+        if not isinstance(evt, ev.VerdictOverridden):  # a verdict set after the run is not the run's time
             self._last_at = evt.at
-        if isinstance(evt, INTERVENTIONS):
+        if isinstance(evt, ev.INTERVENTIONS):
             if from_file:  # what the file says a checker did: kept apart, never this desk's verdict
                 self.imported_interventions.append(evt)
-                if isinstance(evt, VerdictOverridden):
+                if isinstance(evt, ev.VerdictOverridden):
                     self.imported_overrides.append(evt)
                     return
             else:
                 self.interventions.append(evt)
         match evt:
-            case RunStarted():
+            case ev.RunStarted():
                 self.run_id, self.claim, self.protocol, self.config = evt.run_id, evt.claim, evt.protocol, evt.config
                 self.source_run, self.started_by = evt.source_run, evt.by
-            case EvidenceRetrieved(evidence=item) | CheckerAddedEvidence(evidence=item):
+            case ev.EvidenceRetrieved(evidence=item) | ev.CheckerAddedEvidence(evidence=item):
                 self.evidence.setdefault(item.id, item)
-            case QueryIssued():
+            case ev.QueryIssued():
                 self.queries += 1
-            case TurnCompleted(turn=turn):
+            case ev.TurnCompleted(turn=turn):
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)
-            case StatementChecked():
+            case ev.StatementChecked():
                 self.checked.setdefault(evt.turn_id, []).append(evt)
                 self._statement(evt)
-            case ExhibitStanceRead(evidence_id=eid, quoted=quoted) if quoted:
+            case ev.ExhibitStanceRead(evidence_id=eid, quoted=quoted) if quoted:
                 self.quotes.setdefault(eid, quoted)
-            case VerdictAggregated(points_to=points_to, calibration=calibration):
+            case ev.VerdictAggregated(points_to=points_to, calibration=calibration):
                 self.points_to = dict(points_to)
                 self.calibration = calibration
-            case CheckerStruckEvidence(evidence_id=eid, reason=reason):
+            case ev.CheckerStruckEvidence(evidence_id=eid, reason=reason):
                 self.struck[eid] = reason
-            case CheckerAdmittedEvidence(evidence_id=eid, reason=reason):
+            case ev.CheckerAdmittedEvidence(evidence_id=eid, reason=reason):
                 self.struck.pop(eid, None)
                 self.admitted[eid] = reason
-            case ModelCallCompleted():
+            case ev.ModelCallCompleted():
                 self.calls.append(evt)
                 self._model_cost = self._model_cost.add_call(evt)
                 stage = call_stage(self._open_stages, evt.role)
                 self.by_stage[stage] = self.by_stage.get(stage, Cost()).add_call(evt)
-            case StageStarted(stage=stage):
+            case ev.StageStarted(stage=stage):
                 self._open_stages.append(stage_name(stage))
-            case StageCompleted(stage=stage) if stage_name(stage) in self._open_stages:
+            case ev.StageCompleted(stage=stage) if stage_name(stage) in self._open_stages:
                 opened = self._open_stages
                 del opened[len(opened) - 1 - opened[::-1].index(stage_name(stage))]
-            case VerdictReached(verdict=verdict):
+            case ev.VerdictReached(verdict=verdict):
                 self.verdict = verdict
-            case VerdictOverridden():
+            case ev.VerdictOverridden():
                 self.override = evt
-            case RunFailed(reason=reason):
+            case ev.RunFailed(reason=reason):
                 self.failure = reason
-            case RunInterrupted(reason=reason):
+            case ev.RunInterrupted(reason=reason):
                 self.interruption, self.stopped_by = reason, evt.budget
-            case RunResumed():
+            case ev.RunResumed():
                 self.failure = self.interruption = self.stopped_by = None
             case _:
                 pass
 
-    def _statement(self, evt: StatementChecked) -> None:
+    def _statement(self, evt: ev.StatementChecked) -> None:
         # An item is cited by the statement that rests on it and by any that names it as [E3].
         self.statements = self.statements if self.statements is not None else {}
         resting = evt.evidence_id if evt.supported and evt.evidence_id else None
@@ -287,28 +260,28 @@ class RunDigest:
             self.statements.setdefault(cited, []).append(f"{evt.turn_id}{mark}: {evt.statement[:120]}")
 
 
-def describe_intervention(evt: Event, quote: Callable[[str, int], str]) -> str:
+def describe_intervention(evt: ev.Event, quote: Callable[[str, int], str]) -> str:
     """What the checker did, in words, for a report or a page; each quoted string goes through ``quote(text, limit)``, which escapes it for its sink."""
     match evt:
-        case CheckerEditedPlan(kind=kind, before=before, after=after):
+        case ev.CheckerEditedPlan(kind=kind, before=before, after=after):
             was = "; ".join(quote(item, 200) for item in before)
             now = "; ".join(quote(item, 200) for item in after)
             return f"before the first search: rewrote the {quote(kind, 40)} “{was}” → “{now}”"
-        case CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
+        case ev.CheckerEditedQuery(round=r, agent=agent, before=before, after=after):
             return f"round {r}: edited {quote(agent, 80)}'s next query “{quote(before, 200)}” → “{quote(after, 200)}”"
-        case CheckerAddedQuery(round=r, query=query):
+        case ev.CheckerAddedQuery(round=r, query=query):
             return f"round {r}: added a query “{quote(query, 200)}”"
-        case CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
+        case ev.CheckerStruckEvidence(round=r, evidence_id=eid, reason=reason):
             return f"round {r}: struck {quote(eid, 40)} ({quote(reason, 300)})"
-        case CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
+        case ev.CheckerAdmittedEvidence(round=r, evidence_id=eid, reason=reason):
             return f"round {r}: admitted {quote(eid, 40)} ({quote(reason, 300)})"
-        case CheckerAddedEvidence(round=r, evidence=item):
+        case ev.CheckerAddedEvidence(round=r, evidence=item):
             where = f" from {quote(item.url, 200)}" if item.url else ""
             return f"round {r}: added evidence {quote(item.id, 40)}{where}: “{quote(item.text, 200)}”"
-        case StepResumed(round=r, action=action, note=note):
+        case ev.StepResumed(round=r, action=action, note=note):
             done = "stopped the debate: the verdict comes next" if action == "stop" else "let the run continue"
             return f"round {r}: {done}" + (f" ({quote(note, 300)})" if note else "")
-        case VerdictOverridden(label=label, note=note, model_verdict=was):
+        case ev.VerdictOverridden(label=label, note=note, model_verdict=was):
             said = f" (the model said {quote(_in_words(was.label), 80)})" if was else ""
             return f"set the verdict to **{quote(_in_words(label), 80)}**{said}" + (f": {quote(note, 500)}" if note else "")
         case _:
@@ -321,7 +294,7 @@ def _in_words(label: str) -> str:
     return common if common == label else f"{common} (its word: {label})"
 
 
-def digest(events: Iterable[Event]) -> RunDigest:
+def digest(events: Iterable[ev.Event]) -> RunDigest:
     """A stored run's events read in one pass."""
     found = RunDigest()
     for evt in events:
@@ -329,4 +302,4 @@ def digest(events: Iterable[Event]) -> RunDigest:
     return found
 
 
-__all__ = ["INTERVENTIONS", "Cost", "RunDigest", "call_stage", "describe_intervention", "digest", "stage_name"]
+__all__ = ["Cost", "RunDigest", "call_stage", "describe_intervention", "digest", "stage_name"]

@@ -6,17 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from components.proclaim_charts import (
-    build_admissibility_scatter,
-    build_confidence_chart,
-    build_rounds_chart,
-    build_vote_chart,
-    confidence_terms,
-    exhibit_frame,
-    filter_exhibits,
-    judge_frame,
-    premise_frame,
-)
+from components import proclaim_charts as charts
 from pipelines.domain import Vote
 from pipelines.events import (
     AdmissibilityAssessed,
@@ -70,12 +60,12 @@ def confidence(**terms: float | bool) -> ConfidenceComputed:
 def test_a_stored_run_gives_the_same_record_as_the_live_one(run_events: tuple[list[Event], list[Event]]) -> None:
     live, stored = (CourtRecord.from_events(events) for events in run_events)
     assert live.is_courtroom and live.confidence == stored.confidence and live.verdict == stored.verdict
-    assert exhibit_frame(live).equals(exhibit_frame(stored))
+    assert charts.exhibit_frame(live).equals(charts.exhibit_frame(stored))
 
 
 def test_the_exhibit_table_has_every_exhibit_with_its_ruling(run_events: tuple[list[Event], list[Event]]) -> None:
     events = run_events[0]
-    frame = exhibit_frame(CourtRecord.from_events(events))
+    frame = charts.exhibit_frame(CourtRecord.from_events(events))
     retrieved = {e.evidence.id for e in events if isinstance(e, EvidenceRetrieved)}
     assert set(frame["id"]) == retrieved
     for ruling in (e for e in events if isinstance(e, AdmissibilityAssessed)):
@@ -90,18 +80,18 @@ def test_the_exhibit_table_has_every_exhibit_with_its_ruling(run_events: tuple[l
 
 
 def test_filters_narrow_the_table(run_events: tuple[list[Event], list[Event]]) -> None:
-    frame = exhibit_frame(CourtRecord.from_events(run_events[0]))
-    admitted = filter_exhibits(frame, statuses=["admitted"])
+    frame = charts.exhibit_frame(CourtRecord.from_events(run_events[0]))
+    admitted = charts.filter_exhibits(frame, statuses=["admitted"])
     assert len(admitted) and set(admitted["status"]) == {"admitted"}
-    assert set(filter_exhibits(frame, found_by=["Plaintiff"])["found by"]) == {"Plaintiff"}
-    assert filter_exhibits(frame, text="no such words anywhere").empty
-    assert (filter_exhibits(frame, cited_only=True)["cited in"] != "").all()
-    assert len(filter_exhibits(frame)) == len(frame)
+    assert set(charts.filter_exhibits(frame, found_by=["Plaintiff"])["found by"]) == {"Plaintiff"}
+    assert charts.filter_exhibits(frame, text="no such words anywhere").empty
+    assert (charts.filter_exhibits(frame, cited_only=True)["cited in"] != "").all()
+    assert len(charts.filter_exhibits(frame)) == len(frame)
 
 
 def test_scatter_plots_each_ruled_exhibit_by_status_with_threshold_curves(run_events: tuple[list[Event], list[Event]]) -> None:
     record = CourtRecord.from_events(run_events[0])
-    fig = build_admissibility_scatter(record)
+    fig = charts.build_admissibility_scatter(record)
     points = {t.name: [i for label in t.text for i in label.split(", ")] for t in fig.data if t.mode == "markers+text"}
     ruled = {x.evidence.id: x for x in record.exhibits.values() if x.admissibility}
     assert sorted(i for ids in points.values() for i in ids) == sorted(ruled)
@@ -122,7 +112,7 @@ def test_vote_chart_counts_votes_and_names_failed_judges() -> None:
         StageFailed(stage="panel: Judge 2", reason="no valid PanelJudgment"),
     ]
     record = CourtRecord.from_events(events)
-    fig = build_vote_chart(record)
+    fig = charts.build_vote_chart(record)
     assert list(fig.data[0].y) == [1, 1, 0] and list(fig.data[0].text) == ["Judge 1", "Judge 3", ""]
     assert "1 judge failed" in fig.layout.title.text
     assert [f.stage for f in record.failed_judges] == ["panel: Judge 2"]
@@ -152,10 +142,10 @@ def test_vote_chart_counts_votes_and_names_failed_judges() -> None:
 )
 def test_confidence_bar_stacks_terms_that_add_up_to_c_final(terms: dict, extra: list[str]) -> None:
     record = CourtRecord.from_events([confidence(**terms)])
-    parts = confidence_terms(record)
+    parts = charts.confidence_terms(record)
     assert [name for name, _ in parts][4:] == extra
     assert sum(value for _, value in parts) == pytest.approx(record.confidence.c_final, abs=1e-9)  # type: ignore[union-attr]
-    waterfall = build_confidence_chart(record).data[0]
+    waterfall = charts.build_confidence_chart(record).data[0]
     assert list(waterfall.measure) == ["relative"] * len(parts) + ["total"]
     assert sum(waterfall.y[:-1]) == pytest.approx(waterfall.y[-1]) and waterfall.y[-1] == record.confidence.c_final  # type: ignore[union-attr]
 
@@ -163,7 +153,7 @@ def test_confidence_bar_stacks_terms_that_add_up_to_c_final(terms: dict, extra: 
 def test_rounds_chart_plots_s_ref_pool_and_novelty(run_events: tuple[list[Event], list[Event]]) -> None:
     events = run_events[0]
     record = CourtRecord.from_events(events)
-    fig = build_rounds_chart(record)
+    fig = charts.build_rounds_chart(record)
     traces = {t.name: t for t in fig.data}
     plaintiff = [e.s_ref for e in events if isinstance(e, ReflectionScored) and e.agent == "Plaintiff"]
     assert list(traces["s_ref: Plaintiff"].y) == pytest.approx(plaintiff)
@@ -173,9 +163,9 @@ def test_rounds_chart_plots_s_ref_pool_and_novelty(run_events: tuple[list[Event]
 
 def test_premise_and_judge_tables(run_events: tuple[list[Event], list[Event]]) -> None:
     record = CourtRecord.from_events(run_events[0])
-    premises = premise_frame(record)
+    premises = charts.premise_frame(record)
     assert list(premises["premise"]) == [f"P1. {CLAIM}"] and premises["addressed"].iloc[0]
-    judges = judge_frame(record)
+    judges = charts.judge_frame(record)
     assert list(judges["judge"]) == ["Judge 1", "Judge 2", "Judge 3"] and {"evidence_strength", "mean quality", "vote"} <= set(
         judges.columns
     )

@@ -8,32 +8,9 @@ from typing import Any
 
 import pytest
 
+from pipelines import events as ev
 from pipelines.config import ROLES, RunConfig
 from pipelines.domain import Claim
-from pipelines.events import (
-    AdmissibilityAssessed,
-    ConfidenceComputed,
-    CriticRuled,
-    DebateStopped,
-    Event,
-    EvidenceRetrieved,
-    ExpertWitnessRuled,
-    ModelCallCompleted,
-    NoveltyAssessed,
-    PremiseChecked,
-    PremisesDecomposed,
-    QueryIssued,
-    ReflectionScored,
-    RetrievalSummarized,
-    RoleSwitchScored,
-    RoundStarted,
-    RunFailed,
-    StageFailed,
-    StageStarted,
-    TurnCompleted,
-    VerdictReached,
-    VoteCast,
-)
 from pipelines.llm.client import LLM
 from pipelines.protocols.proclaim import run_proclaim
 from pipelines.run.context import Review, RunContext, Toolbox
@@ -50,51 +27,59 @@ def court_config(quiet: bool = False, **proclaim: Any) -> RunConfig:
     return protocol_config("proclaim", **{**(QUIET if quiet else {}), **proclaim})
 
 
-def run(services: Services, config: RunConfig, chat: ScriptedFake | None = None, claim: str = CLAIM) -> list[Event]:
+def run(services: Services, config: RunConfig, chat: ScriptedFake | None = None, claim: str = CLAIM) -> list[ev.Event]:
     services.chat_override = chat
     services.store = None  # persistence is the runner's concern (tested there); it triples these tests' time
     return list(stream_run(claim, config, services))
 
 
-def of(events: list[Event], kind: type) -> list[Any]:
+def of(events: list[ev.Event], kind: type) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
 
 
-def stopped(events: list[Event]) -> DebateStopped:
-    (stop,) = of(events, DebateStopped)
+def stopped(events: list[ev.Event]) -> ev.DebateStopped:
+    (stop,) = of(events, ev.DebateStopped)
     return stop
 
 
 def test_stage_sequence_from_premises_to_a_panel_verdict(services: Services) -> None:
     events = run(services, court_config())
     kinds = [type(e) for e in events]
-    order = [PremisesDecomposed, QueryIssued, AdmissibilityAssessed, RoundStarted, DebateStopped, ConfidenceComputed, VerdictReached]
+    order = [
+        ev.PremisesDecomposed,
+        ev.QueryIssued,
+        ev.AdmissibilityAssessed,
+        ev.RoundStarted,
+        ev.DebateStopped,
+        ev.ConfidenceComputed,
+        ev.VerdictReached,
+    ]
     positions = [kinds.index(k) for k in order]
     assert positions == sorted(positions), [k.__name__ for k in order]
     # run at once, so in either order: the reflections and the critic; the role switch, the premise checklist and the panel
-    for kind in (ReflectionScored, CriticRuled):
-        assert kinds.index(RoundStarted) < kinds.index(kind) < kinds.index(DebateStopped), kind.__name__
-    for kind in (RoleSwitchScored, PremiseChecked, VoteCast):
-        assert kinds.index(DebateStopped) < kinds.index(kind) < kinds.index(ConfidenceComputed), kind.__name__
-    stages = [e.stage for e in of(events, StageStarted)]
+    for kind in (ev.ReflectionScored, ev.CriticRuled):
+        assert kinds.index(ev.RoundStarted) < kinds.index(kind) < kinds.index(ev.DebateStopped), kind.__name__
+    for kind in (ev.RoleSwitchScored, ev.PremiseChecked, ev.VoteCast):
+        assert kinds.index(ev.DebateStopped) < kinds.index(kind) < kinds.index(ev.ConfidenceComputed), kind.__name__
+    stages = [e.stage for e in of(events, ev.StageStarted)]
     assert stages[:3] == ["premises", "opening retrieval", "admissibility"]
     assert {"round 1: retrieval", "round 1: arguments", "round 1: reflection", "round 1: critic", "role switch", "panel"} <= set(stages)
     # the opening retrieval: one query per premise, then one per side
-    opening = [q for q in of(events, QueryIssued) if q.round == 0]
+    opening = [q for q in of(events, ev.QueryIssued) if q.round == 0]
     assert [q.agent for q in opening] == ["Premise 1", "Plaintiff", "Plaintiff", "Defense", "Defense"]  # corpus, then the (dead) web
     # every candidate of the opening is ruled on; round 1 retrieval is novelty-gated
-    opening_ids = {e.evidence.id for e in of(events, EvidenceRetrieved) if e.round == 0}
-    assert {a.evidence_id for a in of(events, AdmissibilityAssessed) if a.round == 0} == opening_ids
-    assert all(n.round >= 1 for n in of(events, NoveltyAssessed))
+    opening_ids = {e.evidence.id for e in of(events, ev.EvidenceRetrieved) if e.round == 0}
+    assert {a.evidence_id for a in of(events, ev.AdmissibilityAssessed) if a.round == 0} == opening_ids
+    assert all(n.round >= 1 for n in of(events, ev.NoveltyAssessed))
     # both counsels argue every round, citing exhibits
-    turns = [t.turn for t in of(events, TurnCompleted)]
+    turns = [t.turn for t in of(events, ev.TurnCompleted)]
     switch = stopped(events).round + 1  # the role switch's section follows the debate's last round
     assert {"Plaintiff-r1", "Defense-r1", f"Plaintiff → Defense-r{switch}", f"Defense → Plaintiff-r{switch}"} <= {t.id for t in turns}
     assert all(t.cited for t in turns if t.agent in ("Plaintiff", "Defense"))
-    confidence = of(events, ConfidenceComputed)[0]
+    confidence = of(events, ev.ConfidenceComputed)[0]
     verdict = events[-1].verdict  # type: ignore[attr-defined]
     assert verdict.label == confidence.label == "SUPPORTED" and verdict.confidence == pytest.approx(confidence.c_final, abs=1e-4)
-    assert len(of(events, VoteCast)) == 3 and confidence.total_votes == 3
+    assert len(of(events, ev.VoteCast)) == 3 and confidence.total_votes == 3
     assert verdict.cited and "panel of 3 judges" in verdict.decided_by and stopped(events).rule in verdict.stop_reason
 
 
@@ -117,7 +102,7 @@ def test_independent_calls_run_at_once(services: Services) -> None:
 
 def test_max_rounds_alone(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=3))
-    assert [r.round for r in of(events, RoundStarted) if not r.title] == [1, 2, 3]
+    assert [r.round for r in of(events, ev.RoundStarted) if not r.title] == [1, 2, 3]
     assert (stopped(events).rule, stopped(events).round) == ("max rounds", 3)
 
 
@@ -134,7 +119,7 @@ def test_critic_resolution_alone_and_never_before_round_two(services: Services) 
         "reason": "the Plaintiff's exhibits decide it",
     }
     events = run(services, court_config(quiet=True, critic_can_resolve=True), ScriptedFake(answers={"CriticReport": resolved}))
-    assert [c.resolved for c in of(events, CriticRuled)] == [True, True]  # resolved after round 1 too, but not checked
+    assert [c.resolved for c in of(events, ev.CriticRuled)] == [True, True]  # resolved after round 1 too, but not checked
     assert (stopped(events).rule, stopped(events).round) == ("critic resolution", 2)
     assert "decide it" in stopped(events).detail
 
@@ -150,7 +135,7 @@ def test_reflection_plateau_alone(services: Services) -> None:
     stop = stopped(events)
     assert stop.rule == "reflection plateau" and stop.round >= 3
     for side in ("Plaintiff", "Defense"):
-        history = [r.s_ref for r in of(events, ReflectionScored) if r.agent == side]
+        history = [r.s_ref for r in of(events, ev.ReflectionScored) if r.agent == side]
         assert len(history) == stop.round
         assert all(abs(b - a) < 0.05 for a, b in zip(history[-3:], history[-2:], strict=False))
 
@@ -164,7 +149,7 @@ def test_reflection_plateau_needs_two_small_changes(services: Services) -> None:
         return {"logic": logic, "novelty": 1.0, "rebuttal": 1.0 if logic else 0.0, "discovery_need": ""}
 
     events = run(services, court_config(quiet=True, plateau_delta=0.05), ScriptedFake(answers={"SelfReflection": reflection}))
-    history = [round(r.s_ref, 4) for r in of(events, ReflectionScored) if r.agent == "Plaintiff"]
+    history = [round(r.s_ref, 4) for r in of(events, ev.ReflectionScored) if r.agent == "Plaintiff"]
     assert history == [0.3, 0.9, 0.92, 0.94]
     assert (stopped(events).rule, stopped(events).round) == ("reflection plateau", 4)
 
@@ -172,7 +157,7 @@ def test_reflection_plateau_needs_two_small_changes(services: Services) -> None:
 def test_novelty_exhaustion_alone(services: Services) -> None:
     same_query = {"gap": "", "query": "masks reduce transmission respiratory viruses", "expert_field": ""}
     events = run(services, court_config(quiet=True, novelty_exhausted_below=0.10), ScriptedFake(answers={"EvidenceGap": same_query}))
-    means = [s.mean_novelty for s in of(events, RetrievalSummarized) if s.round >= 1]
+    means = [s.mean_novelty for s in of(events, ev.RetrievalSummarized) if s.round >= 1]
     assert (stopped(events).rule, stopped(events).round) == ("novelty exhaustion", 2)
     assert all((m or 0.0) < 0.10 for m in means[-2:])
 
@@ -192,7 +177,7 @@ def test_presiding_judge_ready_alone(services: Services) -> None:
 def test_rounds_use_the_presiding_judges_refined_queries(services: Services) -> None:
     refined = docket("surgical mask trial", "cloth mask limitations", ready=False, reason="go on")
     events = run(services, court_config(quiet=True, max_rounds=1), ScriptedFake(answers={"QueryDocket": refined}))
-    round_queries = {(q.agent, q.query) for q in of(events, QueryIssued) if q.round == 1 and q.tool == "corpus"}
+    round_queries = {(q.agent, q.query) for q in of(events, ev.QueryIssued) if q.round == 1 and q.tool == "corpus"}
     assert round_queries == {("Plaintiff", "surgical mask trial"), ("Defense", "cloth mask limitations")}
 
 
@@ -201,34 +186,34 @@ def test_rounds_use_the_presiding_judges_refined_queries(services: Services) -> 
 
 def test_role_switch_on_swaps_sides_and_adjusts_confidence(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=1))
-    switch = of(events, RoleSwitchScored)[0]
+    switch = of(events, ev.RoleSwitchScored)[0]
     assert switch.gamma >= 7 and switch.delta_rs == pytest.approx(0.10)
-    assert {"Plaintiff → Defense", "Defense → Plaintiff"} <= {t.turn.agent for t in of(events, TurnCompleted)}
-    assert of(events, ConfidenceComputed)[0].delta_rs == pytest.approx(0.10)
+    assert {"Plaintiff → Defense", "Defense → Plaintiff"} <= {t.turn.agent for t in of(events, ev.TurnCompleted)}
+    assert of(events, ev.ConfidenceComputed)[0].delta_rs == pytest.approx(0.10)
 
 
 def test_role_switch_turns_have_a_section_of_their_own_after_the_debate(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=2, role_switch_rounds=2))
-    debate = [e.round for e in of(events, RoundStarted) if not e.title]
-    sections = [(e.round, e.heading) for e in of(events, RoundStarted) if e.title]
+    debate = [e.round for e in of(events, ev.RoundStarted) if not e.title]
+    sections = [(e.round, e.heading) for e in of(events, ev.RoundStarted) if e.title]
     last = max(debate)
     assert sections == [(last + 1, "Role switch, round 1"), (last + 2, "Role switch, round 2")]
-    switched = [t.turn for t in of(events, TurnCompleted) if "→" in t.turn.agent]
+    switched = [t.turn for t in of(events, ev.TurnCompleted) if "→" in t.turn.agent]
     assert sorted({t.round for t in switched}) == [last + 1, last + 2]  # never inside the debate's round 1
 
 
 def test_inconsistent_role_switch_lowers_confidence(services: Services) -> None:
     chat = ScriptedFake(answers={"ConsistencyRating": {"gamma": 4, "reason": "conclusions followed the assigned sides"}})
     events = run(services, court_config(quiet=True, max_rounds=1), chat)
-    assert of(events, RoleSwitchScored)[0].delta_rs == pytest.approx(-0.05)
-    assert of(events, ConfidenceComputed)[0].delta_rs == pytest.approx(-0.05)
+    assert of(events, ev.RoleSwitchScored)[0].delta_rs == pytest.approx(-0.05)
+    assert of(events, ev.ConfidenceComputed)[0].delta_rs == pytest.approx(-0.05)
 
 
 def test_role_switch_off(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=1, role_switch=False))
-    assert not of(events, RoleSwitchScored)
-    assert not [t for t in of(events, TurnCompleted) if "→" in t.turn.agent]
-    assert of(events, ConfidenceComputed)[0].delta_rs == 0.0
+    assert not of(events, ev.RoleSwitchScored)
+    assert not [t for t in of(events, ev.TurnCompleted) if "→" in t.turn.agent]
+    assert of(events, ev.ConfidenceComputed)[0].delta_rs == 0.0
 
 
 # --- The panel
@@ -238,21 +223,21 @@ def test_malformed_judge_is_retried_then_failed_and_the_panel_decides_without_it
     chat = ScriptedFake(malformed_when="You are Judge 2 ")
     events = run(services, court_config(quiet=True, max_rounds=1), chat)
     assert len(chat.prompts_for("PanelJudgment", "You are Judge 2 ")) == 3  # the first try and two retries
-    failed = [f for f in of(events, StageFailed) if f.stage == "panel: Judge 2"]
+    failed = [f for f in of(events, ev.StageFailed) if f.stage == "panel: Judge 2"]
     assert len(failed) == 1 and "no valid PanelJudgment after 3 tries" in failed[0].reason
-    assert [v.vote.judge for v in of(events, VoteCast)] == ["Judge 1", "Judge 3"] or {v.vote.judge for v in of(events, VoteCast)} == {
+    assert [v.vote.judge for v in of(events, ev.VoteCast)] == ["Judge 1", "Judge 3"] or {v.vote.judge for v in of(events, ev.VoteCast)} == {
         "Judge 1",
         "Judge 3",
     }
-    confidence = of(events, ConfidenceComputed)[0]
+    confidence = of(events, ev.ConfidenceComputed)[0]
     assert confidence.total_votes == 2 and confidence.winning_votes == 2
-    assert isinstance(events[-1], VerdictReached) and "panel of 2 judges" in events[-1].verdict.decided_by
+    assert isinstance(events[-1], ev.VerdictReached) and "panel of 2 judges" in events[-1].verdict.decided_by
 
 
 def test_no_judge_answering_fails_the_run_with_a_reason(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=1), ScriptedFake(malformed_when="on a panel of a fact-checking court"))
-    assert isinstance(events[-1], RunFailed) and "no judge gave a valid ruling" in events[-1].reason
-    assert len(of(events, StageFailed)) == 3
+    assert isinstance(events[-1], ev.RunFailed) and "no judge gave a valid ruling" in events[-1].reason
+    assert len(of(events, ev.StageFailed)) == 3
 
 
 def test_three_way_split_is_inconclusive_and_shown_as_a_tie_break(services: Services) -> None:
@@ -269,7 +254,7 @@ def test_three_way_split_is_inconclusive_and_shown_as_a_tie_break(services: Serv
         }
 
     events = run(services, court_config(quiet=True, max_rounds=1, role_switch=False), ScriptedFake(answers={"PanelJudgment": judgment}))
-    confidence = of(events, ConfidenceComputed)[0]
+    confidence = of(events, ev.ConfidenceComputed)[0]
     assert confidence.label == "INCONCLUSIVE" and confidence.votes == {"SUPPORTED": 1, "NOT SUPPORTED": 1, "INCONCLUSIVE": 1}
     assert "split panel" in confidence.tie_break and confidence.s_ref is None and confidence.delta_ref == 0.0
     # 0.8 x 1/3 + 0.3 x 18/30
@@ -280,15 +265,15 @@ def test_three_way_split_is_inconclusive_and_shown_as_a_tie_break(services: Serv
 
 def test_each_judge_may_run_on_its_own_model(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=1, judge_2_model="second-opinion"))
-    models = {v.vote.judge: v.vote.model for v in of(events, VoteCast)}
+    models = {v.vote.judge: v.vote.model for v in of(events, ev.VoteCast)}
     assert models == {"Judge 1": "fake: fake", "Judge 2": "fake: second-opinion", "Judge 3": "fake: fake"}
-    assert "second-opinion" in {c.model for c in of(events, ModelCallCompleted)}
+    assert "second-opinion" in {c.model for c in of(events, ev.ModelCallCompleted)}
 
 
 def test_unknown_judge_backend_fails_before_the_debate(services: Services) -> None:
     events = run(services, court_config(judge_3_backend="gpt9"))
-    assert isinstance(events[-1], RunFailed) and "choose one of: embedded, fake, openai" in events[-1].reason
-    assert not of(events, RoundStarted)
+    assert isinstance(events[-1], ev.RunFailed) and "choose one of: embedded, fake, openai" in events[-1].reason
+    assert not of(events, ev.RoundStarted)
 
 
 # --- Expert witness, admissibility failures
@@ -300,9 +285,9 @@ def test_expert_witness_requested_granted_and_heard_before_the_arguments(service
         return {"gap": "trial evidence", "query": "mask trials", "expert_field": field}
 
     events = run(services, court_config(quiet=True, max_rounds=3, max_experts=2), ScriptedFake(answers={"EvidenceGap": gap}))
-    rulings = of(events, ExpertWitnessRuled)
+    rulings = of(events, ev.ExpertWitnessRuled)
     assert [(r.round, r.requested_by, r.granted) for r in rulings[:1]] == [(1, "Plaintiff", True)]
-    experts = [t.turn for t in of(events, TurnCompleted) if t.turn.agent == "Expert witness"]
+    experts = [t.turn for t in of(events, ev.TurnCompleted) if t.turn.agent == "Expert witness"]
     assert [t.round for t in experts] == [1, 2]  # one a round, at most max_experts
     kinds = [(type(e).__name__, getattr(getattr(e, "turn", None), "id", "")) for e in events]
     assert kinds.index(("TurnCompleted", "Expert witness-r1")) < kinds.index(("TurnCompleted", "Plaintiff-r1"))
@@ -310,20 +295,20 @@ def test_expert_witness_requested_granted_and_heard_before_the_arguments(service
 
 def test_admissibility_failures_are_shown_and_the_run_goes_on(services: Services) -> None:
     events = run(services, court_config(quiet=True, max_rounds=1), ScriptedFake(malformed_when="Source: local corpus"))
-    failures = [f for f in of(events, StageFailed) if f.stage.startswith("admissibility of")]
-    assert failures and not of(events, AdmissibilityAssessed)
-    assert isinstance(events[-1], VerdictReached)
+    failures = [f for f in of(events, ev.StageFailed) if f.stage.startswith("admissibility of")]
+    assert failures and not of(events, ev.AdmissibilityAssessed)
+    assert isinstance(events[-1], ev.VerdictReached)
 
 
 # --- Step mode: the review after each round is honoured
 
 
-def run_with_reviewer(services: Services, config: RunConfig, chat: ScriptedFake, reviewer: Any) -> list[Event]:
-    events: list[Event] = []
+def run_with_reviewer(services: Services, config: RunConfig, chat: ScriptedFake, reviewer: Any) -> list[ev.Event]:
+    events: list[ev.Event] = []
     llms = {role: LLM(chat, role=role, model_name="fake", max_retries=1, on_call=events.append) for role in ROLES}
     tools = Toolbox(index=services.index, web=DeadWeb(), embedder=services.embedder)  # type: ignore[arg-type]
     ctx = RunContext(run_id="t", claim=Claim(text=CLAIM), config=config, llms=llms, tools=tools, emit=events.append, reviewer=reviewer)
-    events.append(VerdictReached(verdict=asyncio.run(run_proclaim(ctx))))
+    events.append(ev.VerdictReached(verdict=asyncio.run(run_proclaim(ctx))))
     return events
 
 
@@ -344,7 +329,7 @@ def test_review_edits_queries_strikes_evidence_and_stops(services: Services) -> 
     chat = ScriptedFake()
     events = run_with_reviewer(services, court_config(quiet=True, max_rounds=5), chat, reviewer)
     assert [n for n, _ in calls] == [0, 1, 2] and set(calls[1][1]) == {"Plaintiff", "Defense"}
-    assert ("Defense", "cochrane review masks") in {(q.agent, q.query) for q in of(events, QueryIssued) if q.round == 2}
+    assert ("Defense", "cochrane review masks") in {(q.agent, q.query) for q in of(events, ev.QueryIssued) if q.round == 2}
     assert (stopped(events).rule, stopped(events).round) == ("checker", 2)
 
     def exhibits(text: str) -> set[str]:

@@ -9,24 +9,8 @@ from collections.abc import Sequence
 import pytest
 from pydantic import Field
 
+from pipelines import events as ev
 from pipelines.domain import Claim, Verdict
-from pipelines.events import (
-    ArgumentDelta,
-    Event,
-    EvidenceRetrieved,
-    ModelCallCompleted,
-    QueryIssued,
-    RoundStarted,
-    RunFailed,
-    ScoreComputed,
-    StageCompleted,
-    StageFailed,
-    StageStarted,
-    StatementChecked,
-    TurnCompleted,
-    VerdictReached,
-    WebSearchUnavailable,
-)
 from pipelines.llm.client import LLM
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.toolmad import run_toolmad
@@ -50,25 +34,25 @@ REFUTING_WEB = CannedWeb(
 )
 
 
-def run(claim: str, services: Services, **toolmad: object) -> list[Event]:
+def run(claim: str, services: Services, **toolmad: object) -> list[ev.Event]:
     return list(stream_run(claim, protocol_config("toolmad", **toolmad), services))
 
 
-def verdict_of(events: Sequence[Event]) -> Verdict:
+def verdict_of(events: Sequence[ev.Event]) -> Verdict:
     last = events[-1]
-    assert isinstance(last, VerdictReached), last
+    assert isinstance(last, ev.VerdictReached), last
     return last.verdict
 
 
-def of(events: Sequence[Event], kind: type) -> list:  # type: ignore[type-arg]
+def of(events: Sequence[ev.Event], kind: type) -> list:  # type: ignore[type-arg]
     return [e for e in events if isinstance(e, kind)]
 
 
-def by_round(events: Sequence[Event]) -> dict[int, list[Event]]:
-    rounds: dict[int, list[Event]] = {}
+def by_round(events: Sequence[ev.Event]) -> dict[int, list[ev.Event]]:
+    rounds: dict[int, list[ev.Event]] = {}
     current = 0
     for e in events:
-        if isinstance(e, RoundStarted):
+        if isinstance(e, ev.RoundStarted):
             current = e.round
         rounds.setdefault(current, []).append(e)
     return rounds
@@ -76,7 +60,7 @@ def by_round(events: Sequence[Event]) -> dict[int, list[Event]]:
 
 def test_each_round_queries_retrieves_argues_and_scores_both_debaters_then_the_judge_rules(services: Services) -> None:
     events = run(UNRELATED, services)
-    assert [e.round for e in of(events, RoundStarted)] == [1, 2, 3]
+    assert [e.round for e in of(events, ev.RoundStarted)] == [1, 2, 3]
     for number, chunk in by_round(events).items():
         if number == 0:
             continue
@@ -88,19 +72,24 @@ def test_each_round_queries_retrieves_argues_and_scores_both_debaters_then_the_j
                 if getattr(e, "agent", None) == agent
                 or getattr(e, "turn_id", None) == turn_id
                 or getattr(e, "target", None) == turn_id
-                or (isinstance(e, TurnCompleted) and e.turn.id == turn_id)
+                or (isinstance(e, ev.TurnCompleted) and e.turn.id == turn_id)
             ]
-            kinds = [type(e) if not isinstance(e, ScoreComputed) else e.metric for e in mine]
-            assert kinds.index(QueryIssued) < kinds.index(ArgumentDelta) < kinds.index(TurnCompleted) < kinds.index(StatementChecked)
+            kinds = [type(e) if not isinstance(e, ev.ScoreComputed) else e.metric for e in mine]
+            assert (
+                kinds.index(ev.QueryIssued)
+                < kinds.index(ev.ArgumentDelta)
+                < kinds.index(ev.TurnCompleted)
+                < kinds.index(ev.StatementChecked)
+            )
             assert kinds.count("F") == kinds.count("AR") == 1, "one F and one AR per answer"
-            last_statement = len(kinds) - 1 - kinds[::-1].index(StatementChecked)
+            last_statement = len(kinds) - 1 - kinds[::-1].index(ev.StatementChecked)
             assert last_statement < kinds.index("F"), "F is emitted after its statements"
-            assert kinds.index(TurnCompleted) < kinds.index("AR")
-            assert [e.tool for e in chunk if isinstance(e, QueryIssued) and e.agent == agent] == [tool]
-            metrics = {e.metric: e for e in chunk if isinstance(e, ScoreComputed) and e.target == turn_id}
+            assert kinds.index(ev.TurnCompleted) < kinds.index("AR")
+            assert [e.tool for e in chunk if isinstance(e, ev.QueryIssued) and e.agent == agent] == [tool]
+            metrics = {e.metric: e for e in chunk if isinstance(e, ev.ScoreComputed) and e.target == turn_id}
             assert metrics["F"].threshold == 0.7 and metrics["AR"].threshold == 0.8
-    judge = [e.turn for e in of(events, TurnCompleted) if e.turn.agent == "Judge"]
-    assert len(judge) == 1 and events.index(of(events, RoundStarted)[-1]) < len(events) - 2
+    judge = [e.turn for e in of(events, ev.TurnCompleted) if e.turn.agent == "Judge"]
+    assert len(judge) == 1 and events.index(of(events, ev.RoundStarted)[-1]) < len(events) - 2
     verdict = verdict_of(events)
     assert verdict.decided_by == "judge" and verdict.label == "NOT ENOUGH INFO"
     assert "no consensus after 3 round(s)" in verdict.stop_reason and "mean F 0.00" in verdict.stop_reason
@@ -108,21 +97,21 @@ def test_each_round_queries_retrieves_argues_and_scores_both_debaters_then_the_j
 
 def test_agreeing_well_grounded_debaters_stop_after_round_one(services: Services) -> None:
     events = run(AGREED, services)
-    assert [e.round for e in of(events, RoundStarted)] == [1]
-    scores = of(events, ScoreComputed)
+    assert [e.round for e in of(events, ev.RoundStarted)] == [1]
+    scores = of(events, ev.ScoreComputed)
     assert {(s.target, s.metric) for s in scores} == {("RAG-r1", "F"), ("RAG-r1", "AR"), ("Search-r1", "F"), ("Search-r1", "AR")}
     assert all(s.value >= s.threshold for s in scores)
     verdict = verdict_of(events)
     assert verdict.decided_by == "consensus" and verdict.label == "SUPPORTS"
     assert verdict.stop_reason.startswith("consensus in round 1: both debaters say SUPPORTS")
     assert "F 1.00≥0.70" in verdict.stop_reason and verdict.cited
-    assert not any(isinstance(e, StageStarted) and e.stage == "judge" for e in events)
+    assert not any(isinstance(e, ev.StageStarted) and e.stage == "judge" for e in events)
 
 
 def test_agreement_without_passing_scores_goes_to_the_judge(services: Services) -> None:
     events = run(AGREED, services, relevance_threshold=0.99)
-    assert [e.round for e in of(events, RoundStarted)] == [1, 2, 3]
-    labels = {e.turn.label for e in of(events, TurnCompleted) if e.turn.agent != "Judge"}
+    assert [e.round for e in of(events, ev.RoundStarted)] == [1, 2, 3]
+    labels = {e.turn.label for e in of(events, ev.TurnCompleted) if e.turn.agent != "Judge"}
     assert labels == {"SUPPORTS"}, "they agree every round, but AR stays under 0.99"
     verdict = verdict_of(events)
     assert verdict.decided_by == "judge" and re.search(r"AR 0\.9\d<0\.99", verdict.stop_reason)
@@ -131,9 +120,9 @@ def test_agreement_without_passing_scores_goes_to_the_judge(services: Services) 
 def test_disagreeing_debaters_rewrite_their_queries_and_the_judge_rules(services: Services) -> None:
     services.web = REFUTING_WEB  # type: ignore[assignment]
     events = run(AGREED, services)
-    turns = {e.turn.id: e.turn for e in of(events, TurnCompleted)}
+    turns = {e.turn.id: e.turn for e in of(events, ev.TurnCompleted)}
     assert turns["RAG-r1"].label == "SUPPORTS" and turns["Search-r1"].label == "REFUTES"
-    queries = {(q.agent, q.round): q for q in of(events, QueryIssued)}
+    queries = {(q.agent, q.round): q for q in of(events, ev.QueryIssued)}
     assert not queries[("RAG", 1)].rewritten
     rewritten = [q for q in queries.values() if q.round == 2 and q.rewritten]
     assert rewritten, "after a disagreement at least one debater rewrites its query"
@@ -144,52 +133,52 @@ def test_disagreeing_debaters_rewrite_their_queries_and_the_judge_rules(services
 
 def test_a_query_kept_word_for_word_is_not_marked_rewritten(services: Services) -> None:
     events = run(UNRELATED, services)
-    queries = {(q.agent, q.round): q for q in of(events, QueryIssued)}
+    queries = {(q.agent, q.round): q for q in of(events, ev.QueryIssued)}
     assert queries[("RAG", 2)].query == queries[("RAG", 1)].query and not queries[("RAG", 2)].rewritten
 
 
 def test_without_the_web_the_search_debater_searches_the_corpus_and_says_so(services: Services) -> None:
     events = run(UNRELATED, services)
-    down = of(events, WebSearchUnavailable)
+    down = of(events, ev.WebSearchUnavailable)
     assert [(d.agent, d.round, d.fallback) for d in down] == [("Search", n, "corpus search") for n in (1, 2, 3)]
-    search_turn = next(e.turn for e in of(events, TurnCompleted) if e.turn.id == "Search-r1")
+    search_turn = next(e.turn for e in of(events, ev.TurnCompleted) if e.turn.id == "Search-r1")
     assert search_turn.text and search_turn.label
 
 
 def test_with_the_web_the_search_debater_argues_from_web_pages(services: Services) -> None:
     services.web = CannedWeb()  # type: ignore[assignment]
     events = run(AGREED, services)
-    search = [e.evidence for e in of(events, EvidenceRetrieved) if e.agent == "Search"]
+    search = [e.evidence for e in of(events, ev.EvidenceRetrieved) if e.agent == "Search"]
     assert search and {e.source for e in search} == {"web"}
-    rag = [e.evidence for e in of(events, EvidenceRetrieved) if e.agent == "RAG"]
+    rag = [e.evidence for e in of(events, ev.EvidenceRetrieved) if e.agent == "RAG"]
     assert rag and {e.source for e in rag} == {"corpus"}
-    assert not of(events, WebSearchUnavailable)
+    assert not of(events, ev.WebSearchUnavailable)
 
 
 def test_every_number_comes_from_the_config(services: Services) -> None:
     events = run(UNRELATED, services, rounds=2, rag_top_k=1, relevance_questions=2, faithfulness_threshold=0.5)
-    assert [e.round for e in of(events, RoundStarted)] == [1, 2]
+    assert [e.round for e in of(events, ev.RoundStarted)] == [1, 2]
     # A passage both debaters find is reported once, for whichever search lands first (the web is
     # down, so Search searches the corpus too): RAG adds its top 1 or nothing new, never the default 3.
-    assert len([e for e in of(events, EvidenceRetrieved) if e.agent == "RAG" and e.round == 1]) <= 1
-    ar = next(s for s in of(events, ScoreComputed) if s.metric == "AR")
+    assert len([e for e in of(events, ev.EvidenceRetrieved) if e.agent == "RAG" and e.round == 1]) <= 1
+    ar = next(s for s in of(events, ev.ScoreComputed) if s.metric == "AR")
     assert "with 2 generated question(s)" in ar.detail
-    assert {s.threshold for s in of(events, ScoreComputed) if s.metric == "F"} == {0.5}
+    assert {s.threshold for s in of(events, ev.ScoreComputed) if s.metric == "F"} == {0.5}
     assert "no consensus after 2 round(s)" in verdict_of(events).stop_reason
 
 
 def test_with_early_stop_off_the_debate_runs_every_round(services: Services) -> None:
     events = run(AGREED, services, early_stop=False, rounds=2)
-    assert [e.round for e in of(events, RoundStarted)] == [1, 2] and verdict_of(events).decided_by == "judge"
+    assert [e.round for e in of(events, ev.RoundStarted)] == [1, 2] and verdict_of(events).decided_by == "judge"
 
 
 def test_a_failed_debater_answer_leaves_the_other_arguing_and_the_judge_decides(services: Services) -> None:
     services.chat_override = FakeChatModel(fail_when="You are the Search debater")
     events = run(AGREED, services)
-    failed = of(events, StageFailed)
+    failed = of(events, ev.StageFailed)
     assert [f.stage for f in failed] == [f"Search round {n} answer" for n in (1, 2, 3)]
     assert "told to fail" in failed[0].reason and "sits out" in failed[0].reason
-    assert [e.turn.id for e in of(events, TurnCompleted)] == ["RAG-r1", "RAG-r2", "RAG-r3", "Judge-r0"]
+    assert [e.turn.id for e in of(events, ev.TurnCompleted)] == ["RAG-r1", "RAG-r2", "RAG-r3", "Judge-r0"]
     verdict = verdict_of(events)
     assert verdict.decided_by == "judge" and "Search gave no answer" in verdict.stop_reason
 
@@ -197,9 +186,9 @@ def test_a_failed_debater_answer_leaves_the_other_arguing_and_the_judge_decides(
 def test_a_failed_score_counts_as_not_passing(services: Services) -> None:
     services.chat_override = FakeChatModel(fail_when="You check statements against evidence")
     events = run(AGREED, services, rounds=2)
-    failed = of(events, StageFailed)
+    failed = of(events, ev.StageFailed)
     assert {f.stage for f in failed} == {f"{a} round {n} faithfulness" for a in ("RAG", "Search") for n in (1, 2)}
-    assert {s.metric for s in of(events, ScoreComputed)} == {"AR"}, "AR is still computed and shown"
+    assert {s.metric for s in of(events, ev.ScoreComputed)} == {"AR"}, "AR is still computed and shown"
     verdict = verdict_of(events)
     assert verdict.decided_by == "judge" and "F failed" in verdict.stop_reason and "mean F n/a" in verdict.stop_reason
 
@@ -207,7 +196,7 @@ def test_a_failed_score_counts_as_not_passing(services: Services) -> None:
 def test_a_failed_judge_falls_back_to_the_debaters_labels(services: Services) -> None:
     services.chat_override = FakeChatModel(fail_when="You are the judge")
     events = run(UNRELATED, services, rounds=1)
-    assert [f.stage for f in of(events, StageFailed)] == ["judge"]
+    assert [f.stage for f in of(events, ev.StageFailed)] == ["judge"]
     verdict = verdict_of(events)
     assert verdict.decided_by == "fallback" and verdict.label == "NOT ENOUGH INFO" and "the judge failed" in verdict.stop_reason
 
@@ -227,7 +216,7 @@ def test_a_judge_that_names_two_labels_keeps_its_label_line_and_the_verdict_says
     verdict = verdict_of(events)
     assert verdict.decided_by == "judge" and verdict.label == "NOT ENOUGH INFO"
     assert "names REFUTES and NOT ENOUGH INFO: its last label line counts" in verdict.stop_reason
-    judged = [e for e in of(events, StageCompleted) if e.stage == "judge"]
+    judged = [e for e in of(events, ev.StageCompleted) if e.stage == "judge"]
     assert [e.detail for e in judged] == ["NOT ENOUGH INFO (its answer also names REFUTES)"]
 
 
@@ -240,12 +229,12 @@ def test_a_judge_with_one_label_gets_no_conflict_note(services: Services) -> Non
 def test_a_dead_model_fails_the_run_with_the_reason(services: Services) -> None:
     services.chat_override = FakeChatModel(fail_after=0)
     events = run(AGREED, services)
-    assert isinstance(events[-1], RunFailed) and "simulated crash" in events[-1].reason
-    assert of(events, StageFailed), "each failed call was reported before the run gave up"
+    assert isinstance(events[-1], ev.RunFailed) and "simulated crash" in events[-1].reason
+    assert of(events, ev.StageFailed), "each failed call was reported before the run gave up"
 
 
-def intervals(events: Sequence[Event], role: str) -> list[tuple[float, float]]:
-    return [(e.at - e.seconds, e.at) for e in of(events, ModelCallCompleted) if e.role == role]
+def intervals(events: Sequence[ev.Event], role: str) -> list[tuple[float, float]]:
+    return [(e.at - e.seconds, e.at) for e in of(events, ev.ModelCallCompleted) if e.role == role]
 
 
 def test_both_debaters_and_all_scores_of_a_round_run_concurrently(services: Services) -> None:
@@ -253,13 +242,13 @@ def test_both_debaters_and_all_scores_of_a_round_run_concurrently(services: Serv
     services.chat_override = FakeChatModel(latency_s=latency)
     events = run(AGREED, services)
     assert verdict_of(events).decided_by == "consensus"
-    starts = {e.stage.split()[0]: e.at for e in of(events, StageStarted) if e.stage.endswith("round 1 answer")}
-    done = {e.turn.agent: e.at for e in of(events, TurnCompleted)}
+    starts = {e.stage.split()[0]: e.at for e in of(events, ev.StageStarted) if e.stage.endswith("round 1 answer")}
+    done = {e.turn.agent: e.at for e in of(events, ev.TurnCompleted)}
     # The two answers overlap: each starts before the other has finished ...
     assert starts["RAG"] < done["Search"] and starts["Search"] < done["RAG"]
     # ... and both calls were in flight at once (how much wall time that saves is measured in bench/toolmad_overhead.py,
     # not asserted here: a loaded machine stretches any timing).
-    answer_calls = [e.seconds for e in of(events, ModelCallCompleted) if e.role == "debater" and e.at > min(starts.values())]
+    answer_calls = [e.seconds for e in of(events, ev.ModelCallCompleted) if e.role == "debater" and e.at > min(starts.values())]
     assert len(answer_calls) == 2 and min(answer_calls) >= latency
     assert peak_in_flight(intervals(events, "debater")) == 2
     # Each answer's statements and questions are asked for at once, and both answers' scores overlap.
@@ -280,7 +269,7 @@ class Recorder(FakeChatModel):
 
 
 def direct_run(
-    services: Services, claim: str, reviewer, events: list[Event] | None = None, chat: Recorder | None = None, **toolmad: object
+    services: Services, claim: str, reviewer, events: list[ev.Event] | None = None, chat: Recorder | None = None, **toolmad: object
 ):  # type: ignore[no-untyped-def]
     """Run toolmad in-process with a reviewer (the runner has no step mode yet); returns events, verdict and the prompts sent."""
     chat = chat or Recorder(prompts=[])
@@ -317,7 +306,7 @@ def test_the_checker_can_edit_a_query_and_add_one(services: Services) -> None:
         return Review(queries={"RAG": "stock market physics"}, extra_queries=("mask trials",)) if number == 1 else Review()
 
     events, _, _ = direct_run(services, UNRELATED, reviewer, rounds=2)
-    round2 = [q for q in of(events, QueryIssued) if q.round == 2]
+    round2 = [q for q in of(events, ev.QueryIssued) if q.round == 2]
     assert [(q.agent, q.query, q.rewritten) for q in round2 if q.agent == "RAG"] == [
         ("RAG", "stock market physics", True),
         ("RAG", "mask trials", False),
@@ -330,18 +319,18 @@ def test_the_checker_can_stop_the_debate(services: Services) -> None:
         return Review(stop=True)
 
     events, verdict, _ = direct_run(services, UNRELATED, reviewer)
-    assert [e.round for e in of(events, RoundStarted)] == [1]
+    assert [e.round for e in of(events, ev.RoundStarted)] == [1]
     assert verdict.decided_by == "judge" and "the checker stopped the debate after round 1" in verdict.stop_reason
 
 
 def test_struck_evidence_is_kept_from_the_debaters_and_the_judge(services: Services) -> None:
-    events: list[Event] = []
+    events: list[ev.Event] = []
     struck: list[str] = []
     prompts_before_review: list[int] = []
 
     async def reviewer(number: int, next_queries: dict[str, str]) -> Review:
         if number == 1:
-            struck.append(of(events, EvidenceRetrieved)[0].evidence.id)
+            struck.append(of(events, ev.EvidenceRetrieved)[0].evidence.id)
             prompts_before_review.append(len(recorder.prompts))
         return Review(struck={eid: "off topic" for eid in struck})
 
@@ -358,10 +347,10 @@ def test_struck_evidence_is_kept_from_the_debaters_and_the_judge(services: Servi
 @pytest.mark.parametrize("claim", [AGREED, UNRELATED])
 def test_turn_ids_are_unique_and_every_score_targets_a_turn(services: Services, claim: str) -> None:
     events = run(claim, services)
-    turn_ids = [e.turn.id for e in of(events, TurnCompleted)]
+    turn_ids = [e.turn.id for e in of(events, ev.TurnCompleted)]
     assert len(turn_ids) == len(set(turn_ids))
-    assert {s.target for s in of(events, ScoreComputed)} <= set(turn_ids)
-    assert {s.turn_id for s in of(events, StatementChecked)} <= set(turn_ids)
+    assert {s.target for s in of(events, ev.ScoreComputed)} <= set(turn_ids)
+    assert {s.turn_id for s in of(events, ev.StatementChecked)} <= set(turn_ids)
 
 
 def test_evidence_ids_follow_the_debaters_order_whichever_search_finishes_first(services: Services) -> None:
@@ -379,7 +368,7 @@ def test_evidence_ids_follow_the_debaters_order_whichever_search_finishes_first(
 
     services.index.search = slow_first  # type: ignore[method-assign]
     events = run(AGREED, services)
-    first = [e for e in events if isinstance(e, EvidenceRetrieved) and e.round == 1]
+    first = [e for e in events if isinstance(e, ev.EvidenceRetrieved) and e.round == 1]
     assert first and first[0].agent == "RAG" and first[0].evidence.id == "E1"
     rag = [e.evidence.id for e in first if e.agent == "RAG"]
     assert rag == [f"E{i}" for i in range(1, len(rag) + 1)]
@@ -390,5 +379,5 @@ def test_the_checker_can_edit_the_first_query_before_any_search(services: Servic
         return Review(queries={"Search": "cloth mask classroom trial"}) if number == 0 else Review()
 
     events, _, _ = direct_run(services, UNRELATED, reviewer, rounds=1)
-    first = [q for q in of(events, QueryIssued) if q.round == 1 and q.agent == "Search"]
+    first = [q for q in of(events, ev.QueryIssued) if q.round == 1 and q.agent == "Search"]
     assert first and first[0].query == "cloth mask classroom trial", "the edited first query is the one searched"

@@ -4,56 +4,40 @@ from __future__ import annotations
 
 import pytest
 
+from pipelines import events as ev
 from pipelines.domain import Evidence, Turn, Verdict
-from pipelines.events import (
-    CheckerAdmittedEvidence,
-    CheckerStruckEvidence,
-    Event,
-    EvidenceRetrieved,
-    ModelCallCompleted,
-    QueryIssued,
-    RunFailed,
-    RunResumed,
-    RunStarted,
-    StageCompleted,
-    StageStarted,
-    StatementChecked,
-    TurnCompleted,
-    VerdictOverridden,
-    VerdictReached,
-)
 from pipelines.record.digest import Cost, RunDigest, describe_intervention, digest, stage_name
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config
 
 
-def _call(role: str, tokens: int, seconds: float, at: float, cached: bool = False) -> ModelCallCompleted:
-    return ModelCallCompleted(role=role, model="m", tokens_in=tokens, tokens_out=tokens // 10, seconds=seconds, cached=cached, at=at)
+def _call(role: str, tokens: int, seconds: float, at: float, cached: bool = False) -> ev.ModelCallCompleted:
+    return ev.ModelCallCompleted(role=role, model="m", tokens_in=tokens, tokens_out=tokens // 10, seconds=seconds, cached=cached, at=at)
 
 
-def _evidence(eid: str) -> EvidenceRetrieved:
-    return EvidenceRetrieved(agent="A", round=1, evidence=Evidence(id=eid, source="corpus", text=f"text {eid}"), at=2.0)
+def _evidence(eid: str) -> ev.EvidenceRetrieved:
+    return ev.EvidenceRetrieved(agent="A", round=1, evidence=Evidence(id=eid, source="corpus", text=f"text {eid}"), at=2.0)
 
 
-EVENTS: list[Event] = [
-    RunStarted(run_id="r1", claim="c", protocol="mad", at=1.0),
-    StageStarted(stage="round 1: arguments", at=1.5),
-    QueryIssued(agent="A", round=1, query="q", tool="corpus", at=1.6),
+EVENTS: list[ev.Event] = [
+    ev.RunStarted(run_id="r1", claim="c", protocol="mad", at=1.0),
+    ev.StageStarted(stage="round 1: arguments", at=1.5),
+    ev.QueryIssued(agent="A", round=1, query="q", tool="corpus", at=1.6),
     _evidence("E1"),
     _evidence("E2"),
     _call("debater", 100, 1.0, at=3.0),
-    TurnCompleted(turn=Turn(id="t1", agent="A", round=1, text="x", cited=("E1",)), at=3.1),
-    StatementChecked(turn_id="t1", statement="see [E2]", supported=True, evidence_id="E1", at=3.2),
-    StageCompleted(stage="round 1: arguments", at=3.3),
-    CheckerStruckEvidence(round=1, evidence_id="E1", reason="off topic", by="ann", at=3.4),
-    CheckerStruckEvidence(round=1, evidence_id="E2", reason="old", by="ann", at=3.5),
-    CheckerAdmittedEvidence(round=1, evidence_id="E2", reason="still valid", by="ann", at=3.6),
-    RunFailed(reason="boom", at=4.0),
-    RunResumed(attempt=2, replayed=12, at=5.0),
+    ev.TurnCompleted(turn=Turn(id="t1", agent="A", round=1, text="x", cited=("E1",)), at=3.1),
+    ev.StatementChecked(turn_id="t1", statement="see [E2]", supported=True, evidence_id="E1", at=3.2),
+    ev.StageCompleted(stage="round 1: arguments", at=3.3),
+    ev.CheckerStruckEvidence(round=1, evidence_id="E1", reason="off topic", by="ann", at=3.4),
+    ev.CheckerStruckEvidence(round=1, evidence_id="E2", reason="old", by="ann", at=3.5),
+    ev.CheckerAdmittedEvidence(round=1, evidence_id="E2", reason="still valid", by="ann", at=3.6),
+    ev.RunFailed(reason="boom", at=4.0),
+    ev.RunResumed(attempt=2, replayed=12, at=5.0),
     _call("judge", 50, 0.0, at=6.0, cached=True),
-    VerdictReached(verdict=Verdict(label="SUPPORTS", confidence=0.8, cited=("E2", "E9")), at=7.0),
-    VerdictOverridden(label="REFUTES", by="ann", at=9.0),
+    ev.VerdictReached(verdict=Verdict(label="SUPPORTS", confidence=0.8, cited=("E2", "E9")), at=7.0),
+    ev.VerdictOverridden(label="REFUTES", by="ann", at=9.0),
 ]
 
 
@@ -104,7 +88,7 @@ def test_cost_describes_itself_in_numbers_only() -> None:
 
 
 def test_an_intervention_is_described_once_with_every_quoted_string_passed_through_the_sinks_escaper() -> None:
-    struck = CheckerStruckEvidence(round=2, evidence_id="E1", reason="[click](http://evil.test)", by="ann")
+    struck = ev.CheckerStruckEvidence(round=2, evidence_id="E1", reason="[click](http://evil.test)", by="ann")
     quoted: list[tuple[str, int]] = []
 
     def quote(text: str, limit: int) -> str:
@@ -113,4 +97,4 @@ def test_an_intervention_is_described_once_with_every_quoted_string_passed_throu
 
     assert describe_intervention(struck, quote) == "round 2: struck <E1> (<[click](http://evil.test)>)"
     assert quoted == [("E1", 40), ("[click](http://evil.test)", 300)]
-    assert describe_intervention(RunFailed(reason="x"), quote) == ""
+    assert describe_intervention(ev.RunFailed(reason="x"), quote) == ""
