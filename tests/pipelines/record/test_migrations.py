@@ -33,45 +33,23 @@ LATER_COLUMNS = {  # what the store added to `runs` after the foundation, as the
 }
 
 
-def foundation_tables() -> sa.MetaData:
-    """The store's tables as the foundation made them (4ef6597:pipelines/store.py): no journal, 13 columns in runs."""
-    metadata = sa.MetaData()
-    sa.Table(
-        "runs",
-        metadata,
-        sa.Column("id", sa.String(64), primary_key=True),
-        sa.Column("claim", sa.Text, nullable=False),
-        sa.Column("protocol", sa.String(64), nullable=False, index=True),
-        sa.Column("status", sa.String(16), nullable=False, index=True),
-        sa.Column("verdict", sa.String(64)),
-        sa.Column("confidence", sa.Float),
-        sa.Column("created_at", sa.Float, nullable=False, index=True),
-        sa.Column("finished_at", sa.Float),
-        sa.Column("config", sa.Text, nullable=False),
-        sa.Column("app_version", sa.String(32), nullable=False),
-        sa.Column("model_calls", sa.Integer, nullable=False),
-        sa.Column("tokens_in", sa.Integer, nullable=False),
-        sa.Column("tokens_out", sa.Integer, nullable=False),
-    )
-    sa.Table(
-        "events",
-        metadata,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
-        sa.Column("seq", sa.Integer, nullable=False),
-        sa.Column("type", sa.String(64), nullable=False),
-        sa.Column("at", sa.Float, nullable=False),
-        sa.Column("payload", sa.Text, nullable=False),
-        sa.UniqueConstraint("run_id", "seq"),
-    )
-    return metadata
+FOUNDATION = Path(__file__).with_name("foundation_schema.sql")  # the DDL the foundation's store ran
+INTEGER_KEY = {"sqlite": "INTEGER", "postgresql": "SERIAL"}  # how SQLAlchemy wrote events.id on each
+
+
+def foundation_statements(engine: sa.Engine) -> list[str]:
+    """The store's tables as the foundation made them (4ef6597:pipelines/store.py), frozen as the SQL it ran."""
+    text = FOUNDATION.read_text(encoding="utf-8").replace("{integer_key}", INTEGER_KEY[engine.dialect.name])
+    lines = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+    return [statement.strip() for statement in lines.split(";") if statement.strip()]
 
 
 def old_database(url: str, *, later_columns: bool) -> None:
     """A database made before migrations, holding one run with one event; ``later_columns``: as the column adder left it."""
     engine = sa.create_engine(url)
-    foundation_tables().create_all(engine)
     with engine.begin() as conn:
+        for statement in foundation_statements(engine):
+            conn.execute(sa.text(statement))
         conn.execute(
             sa.text(
                 "INSERT INTO runs (id, claim, protocol, status, verdict, created_at, finished_at, config, app_version, "
