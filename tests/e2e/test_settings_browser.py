@@ -29,6 +29,8 @@ def test_name_preset_and_a_connection_test_that_fails_fast(page) -> None:  # typ
     expect(page.get_by_role("textbox", name="Your name (audit trail)")).to_have_value("Ana Ruiz", timeout=60_000)
     page.locator('[data-testid="stSelectbox"]', has_text="Preset").locator("input, [role=combobox]").first.click()
     page.get_by_role("option", name="Local OpenAI-compatible server").click()
+    # the preset's own caption shows once the page has redrawn with the choice: only then does Apply carry it
+    page.get_by_text("A server on this machine that speaks the OpenAI API").wait_for(timeout=90_000)
     settled(page)
     page.get_by_role("button", name="Apply to every role").click()
     base_url = page.get_by_role("textbox", name="Base URL").first
