@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import Engine, Float, Integer, MetaData, String, delete, select, update
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy import Engine, Float, Integer, String, delete, select, update
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pipelines.access.users import User, UsersFile
+from pipelines.tables import DeskTable
 
 SESSION_COOKIE = "debatedesk_session"
 BROWSER_COOKIE = "debatedesk_browser"
@@ -41,11 +42,7 @@ KEEP_ENDED_S = 7 * 86400  # sessions expired, and failures last seen, longer ago
 log = logging.getLogger("debatedesk.access")
 
 
-class _Base(DeclarativeBase):
-    pass
-
-
-class SignInSessionRow(_Base):
+class SignInSessionRow(DeskTable):
     """A users-file sign-in: the browser holds the token in a signed cookie, the desk only its digest."""
 
     __tablename__ = "sign_in_sessions"
@@ -57,7 +54,7 @@ class SignInSessionRow(_Base):
     revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
-class SignInFailureRow(_Base):
+class SignInFailureRow(DeskTable):
     """Failed sign-ins in a row for one user name or one browser, and until when the next attempt waits."""
 
     __tablename__ = "sign_in_failures"
@@ -68,7 +65,7 @@ class SignInFailureRow(_Base):
     locked_until: Mapped[float] = mapped_column(Float, default=0.0)
 
 
-class BrowserNameRow(_Base):
+class BrowserNameRow(DeskTable):
     """On a desk without sign-in: the name a browser gave for the audit trail, kept by the browser's cookie, not its address."""
 
     __tablename__ = "browser_names"
@@ -76,11 +73,6 @@ class BrowserNameRow(_Base):
     browser_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
     updated_at: Mapped[float] = mapped_column(Float)
-
-
-def schema() -> MetaData:
-    """This module's three tables; the run store's migrations build them (``pipelines.newsroom.database``)."""
-    return _Base.metadata
 
 
 def desk_secret(data_dir: Path) -> bytes:

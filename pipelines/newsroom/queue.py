@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, MetaData, String, Text, func, or_, select, update
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, String, Text, func, or_, select, update
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pipelines.access.roles import NotAllowedError, require_role
 from pipelines.access.users import User
@@ -31,6 +31,7 @@ from pipelines.errors import DebateDeskError, InvalidClaimError
 from pipelines.record.comments import MAX_COMMENT, Comment
 from pipelines.record.verdict_card import COMMON_LABELS, CardLabel
 from pipelines.run.runner import validate_claim
+from pipelines.tables import DeskTable
 from pipelines.text.safety import unsafe_char
 
 ClaimStatus = Literal["new", "checking", "in review", "published", "dismissed"]
@@ -53,16 +54,7 @@ class QueueError(DebateDeskError, ValueError):
     """A queue action that cannot be done as asked; the message says why and what to do."""
 
 
-class _QueueBase(DeclarativeBase):
-    pass
-
-
-def schema() -> MetaData:
-    """The queue's tables (claims, their runs, their changes, comments); the run store's migrations build them."""
-    return _QueueBase.metadata
-
-
-class QueueClaimRow(_QueueBase):
+class QueueClaimRow(DeskTable):
     __tablename__ = "queue_claims"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -87,7 +79,7 @@ class QueueClaimRow(_QueueBase):
     claimreview: Mapped[str | None] = mapped_column(Text, nullable=True)  # the published JSON-LD, as served
 
 
-class QueueRunRow(_QueueBase):
+class QueueRunRow(DeskTable):
     """A run made for a queued claim (a run belongs to one claim at most)."""
 
     __tablename__ = "queue_runs"
@@ -98,7 +90,7 @@ class QueueRunRow(_QueueBase):
     linked_by: Mapped[str] = mapped_column(String(MAX_FIELD))
 
 
-class QueueChangeRow(_QueueBase):
+class QueueChangeRow(DeskTable):
     """The audit trail of the queue: one row per change to a claim."""
 
     __tablename__ = "queue_changes"
@@ -111,7 +103,7 @@ class QueueChangeRow(_QueueBase):
     detail: Mapped[str] = mapped_column(Text, default="{}")  # JSON: field -> [before, after], or what the action names
 
 
-class CommentRow(_QueueBase):
+class CommentRow(DeskTable):
     __tablename__ = "comments"
     __table_args__ = (Index("ix_comments_run_evidence", "run_id", "evidence_id"),)
 
@@ -124,7 +116,7 @@ class CommentRow(_QueueBase):
     text: Mapped[str] = mapped_column(Text)
 
 
-QUEUE_TABLES = [t.name for t in _QueueBase.metadata.sorted_tables]
+QUEUE_TABLES = [row.__tablename__ for row in (QueueClaimRow, QueueRunRow, QueueChangeRow, CommentRow)]
 
 
 @dataclass(frozen=True)

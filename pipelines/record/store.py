@@ -25,7 +25,6 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
-    MetaData,
     String,
     Text,
     UniqueConstraint,
@@ -36,7 +35,7 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pipelines import __version__
 from pipelines.errors import RunBusyError, StoreUnavailableError, UnstorableTextError
@@ -45,6 +44,7 @@ from pipelines.record import chain, migrations
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import COMMON_LABELS, common_label
 from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.tables import DeskTable
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -58,16 +58,7 @@ _ACTIVE: set[str] = set()  # run ids this process is executing right now (shared
 _ACTIVE_LOCK = threading.Lock()
 
 
-class _Base(DeclarativeBase):
-    pass
-
-
-def schema() -> MetaData:
-    """The tables the store's code reads and writes; the migrations must build exactly these (a test compares them)."""
-    return _Base.metadata
-
-
-class RunRow(_Base):
+class RunRow(DeskTable):
     __tablename__ = "runs"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -104,7 +95,7 @@ class RunRow(_Base):
     spent: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
-class EventRow(_Base):
+class EventRow(DeskTable):
     __tablename__ = "events"
     __table_args__ = (UniqueConstraint("run_id", "seq"),)
 
@@ -119,7 +110,7 @@ class EventRow(_Base):
     chain: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
-class JournalRow(_Base):
+class JournalRow(DeskTable):
     """One model answer or tool result, in the order it was produced for its key."""
 
     __tablename__ = "journal"
@@ -132,7 +123,7 @@ class JournalRow(_Base):
     at: Mapped[float] = mapped_column(Float)
 
 
-class DeskSettingRow(_Base):
+class DeskSettingRow(DeskTable):
     """The desk's settings (pipelines/run/desk_settings.py): one JSON value, its version and who saved it last."""
 
     __tablename__ = "desk_settings"
@@ -144,7 +135,7 @@ class DeskSettingRow(_Base):
     changed_at: Mapped[float] = mapped_column(Float)
 
 
-class DeskSettingChangeRow(_Base):
+class DeskSettingChangeRow(DeskTable):
     """One change of a desk setting: before and after (API keys masked), who and when."""
 
     __tablename__ = "desk_settings_changes"

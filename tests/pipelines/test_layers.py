@@ -1,7 +1,8 @@
 """The house's folder rules: each room of ``pipelines/`` imports only the rooms below it.
 
 From the bottom up:
-- the ground: ``errors``, ``domain``, ``personas``, ``machine`` and ``text/`` (safe text, redaction, addresses);
+- the ground: ``errors``, ``domain``, ``personas``, ``machine``, ``tables`` (the database's declarative base) and ``text/``
+  (safe text, redaction, addresses);
 - ``config`` and ``events``; ``eval/metrics.py`` (pure scores);
 - ``calibration/`` (where a model's calibration is kept, and how one is fitted);
 - ``llm/`` (model backends) and ``tools/`` (corpus, web, fetch, memory);
@@ -22,12 +23,13 @@ import pytest
 
 PIPELINES = Path(__file__).resolve().parents[2] / "pipelines"
 
-GROUND = {"errors", "domain", "personas", "machine", "text"}
+GROUND = {"errors", "domain", "personas", "machine", "tables", "text"}
 BELOW: dict[str, set[str]] = {  # room -> the rooms it may import (besides its own)
     "text": {"errors"},
     "domain": {"errors"},
     "personas": set(),
     "machine": set(),
+    "tables": set(),
     "errors": set(),
     "tools.source_policy": GROUND,
     "config": GROUND | {"tools.source_policy"},
