@@ -50,20 +50,12 @@ def test_a_run_read_with_both_questions_is_rescored_as_either(checkcovid_data_di
     )
 
 
+UNREAD = {"claim": "c", "predicted": None, "deciding_found": True, "calls": 1, "cached_calls": 0, "tokens": 1, "seconds": 1.0}
+
+
 def record(gold: str, p: float | None) -> ClaimRecord:
-    return ClaimRecord(
-        id=gold,
-        claim="c",
-        gold=gold,
-        predicted=None,
-        p_supported=p,
-        raw_supported=p,
-        deciding_found=True,
-        calls=1,
-        cached_calls=0,
-        tokens=1,
-        seconds=1.0,
-    )
+    """A claim as selective accuracy sees it: its gold label and the protocol's p(supported); the rest is not read."""
+    return ClaimRecord(id=gold, gold=gold, p_supported=p, raw_supported=p, **UNREAD)
 
 
 def test_selective_accuracy_keeps_the_claims_the_protocol_is_surest_of() -> None:

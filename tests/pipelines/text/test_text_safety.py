@@ -114,28 +114,24 @@ def test_csv_cell_neutralises_formulas(value: str) -> None:
     assert csv_cell(-0.5) == -0.5 and csv_cell("Masks work") == "Masks work"
 
 
+A_FAILED_CLAIM = {  # an evaluated claim's fields that hold no text a person typed
+    "gold": "SUPPORTS",
+    "predicted": None,
+    "confidence": None,
+    "correct": False,
+    "evidence_recall": None,
+    "document_found": None,
+    "status": "failed",
+}
+
+
 def test_batch_and_evaluation_csv_downloads_carry_no_live_formula() -> None:
     outcomes = [
         ClaimOutcome(index=i, id=f"=id{i}", claim=value, status="failed", error=value, rationale=value, sources=(value,))
         for i, value in enumerate(FORMULAS)
     ]
     rows = list(csv.reader(io.StringIO(to_csv(outcomes), newline="")))[1:]
-    scores = [
-        ClaimScore(
-            id=value,
-            claim=value,
-            gold="SUPPORTS",
-            predicted=None,
-            verdict=value,
-            confidence=None,
-            correct=False,
-            evidence_recall=None,
-            document_found=None,
-            status="failed",
-            error=value,
-        )
-        for value in FORMULAS
-    ]
+    scores = [ClaimScore(id=value, claim=value, verdict=value, error=value, **A_FAILED_CLAIM) for value in FORMULAS]
     rows += list(csv.reader(io.StringIO(claims_csv(EvalReport.model_construct(rows=scores)), newline="")))[1:]
     cells = [cell for row in rows for cell in row if cell]
     assert cells and not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
