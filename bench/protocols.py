@@ -38,10 +38,11 @@ from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import canonical
-from pipelines.events import BeliefRead, VerdictReached
+from pipelines.events import BeliefRead, TurnCompleted, VerdictReached
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import digest
 from pipelines.run.runner import Services
+from pipelines.text.echo import echoes
 
 BINARY = ("SUPPORTS", "REFUTES")
 EXTRA_ROWS = (
@@ -105,6 +106,7 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
         "run_id": row.run_id,
         "p_stated": stated_p_supported(row.predicted, row.confidence, own_p),
         "beliefs": beliefs_of(events),
+        "echoes": echoes_of(events),
         **ruling,
         "calls_total": digest(events).cost.calls if events else 0,
     }
@@ -113,6 +115,14 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
 def beliefs_of(events: Sequence[Any]) -> list[dict[str, Any]]:
     """The judge's belief after each round, where the run read it (BeliefRead events)."""
     return [{"round": e.round, "over": e.over, "probabilities": dict(e.probabilities)} for e in events if isinstance(e, BeliefRead)]
+
+
+def echoes_of(events: Sequence[Any]) -> list[int]:
+    """[turns that repeat another debater's previous-round turn nearly word for word, debate turns after round 1]."""
+    turns = [e.turn for e in events if isinstance(e, TurnCompleted) and e.turn.round > 0]
+    later = [t for t in turns if t.round > 1]
+    copied = sum(any(echoes(t.text, o.text) for o in turns if o.agent != t.agent and o.round == t.round - 1) for t in later)
+    return [copied, len(later)]
 
 
 def other_ruling(events: Sequence[Any]) -> dict[str, Any]:

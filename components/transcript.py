@@ -19,7 +19,7 @@ from components.cost import render_cost
 from components.evidence_table import render_evidence_table
 from components.protocol_panels import ProtocolPanels
 from components.verdict import render_verdict
-from pipelines.domain import Verdict
+from pipelines.domain import Turn, Verdict
 from pipelines.events import (
     ArgumentDelta,
     CheckerAddedEvidence,
@@ -47,6 +47,7 @@ from pipelines.events import (
 from pipelines.record.digest import RunDigest
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.faithfulness import answer_paragraphs, place_statements
+from pipelines.text.echo import echoes
 from pipelines.text.safety import escape_markdown
 
 METRIC_ORDER = {"F": 0, "AR": 1}
@@ -75,6 +76,7 @@ class RunView:
         self.turn_text: dict[str, str] = {}
         self.turn_slots: dict[str, Any] = {}
         self.turn_body: dict[str, str] = {}  # a completed turn's text as shown (its label line apart)
+        self.completed: list[Turn] = []  # the debate's turns so far, to tell one that repeats another
         self.mark_slots: dict[str, Any] = {}
         self.turn_boxes: dict[str, Any] = {}
         self.panels = ProtocolPanels(panels_area, key, self.transcript, self.turn_boxes)
@@ -145,6 +147,7 @@ class RunView:
                 self._render_marked(turn.id)  # statements checked before the turn's end (a replay reorders nothing, but be safe)
                 if turn.label is not None:  # debaters in radar and the like argue without a label
                     self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
+                self._mark_echo(turn)
                 self.render_evidence()
             case StatementChecked(turn_id=turn_id, statement=statement, supported=supported, evidence_id=eid):
                 self._render_marked(turn_id)
@@ -230,6 +233,18 @@ class RunView:
             self.label_slots[turn_id] = st.empty()
             self.score_slots[turn_id] = st.empty()
             self.turn_boxes[turn_id] = st.container()
+
+    def _mark_echo(self, turn: Turn) -> None:
+        """Say so under a turn that repeats another debater's last-round turn nearly word for word (weak models echo)."""
+        echoed = next(
+            (t for t in self.completed if t.agent != turn.agent and t.round == turn.round - 1 and echoes(turn.text, t.text)), None
+        )
+        self.completed.append(turn)
+        if echoed is not None:
+            self.turn_boxes[turn.id].caption(
+                f"🔁 Nearly word for word {escape_markdown(echoed.agent)}'s round-{echoed.round} answer: "
+                "the model repeated its opponent here instead of arguing from its own evidence."
+            )  # markup: the agent's name is escaped
 
     def _turn_header(self, agent: str, number: int) -> str:
         """Who speaks, in which round, with which tool and query (marked when rewritten or when the web fell back)."""

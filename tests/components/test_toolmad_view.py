@@ -128,3 +128,34 @@ def test_a_turn_header_names_every_query_the_agent_searched() -> None:
     assert "query: “masks transmission” · also searched: “face covering efficacy”; “surgical mask trial”" in rag
     search = next(h for h in headers if h.startswith("**Search**"))
     assert "also searched" not in search
+
+
+def render_an_echoed_turn() -> None:
+    """Round 2: RAG writes Search's round-1 answer again, a word changed; Search answers in its own words."""
+    from components.transcript import replay
+    from pipelines.domain import Turn
+    from pipelines.events import RoundStarted, RunStarted, TurnCompleted
+
+    search = "The evidence shows adults aged 25-44 die at higher rates than children, so the claim fails.\nLabel: REFUTES"
+    rag = "Children are the least likely to die of it [E14]; the claim is wrong.\nLabel: REFUTES"
+    replay(
+        [
+            RunStarted(run_id="x", claim="Children have the highest COVID-19 mortality", protocol="toolmad"),
+            RoundStarted(round=1),
+            TurnCompleted(turn=Turn(id="RAG-r1", agent="RAG", round=1, text=rag, label="REFUTES")),
+            TurnCompleted(turn=Turn(id="Search-r1", agent="Search", round=1, text=search, label="REFUTES")),
+            RoundStarted(round=2),
+            TurnCompleted(turn=Turn(id="RAG-r2", agent="RAG", round=2, text=search.replace("shows", "says"), label="REFUTES")),
+            TurnCompleted(turn=Turn(id="Search-r2", agent="Search", round=2, text="I agree with RAG: [E14] settles it.\nLabel: REFUTES")),
+        ]
+    )
+
+
+def test_a_turn_that_repeats_the_opponent_says_so_under_it() -> None:
+    at = AppTest.from_function(render_an_echoed_turn, default_timeout=60)
+    at.run()
+    assert not at.exception
+    notes = [c.value for c in at.caption if c.value.startswith("🔁")]
+    assert notes == [
+        "🔁 Nearly word for word Search's round-1 answer: the model repeated its opponent here instead of arguing from its own evidence."
+    ], "RAG's round-2 copy is marked; Search's own answer and round 1 are not"
