@@ -257,7 +257,8 @@ async def _debate_turn(
     stage = f"{role.name} round {number} answer"
     ctx.emit(StageStarted(stage=stage, detail=f"{role.name} argues from {len(evidence)} evidence item(s)"))
     their = opponent.last_turn(before=number)
-    debate = f"\nPrevious answer of your opponent ({opponent.role.name}):\n{_answer_for_prompt(their)}\n" if their else ""
+    # the opponent's answer before the evidence: a weak model copies the text it read last (toolmad's debaters did, 19 turns in 22)
+    debate = f"\nYour opponent ({opponent.role.name}) answered last round:\n{_answer_for_prompt(their)}\n" if their else ""
     messages = load_prompt("toolmad_answer").render(
         claim=ctx.claim.text,
         role=f"the {role.name} debater",
