@@ -81,6 +81,7 @@ class RunView:
         self.turn_boxes: dict[str, Any] = {}
         self.panels = ProtocolPanels(panels_area, key, self.transcript, self.turn_boxes)
         self.label_slots: dict[str, Any] = {}
+        self.echo_slots: dict[str, Any] = {}
         self.score_slots: dict[str, Any] = {}
         self.scores: dict[str, dict[str, ScoreComputed]] = {}
         self.queries: dict[tuple[str, int], QueryIssued] = {}
@@ -231,6 +232,7 @@ class RunView:
             self.turn_slots[turn_id] = st.empty()
             self.mark_slots[turn_id] = st.empty()
             self.label_slots[turn_id] = st.empty()
+            self.echo_slots[turn_id] = st.empty()  # under the label: a copied turn says so before its scores
             self.score_slots[turn_id] = st.empty()
             self.turn_boxes[turn_id] = st.container()
 
@@ -241,8 +243,8 @@ class RunView:
         )
         self.completed.append(turn)
         if echoed is not None:
-            self.turn_boxes[turn.id].caption(
-                f"🔁 Nearly word for word {escape_markdown(echoed.agent)}'s round-{echoed.round} answer: "
+            self.echo_slots[turn.id].markdown(
+                f":orange-badge[🔁 {escape_markdown(echoed.agent)}'s round {echoed.round} again] nearly word for word: "
                 "the model repeated its opponent here instead of arguing from its own evidence."
             )  # markup: the agent's name is escaped
 

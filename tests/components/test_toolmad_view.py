@@ -155,7 +155,8 @@ def test_a_turn_that_repeats_the_opponent_says_so_under_it() -> None:
     at = AppTest.from_function(render_an_echoed_turn, default_timeout=60)
     at.run()
     assert not at.exception
-    notes = [c.value for c in at.caption if c.value.startswith("🔁")]
+    notes = [m.value for m in at.markdown if "🔁" in m.value]
     assert notes == [
-        "🔁 Nearly word for word Search's round-1 answer: the model repeated its opponent here instead of arguing from its own evidence."
+        ":orange-badge[🔁 Search's round 1 again] nearly word for word: "
+        "the model repeated its opponent here instead of arguing from its own evidence."
     ], "RAG's round-2 copy is marked; Search's own answer and round 1 are not"
