@@ -257,8 +257,13 @@ async def _debate_turn(
     stage = f"{role.name} round {number} answer"
     ctx.emit(StageStarted(stage=stage, detail=f"{role.name} argues from {len(evidence)} evidence item(s)"))
     their = opponent.last_turn(before=number)
-    # the opponent's answer before the evidence: a weak model copies the text it read last (toolmad's debaters did, 19 turns in 22)
-    debate = f"\nYour opponent ({opponent.role.name}) answered last round:\n{_answer_for_prompt(their)}\n" if their else ""
+    # The opponent's answer as its checked points, before the evidence: handed the answer's text, a weak model writes it
+    # again (the embedded model did in 19 of 20 later turns); its points with what they rest on are to be answered.
+    debate = (
+        f"\nYour opponent ({opponent.role.name}) last round:\n{_points_for_prompt(their, opponent.scores.get(their.round))}\n"
+        if their
+        else ""
+    )
     messages = load_prompt("toolmad_answer").render(
         claim=ctx.claim.text,
         role=f"the {role.name} debater",
@@ -283,6 +288,19 @@ async def _debate_turn(
         questions=cfg.relevance_questions,
         evidence_chars=cfg.evidence_chars,
     )
+
+
+def _points_for_prompt(turn: Turn, scores: AnswerScores | None) -> str:
+    """The opponent's answer as the statements faithfulness checked, each with what it rests on; its text when unchecked."""
+    checked = scores.faithfulness.statements if scores is not None and scores.faithfulness is not None else ()
+    if not checked:
+        return _answer_for_prompt(turn)
+    points = "\n".join(
+        f"- {s.text} ({f'rests on [{s.evidence_id}]' if s.supported and s.evidence_id else 'not supported by their evidence'})"
+        for s in checked
+    )
+    label = f"Their label: {turn.label}\n" if turn.label else ""
+    return f"{label}Their points, each checked against their evidence:\n{points}"
 
 
 def _answer_for_prompt(turn: Turn) -> str:

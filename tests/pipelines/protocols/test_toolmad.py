@@ -381,3 +381,22 @@ def test_the_checker_can_edit_the_first_query_before_any_search(services: Servic
     events, _, _ = direct_run(services, UNRELATED, reviewer, rounds=1)
     first = [q for q in of(events, ev.QueryIssued) if q.round == 1 and q.agent == "Search"]
     assert first and first[0].query == "cloth mask classroom trial", "the edited first query is the one searched"
+
+
+def test_a_debater_reads_the_opponents_checked_points_not_its_text(services: Services) -> None:
+    """Handed the opponent's answer, the embedded model wrote it again; it gets the points and what each rests on."""
+
+    async def reviewer(number: int, next_queries: dict[str, str]) -> Review:
+        return Review()
+
+    events, _, chat = direct_run(services, UNRELATED, reviewer)
+    turns = {e.turn.id: e.turn for e in of(events, ev.TurnCompleted)}
+    checked = [s for s in of(events, ev.StatementChecked) if s.turn_id == "Search-r1"]
+    assert checked, "the fake's statements of Search's round-1 answer"
+    rag_round_2 = next(p for p in chat.prompts if "Give your own argument" in p and "Your opponent (Search) last round" in p)
+    assert "Their points, each checked against their evidence:" in rag_round_2
+    for s in checked:
+        rests = f"rests on [{s.evidence_id}]" if s.supported and s.evidence_id else "not supported by their evidence"
+        assert f"- {s.statement} ({rests})" in rag_round_2
+    search_text = turns["Search-r1"].text.split("\nLabel:")[0].strip()
+    assert search_text not in rag_round_2, "the answer's own paragraph is not in the prompt to be copied"
