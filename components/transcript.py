@@ -47,7 +47,6 @@ from pipelines.events import (
 from pipelines.record.digest import RunDigest
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.faithfulness import answer_paragraphs, place_statements
-from pipelines.text.echo import echoes
 from pipelines.text.safety import escape_markdown
 
 METRIC_ORDER = {"F": 0, "AR": 1}
@@ -76,7 +75,6 @@ class RunView:
         self.turn_text: dict[str, str] = {}
         self.turn_slots: dict[str, Any] = {}
         self.turn_body: dict[str, str] = {}  # a completed turn's text as shown (its label line apart)
-        self.completed: list[Turn] = []  # the debate's turns so far, to tell one that repeats another
         self.mark_slots: dict[str, Any] = {}
         self.turn_boxes: dict[str, Any] = {}
         self.panels = ProtocolPanels(panels_area, key, self.transcript, self.turn_boxes)
@@ -238,10 +236,7 @@ class RunView:
 
     def _mark_echo(self, turn: Turn) -> None:
         """Say so under a turn that repeats another debater's last-round turn nearly word for word (weak models echo)."""
-        echoed = next(
-            (t for t in self.completed if t.agent != turn.agent and t.round == turn.round - 1 and echoes(turn.text, t.text)), None
-        )
-        self.completed.append(turn)
+        echoed = self.digest.echoes.get(turn.id)
         if echoed is not None:
             self.echo_slots[turn.id].markdown(
                 f":orange-badge[🔁 {escape_markdown(echoed.agent)}'s round {echoed.round} again] nearly word for word: "

@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pipelines import events as ev
-from pipelines.domain import Evidence, Verdict, citations
+from pipelines.domain import Evidence, Turn, Verdict, citations
 from pipelines.record.labels import common_label
+from pipelines.text.echo import echoes
 
 
 class Cost(BaseModel):
@@ -131,6 +132,8 @@ class RunDigest:
         self.started_by = ""
         self.evidence: dict[str, Evidence] = {}
         self.cited_by: dict[str, list[str]] = {}  # evidence id -> the turns that cite it
+        self.turns: list[Turn] = []  # the debate's turns, in order
+        self.echoes: dict[str, Turn] = {}  # turn id -> the other debater's previous-round turn it repeats nearly word for word
         self.statements: dict[str, list[str]] | None = None  # evidence id -> statements resting on it, once any is checked
         self.checked: dict[str, list[ev.StatementChecked]] = {}  # turn id -> its statements as faithfulness checked them
         self.quotes: dict[str, tuple[str, ...]] = {}  # evidence id -> the sentences a protocol quoted from it (desk's exhibits)
@@ -215,6 +218,12 @@ class RunDigest:
             case ev.TurnCompleted(turn=turn):
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)
+                repeated = next(
+                    (t for t in self.turns if t.agent != turn.agent and t.round == turn.round - 1 and echoes(turn.text, t.text)), None
+                )
+                if repeated is not None:
+                    self.echoes[turn.id] = repeated
+                self.turns.append(turn)
             case ev.StatementChecked():
                 self.checked.setdefault(evt.turn_id, []).append(evt)
                 self._statement(evt)

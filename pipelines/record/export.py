@@ -474,6 +474,12 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
             case TurnCompleted(turn=turn):
                 label = f" — **{md(turn.label)}**" if turn.label else ""
                 lines += ["", f"**{md(turn.agent)}**, round {turn.round}{label}", "", "> " + md(turn.text).replace("  \n", "  \n> "), ""]
+                repeated = run.echoes.get(turn.id)
+                if repeated is not None:
+                    lines += [
+                        f"*Nearly word for word {md(repeated.agent)}'s round {repeated.round} answer: the model repeated its opponent.*",
+                        "",
+                    ]
             case StageFailed(stage=stage, reason=reason):
                 lines.append(f"- ⚠️ {md(stage)} failed: {_cell(reason, 500)}")
             case RunFailed(reason=reason):

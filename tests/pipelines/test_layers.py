@@ -115,9 +115,13 @@ def test_what_a_run_leaves_behind_does_not_import_the_runner() -> None:
 
 
 def test_the_digest_reads_only_events_and_the_domain_model() -> None:
-    """Everything from the store to the page reads runs through the digest, so it sits just above the events (and the verdict words)."""
+    """Everything from the store to the page reads runs through the digest, so it sits just above the events (and the verdict
+    words, and the text test that tells a turn copied from the opponent's)."""
     inside = sorted(m for m in imported_modules(PIPELINES / "record" / "digest.py") if m.startswith("pipelines."))
-    assert set(inside) <= {"pipelines.events", "pipelines.domain", "pipelines.record.labels"}, f"digest.py imports {inside}"
+    allowed = {"pipelines.events", "pipelines.domain", "pipelines.record.labels", "pipelines.text.echo"}
+    assert set(inside) <= allowed, f"digest.py imports {inside}"
+    echo = [m for m in imported_modules(PIPELINES / "text" / "echo.py") if m.startswith("pipelines.")]
+    assert not echo, f"text/echo.py imports {echo}: it is a leaf"
     labels = [m for m in imported_modules(PIPELINES / "record" / "labels.py") if m.startswith("pipelines.")]
     assert not labels, f"labels.py, the verdict vocabulary, imports {labels}: it is a leaf"
 

@@ -331,3 +331,27 @@ def test_the_run_exports_claimreview_carries_the_checkers_whole_reason() -> None
     doc = to_claimreview(summary, events)
     assert doc["reviewRating"]["ratingExplanation"] == " ".join(reason.split()), "never cut"
     assert doc["reviewRating"]["name"] == "REFUTED" and claimreview_problems(doc) == []
+
+
+def test_the_markdown_report_says_which_turn_repeats_the_opponent() -> None:
+    search = "Adults aged 25-44 die at higher rates than children [E1], so the claim fails.\nLabel: REFUTES"
+    turns = [
+        {"id": "RAG-r1", "agent": "RAG", "round": 1, "text": "Children are the least likely to die.\nLabel: REFUTES"},
+        {"id": "Search-r1", "agent": "Search", "round": 1, "text": search},
+        {"id": "RAG-r2", "agent": "RAG", "round": 2, "text": search.replace("fails", "is wrong")},
+        {"id": "Search-r2", "agent": "Search", "round": 2, "text": "RAG and I agree: [E1] settles it.\nLabel: REFUTES"},
+    ]
+    record = hand_record(
+        "Children have the highest COVID-19 mortality",
+        *({"type": "TurnCompleted", "at": 1700000001 + i, "turn": t} for i, t in enumerate(turns)),
+        {"type": "VerdictReached", "at": 1700000009, "verdict": {"label": "REFUTES", "confidence": 0.8}},
+        run_id="echo-1",
+        status="completed",
+        at=1700000000,
+        verdict="REFUTES",
+        confidence=0.8,
+    )
+    report = to_markdown(*load_record(json.dumps(record)))
+    assert report.count("Nearly word for word") == 1
+    rag_2 = report.index("**RAG**, round 2")
+    assert report.index("*Nearly word for word Search's round 1 answer: the model repeated its opponent.*") > rag_2
