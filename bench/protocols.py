@@ -38,11 +38,10 @@ from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import canonical
-from pipelines.events import BeliefRead, TurnCompleted, VerdictReached
+from pipelines.events import BeliefRead, VerdictReached
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import digest
 from pipelines.run.runner import Services
-from pipelines.text.echo import echoes
 
 BINARY = ("SUPPORTS", "REFUTES")
 EXTRA_ROWS = (
@@ -118,11 +117,10 @@ def beliefs_of(events: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def echoes_of(events: Sequence[Any]) -> list[int]:
-    """[turns that repeat another debater's previous-round turn nearly word for word, debate turns after round 1]."""
-    turns = [e.turn for e in events if isinstance(e, TurnCompleted) and e.turn.round > 0]
-    later = [t for t in turns if t.round > 1]
-    copied = sum(any(echoes(t.text, o.text) for o in turns if o.agent != t.agent and o.round == t.round - 1) for t in later)
-    return [copied, len(later)]
+    """[turns after round 1 that repeat another debater's previous-round turn nearly word for word, turns after round 1]."""
+    read = digest(events)
+    later = [t for t in read.turns if t.round > 1]
+    return [sum(t.id in read.echoes for t in later), len(later)]
 
 
 def other_ruling(events: Sequence[Any]) -> dict[str, Any]:
