@@ -40,7 +40,7 @@ from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import canonical
 from pipelines.events import BeliefRead, VerdictReached
 from pipelines.protocols.base import protocol_names
-from pipelines.record.digest import digest
+from pipelines.record.digest import RunDigest, digest
 from pipelines.run.runner import Services
 
 BINARY = ("SUPPORTS", "REFUTES")
@@ -92,6 +92,7 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
     row = report.rows[0]
     events = services.store.events(row.run_id) if services.store is not None and row.run_id else []
     ruling = other_ruling(events)
+    read = digest(events)
     # p(supported) read off the last aggregation is the verdict's own only when the calibrated reading is the verdict
     own_p = record.p_supported if protocol == "desk" or str(ruling["decided_by"] or "").startswith("calibrated") else None
     return {
@@ -105,9 +106,9 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
         "run_id": row.run_id,
         "p_stated": stated_p_supported(row.predicted, row.confidence, own_p),
         "beliefs": beliefs_of(events),
-        "echoes": echoes_of(events),
+        "echoes": echoes_of(read),
         **ruling,
-        "calls_total": digest(events).cost.calls if events else 0,
+        "calls_total": read.cost.calls,
     }
 
 
@@ -116,9 +117,8 @@ def beliefs_of(events: Sequence[Any]) -> list[dict[str, Any]]:
     return [{"round": e.round, "over": e.over, "probabilities": dict(e.probabilities)} for e in events if isinstance(e, BeliefRead)]
 
 
-def echoes_of(events: Sequence[Any]) -> list[int]:
+def echoes_of(read: RunDigest) -> list[int]:
     """[turns after round 1 that repeat another debater's previous-round turn nearly word for word, turns after round 1]."""
-    read = digest(events)
     later = [t for t in read.turns if t.round > 1]
     return [sum(t.id in read.echoes for t in later), len(later)]
 
