@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -45,6 +46,8 @@ from pipelines.run.runner import Services
 
 BINARY = ("SUPPORTS", "REFUTES")
 EXTRA_ROWS = (
+    ("seconds / claim, desk's reading paid (median)", "seconds_paid_median"),
+    ("  runs that read desk's exhibits from its cache", "read_desks"),
     ("ECE where stated (binary, 10 bins)", "ece_stated"),
     ("  claims with a stated confidence", "stated"),
     ("failed claims", "failed"),
@@ -212,15 +215,33 @@ def columns_of(records: Sequence[dict[str, Any]], protocols: Sequence[str], ids:
     for r in records:
         if r["id"] in ids:
             latest[(r["protocol"], r["id"])] = r
+    desk_seconds = {i: r["seconds"] for (q, i), r in latest.items() if q == "desk"}
     columns: dict[str, dict[str, Any]] = {}
     for p in protocols:
         mine = [r for (q, _), r in latest.items() if q == p]
         if not mine:
             continue
-        columns[p] = column(mine)
+        columns[p] = column(mine) | paid_seconds(mine, desk_seconds)
         if all(r.get("beside") for r in mine):  # the ruling kept beside the verdict, scored on the same claims
             columns[f"{p}/beside"] = column([as_beside(r) for r in mine])
     return columns
+
+
+def paid_seconds(records: Sequence[dict[str, Any]], desk_seconds: dict[str, float]) -> dict[str, Any]:
+    """The median seconds a claim would take without the response cache's help from desk's run on it.
+
+    The bench runs desk first on each claim, so a debate that starts from desk's exhibits (or
+    rules on them) reads their stances from the response cache, and its seconds leave out what
+    a fresh claim pays. A run with cached calls is counted with desk's seconds on the claim
+    added: an estimate a little high (desk's seconds include its own belief reading), where the
+    plain median is low. Without desk's records nothing can be added, and the figure is None.
+    """
+    live = [r for r in records if r.get("calls", 0) > 0]  # as the seconds row: a claim answered wholly from the cache cost nothing
+    helped = {r["id"] for r in live if r.get("cached_calls", 0) > 0}
+    if not live or not helped <= desk_seconds.keys():
+        return {"seconds_paid_median": None, "read_desks": len(helped)}
+    paid = [r["seconds"] + (desk_seconds[r["id"]] if r["id"] in helped else 0.0) for r in live]
+    return {"seconds_paid_median": statistics.median(paid), "read_desks": len(helped)}
 
 
 def as_beside(record: dict[str, Any]) -> dict[str, Any]:

@@ -65,3 +65,21 @@ def test_the_ruling_kept_beside_the_verdict_is_scored_on_the_same_claims() -> No
     assert columns["radar"]["binary_accuracy"] == 1.0
     assert columns["radar/beside"]["binary_accuracy"] == 0.5, "the judge's own ruling, scored on the same claims"
     assert columns["radar/beside"]["stated"] == 0, "the judge stated no confidence"
+
+
+def test_a_run_helped_by_desks_cached_reading_is_also_counted_with_desks_seconds() -> None:
+    def rec(protocol: str, i: str, seconds: float, cached: int) -> dict:  # type: ignore[type-arg]
+        return {
+            "protocol": protocol, "id": i, "claim": "c", "gold": "SUPPORTS", "predicted": "SUPPORTS", "p_supported": None,
+            "raw_supported": None, "deciding_found": None, "calls": 5, "cached_calls": cached, "tokens": 10, "seconds": seconds,
+            "tokens_read": 5, "p_stated": None, "status": "completed", "beside": None,
+        }  # fmt: skip
+
+    rows = [rec("desk", "1", 40.0, 0), rec("desk", "2", 60.0, 0), rec("toolmad", "1", 100.0, 51), rec("toolmad", "2", 150.0, 0)]
+    columns = columns_of(rows, ["desk", "toolmad"], {"1", "2"})
+    assert columns["toolmad"]["seconds_median"] == 125.0
+    assert columns["toolmad"]["seconds_paid_median"] == 145.0, "claim 1 pays desk's 40 s; claim 2 read nothing from the cache"
+    assert columns["toolmad"]["read_desks"] == 1
+    assert columns["desk"]["seconds_paid_median"] == 50.0 and columns["desk"]["read_desks"] == 0
+    alone = columns_of(rows[2:], ["toolmad"], {"1", "2"})
+    assert alone["toolmad"]["seconds_paid_median"] is None, "without desk's records nothing can be added"
