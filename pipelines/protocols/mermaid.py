@@ -89,6 +89,7 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
         ctx.emit(StageCompleted(stage="memory", detail=f"{len(recalled)} item{'s' if len(recalled) != 1 else ''} recalled"))
     tools = _available_tools(ctx, memory)
     steps: list[str] = []
+    searched: list[Evidence] = []  # what the steps found, newest first: the belief reads it before what the researcher started from
     final: ReactStep | ForcedAnswer | None = None
     asked = False  # the checker (step mode) asked for the answer before the cap
     ctx.emit(StageStarted(stage="reasoning", detail=f"ReAct loop, at most {cfg.max_steps} steps"))
@@ -112,6 +113,7 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
             break
         found = await _use_tool(ctx, memory, decision, tools, step, decomposition)
         seen.update((e.id, e) for e in found)
+        searched[:0] = found
         if memory is not None and cfg.remember:  # kept at the end: embed them while the next step is thought out
             warming.embed([e.text for e in found if e.source in ("corpus", "web") and e.text.strip()])
         new = ", ".join(e.id for e in found) or "nothing"
@@ -121,10 +123,13 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
         for query in review.extra_queries:
             found = await retrieve(ctx, agent=HUMAN_CHECKER, round=step, query=query, tool="corpus", k=ctx.config.retrieval.top_k)
             seen.update((e.id, e) for e in found)
+            searched[:0] = found
             steps.append(f"Step {step}: the checker searched {query!r} -> found {', '.join(e.id for e in found) or 'nothing'}")
         seen.update((e.id, e) for e in review.added)
-        # The judge's belief on the evidence found so far: the chart shows which search moved it.
-        await read_belief(ctx, round=step, turns=[], evidence=list(seen.values()), what=f"after step {step}")
+        searched[:0] = review.added
+        # The judge's belief on the evidence found so far, this step's finds first: the chart shows which search moved it.
+        # (In the order first seen, the exhibits it started from filled the belief's few places and no find was ever read.)
+        await read_belief(ctx, round=step, turns=[], evidence=_newest_first(searched, seen), what=f"after step {step}")
         if review.stop:
             asked = True
             final = await _forced_answer(ctx, decomposition, seen, steps, step + 1)
@@ -171,6 +176,11 @@ class _Warmer:
     async def done(self) -> None:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
+
+
+def _newest_first(searched: Sequence[Evidence], seen: dict[str, Evidence]) -> list[Evidence]:
+    """Every item seen, those the steps found first (newest step first), then the rest in the order they came."""
+    return list({e.id: e for e in [*searched, *seen.values()]}.values())
 
 
 def _memory(ctx: RunContext) -> EvidenceMemory | None:

@@ -1,8 +1,12 @@
 """`mermaid` on the fake backend: triplets, the capped ReAct loop, memory across claims."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from pipelines.events import (
+    BeliefRead,
     ClaimDecomposed,
     MemoryRecalled,
     MemoryUpdated,
@@ -15,9 +19,10 @@ from pipelines.events import (
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from pipelines.stages.decomposition import parse_triplets
-from tests.fakes import protocol_config
+from tests.fakes import ScriptedFake, make_services, protocol_config, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
+UNSETTLED = "Vitamin D supplements cure baldness in cats"  # no exhibit of the demo corpus settles it: the researcher searches
 RELATED = "Cloth masks reduce transmission of respiratory viruses a little"
 
 
@@ -105,3 +110,22 @@ def test_recall_only_keeps_the_memory_lookup_tool_out_of_the_loop(fresh: Service
 
     actions = [e.action for e in events if isinstance(e, ReasoningStepTaken)]
     assert "memory_lookup" not in actions and actions[-1] == "answer"
+
+
+def test_the_belief_after_a_step_reads_what_that_step_found_first(demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    # Grounded, the researcher starts from desk's exhibits: in the order first seen they filled the belief's
+    # places and no find of a search step was ever read, so every step's reading was the same.
+    def first_step(prompt: str) -> dict | None:  # type: ignore[type-arg]
+        if "Step 1:" in prompt:
+            return None  # the fake's own steps from here
+        return {"thought": "t", "action": "corpus_search", "query": "lightning strikes the same place twice", "reason": "r", "label": None, "answer": "", "cited": []}  # fmt: skip
+
+    fake = ScriptedFake(answers={"ReactStep": first_step})
+    config = with_settings(protocol_config("mermaid", use_memory=False), "belief", grounded="on", evidence=3)
+    events = list(stream_run(UNSETTLED, config, make_services(demo_data_dir, embedder, chat=fake)))
+    step = next(e for e in events if isinstance(e, ReasoningStepTaken) and e.action == "corpus_search")
+    told = re.search(rf"^Step {step.step}: corpus_search\(.*\) -> found (.+)$", fake.prompts_for("ReactStep")[-1], re.MULTILINE)
+    assert told, "the next step's prompt lists what the search found"
+    found = told.group(1).split(", ")
+    reading = next(e for e in events if isinstance(e, BeliefRead) and e.round == step.step)
+    assert list(reading.evidence_ids) == found[:3]
