@@ -135,6 +135,16 @@ def verdict_line(readings: Sequence[BeliefRead], verdict: Verdict | None) -> str
     return f"The verdict {common_label(verdict.label)}{stated} {agree} the judge's last belief, {WORDS[believed]} {percent(last.probabilities.get(believed, 0.0))}."
 
 
+def belief_caption(readings: Sequence[BeliefRead]) -> str:
+    """How the readings were made, and how far this model's belief could be read when it was calibrated (Markdown, escaped)."""
+    text = "Read from the judge's answer letters in both orders of the two sides (averaged): a reading beside the ruling, not the ruling itself."
+    sampled = next((r.note for r in readings if r.method == "sampling"), "")
+    measured = next((r.reliability for r in readings if r.reliability), "")
+    return " ".join(
+        [text, *(escape_markdown(t) for t in (f"{sampled}." if sampled else "", measured) if t)]
+    )  # what a reading stored: escaped
+
+
 def _shift(before: BeliefRead, after: BeliefRead) -> float:
     return max(abs(after.probabilities.get(k, 0.0) - before.probabilities.get(k, 0.0)) for k in WORDS)
 
@@ -166,8 +176,4 @@ class BeliefPanel:
             st.plotly_chart(build_belief_figure(self.readings, self.verdict), key=f"{self.key}-belief-{self.renders}", width="stretch")
             text = [*belief_lines(self.readings), biggest_move(self.readings), verdict_line(self.readings, self.verdict)]
             st.markdown("\n".join(f"- {escape_markdown(t)}" for t in text if t))  # markup: each line escaped here
-            sampled = next((r.note for r in self.readings if r.method == "sampling"), "")
-            st.caption(
-                "Read from the judge's answer letters in both orders of the two sides (averaged): a reading beside the ruling, "
-                "not the ruling itself." + (f" {escape_markdown(sampled)}." if sampled else "")
-            )
+            st.caption(belief_caption(self.readings))

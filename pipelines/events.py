@@ -618,6 +618,8 @@ class BeliefRead(Event):
     ``round`` is the round just argued (0: before any argument, e.g. desk's exhibits alone);
     ``over`` says in words what was read ("after round 2: 4 turns, 6 evidence items");
     ``per_order`` holds each option order's reading, ``probabilities`` their mean.
+    ``reliability`` says how well this model's belief told supported from refuted claims when its
+    calibration was fitted (stages/belief.py's ``reliability``; '' when that was not measured).
     """
 
     type: Literal["BeliefRead"] = "BeliefRead"
@@ -629,6 +631,7 @@ class BeliefRead(Event):
     per_order: tuple[dict[str, float], ...] = ()
     method: Literal["logprobs", "sampling"] = "logprobs"
     note: str = ""
+    reliability: str = ""
 
 
 def parse_event(data: dict[str, Any] | str) -> Event:

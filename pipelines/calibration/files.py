@@ -115,6 +115,12 @@ def prompt_sha(reader: str = "separate") -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def belief_prompt_sha() -> str:
+    """A short hash of the belief prompt: a measure of how well the belief told the sides apart holds for this prompt only."""
+    text = resources.files("pipelines.prompts").joinpath("belief.md").read_text(encoding="utf-8")
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def calibration_mismatch(calibration: Calibration | None, **run: object) -> str:
     """Why ``calibration`` may not fit this run ('' when it was fitted for these settings and this prompt).
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +41,7 @@ from pipelines.calibration.files import (
     Calibration,
     CalibrationShelf,
     Version,
+    belief_prompt_sha,
     calibration_key,
     load_calibration,
     prompt_sha,
@@ -51,7 +52,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.eval import metrics
 from pipelines.eval.datasets import CHECK_COVID, load_dataset
 from pipelines.eval.labels import canonical
-from pipelines.events import Event, ExhibitStanceRead
+from pipelines.events import BeliefRead, Event, ExhibitStanceRead
 from pipelines.llm.client import LLM
 from pipelines.llm.limits import Budget, describe_stop
 from pipelines.llm.registry import get_backend
@@ -519,6 +520,26 @@ class Outcome:
     messages: tuple[str, ...] = field(default=())
 
 
+def belief_separation(readings: Sequence[Reading], store: RunStore) -> dict[str, Any] | None:
+    """How well the judge's belief over each claim's exhibits alone (desk's first reading) told supported from refuted claims.
+
+    The AUC of p(supported) - p(refuted) between the labels, over the readings whose runs read
+    the belief (None without both labels among them); kept with the calibration and its belief
+    prompt's hash, and said under every belief chart of the model (stages/belief.py).
+    """
+    gaps: list[float] = []
+    supported: list[bool] = []
+    for reading in readings:
+        first = next((e for e in store.events(reading.run_id) if isinstance(e, BeliefRead) and e.round == 0), None)
+        if first is None:
+            continue
+        gaps.append(first.probabilities.get("SUPPORTS", 0.0) - first.probabilities.get("REFUTES", 0.0))
+        supported.append(reading.claim.label == "SUPPORTS")
+    if len(set(supported)) < 2:
+        return None
+    return {"auc": round(metrics.auc(gaps, supported), 4), "claims": len(gaps), "prompt_sha": belief_prompt_sha()}
+
+
 def calibration_config(config: RunConfig, *, corpus: str = "") -> RunConfig:
     """The run config of a calibration: desk, web search off (readings repeat), the labelled set's corpus."""
     updated = config.model_copy(update={"protocol": "desk", "retrieval": config.retrieval.model_copy(update={"web_search": False})})
@@ -554,6 +575,10 @@ def calibrate(
         return Outcome(planned, tuple(readings), None, None, stopped or f"only {len(readings)} claims could be read", failed)
     current = load_calibration(planned.probe.model, planned.config.desk.reader, services.settings.data_dir)
     fitted = fit_readings(readings, planned.config, planned.labelled, logprobs=planned.probe.logprobs, current=current)
+    measured = belief_separation(readings, services.store) if services.store is not None else None
+    if fitted.calibration is not None and measured is not None:  # how far the belief chart's level can be read, for this model
+        settings = {**fitted.calibration.settings, "belief": measured}
+        fitted = replace(fitted, calibration=replace(fitted.calibration, settings=settings))
     saved = None
     if save and fitted.calibration is not None:
         saved = CalibrationShelf(services.settings.data_dir).save(planned.key, fitted.calibration, by=_who(user), why="fitted")

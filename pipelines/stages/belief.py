@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pipelines.calibration.files import belief_prompt_sha, load_calibration
 from pipelines.domain import Evidence, Label, Turn
 from pipelines.errors import ModelOutputError
 from pipelines.events import BeliefRead, StageCompleted, StageFailed, StageStarted
@@ -39,6 +40,8 @@ OPTION_TEXT: dict[Label, str] = {
     "NOT ENOUGH INFO": "Not enough information: the evidence does not settle it.",
 }
 NO_EVIDENCE = "(no evidence: the debaters argue from what they know)"
+TELLS_APART_AT = 0.65  # an AUC below this: the belief's level says little about which side the evidence takes
+CHANCE_UP_TO = 0.55
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ async def read_belief(
     probabilities = mean_belief(per_order)
     ctx.emit(
         BeliefRead(
+            reliability=reliability(ctx),
             round=round,
             probabilities=probabilities,
             over=over,
@@ -135,3 +139,29 @@ async def read_belief(
     )
     ctx.emit(StageCompleted(stage="belief", detail=belief_line(probabilities)))
     return Belief(round=round, probabilities=probabilities, over=over)
+
+
+def reliability(ctx: RunContext) -> str:
+    """How well the judge's model told supported from refuted claims by this belief, as its calibration measured it ('' unmeasured).
+
+    ``python -m pipelines calibrate`` reads the belief over each labelled claim's exhibits alone
+    (desk's first reading) and keeps the AUC of p(supported) - p(refuted) in the calibration;
+    a measure of another belief prompt does not count.
+    """
+    calibration = load_calibration(ctx.llm("judge").model_name, ctx.config.desk.reader, ctx.calibration_dir)
+    measured = calibration.settings.get("belief") if calibration is not None else None
+    if not isinstance(measured, dict) or measured.get("prompt_sha") != belief_prompt_sha():
+        return ""
+    return reliability_words(float(measured["auc"]), int(measured["claims"]), str(measured.get("on", "")))
+
+
+def reliability_words(auc: float, claims: int, on: str = "") -> str:
+    """The measure in a sentence a checker reads under the chart."""
+    where = f" {on}" if on else ""
+    if auc < TELLS_APART_AT:
+        how = "no better" if auc < CHANCE_UP_TO else "little better"
+        return (
+            f"When this model was calibrated, its belief from the evidence alone told supported from refuted claims {how} than "
+            f"chance (AUC {auc:.2f} over {claims} claims{where}; 0.5 is chance): read which way a round moves it, not its level."
+        )
+    return f"When this model was calibrated, its belief from the evidence alone told supported from refuted claims apart (AUC {auc:.2f} over {claims} claims{where})."

@@ -1,6 +1,6 @@
 """The belief chart and its words: three lines over the readings, the verdict's confidence, and the round that moved the belief."""
 
-from components.belief_chart import belief_lines, biggest_move, build_belief_figure, verdict_line
+from components.belief_chart import belief_caption, belief_lines, biggest_move, build_belief_figure, verdict_line
 from pipelines.domain import Verdict
 from pipelines.events import BeliefRead
 
@@ -52,3 +52,11 @@ def test_each_reading_is_named_for_the_moment_it_was_read_after() -> None:
     assert list(build_belief_figure(researcher).data[0].x) == ["step 1", "end"]
     radar = [_read(1, 0.5, 0.3, "after the opening: 2 turns, 4 evidence items"), _read(2, 0.5, 0.3, "after the closing: 4 turns")]
     assert list(build_belief_figure(radar).data[0].x) == ["opening", "closing"]
+
+
+def test_the_caption_says_how_far_this_models_belief_could_be_read_escaped_for_markdown() -> None:
+    plain = BeliefRead(round=1, probabilities={"SUPPORTS": 0.2, "REFUTES": 0.2, "NOT ENOUGH INFO": 0.6})
+    assert belief_caption([plain]).endswith("not the ruling itself.")
+    measured = plain.model_copy(update={"reliability": "told them apart no better than chance (AUC 0.45 over 16 claims) *bold*"})
+    caption = belief_caption([plain, measured])
+    assert "no better than chance \\(AUC 0\\.45 over 16 claims\\)" in caption and "\\*bold\\*" in caption

@@ -11,10 +11,18 @@ from corpora.base import Document
 from corpora.chunking import chunk_documents
 from pipelines.access.roles import NotAllowedError
 from pipelines.access.users import User
-from pipelines.calibration.files import SHIPPED, Calibration, CalibrationFileError, CalibrationShelf, calibration_key, load_calibration
+from pipelines.calibration.files import (
+    SHIPPED,
+    Calibration,
+    CalibrationFileError,
+    CalibrationShelf,
+    belief_prompt_sha,
+    calibration_key,
+    load_calibration,
+)
 from pipelines.config import RunConfig
 from pipelines.eval import calibrate as cal
-from pipelines.events import VerdictAggregated
+from pipelines.events import BeliefRead, VerdictAggregated
 from pipelines.llm.fake.model import FakeChatModel
 from pipelines.record.digest import digest
 from pipelines.record.verdict_card import verdict_card
@@ -108,6 +116,12 @@ def test_the_whole_flow_reads_fits_saves_and_desk_uses_it_at_once(desk_services:
     assert aggregated[-1].calibration == saved.name
     card = verdict_card(digest(events))
     assert card is not None and saved.name in card.model.confidence_note and "fitted by this desk" in card.model.confidence_note
+
+    # how well the belief over the exhibits alone told the labels apart is kept, and said with every later belief reading
+    measured = saved.settings["belief"]
+    assert measured["claims"] == 28 and 0.0 <= measured["auc"] <= 1.0 and measured["prompt_sha"] == belief_prompt_sha()
+    readings = [e for e in events if isinstance(e, BeliefRead)]
+    assert readings and all(f"AUC {measured['auc']:.2f} over 28 claims" in r.reliability for r in readings)
 
 
 def test_a_second_call_goes_on_from_the_stored_runs(desk_services: Services, tmp_path: Path) -> None:

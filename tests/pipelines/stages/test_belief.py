@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.calibration.files import Calibration, belief_prompt_sha
 from pipelines.domain import Evidence, Turn
 from pipelines.events import BeliefRead, StageFailed, dump_event, parse_event
 from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
 from pipelines.run.runner import stream_run
-from pipelines.stages.belief import ORDERS, read_belief, shown_evidence
+from pipelines.stages import belief as belief_stage
+from pipelines.stages.belief import ORDERS, read_belief, reliability_words, shown_evidence
 from tests.fakes import ScriptedFake, fake_config, make_context, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -94,3 +96,26 @@ def test_every_protocol_reads_its_belief_on_the_fake(protocol: str, demo_data_di
     assert all(abs(sum(r.probabilities.values()) - 1.0) < 1e-3 for r in readings)
     off = with_settings(config, "belief", per_round=False)
     assert not [e for e in stream_run(CLAIM, off, services) if isinstance(e, BeliefRead)]
+
+
+def test_a_belief_that_told_the_sides_apart_no_better_than_chance_says_so_and_which_way_to_read_it() -> None:
+    weak = reliability_words(0.45, 16, "of Check-COVID train")
+    assert "no better than chance (AUC 0.45 over 16 claims of Check-COVID train; 0.5 is chance)" in weak
+    assert "read which way a round moves it, not its level" in weak
+    assert "little better than chance (AUC 0.60" in reliability_words(0.6, 40)
+    strong = reliability_words(0.88, 116)
+    assert "told supported from refuted claims apart (AUC 0.88 over 116 claims)" in strong and "not its level" not in strong
+
+
+def test_the_measure_is_said_only_for_the_belief_prompt_it_was_taken_with(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder
+) -> None:  # type: ignore[no-untyped-def]
+    ctx, _events = make_context(make_services(demo_data_dir, embedder), fake_config(), CLAIM)
+    measured = {"auc": 0.45, "claims": 16, "prompt_sha": belief_prompt_sha()}
+    fit = Calibration(name="fit", model="fake", bias=0.0, weights={}, decide_at=0.5, settings={"belief": measured})
+    monkeypatch.setattr(belief_stage, "load_calibration", lambda model, reader="separate", data_dir=None: fit)
+    assert "AUC 0.45 over 16 claims" in belief_stage.reliability(ctx)  # type: ignore[arg-type]
+    fit.settings["belief"] = {**measured, "prompt_sha": "another"}
+    assert belief_stage.reliability(ctx) == ""  # type: ignore[arg-type]
+    monkeypatch.setattr(belief_stage, "load_calibration", lambda model, reader="separate", data_dir=None: None)
+    assert belief_stage.reliability(ctx) == ""  # type: ignore[arg-type]
