@@ -589,6 +589,11 @@ class BeliefConfig(BaseModel):
         title="Belief after each round",
         description="After each round (desk: before and after its debate; mermaid: after each search step and at its answer; single and mad: at the end), the judge's probabilities of supported, refuted and not enough info given the debate so far, read from its answer letters in 2 option orders (2 short calls a round).",
     )
+    desk_weighed: bool = Field(
+        default=True,
+        title="desk's belief: its weighed exhibits",
+        description="desk's belief before and after its debate is its calibrated weighing of its exhibits (each stance read on its own; no extra call) where the model has a calibration; off: the judge is asked over the exhibits at once, as every debate's belief is (the embedded model's answer told supported from refuted claims no better than chance that way).",
+    )
     evidence: int = Field(
         default=6,
         ge=0,

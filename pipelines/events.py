@@ -620,6 +620,8 @@ class BeliefRead(Event):
     ``per_order`` holds each option order's reading, ``probabilities`` their mean.
     ``reliability`` says how well this model's belief told supported from refuted claims when its
     calibration was fitted (stages/belief.py's ``reliability``; '' when that was not measured).
+    ``method`` "exhibits": not asked of the judge but desk's calibrated weighing of its exhibits'
+    stances (``weighed_belief``), where desk has a calibration; ``per_order`` is then empty.
     """
 
     type: Literal["BeliefRead"] = "BeliefRead"
@@ -629,7 +631,7 @@ class BeliefRead(Event):
     turns: int = 0
     evidence_ids: tuple[str, ...] = ()
     per_order: tuple[dict[str, float], ...] = ()
-    method: Literal["logprobs", "sampling"] = "logprobs"
+    method: Literal["logprobs", "sampling", "exhibits"] = "logprobs"
     note: str = ""
     reliability: str = ""
 

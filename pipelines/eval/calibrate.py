@@ -530,7 +530,8 @@ def belief_separation(readings: Sequence[Reading], store: RunStore) -> dict[str,
     gaps: list[float] = []
     supported: list[bool] = []
     for reading in readings:
-        first = next((e for e in store.events(reading.run_id) if isinstance(e, BeliefRead) and e.round == 0), None)
+        events = store.events(reading.run_id)
+        first = next((e for e in events if isinstance(e, BeliefRead) and e.round == 0 and e.method != "exhibits"), None)
         if first is None:
             continue
         gaps.append(first.probabilities.get("SUPPORTS", 0.0) - first.probabilities.get("REFUTES", 0.0))
@@ -542,7 +543,14 @@ def belief_separation(readings: Sequence[Reading], store: RunStore) -> dict[str,
 
 def calibration_config(config: RunConfig, *, corpus: str = "") -> RunConfig:
     """The run config of a calibration: desk, web search off (readings repeat), the labelled set's corpus."""
-    updated = config.model_copy(update={"protocol": "desk", "retrieval": config.retrieval.model_copy(update={"web_search": False})})
+    updated = config.model_copy(
+        update={
+            "protocol": "desk",
+            "retrieval": config.retrieval.model_copy(update={"web_search": False}),
+            # the judge asked over the exhibits, as a debate's belief is: the calibration measures how well that tells the labels apart
+            "belief": config.belief.model_copy(update={"desk_weighed": False}),
+        }
+    )
     return updated.model_copy(update={"corpus": corpus}) if corpus else updated
 
 

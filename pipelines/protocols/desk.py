@@ -33,7 +33,7 @@ from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import Review, RunContext
 from pipelines.stages.argument import stream_turn
-from pipelines.stages.belief import read_belief
+from pipelines.stages.belief import read_belief, weighed_belief
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_stance
@@ -70,8 +70,8 @@ async def run_desk(ctx: RunContext) -> Verdict:
     reading = await read_exhibits(ctx)
     result = reading.result
 
-    # 4. a debate only where strong exhibits conflict (the judge's belief read before it, and after)
-    await read_belief(ctx, round=0, turns=[], evidence=reading.ranked, what="from the exhibits alone")
+    # 4. a debate only where strong exhibits conflict (the belief read before it, and after)
+    await _belief(ctx, reading, result, round=0, turns=[], what="from the exhibits alone")
     debated = False
     if result.conflict and cfg.debate:
         result = await _debate(ctx, reading)
@@ -237,10 +237,32 @@ async def _debate(ctx: RunContext, reading: Reading) -> Aggregate:
             stage="debate", detail=f"{len(arguments)} of {len(ADVOCATES)} advocates argued; the contested exhibits are read again"
         )
     )
-    await read_belief(ctx, round=1, turns=turns, evidence=reading.ranked, what="after the debate")
+    weighed = _weighed(ctx, reading)
+    if not weighed:  # the judge is asked (before the contested exhibits are read again, as it was)
+        await read_belief(ctx, round=1, turns=turns, evidence=reading.ranked, what="after the debate")
     if not arguments:
+        if weighed:
+            await weighed_belief(ctx, round=1, result=first, exhibits=reading.exhibits, what="after the debate (no argument made)")
         return first
-    return await reread_contested(ctx, reading, arguments)
+    result = await reread_contested(ctx, reading, arguments)
+    if weighed:
+        await weighed_belief(
+            ctx, round=1, result=result, exhibits=reading.exhibits, what="after the debate, the contested exhibits read again"
+        )
+    return result
+
+
+def _weighed(ctx: RunContext, reading: Reading) -> bool:
+    """Whether desk's belief is its calibrated weighing of the exhibits (belief.desk_weighed, and a calibration to weigh with)."""
+    return ctx.config.belief.desk_weighed and reading.calibration is not None
+
+
+async def _belief(ctx: RunContext, reading: Reading, result: Aggregate, *, round: int, turns: Sequence[Turn], what: str) -> None:
+    """Desk's belief: its calibrated weighing of the exhibits where it has a calibration, else the judge asked over them."""
+    if _weighed(ctx, reading):
+        await weighed_belief(ctx, round=round, result=result, exhibits=reading.exhibits, what=what)
+    else:
+        await read_belief(ctx, round=round, turns=turns, evidence=reading.ranked, what=what)
 
 
 async def reread_contested(ctx: RunContext, reading: Reading, arguments: Sequence[tuple[str, str]], *, round: int = 2) -> Aggregate:

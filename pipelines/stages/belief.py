@@ -29,6 +29,7 @@ from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import NO_HISTORY, format_history
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
+from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.text.probability import belief_line
 
 LABELS: tuple[Label, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
@@ -165,3 +166,30 @@ def reliability_words(auc: float, claims: int, on: str = "") -> str:
             f"chance (AUC {auc:.2f} over {claims} claims{where}; 0.5 is chance): read which way a round moves it, not its level."
         )
     return f"When this model was calibrated, its belief from the evidence alone told supported from refuted claims apart (AUC {auc:.2f} over {claims} claims{where})."
+
+
+async def weighed_belief(ctx: RunContext, *, round: int, result: Aggregate, exhibits: Sequence[Evidence], what: str) -> Belief | None:
+    """Desk's calibrated weighing of its exhibits as its belief: no call, where asking the judge over them at once says little.
+
+    Measured on train, the embedded model's belief asked over six exhibits at once told
+    supported from refuted claims no better than chance (AUC 0.45), where desk's calibrated
+    weighing of the same exhibits' stances, each read on its own, reached 0.92
+    (docs/measurements/2026-11-27-belief-reader.md). None when the setting is off.
+    """
+    if not ctx.config.belief.per_round:
+        return None
+    over = f"{what}: {len(exhibits)} exhibit{'s' if len(exhibits) != 1 else ''} weighed, each stance read on its own and calibrated"
+    probabilities = {k: float(result.probabilities.get(k, 0.0)) for k in LABELS}  # rounded to 4 places by the aggregation
+    ctx.emit(StageStarted(stage="belief", detail=f"the belief {what}: desk's calibrated weighing of its exhibits"))
+    ctx.emit(
+        BeliefRead(
+            round=round,
+            probabilities=probabilities,
+            over=over,
+            evidence_ids=tuple(e.id for e in exhibits),
+            method="exhibits",
+            note=f"calibration {result.calibration}",
+        )
+    )
+    ctx.emit(StageCompleted(stage="belief", detail=belief_line(probabilities)))
+    return Belief(round=round, probabilities=probabilities, over=over)

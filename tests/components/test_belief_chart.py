@@ -60,3 +60,8 @@ def test_the_caption_says_how_far_this_models_belief_could_be_read_escaped_for_m
     measured = plain.model_copy(update={"reliability": "told them apart no better than chance (AUC 0.45 over 16 claims) *bold*"})
     caption = belief_caption([plain, measured])
     assert "no better than chance \\(AUC 0\\.45 over 16 claims\\)" in caption and "\\*bold\\*" in caption
+
+    weighed = plain.model_copy(update={"method": "exhibits", "reliability": ""})
+    assert belief_caption([weighed]).startswith("Desk's weighing of its exhibits") and "no better than chance" not in belief_caption(
+        [weighed]
+    )

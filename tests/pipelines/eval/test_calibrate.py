@@ -120,7 +120,10 @@ def test_the_whole_flow_reads_fits_saves_and_desk_uses_it_at_once(desk_services:
     # how well the belief over the exhibits alone told the labels apart is kept, and said with every later belief reading
     measured = saved.settings["belief"]
     assert measured["claims"] == 28 and 0.0 <= measured["auc"] <= 1.0 and measured["prompt_sha"] == belief_prompt_sha()
-    readings = [e for e in events if isinstance(e, BeliefRead)]
+    weighed = [e for e in events if isinstance(e, BeliefRead)]
+    assert weighed and all(r.method == "exhibits" and not r.reliability for r in weighed), "calibrated, desk's belief is its weighing"
+    asked = list(stream_run(FACTS[0], with_settings(config(), "belief", desk_weighed=False), desk_services))
+    readings = [e for e in asked if isinstance(e, BeliefRead)]
     assert readings and all(f"AUC {measured['auc']:.2f} over 28 claims" in r.reliability for r in readings)
 
 

@@ -21,7 +21,7 @@ from pipelines.protocols import desk, grounding
 from pipelines.protocols.grounding import CALIBRATED, grounded, published_says
 from pipelines.record.verdict_card import rulings_line
 from pipelines.run.runner import stream_run
-from tests.fakes import fake_config, make_services, with_settings
+from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 FITTED = Calibration(name="test fit", model="fake", bias=0.0, weights={"net": 1.0, "gap": 1.0, "top": 2.0}, decide_at=0.55)
@@ -127,3 +127,20 @@ def test_a_grounded_researcher_starts_from_desks_exhibits(demo_data_dir: Path, e
     assert read
     last = [e for e in events if isinstance(e, BeliefRead)][-1]
     assert last.evidence_ids and set(last.evidence_ids) <= set(read), "what it answered over is desk's exhibits"
+
+
+def test_with_a_calibration_desks_belief_is_its_weighing_of_the_exhibits_and_asks_the_judge_nothing(
+    calibrated: None, demo_data_dir: Path, embedder
+) -> None:  # type: ignore[no-untyped-def]
+    # Asked over six exhibits at once the embedded model's belief told the sides apart no better than chance (AUC 0.45 on train),
+    # where desk's calibrated weighing of the same exhibits reached 0.92: with a calibration, that weighing is desk's belief.
+    chat = ScriptedFake()
+    events = list(stream_run(CLAIM, _config("desk"), make_services(demo_data_dir, embedder, chat=chat)))
+    readings = [e for e in events if isinstance(e, BeliefRead)]
+    weighed = [e for e in events if isinstance(e, VerdictAggregated)]
+    assert readings and all(r.method == "exhibits" and not r.per_order for r in readings)
+    assert readings[0].round == 0 and readings[0].probabilities == pytest.approx(weighed[0].probabilities)
+    assert readings[-1].probabilities == pytest.approx(weighed[-1].probabilities), "after the debate: the weighing it ruled on"
+    assert not [p for _, p in chat.prompts if "neutral judge of a fact-checking debate" in p], "no belief question was asked"
+    verdict = next(e.verdict for e in events if isinstance(e, VerdictReached))
+    assert verdict.confidence == weighed[-1].confidence
