@@ -179,7 +179,7 @@ async def weighed_belief(ctx: RunContext, *, round: int, result: Aggregate, exhi
     if not ctx.config.belief.per_round:
         return None
     over = f"{what}: {len(exhibits)} exhibit{'s' if len(exhibits) != 1 else ''} weighed, each stance read on its own and calibrated"
-    probabilities = {k: float(result.probabilities.get(k, 0.0)) for k in LABELS}  # rounded to 4 places by the aggregation
+    probabilities: dict[str, float] = {k: float(result.probabilities.get(k, 0.0)) for k in LABELS}  # rounded by the aggregation
     ctx.emit(StageStarted(stage="belief", detail=f"the belief {what}: desk's calibrated weighing of its exhibits"))
     ctx.emit(
         BeliefRead(
