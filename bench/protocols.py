@@ -48,6 +48,8 @@ BINARY = ("SUPPORTS", "REFUTES")
 EXTRA_ROWS = (
     ("seconds / claim, desk's reading paid (median)", "seconds_paid_median"),
     ("  runs that read desk's exhibits from its cache", "read_desks"),
+    ("last belief: AUC of p(S) - p(R), S vs R", "belief_auc"),
+    ("  its likelier side right, S or R claims", "belief_right"),
     ("ECE where stated (binary, 10 bins)", "ece_stated"),
     ("  claims with a stated confidence", "stated"),
     ("failed claims", "failed"),
@@ -154,8 +156,24 @@ def column(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         else None
     )
     figures["stated"] = len(stated)
+    figures |= last_belief(records)
     figures["failed"] = sum(r.get("status") != "completed" for r in records)
     return figures
+
+
+def last_belief(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How well each run's last belief reading told SUPPORTS claims from REFUTES ones: the AUC of p(S) - p(R), and the likelier side.
+
+    The belief is a reading beside the verdict; this says whether its chart can be read for
+    the side on these claims. None without readings on claims of both labels.
+    """
+    read = [(r["beliefs"][-1]["probabilities"], r["gold"] == "SUPPORTS") for r in records if r.get("beliefs") and r["gold"] in BINARY]
+    if len({truth for _, truth in read}) < 2:
+        return {"belief_auc": None, "belief_right": None}
+    gaps = [p["SUPPORTS"] - p["REFUTES"] for p, _ in read]
+    truths = [truth for _, truth in read]
+    right = sum(g > 0 if t else g < 0 for g, t in zip(gaps, truths, strict=True))  # a tie takes no side
+    return {"belief_auc": metrics.auc(gaps, truths), "belief_right": f"{right} of {len(read)}"}
 
 
 def table(columns: dict[str, dict[str, Any]]) -> str:

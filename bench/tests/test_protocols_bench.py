@@ -83,3 +83,25 @@ def test_a_run_helped_by_desks_cached_reading_is_also_counted_with_desks_seconds
     assert columns["desk"]["seconds_paid_median"] == 50.0 and columns["desk"]["read_desks"] == 0
     alone = columns_of(rows[2:], ["toolmad"], {"1", "2"})
     assert alone["toolmad"]["seconds_paid_median"] is None, "without desk's records nothing can be added"
+
+
+def test_the_last_belief_is_scored_for_the_side_it_leans_to() -> None:
+    def rec(i: str, gold: str, s: float, r: float) -> dict:  # type: ignore[type-arg]
+        return {
+            "protocol": "toolmad", "id": i, "claim": "c", "gold": gold, "predicted": gold, "p_supported": None, "raw_supported": None,
+            "deciding_found": None, "calls": 5, "cached_calls": 0, "tokens": 10, "seconds": 1.0, "tokens_read": 5, "p_stated": None,
+            "status": "completed", "beside": None,
+            "beliefs": [{"round": 1, "over": "", "probabilities": {"SUPPORTS": 0.3, "REFUTES": 0.3, "NOT ENOUGH INFO": 0.4}},
+                        {"round": 2, "over": "", "probabilities": {"SUPPORTS": s, "REFUTES": r, "NOT ENOUGH INFO": round(1 - s - r, 4)}}],
+        }  # fmt: skip
+
+    rows = [
+        rec("1", "SUPPORTS", 0.6, 0.2),
+        rec("2", "REFUTES", 0.25, 0.25),
+        rec("3", "REFUTES", 0.1, 0.5),
+        rec("4", "NOT ENOUGH INFO", 0.9, 0.0),
+    ]
+    figures = columns_of(rows, ["toolmad"], {"1", "2", "3", "4"})["toolmad"]
+    assert figures["belief_auc"] == 1.0, "the supported claim's gap is above both refuted ones'"
+    assert figures["belief_right"] == "2 of 3", "a tie takes no side; the NOT ENOUGH INFO claim is not counted"
+    assert columns_of(rows[1:3], ["toolmad"], {"2", "3"})["toolmad"]["belief_auc"] is None, "one label only"
