@@ -39,13 +39,14 @@ from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import canonical
-from pipelines.events import BeliefRead, VerdictReached
+from pipelines.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import RunDigest, digest
 from pipelines.run.runner import Services
 
 BINARY = ("SUPPORTS", "REFUTES")
 EXTRA_ROWS = (
+    ("  runs left out of the seconds: they replayed an interrupted run", "replayed"),
     ("seconds / claim, desk's reading paid (median)", "seconds_paid_median"),
     ("  runs that read desk's exhibits from its cache", "read_desks"),
     ("last belief: AUC of p(S) - p(R), S vs R", "belief_auc"),
@@ -112,6 +113,7 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
         "p_stated": stated_p_supported(row.predicted, row.confidence, own_p),
         "beliefs": beliefs_of(events),
         "echoes": echoes_of(read),
+        "replayed_calls": replayed_calls(events, protocol) if tried_before(services, row.run_id) else 0,
         **ruling,
         "calls_total": read.cost.calls,
     }
@@ -120,6 +122,38 @@ def run_claim(item: EvalItem, dataset: Dataset, services: Services, protocol: st
 def beliefs_of(events: Sequence[Any]) -> list[dict[str, Any]]:
     """The judge's belief after each round, where the run read it (BeliefRead events)."""
     return [{"round": e.round, "over": e.over, "probabilities": dict(e.probabilities)} for e in events if isinstance(e, BeliefRead)]
+
+
+def tried_before(services: Services, run_id: str | None) -> bool:
+    """Whether this protocol had already started a run of this claim in this data folder (a part killed mid-claim, an earlier variant)."""
+    store = services.store
+    this = store.get_run(run_id) if store is not None and run_id else None
+    if store is None or this is None:
+        return False
+    return any(r.protocol == this.protocol and r.created_at < this.created_at for r in store.runs_with_claim(this.claim, exclude=this.id))
+
+
+SHARED_STAGES = ("negation", "stances", "belief")  # cached by design: desk's reading of the claim, or a prompt asked twice in a run
+
+
+def replayed_calls(events: Sequence[Any], protocol: str) -> int:
+    """Model calls answered from the response cache outside what every run shares: counted where the claim was tried before.
+
+    A bench part killed mid-claim leaves that claim's answered calls in the response cache, and
+    the next part's run of it reads them back in no time, so its seconds are low. desk runs
+    first on a claim, so any cached call of desk's is such a replay; another protocol's cached
+    calls are expected in desk's reading (the claim's opposite, the stances) and in a belief
+    prompt asked twice. A run can also ask one prompt twice (a turn copied word for word is
+    scored again), so this counts only for a run whose protocol had tried the claim before
+    (``tried_before``).
+    """
+    stage, count = "", 0
+    for e in events:
+        if isinstance(e, StageStarted):
+            stage = e.stage.split(" ")[0]
+        elif isinstance(e, ModelCallCompleted) and e.cached and (protocol == "desk" or stage not in SHARED_STAGES):
+            count += 1
+    return count
 
 
 def echoes_of(read: RunDigest) -> list[int]:
@@ -157,6 +191,12 @@ def column(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     )
     figures["stated"] = len(stated)
     figures |= last_belief(records)
+    # seconds only of runs that read nothing back from an interrupted run (their seconds are a fraction of a claim's)
+    timed = [r["seconds"] for r in records if r.get("calls", 0) > 0 and not r.get("replayed_calls")]
+    figures["seconds_median"] = statistics.median(timed) if timed else None
+    figures["seconds_mean"] = statistics.fmean(timed) if timed else None
+    figures["seconds_max"] = max(timed, default=None)
+    figures["replayed"] = sum(bool(r.get("replayed_calls")) for r in records)
     figures["failed"] = sum(r.get("status") != "completed" for r in records)
     return figures
 
@@ -254,7 +294,7 @@ def paid_seconds(records: Sequence[dict[str, Any]], desk_seconds: dict[str, floa
     added: an estimate a little high (desk's seconds include its own belief reading), where the
     plain median is low. Without desk's records nothing can be added, and the figure is None.
     """
-    live = [r for r in records if r.get("calls", 0) > 0]  # as the seconds row: a claim answered wholly from the cache cost nothing
+    live = [r for r in records if r.get("calls", 0) > 0 and not r.get("replayed_calls")]  # as the seconds rows
     helped = {r["id"] for r in live if r.get("cached_calls", 0) > 0}
     if not live or not helped <= desk_seconds.keys():
         return {"seconds_paid_median": None, "read_desks": len(helped)}

@@ -5,8 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.protocols import EXTRA_ROWS, claims, columns_of, read_records, run_part, stated_p_supported, table
+from bench.protocols import EXTRA_ROWS, claims, columns_of, read_records, run_claim, run_part, stated_p_supported, table
+from pipelines.config import RunConfig
 from pipelines.eval.datasets import load_dataset
+from pipelines.eval.harness import evaluation_config
+from pipelines.llm.cache import DiskResponseCache
+from pipelines.record.store import RunStore
 from tests.conftest import CHECK_COVID
 from tests.fakes import make_services
 
@@ -105,3 +109,20 @@ def test_the_last_belief_is_scored_for_the_side_it_leans_to() -> None:
     assert figures["belief_auc"] == 1.0, "the supported claim's gap is above both refuted ones'"
     assert figures["belief_right"] == "2 of 3", "a tie takes no side; the NOT ENOUGH INFO claim is not counted"
     assert columns_of(rows[1:3], ["toolmad"], {"2", "3"})["toolmad"]["belief_auc"] is None, "one label only"
+
+
+def test_a_claim_tried_before_counts_the_calls_it_read_back_and_is_left_out_of_the_seconds(
+    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    # a store and a response cache of its own (the index is shared): other tests' runs of the claim are not "before"
+    services.store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    services.response_cache = DiskResponseCache(tmp_path / "responses")  # on, as the bench runs
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    item = claims(dataset, labels="three", limit=3, skip=0)[0]
+    config = evaluation_config(RunConfig(), protocol="toolmad", backend="fake", corpus="check-covid")
+    first = run_claim(item, dataset, services, "toolmad", config)
+    again = run_claim(item, dataset, services, "toolmad", config)  # as after a part killed mid-claim: its calls are in the cache
+    assert first["replayed_calls"] == 0 and again["replayed_calls"] > 0
+    figures = columns_of([first | {"seconds": 100.0}, again | {"id": "other", "seconds": 1.0}], ["toolmad"], {item.id, "other"})["toolmad"]
+    assert figures["replayed"] == 1 and figures["seconds_median"] == 100.0, "the replay's second is not a claim's time"
