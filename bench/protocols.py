@@ -27,6 +27,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,10 @@ from pipelines.record.digest import RunDigest, digest
 from pipelines.run.runner import Services
 
 BINARY = ("SUPPORTS", "REFUTES")
+BUSY_LOAD = 3.0  # the 1-minute load either side of a run on this 2-core machine: the bench alone keeps it near 2
 EXTRA_ROWS = (
     ("  runs left out of the seconds: they replayed an interrupted run", "replayed"),
+    (f"  runs left out of the seconds: the machine's load above {BUSY_LOAD} (other work beside it)", "loaded"),
     ("seconds / claim, desk's reading paid (median)", "seconds_paid_median"),
     ("  runs that read desk's exhibits from its cache", "read_desks"),
     ("last belief: AUC of p(S) - p(R), S vs R", "belief_auc"),
@@ -133,6 +136,39 @@ def tried_before(services: Services, run_id: str | None) -> bool:
     return any(r.protocol == this.protocol and r.created_at < this.created_at for r in store.runs_with_claim(this.claim, exclude=this.id))
 
 
+def _loaded(record: dict[str, Any]) -> bool:
+    """The run shared the machine: its load went above BUSY_LOAD, or the records say other work ran beside it."""
+    return max([*(record.get("load") or [0.0]), record.get("load_max", 0.0)]) > BUSY_LOAD or bool(record.get("shared_machine"))
+
+
+class LoadWatch:
+    """The most the 1-minute load reached while a block ran, sampled every ``every_s`` seconds on a thread."""
+
+    def __init__(self, every_s: float = 5.0) -> None:
+        self.every_s = every_s
+        self.most = os.getloadavg()[0]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.most = max(self.most, os.getloadavg()[0])
+
+    def __enter__(self) -> LoadWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.most = max(self.most, os.getloadavg()[0])
+
+
+def _timed(record: dict[str, Any]) -> bool:
+    """A run whose seconds are a claim's: it called the model, read nothing back from an interrupted run, shared no machine."""
+    return record.get("calls", 0) > 0 and not record.get("replayed_calls") and not _loaded(record)
+
+
 SHARED_STAGES = ("negation", "stances", "belief")  # cached by design: desk's reading of the claim, or a prompt asked twice in a run
 
 
@@ -192,11 +228,13 @@ def column(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     figures["stated"] = len(stated)
     figures |= last_belief(records)
     # seconds only of runs that read nothing back from an interrupted run (their seconds are a fraction of a claim's)
-    timed = [r["seconds"] for r in records if r.get("calls", 0) > 0 and not r.get("replayed_calls")]
+    # and did not share the machine with other work (their seconds are up to twice a claim's)
+    timed = [r["seconds"] for r in records if _timed(r)]
     figures["seconds_median"] = statistics.median(timed) if timed else None
     figures["seconds_mean"] = statistics.fmean(timed) if timed else None
     figures["seconds_max"] = max(timed, default=None)
     figures["replayed"] = sum(bool(r.get("replayed_calls")) for r in records)
+    figures["loaded"] = sum(_loaded(r) for r in records)
     figures["failed"] = sum(r.get("status") != "completed" for r in records)
     return figures
 
@@ -247,9 +285,12 @@ def run_part(
             if (protocol, item.id) in done:
                 continue
             load_before = os.getloadavg()[0]
-            record = run_claim(item, dataset, services, protocol, configs[protocol])
-            # the machine's 1-minute load either side, so seconds measured beside other work can be told apart
+            with LoadWatch() as watch:
+                record = run_claim(item, dataset, services, protocol, configs[protocol])
+            # the machine's 1-minute load either side, and the most it reached while the run ran (sampled every few
+            # seconds: work that came and went inside a long run shows here), so seconds beside other work can be told apart
             record["load"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+            record["load_max"] = round(watch.most, 2)
             with records_path.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
             added += 1
@@ -294,7 +335,7 @@ def paid_seconds(records: Sequence[dict[str, Any]], desk_seconds: dict[str, floa
     added: an estimate a little high (desk's seconds include its own belief reading), where the
     plain median is low. Without desk's records nothing can be added, and the figure is None.
     """
-    live = [r for r in records if r.get("calls", 0) > 0 and not r.get("replayed_calls")]  # as the seconds rows
+    live = [r for r in records if _timed(r)]  # as the seconds rows
     helped = {r["id"] for r in live if r.get("cached_calls", 0) > 0}
     if not live or not helped <= desk_seconds.keys():
         return {"seconds_paid_median": None, "read_desks": len(helped)}

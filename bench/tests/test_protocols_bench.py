@@ -1,11 +1,12 @@
 """Smoke test of bench/protocols.py on the fake backend: every protocol on the same claims, one record each, resumed without running again."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
-from bench.protocols import EXTRA_ROWS, claims, columns_of, read_records, run_claim, run_part, stated_p_supported, table
+from bench.protocols import EXTRA_ROWS, LoadWatch, claims, columns_of, read_records, run_claim, run_part, stated_p_supported, table
 from pipelines.config import RunConfig
 from pipelines.eval.datasets import load_dataset
 from pipelines.eval.harness import evaluation_config
@@ -126,3 +127,14 @@ def test_a_claim_tried_before_counts_the_calls_it_read_back_and_is_left_out_of_t
     assert first["replayed_calls"] == 0 and again["replayed_calls"] > 0
     figures = columns_of([first | {"seconds": 100.0}, again | {"id": "other", "seconds": 1.0}], ["toolmad"], {item.id, "other"})["toolmad"]
     assert figures["replayed"] == 1 and figures["seconds_median"] == 100.0, "the replay's second is not a claim's time"
+    busy = columns_of(
+        [first | {"seconds": 100.0}, first | {"id": "other", "seconds": 180.0, "load": [2.1, 4.6]}], ["toolmad"], {item.id, "other"}
+    )
+    assert busy["toolmad"]["loaded"] == 1 and busy["toolmad"]["seconds_median"] == 100.0, "seconds beside other work are left out"
+    peaked = first | {"id": "other", "load": [2.0, 2.1], "load_max": 4.2}  # work that came and went inside the run
+    told = first | {"id": "third", "shared_machine": "tests ran beside it"}
+    busier = columns_of([first, peaked, told], ["toolmad"], {item.id, "other", "third"})["toolmad"]
+    assert busier["loaded"] == 2
+    with LoadWatch(every_s=0.01) as watch:
+        time.sleep(0.05)
+    assert watch.most >= 0.0
