@@ -29,6 +29,7 @@ from pipelines.protocols.desk import Reading, read_exhibits, read_these, reread_
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import latest_by_agent
 from pipelines.stages.stance_aggregation import Aggregate
+from pipelines.stages.weighing import start_weighing
 from pipelines.text.probability import percent
 
 GROUNDABLE = ("toolmad", "radar", "madke", "proclaim", "mermaid")  # debates whose first evidence desk's exhibits can be
@@ -60,6 +61,10 @@ async def ground(ctx: RunContext) -> Reading | None:
     ctx.emit(StageStarted(stage="grounding", detail="the debate starts from desk's exhibits: each is read for its stance first"))
     reading = await read_exhibits(ctx, review=False)
     ctx.exhibits = reading.ranked
+    order = [e.id for e in reading.exhibits]
+    start_weighing(
+        ctx, negation=reading.negation, calibration=reading.calibration, stances=reading.stances, read_as=reading.read_as, order=order
+    )
     ctx.emit(StageCompleted(stage="grounding", detail=f"{len(reading.exhibits)} exhibits, ranked by what the verdict would rest on"))
     return reading
 

@@ -54,6 +54,7 @@ class RunContext:
     rewrites: asyncio.Future[list[str]] | None = None  # the claim's rewrites, written once per run (retrieval.rewrites)
     calibration_dir: Path | None = None  # the data folder whose calibrations/ desk reads first (None: the shipped ones only)
     exhibits: list[Evidence] = field(default_factory=list)  # a grounded debate's starting evidence: desk's exhibits, ranked
+    weighing: object | None = None  # a weighed debate belief's state (stages/weighing.py), set by grounding
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def llm(self, role: str) -> LLM:

@@ -22,7 +22,7 @@ from typing import Literal
 
 from pipelines.calibration.files import belief_prompt_sha, load_calibration
 from pipelines.domain import Evidence, Label, Turn
-from pipelines.errors import ModelOutputError
+from pipelines.errors import DebateDeskError, ModelOutputError
 from pipelines.events import BeliefRead, StageCompleted, StageFailed, StageStarted
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
@@ -30,6 +30,7 @@ from pipelines.stages.debate_history import NO_HISTORY, format_history
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance_aggregation import Aggregate
+from pipelines.stages.weighing import Weighing, weigh, weighs
 from pipelines.text.probability import belief_line
 
 LABELS: tuple[Label, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
@@ -101,6 +102,9 @@ async def read_belief(
     cfg = ctx.config.belief
     if not cfg.per_round:
         return None
+    weighing = weighs(ctx)
+    if weighing is not None:
+        return await _weighed_reading(ctx, weighing, round=round, turns=turns, what=what, evidence=evidence)
     # 1. what the judge reads: the evidence the debaters cited first, and the turns so far
     pool = ctx.usable(list(ctx.pool.values()) if evidence is None else list(evidence))
     shown = shown_evidence(pool, turns, cfg.evidence)
@@ -193,3 +197,39 @@ async def weighed_belief(ctx: RunContext, *, round: int, result: Aggregate, exhi
     )
     ctx.emit(StageCompleted(stage="belief", detail=belief_line(probabilities)))
     return Belief(round=round, probabilities=probabilities, over=over)
+
+
+async def _weighed_reading(
+    ctx: RunContext, weighing: Weighing, *, round: int, turns: Sequence[Turn], what: str, evidence: Sequence[Evidence] | None
+) -> Belief | None:
+    """The debate's belief weighed as desk weighs its exhibits (``belief.debate_reader`` weighed): stages/weighing.py."""
+    pool = ctx.usable(list(ctx.pool.values()) if evidence is None else list(evidence))
+    ctx.emit(StageStarted(stage="belief", detail=f"the belief {what}: the evidence weighed as desk weighs its exhibits"))
+    try:
+        result, argued, fresh = await weigh(ctx, weighing, turns=turns, evidence=pool)
+    except DebateDeskError as exc:
+        ctx.emit(StageFailed(stage="belief", reason=f"{exc}; the belief {what} is not shown"))
+        return None
+    probabilities: dict[str, float] = {k: float(result.probabilities.get(k, 0.0)) for k in LABELS}
+    read = [
+        *([f"{_items(argued)} read again with the arguments made about them"] if argued else []),
+        *([f"{_items(fresh)} read for the first time"] if fresh else []),
+    ]
+    over = f"{what}: {', '.join(read) or 'nothing new read'}; {_items(weighing.order)} weighed"
+    ctx.emit(
+        BeliefRead(
+            round=round,
+            probabilities=probabilities,
+            over=over,
+            turns=len(turns),
+            evidence_ids=(*argued, *fresh),
+            method="exhibits",
+            note=f"calibration {result.calibration}",
+        )
+    )
+    ctx.emit(StageCompleted(stage="belief", detail=belief_line(probabilities)))
+    return Belief(round=round, probabilities=probabilities, over=over)
+
+
+def _items(ids: Sequence[str]) -> str:
+    return f"{len(ids)} item{'s' if len(ids) != 1 else ''}"

@@ -21,6 +21,8 @@ from pipelines.protocols import desk, grounding
 from pipelines.protocols.grounding import CALIBRATED, grounded, published_says
 from pipelines.record.verdict_card import rulings_line
 from pipelines.run.runner import stream_run
+from pipelines.stages import belief as belief_stage
+from pipelines.stages import weighing
 from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -130,17 +132,72 @@ def test_a_grounded_researcher_starts_from_desks_exhibits(demo_data_dir: Path, e
 
 
 def test_with_a_calibration_desks_belief_is_its_weighing_of_the_exhibits_and_asks_the_judge_nothing(
-    calibrated: None, demo_data_dir: Path, embedder
+    calibrated: None, demo_data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     # Asked over six exhibits at once the embedded model's belief told the sides apart no better than chance (AUC 0.45 on train),
     # where desk's calibrated weighing of the same exhibits reached 0.92: with a calibration, that weighing is desk's belief.
-    chat = ScriptedFake()
-    events = list(stream_run(CLAIM, _config("desk"), make_services(demo_data_dir, embedder, chat=chat)))
+    questions = asked_the_judge(monkeypatch)
+    events = list(stream_run(CLAIM, _config("desk"), make_services(demo_data_dir, embedder)))
     readings = [e for e in events if isinstance(e, BeliefRead)]
     weighed = [e for e in events if isinstance(e, VerdictAggregated)]
     assert readings and all(r.method == "exhibits" and not r.per_order for r in readings)
     assert readings[0].round == 0 and readings[0].probabilities == pytest.approx(weighed[0].probabilities)
     assert readings[-1].probabilities == pytest.approx(weighed[-1].probabilities), "after the debate: the weighing it ruled on"
-    assert not [p for _, p in chat.prompts if "neutral judge of a fact-checking debate" in p], "no belief question was asked"
+    assert not questions, "no belief question was asked"
+    asked = [
+        e
+        for e in stream_run(CLAIM, _config("desk", desk_weighed=False), make_services(demo_data_dir, embedder))
+        if isinstance(e, BeliefRead)
+    ]
+    assert asked and len(questions) == 2 * len(asked), "(and asking is seen: 2 orders a reading)"
     verdict = next(e.verdict for e in events if isinstance(e, VerdictReached))
     assert verdict.confidence == weighed[-1].confidence
+
+
+def asked_the_judge(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every belief question put to the judge (each option order), collected."""
+    questions: list[object] = []
+    real = belief_stage.estimate_label_probabilities
+
+    async def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        questions.append(args[1])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(belief_stage, "estimate_label_probabilities", counting)
+    return questions
+
+
+@pytest.mark.parametrize("protocol", ["toolmad", "madke", "radar", "mermaid"])
+def test_a_weighed_debate_belief_reads_again_what_each_round_cites_with_its_arguments(
+    protocol: str, calibrated: None, demo_data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    asked: list[tuple[str, tuple[tuple[str, str], ...]]] = []  # (item, arguments) of each reading the belief made
+    real = weighing.read_stance
+
+    async def spy(llm, claim, exhibit, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append((exhibit.id, tuple(kwargs.get("arguments", ()))))
+        return await real(llm, claim, exhibit, **kwargs)
+
+    monkeypatch.setattr(weighing, "read_stance", spy)
+    questions = asked_the_judge(monkeypatch)
+    chat = ScriptedFake()
+    config = _config(protocol, grounded="on", debate_reader="weighed", reread=2)
+    events = list(stream_run(CLAIM, config, make_services(demo_data_dir, embedder, chat=chat)))
+    readings = [e for e in events if isinstance(e, BeliefRead)]
+    assert readings and all(r.method == "exhibits" and not r.per_order for r in readings)
+    assert all(abs(sum(r.probabilities.values()) - 1.0) < 1e-3 and len(r.evidence_ids) <= 2 for r in readings)
+    turns = [e.turn for e in events if type(e).__name__ == "TurnCompleted" and e.turn.round > 0]  # type: ignore[attr-defined]
+    cited = {c for t in turns for c in t.cited}
+    argued = [r for r in readings if "read again with the arguments" in r.over]
+    assert [i for r in readings for i in r.evidence_ids] == [i for i, _ in asked], "each reading names what it read"
+    if cited:
+        assert argued, "a round that cites evidence has it read again"
+        with_arguments = [(i, a) for i, a in asked if a]
+        assert with_arguments and all(i in cited and all(who in {t.agent for t in turns} for who, _ in a) for i, a in with_arguments)
+    assert not questions, "the judge is not asked over the evidence"
+    letters = [
+        e for e in stream_run(CLAIM, _config(protocol, grounded="on"), make_services(demo_data_dir, embedder)) if isinstance(e, BeliefRead)
+    ]
+    assert [r.round for r in letters] == [r.round for r in readings], "the same readings, read another way"
+    assert all(r.method == "logprobs" for r in letters), "letters stay the default"
+    assert len(questions) == 2 * len(letters), "(and asking is seen: 2 orders a reading)"
