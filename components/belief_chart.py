@@ -139,8 +139,9 @@ def belief_caption(readings: Sequence[BeliefRead]) -> str:
     """How the readings were made, and how far this model's belief could be read when it was calibrated (Markdown, escaped)."""
     if all(r.method == "exhibits" for r in readings):
         return (
-            "Desk's weighing of its exhibits: each exhibit's stance read on its own from the model's answer letters in both "
-            "option orders, then weighed and calibrated (the same reading its verdict comes from; no extra call)."
+            "Weighed as desk weighs its exhibits: each item's stance read on its own from the model's answer letters in both "
+            "option orders, then weighed and calibrated; after a round or a debate, the items argued over are read again with "
+            "the arguments made about them."
         )
     text = "Read from the judge's answer letters in both orders of the two sides (averaged): a reading beside the ruling, not the ruling itself."
     sampled = next((r.note for r in readings if r.method == "sampling"), "")

@@ -62,6 +62,6 @@ def test_the_caption_says_how_far_this_models_belief_could_be_read_escaped_for_m
     assert "no better than chance \\(AUC 0\\.45 over 16 claims\\)" in caption and "\\*bold\\*" in caption
 
     weighed = plain.model_copy(update={"method": "exhibits", "reliability": ""})
-    assert belief_caption([weighed]).startswith("Desk's weighing of its exhibits") and "no better than chance" not in belief_caption(
+    assert belief_caption([weighed]).startswith("Weighed as desk weighs its exhibits") and "no better than chance" not in belief_caption(
         [weighed]
     )
