@@ -595,9 +595,9 @@ class BeliefConfig(BaseModel):
         description="desk's belief before and after its debate is its calibrated weighing of its exhibits (each stance read on its own; no extra call) where the model has a calibration; off: the judge is asked over the exhibits at once, as every debate's belief is (the embedded model's answer told supported from refuted claims no better than chance that way).",
     )
     debate_reader: Literal["letters", "weighed"] = Field(
-        default="letters",
+        default="weighed",
         title="A debate's belief",
-        description="letters: after each round the judge is asked over the evidence and the debate so far, and its answer letters read; weighed (a debate grounded in desk's exhibits, on a model with a calibration): the evidence weighed as desk weighs its exhibits, those a round cites read again with the arguments made about them (at most 'Items read again' a round, 2 calls each with desk's contrast question).",
+        description="weighed (a debate grounded in desk's exhibits, on a model with a calibration; else letters): the evidence weighed as desk weighs its exhibits, those a round cites read again with the arguments made about them (at most 'Items read again' a round, 2 calls each with desk's contrast question); letters: after each round the judge is asked over the evidence and the debate so far, and its answer letters read (the embedded model's answer told supported from refuted claims no better than chance that way).",
     )
     reread: int = Field(
         default=3,

@@ -181,7 +181,7 @@ def test_a_weighed_debate_belief_reads_again_what_each_round_cites_with_its_argu
     monkeypatch.setattr(weighing, "read_stance", spy)
     questions = asked_the_judge(monkeypatch)
     chat = ScriptedFake()
-    config = _config(protocol, grounded="on", debate_reader="weighed", reread=2)
+    config = _config(protocol, grounded="on", reread=2)  # weighed: the default, with a calibration
     events = list(stream_run(CLAIM, config, make_services(demo_data_dir, embedder, chat=chat)))
     readings = [e for e in events if isinstance(e, BeliefRead)]
     assert readings and all(r.method == "exhibits" and not r.per_order for r in readings)
@@ -195,9 +195,14 @@ def test_a_weighed_debate_belief_reads_again_what_each_round_cites_with_its_argu
         with_arguments = [(i, a) for i, a in asked if a]
         assert with_arguments and all(i in cited and all(who in {t.agent for t in turns} for who, _ in a) for i, a in with_arguments)
     assert not questions, "the judge is not asked over the evidence"
-    letters = [
-        e for e in stream_run(CLAIM, _config(protocol, grounded="on"), make_services(demo_data_dir, embedder)) if isinstance(e, BeliefRead)
-    ]
+    asking = _config(protocol, grounded="on", debate_reader="letters")
+    letters = [e for e in stream_run(CLAIM, asking, make_services(demo_data_dir, embedder)) if isinstance(e, BeliefRead)]
     assert [r.round for r in letters] == [r.round for r in readings], "the same readings, read another way"
-    assert all(r.method == "logprobs" for r in letters), "letters stay the default"
+    assert all(r.method == "logprobs" for r in letters)
     assert len(questions) == 2 * len(letters), "(and asking is seen: 2 orders a reading)"
+
+
+def test_without_a_calibration_a_debate_asks_the_judge_as_before(demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    config = _config("toolmad", grounded="on")
+    readings = [e for e in stream_run(CLAIM, config, make_services(demo_data_dir, embedder)) if isinstance(e, BeliefRead)]
+    assert readings and all(r.method == "logprobs" for r in readings), "nothing to weigh with: the letters"
