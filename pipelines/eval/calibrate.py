@@ -466,7 +466,7 @@ def fit_readings(
             "orders": cfg.orders,
             "unit": cfg.unit,
             "reader": cfg.reader,
-            "negation": cfg.negation or cfg.reader == "contrast",  # as desk reads it (protocols.desk._read_against)
+            "negation": cfg.negation or cfg.reader == "contrast",  # as desk reads it (stages.stance.read_against)
             "shots": 0 if cfg.reader == "contrast" else cfg.shots,
             **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
             "cross_validated": {k: round(v, 4) for k, v in result.cross_validated.items()},

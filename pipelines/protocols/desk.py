@@ -36,7 +36,7 @@ from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import read_belief, weighed_belief
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
-from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_stance
+from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, aggregate
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
@@ -141,7 +141,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         exhibits=limit or cfg.exhibits,
         orders=cfg.orders,
         unit=cfg.unit,
-        negation=bool(_read_against(cfg, negation)),
+        negation=bool(read_against(cfg, negation)),
         shots=0 if cfg.reader == "contrast" else cfg.shots,
         **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
     )
@@ -173,19 +173,7 @@ async def _read(
     negation: str = "",
     arguments: Sequence[tuple[str, str]] = (),
 ) -> Stance:
-    cfg = ctx.config.desk
-    stance = await read_stance(
-        judge,
-        ctx.claim.text,
-        exhibit,
-        orders=cfg.orders,
-        negation=_read_against(cfg, negation),
-        shots=cfg.shots,
-        arguments=arguments,
-        reader=cfg.reader,
-        contrast_share=cfg.contrast_share,
-        opposite=negation,
-    )
+    stance = await read_desk_stance(judge, ctx.config.desk, ctx.claim.text, exhibit, opposite=negation, arguments=arguments)
     ctx.emit(
         ExhibitStanceRead(
             evidence_id=exhibit.id,
@@ -294,11 +282,6 @@ def _by_rank(exhibits: Sequence[Evidence], result: Aggregate) -> list[Evidence]:
 def _asks_contrast(cfg: DeskConfig) -> bool:
     """Whether the reader asks the contrast question (which of the claim and its opposite an exhibit supports): it needs the opposite."""
     return cfg.reader in ("contrast", "both")
-
-
-def _read_against(cfg: DeskConfig, opposite: str) -> str:
-    """The opposite that read_stance's ``negation`` takes: the separate questions read it only with desk.negation on; contrast always."""
-    return opposite if cfg.negation or cfg.reader == "contrast" else ""
 
 
 def _reading(count: int, cfg: DeskConfig, *, negation: bool) -> str:

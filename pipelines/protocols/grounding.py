@@ -29,13 +29,13 @@ from pipelines.protocols.desk import Reading, read_exhibits, read_these, reread_
 from pipelines.run.context import RunContext
 from pipelines.stages.belief import weighed_belief
 from pipelines.stages.debate_history import latest_by_agent
+from pipelines.stages.stance import argument_text
 from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import start_weighing, weighs
 from pipelines.text.probability import percent
 
 GROUNDABLE = ("toolmad", "radar", "madke", "proclaim", "mermaid")  # debates whose first evidence desk's exhibits can be
 NOT_RULED = ("desk", "single")
-ARGUMENT_CHARS = 600  # each side's last argument, as the contested exhibits are read again
 CALIBRATED = "calibrated reading of the debate's evidence"
 WHO = {  # how a published ruling is said on the card, by the start of its decided_by
     "panel": "the panel voted",
@@ -131,6 +131,6 @@ def calibrated_says(result: Aggregate) -> str:
 
 
 def _last_arguments(turns: Sequence[Turn]) -> list[tuple[str, str]]:
-    """Each debater's last argument (the judges' rulings left out), cut to ARGUMENT_CHARS."""
+    """Each debater's last argument (the judges' rulings left out), cut as an exhibit is read again with it."""
     latest = latest_by_agent([t for t in turns if t.round > 0])
-    return [(agent, " ".join(t.text.split())[:ARGUMENT_CHARS]) for agent, t in latest.items()]
+    return [(agent, argument_text(t.text)) for agent, t in latest.items()]

@@ -45,7 +45,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from pipelines.config import CONTRAST_SHARE
+from pipelines.config import CONTRAST_SHARE, DeskConfig
 from pipelines.config import StanceReader as Reader
 from pipelines.domain import Evidence
 from pipelines.llm.client import LLM
@@ -143,6 +143,37 @@ def contrast_options_block(order: Sequence[StanceKey], claim: str, opposite: str
     text = {"SUPPORTS": " ".join(claim.split()), "REFUTES": " ".join(opposite.split()), "UNRELATED": NEITHER}
     lines = [f"{letter}. {text[stance]}" for letter, stance in zip(LETTERS, order, strict=True)]
     return "\n".join([*lines, options_line(LETTERS)])
+
+
+ARGUMENT_CHARS = 600  # an argument about an exhibit, as it is read again in the argument's light, is cut here
+
+
+def argument_text(text: str) -> str:
+    """An argument as an exhibit is read again with it: its whitespace folded, cut to ARGUMENT_CHARS."""
+    return " ".join(text.split())[:ARGUMENT_CHARS]
+
+
+def read_against(cfg: DeskConfig, opposite: str) -> str:
+    """The opposite that read_stance's ``negation`` takes: the separate questions read it only with desk.negation on; contrast always."""
+    return opposite if cfg.negation or cfg.reader == "contrast" else ""
+
+
+async def read_desk_stance(
+    llm: LLM, cfg: DeskConfig, claim: str, exhibit: Evidence, *, opposite: str, arguments: Sequence[tuple[str, str]] = ()
+) -> Stance:
+    """An exhibit's stance read as desk's settings ask: its stance question, option orders, worked examples and the claim's opposite."""
+    return await read_stance(
+        llm,
+        claim,
+        exhibit,
+        orders=cfg.orders,
+        negation=read_against(cfg, opposite),
+        shots=cfg.shots,
+        arguments=arguments,
+        reader=cfg.reader,
+        contrast_share=cfg.contrast_share,
+        opposite=opposite,
+    )
 
 
 def arguments_block(arguments: Sequence[tuple[str, str]]) -> str:

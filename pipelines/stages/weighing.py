@@ -9,7 +9,7 @@ can keep its belief the same way (``belief.debate_reader``):
 1. it starts from desk's reading of its exhibits (their stances, the claim's opposite, the
    calibration), which grounding made before the debate;
 2. after each round, the evidence that round's turns cite is read again with the arguments
-   made about it (each turn citing it, cut as desk cuts a contested exhibit's arguments), and
+   made about it (each turn citing it, cut as a contested exhibit's arguments are), and
    evidence the debate found that was never read is read for the first time, at most
    ``belief.reread`` items a reading;
 3. every item's latest stance is weighed and calibrated as desk weighs its exhibits; the
@@ -27,10 +27,8 @@ from dataclasses import dataclass, field
 from pipelines.calibration.files import Calibration
 from pipelines.domain import Evidence, Turn
 from pipelines.run.context import RunContext
-from pipelines.stages.stance import Stance, read_stance
+from pipelines.stages.stance import Stance, argument_text, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, aggregate
-
-ARGUMENT_CHARS = 600  # each turn's argument about an exhibit, as desk's contested re-reading cuts it
 
 
 @dataclass
@@ -84,18 +82,9 @@ async def weigh(
     argued: list[str] = []
     for item in to_read:
         exhibit = weighing.read_as.get(item) or found[item]
-        arguments = [(t.agent, " ".join(t.text.split())[:ARGUMENT_CHARS]) for t in new if item in t.cited]
-        weighing.stances[item] = await read_stance(
-            judge,
-            ctx.claim.text,
-            exhibit,
-            orders=desk.orders,
-            negation=weighing.negation if desk.negation or desk.reader == "contrast" else "",
-            shots=desk.shots,
-            arguments=arguments,
-            reader=desk.reader,
-            contrast_share=desk.contrast_share,
-            opposite=weighing.negation,
+        arguments = [(t.agent, argument_text(t.text)) for t in new if item in t.cited]
+        weighing.stances[item] = await read_desk_stance(
+            judge, desk, ctx.claim.text, exhibit, opposite=weighing.negation, arguments=arguments
         )
         weighing.read_as.setdefault(item, exhibit)
         if arguments:

@@ -172,13 +172,13 @@ def test_a_weighed_debate_belief_reads_again_what_each_round_cites_with_its_argu
     protocol: str, calibrated: None, demo_data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     asked: list[tuple[str, tuple[tuple[str, str], ...]]] = []  # (item, arguments) of each reading the belief made
-    real = weighing.read_stance
+    real = weighing.read_desk_stance
 
-    async def spy(llm, claim, exhibit, **kwargs):  # type: ignore[no-untyped-def]
+    async def spy(llm, cfg, claim, exhibit, **kwargs):  # type: ignore[no-untyped-def]
         asked.append((exhibit.id, tuple(kwargs.get("arguments", ()))))
-        return await real(llm, claim, exhibit, **kwargs)
+        return await real(llm, cfg, claim, exhibit, **kwargs)
 
-    monkeypatch.setattr(weighing, "read_stance", spy)
+    monkeypatch.setattr(weighing, "read_desk_stance", spy)
     questions = asked_the_judge(monkeypatch)
     chat = ScriptedFake()
     config = _config(protocol, grounded="on", reread=2)  # weighed: the default, with a calibration
