@@ -31,7 +31,7 @@ from pipelines.stages.belief import weighed_belief
 from pipelines.stages.debate_history import latest_by_agent
 from pipelines.stages.stance import argument_text
 from pipelines.stages.stance_aggregation import Aggregate
-from pipelines.stages.weighing import start_weighing, weighs
+from pipelines.stages.weighing import start_weighing
 from pipelines.text.probability import percent
 
 GROUNDABLE = ("toolmad", "radar", "madke", "proclaim", "mermaid")  # debates whose first evidence desk's exhibits can be
@@ -63,11 +63,11 @@ async def ground(ctx: RunContext) -> Reading | None:
     reading = await read_exhibits(ctx, review=False)
     ctx.exhibits = reading.ranked
     order = [e.id for e in reading.exhibits]
-    start_weighing(
+    weighed = start_weighing(
         ctx, negation=reading.negation, calibration=reading.calibration, stances=reading.stances, read_as=reading.read_as, order=order
     )
     ctx.emit(StageCompleted(stage="grounding", detail=f"{len(reading.exhibits)} exhibits, ranked by what the verdict would rest on"))
-    if weighs(ctx) is not None:  # where the weighed belief starts: desk's reading of the exhibits (no call)
+    if weighed is not None:  # where the weighed belief starts: desk's reading of the exhibits (no call)
         await weighed_belief(ctx, round=0, result=reading.result, exhibits=reading.exhibits, what="before the debate: desk's exhibits")
     return reading
 

@@ -182,21 +182,9 @@ async def weighed_belief(ctx: RunContext, *, round: int, result: Aggregate, exhi
     """
     if not ctx.config.belief.per_round:
         return None
-    over = f"{what}: {len(exhibits)} exhibit{'s' if len(exhibits) != 1 else ''} weighed, each stance read on its own and calibrated"
-    probabilities: dict[str, float] = {k: float(result.probabilities.get(k, 0.0)) for k in LABELS}  # rounded by the aggregation
     ctx.emit(StageStarted(stage="belief", detail=f"the belief {what}: desk's calibrated weighing of its exhibits"))
-    ctx.emit(
-        BeliefRead(
-            round=round,
-            probabilities=probabilities,
-            over=over,
-            evidence_ids=tuple(e.id for e in exhibits),
-            method="exhibits",
-            note=f"calibration {result.calibration}",
-        )
-    )
-    ctx.emit(StageCompleted(stage="belief", detail=belief_line(probabilities)))
-    return Belief(round=round, probabilities=probabilities, over=over)
+    over = f"{what}: {len(exhibits)} exhibit{'s' if len(exhibits) != 1 else ''} weighed, each stance read on its own and calibrated"
+    return _weighed(ctx, result, round=round, over=over, evidence_ids=tuple(e.id for e in exhibits))
 
 
 async def _weighed_reading(
@@ -210,19 +198,24 @@ async def _weighed_reading(
     except DebateDeskError as exc:
         ctx.emit(StageFailed(stage="belief", reason=f"{exc}; the belief {what} is not shown"))
         return None
-    probabilities: dict[str, float] = {k: float(result.probabilities.get(k, 0.0)) for k in LABELS}
     read = [
         *([f"{_items(argued)} read again with the arguments made about them"] if argued else []),
         *([f"{_items(fresh)} read for the first time"] if fresh else []),
     ]
     over = f"{what}: {', '.join(read) or 'nothing new read'}; {_items(weighing.order)} weighed"
+    return _weighed(ctx, result, round=round, over=over, evidence_ids=(*argued, *fresh), turns=len(turns))
+
+
+def _weighed(ctx: RunContext, result: Aggregate, *, round: int, over: str, evidence_ids: tuple[str, ...], turns: int = 0) -> Belief:
+    """A weighing emitted as the belief (a BeliefRead with method "exhibits"), after the stage line the caller opened."""
+    probabilities: dict[str, float] = {k: float(result.probabilities.get(k, 0.0)) for k in LABELS}  # rounded by the aggregation
     ctx.emit(
         BeliefRead(
             round=round,
             probabilities=probabilities,
             over=over,
-            turns=len(turns),
-            evidence_ids=(*argued, *fresh),
+            turns=turns,
+            evidence_ids=evidence_ids,
             method="exhibits",
             note=f"calibration {result.calibration}",
         )

@@ -57,11 +57,12 @@ def start_weighing(
     stances: dict[str, Stance],
     read_as: dict[str, Evidence],
     order: Sequence[str],
-) -> None:
+) -> Weighing | None:
     """After grounding: the debate's belief will be weighed from desk's reading (``belief.debate_reader`` weighed, with a calibration)."""
     if ctx.config.belief.debate_reader != "weighed" or calibration is None:
-        return
+        return None
     ctx.weighing = Weighing(negation, calibration, dict(stances), dict(read_as), list(order))
+    return ctx.weighing
 
 
 async def weigh(
