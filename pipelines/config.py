@@ -243,6 +243,15 @@ class ToolMadConfig(BaseModel):
     max_statements: int = Field(
         default=8, ge=1, le=30, title="Statements per answer", description="Most atomic statements checked per answer for faithfulness."
     )
+    faithfulness_reader: Literal["auto", "generated", "read"] = Field(
+        default="auto",
+        title="Faithfulness reader",
+        description=(
+            "generated: the scorer writes the statements and their verdicts as JSON (ragas's way); read: the statements are the "
+            "answer's sentences and each is one letter (which item states it, or none) read from token probabilities, "
+            "one token written a statement; auto: read on the embedded model, where writing is the slow part."
+        ),
+    )
     early_stop: bool = Field(
         default=True, title="Early stop", description="Stop when both labels agree and both answers pass the F and AR thresholds."
     )

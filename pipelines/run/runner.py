@@ -58,6 +58,7 @@ from pipelines.run.context import Review, RunContext, Toolbox
 from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, StepGate, make_reviewer
+from pipelines.stages.scoring import reads_faithfulness
 from pipelines.text.safety import check_claim_text
 from pipelines.text.urls import scrub_url
 from pipelines.tools.corpus_index import CorpusIndex
@@ -165,7 +166,11 @@ async def execute(
 
     # Roles that want token probabilities first: the embedded server they start (with
     # logits_all) also serves the other roles, instead of a second server beside it.
-    wanted = {*protocol.probability_roles, *(("judge",) if config.belief.per_round or config.belief.calibrated_ruling else ())}
+    wanted = {
+        *protocol.probability_roles,
+        *(("judge",) if config.belief.per_round or config.belief.calibrated_ruling else ()),
+        *(("scorer",) if reads_faithfulness(config) else ()),
+    }
     specs = {role: probability_spec(config.role(role)) if role in wanted else config.role(role) for role in ROLES}
     llms: dict[str, LLM] = {}
     for role in sorted(ROLES, key=lambda r: not specs[r].logprobs):

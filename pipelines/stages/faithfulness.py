@@ -6,6 +6,18 @@ step 3 counts. A statement counts as supported only when its verdict rests on an
 the evidence given: the id the verdict names, or else the id the statement itself cites. A
 model that says "supported" but points at nothing, or at an item the answer's author never
 saw, does not get the credit.
+
+Two readers (``reader``):
+
+- ``generated`` (ragas's way): the scorer writes the statements, then the verdicts, as JSON:
+  two calls that write about 100 tokens each.
+- ``read``: the statements are the answer's sentences (a citation that opens a sentence
+  belongs to the one before; a sentence of fewer than three content words is no statement),
+  and each is one question, "which item states it: A [E1], B [E2], ... or none of them",
+  answered with one letter read from the token probabilities (its citations taken out, so
+  the answer's own claim of support does not lead the scorer). The evidence comes first in
+  every question, so the server's prompt cache reads it once an answer. On a small local
+  model writing is the slow part, and this writes one token a statement.
 """
 
 from __future__ import annotations
@@ -13,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,8 +34,13 @@ from pipelines.domain import Evidence
 from pipelines.llm.client import LLM
 from pipelines.prompts import load_prompt
 from pipelines.stages.argument import strip_label_line
+from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
 from pipelines.text.stopwords import STOPWORDS
+
+Reader = Literal["generated", "read"]
+READ_LETTERS = "ABCDEFGHIJ"  # the read question's options: up to nine items, then "none of them"
+MIN_CONTENT_WORDS = 3  # a sentence with fewer ("I disagree.") makes no checkable statement
 
 
 class AnswerStatements(BaseModel):
@@ -64,6 +82,22 @@ class FaithfulnessResult:
 
 _ID = re.compile(r"^\[?\s*(?:E)?\s*(\d+)\s*\]?$", re.IGNORECASE)
 _CITED = re.compile(r"\[(E\d+)\]")
+_CITED_MARK = re.compile(r"\s*\[E\d+\]")
+
+
+def answer_statements(answer: str, most: int) -> list[str]:
+    """The read reader's statements: the answer's sentences (label line left out), those of at least three content words, the first ``most``."""
+    sentences = [s for paragraph in answer_paragraphs(strip_label_line(answer)) for s in paragraph]
+    kept = [s for s in sentences if len(_content_words(s)) >= MIN_CONTENT_WORDS]
+    return list(dict.fromkeys(kept))[:most]
+
+
+def read_verdict(number: int, read: LabelDistribution, evidence: Sequence[Evidence], letters: str) -> StatementVerdict:
+    """The likeliest letter as a verdict: an item's letter is that item's support, the last letter none."""
+    item = letters.index(read.label)
+    if item >= len(evidence):
+        return StatementVerdict(statement=number, evidence_id="", supported=False)
+    return StatementVerdict(statement=number, evidence_id=evidence[item].id, supported=True)
 
 
 def _cited(statement: str) -> list[str]:
@@ -83,21 +117,40 @@ class Faithfulness:
 
     name = "F"
 
-    def __init__(self, llm: LLM, *, max_statements: int = 8, evidence_chars: int = 700) -> None:
+    def __init__(self, llm: LLM, *, max_statements: int = 8, evidence_chars: int = 700, reader: Reader = "generated") -> None:
         self.llm = llm
         self.max_statements = max_statements
         self.evidence_chars = evidence_chars
+        self.reader = reader
 
     async def score(self, claim: str, answer: str, evidence: list[Evidence]) -> FaithfulnessResult:
         """Split, verify, count. Raises ModelOutputError or BackendUnavailableError when the scorer fails."""
-        statements = await self._split(claim, answer)
+        statements = await self._split(claim, answer) if self.reader == "generated" else answer_statements(answer, self.max_statements)
         if not statements:
             return FaithfulnessResult(0.0, (), "the answer makes no checkable statement")
         if not evidence:
             checked = tuple(CheckedStatement(s, False, None, "no evidence to check against") for s in statements)
             return FaithfulnessResult(0.0, checked, f"0 of {len(statements)} statements supported: no evidence was retrieved")
-        verdicts = await self._verify(statements, evidence)
+        if self.reader == "read":
+            verdicts = await self._read(statements, evidence[: len(READ_LETTERS) - 1])
+        else:
+            verdicts = await self._verify(statements, evidence)
         return self._count(statements, verdicts, evidence)
+
+    async def _read(self, statements: list[str], evidence: list[Evidence]) -> dict[int, StatementVerdict]:
+        """Step 2, read: one letter a statement (which item states it, or none), one statement after another (the evidence prefix stays cached)."""
+        letters = READ_LETTERS[: len(evidence) + 1]
+        lines = [f"{letter}. [{e.id}]" for letter, e in zip(letters, evidence, strict=False)]
+        options = "\n".join([*lines, f"{letters[-1]}. none of them", options_line(tuple(letters))])
+        shown = format_evidence(evidence, max_chars=self.evidence_chars)
+        verdicts: dict[int, StatementVerdict] = {}
+        for number, statement in enumerate(statements, start=1):
+            messages = load_prompt("faithfulness_read").render(
+                evidence=shown, statement=_CITED_MARK.sub("", statement).strip(), options=options
+            )
+            read = await estimate_label_probabilities(self.llm, messages, tuple(letters), max_tokens=1)
+            verdicts[number] = read_verdict(number, read, evidence, letters)
+        return verdicts
 
     async def _split(self, claim: str, answer: str) -> list[str]:
         """Step 1: the answer's atomic statements (the label line is not a statement)."""

@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from pipelines.config import RunConfig
 from pipelines.domain import Evidence, Turn
 from pipelines.errors import DebateDeskError
 from pipelines.events import ScoreComputed, StageFailed, StatementChecked
 from pipelines.run.context import RunContext
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult
-from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
+from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult, Reader
+
+SCORED = ("toolmad",)  # the protocols whose answers are scored (F and AR)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,19 @@ class AnswerScores:
         return self.f is not None and self.ar is not None and self.f >= thresholds.faithfulness and self.ar >= thresholds.relevance
 
 
+def faithfulness_reader(config: RunConfig) -> Reader:
+    """How F is read in this run (``toolmad.faithfulness_reader``; auto: read on the embedded model, generated elsewhere)."""
+    chosen = config.toolmad.faithfulness_reader
+    if chosen != "auto":
+        return chosen
+    return "read" if config.scorer.backend == "embedded" else "generated"
+
+
+def reads_faithfulness(config: RunConfig) -> bool:
+    """Whether this run's scorer answers are read from token probabilities (its embedded server must keep them)."""
+    return config.protocol in SCORED and faithfulness_reader(config) == "read"
+
+
 async def score_answer(
     ctx: RunContext,
     turn: Turn,
@@ -59,7 +75,8 @@ async def score_answer(
 ) -> AnswerScores:
     """F against ``evidence`` and AR against the claim, both at once; each emitted as it is ready."""
     llm = ctx.llm(role)
-    faithfulness = Faithfulness(llm, max_statements=max_statements, evidence_chars=evidence_chars)
+    reader = faithfulness_reader(ctx.config)
+    faithfulness = Faithfulness(llm, max_statements=max_statements, evidence_chars=evidence_chars, reader=reader)
     relevance = AnswerRelevance(llm, ctx.tools.embedder, questions=questions)
     where = f"{turn.agent} round {turn.round}" if turn.round else turn.agent
 

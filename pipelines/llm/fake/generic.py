@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, first_sentence
+from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, first_sentence, overlap
 from pipelines.llm.fake.registry import CHOICE_RESPONDERS
 
 
@@ -28,7 +28,11 @@ def choice_distribution(view: PromptView) -> dict[str, float]:
     """The fake's probabilities over the prompt's options: a registered responder's, else generic."""
     options = view.options
     fn = CHOICE_RESPONDERS.get(frozenset(o.upper() for o in options))
-    raw = fn(view, options) if fn is not None else _generic_choice(view, options)
+    stating = _stating_item(view, view.field("Statement"), options) if view.field("Statement") else None
+    if stating is not None:  # "which item states this statement, or none of them": the item it overlaps most, if enough
+        raw = {o: 0.6 if o == stating else 0.4 / (len(options) - 1) for o in options}
+    else:
+        raw = fn(view, options) if fn is not None else _generic_choice(view, options)
     total = sum(max(0.0, raw.get(o, 0.0)) for o in options) or 1.0
     return {o: max(0.0, raw.get(o, 0.0)) / total for o in options}
 
@@ -39,6 +43,17 @@ def _generic_choice(view: PromptView, options: tuple[str, ...]) -> dict[str, flo
     favoured = next((o for o in options if o.upper() == label), options[0])
     rest = (0.4 / (len(options) - 1)) if len(options) > 1 else 0.0
     return {o: 0.6 if o == favoured else rest for o in options}
+
+
+def _stating_item(view: PromptView, statement: str, options: tuple[str, ...]) -> str | None:
+    """The option naming the evidence item holding most of ``statement``'s words, else the "none of them" option."""
+    named = dict(re.findall(r"^([A-Z])\. \[(E\d+)\]$", view.text, flags=re.MULTILINE))
+    none = re.findall(r"^([A-Z])\. none of them$", view.text, flags=re.MULTILINE)
+    if not none or none[-1] not in options:
+        return None
+    scored = [(overlap(statement, view.evidence.get(eid, "")), letter) for letter, eid in named.items() if letter in options]
+    best = max(scored, default=(0.0, none[-1]))
+    return best[1] if best[0] >= SUPPORT_AT else none[-1]
 
 
 def option_tokens(option: str) -> list[str]:

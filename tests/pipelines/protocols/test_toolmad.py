@@ -400,3 +400,35 @@ def test_a_debater_reads_the_opponents_checked_points_not_its_text(services: Ser
         assert f"- {s.statement} ({rests})" in rag_round_2
     search_text = turns["Search-r1"].text.split("\nLabel:")[0].strip()
     assert search_text not in rag_round_2, "the answer's own paragraph is not in the prompt to be copied"
+
+
+def test_with_the_read_reader_each_sentence_is_checked_with_one_letter_and_f_counts_them(services: Services) -> None:
+    events = run(AGREED, services, faithfulness_reader="read")
+    checked = of(events, ev.StatementChecked)
+    turns = {e.turn.id: e.turn for e in of(events, ev.TurnCompleted)}
+    assert checked and all(c.statement in turns[c.turn_id].text for c in checked), "each statement is a sentence of its answer"
+    for score in (s for s in of(events, ev.ScoreComputed) if s.metric == "F"):
+        mine = [c for c in checked if c.turn_id == score.target]
+        assert score.value == round(sum(c.supported for c in mine) / len(mine), 4)
+    calls = [e for e in of(events, ev.ModelCallCompleted) if e.role == "scorer" and e.tokens_out == 1]
+    assert len(calls) == len(checked), "one one-token answer a statement"
+
+
+@pytest.mark.parametrize(
+    ("chosen", "backend", "read"),
+    [
+        ("auto", "embedded", "read"),
+        ("auto", "fake", "generated"),
+        ("auto", "openai", "generated"),
+        ("generated", "embedded", "generated"),
+        ("read", "fake", "read"),
+    ],
+)
+def test_faithfulness_is_read_on_the_embedded_model_unless_chosen(chosen: str, backend: str, read: str) -> None:
+    from pipelines.stages.scoring import faithfulness_reader, reads_faithfulness
+
+    config = protocol_config("toolmad", faithfulness_reader=chosen)
+    config = config.model_copy(update={"scorer": config.scorer.model_copy(update={"backend": backend})})
+    assert faithfulness_reader(config) == read
+    assert reads_faithfulness(config) == (read == "read")
+    assert not reads_faithfulness(config.model_copy(update={"protocol": "radar"})), "only toolmad scores its answers"

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from pipelines.domain import Evidence
 from pipelines.errors import ModelOutputError
+from pipelines.events import ModelCallCompleted
 from pipelines.llm.client import LLM
 from pipelines.llm.fake import FakeChatModel
 from pipelines.stages.faithfulness import Faithfulness, answer_paragraphs, normalize_evidence_id, place_statements
@@ -127,3 +128,50 @@ def test_statements_are_placed_in_the_sentence_they_came_from_or_nowhere() -> No
     sentences = ["Masks filter droplets. [E1]", "Trials were small and short. [E2]", "So the claim holds."]
     statements = ["Trials of masks were small", "Masks filter respiratory droplets", "Vaccines work", "It is."]
     assert place_statements(sentences, statements) == [1, 0, None, None]
+
+
+# --- the read reader: sentences as statements, one letter a statement ---------------------------
+
+
+async def test_the_read_reader_checks_each_sentence_against_the_evidence_with_one_letter() -> None:
+    answer = (
+        "Randomized trials found that masks reduce transmission of respiratory viruses in households [E1]. "
+        "I agree. The Moon landings were staged in a film studio in Nevada [E2].\nLabel: SUPPORTS"
+    )
+    calls: list[ModelCallCompleted] = []
+    llm = LLM(FakeChatModel(), role="scorer", model_name="fake", on_call=calls.append)
+    result = await Faithfulness(llm, reader="read").score(CLAIM, answer, EVIDENCE)
+    assert [s.text for s in result.statements] == [
+        "Randomized trials found that masks reduce transmission of respiratory viruses in households [E1].",
+        "The Moon landings were staged in a film studio in Nevada [E2].",
+    ], "each sentence of three content words or more is a statement; the label line and 'I agree.' are not"
+    assert [(s.supported, s.evidence_id) for s in result.statements] == [(True, "E1"), (False, None)]
+    assert result.value == 0.5
+    assert [c.tokens_out for c in calls] == [1, 1], "one call a statement, one token written each"
+
+
+async def test_the_read_question_hides_the_statements_own_citation_and_names_every_item() -> None:
+    seen: list[str] = []
+
+    class Spy(FakeChatModel):
+        async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+            seen.append("\n".join(str(m.content) for m in messages))
+            return await super()._agenerate(messages, *args, **kwargs)
+
+    llm = LLM(Spy(), role="scorer", model_name="fake")
+    await Faithfulness(llm, reader="read").score(CLAIM, "Surgical masks filter exhaled particles in laboratory tests [E2].", EVIDENCE)
+    (question,) = seen
+    assert "Statement: Surgical masks filter exhaled particles in laboratory tests." in question
+    assert "A. [E1]\nB. [E2]\nC. none of them\nOptions: A | B | C" in question
+
+
+async def test_a_read_statement_rests_on_the_item_the_likeliest_letter_names() -> None:
+    from pipelines.stages.faithfulness import read_verdict
+    from pipelines.stages.label_probability import LabelDistribution
+
+    def read(probabilities: dict[str, float]) -> LabelDistribution:
+        return LabelDistribution(probabilities, "logprobs")
+
+    assert read_verdict(1, read({"A": 0.2, "B": 0.7, "C": 0.1}), EVIDENCE, "ABC").evidence_id == "E2"
+    none = read_verdict(2, read({"A": 0.3, "B": 0.1, "C": 0.6}), EVIDENCE, "ABC")
+    assert not none.supported and none.evidence_id == ""
