@@ -1,0 +1,32 @@
+"""bench/faithfulness_reader.py on the fake backend: a stored toolmad run's answers scored both ways, then compared."""
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from bench.faithfulness_reader import READERS, analyse, answers, collect
+from bench.protocols import read_records
+from pipelines.run.runner import stream_run
+from pipelines.run.services import Services
+from tests.fakes import protocol_config
+
+
+def test_each_stored_answer_is_scored_by_both_readers_against_the_evidence_it_argued_from(services: Services, tmp_path: Path) -> None:
+    events = list(stream_run("Masks reduce transmission of respiratory viruses", protocol_config("toolmad", early_stop=False), services))
+    assert services.store is not None
+    found = answers(events, per_run=3)
+    assert [turn.id for _, turn, _ in found] == ["RAG-r1", "Search-r1", "RAG-r2"]
+    for _, turn, evidence in found:
+        assert set(turn.cited) <= {e.id for e in evidence}, "every item an answer cites is in what it is checked against"
+
+    records = tmp_path / "f.jsonl"
+    store_file = Path(services.settings.data_dir) / "runs.sqlite"
+    args = argparse.Namespace(store=str(store_file), records=str(records), limit=2, per_run=3, backend="fake")
+    asyncio.run(collect(args))
+    rows = read_records(records)
+    assert len(rows) == 2 and all(0 <= row[r]["f"] <= 1 for row in rows for r in READERS)
+    assert all(row["read"]["tokens_out"] == len(row["read"]["statements"]) for row in rows), "read: one token a statement"
+    asyncio.run(collect(args))
+    assert len(read_records(records)) == 2, "a second run resumes: nothing is scored twice"
+    text = analyse(rows)
+    assert text.startswith("2 answers") and "| `read` |" in text and "agree on passing 0.7 for" in text
