@@ -243,13 +243,14 @@ class ToolMadConfig(BaseModel):
     max_statements: int = Field(
         default=8, ge=1, le=30, title="Statements per answer", description="Most atomic statements checked per answer for faithfulness."
     )
-    faithfulness_reader: Literal["auto", "generated", "read"] = Field(
-        default="auto",
+    faithfulness_reader: Literal["generated", "read"] = Field(
+        default="generated",
         title="Faithfulness reader",
         description=(
             "generated: the scorer writes the statements and their verdicts as JSON (ragas's way); read: the statements are the "
-            "answer's sentences and each is one letter (which item states it, or none) read from token probabilities, "
-            "one token written a statement; auto: read on the embedded model, where writing is the slow part."
+            "answer's sentences and each is one letter (which item states it, or none) read from token probabilities, one token "
+            "written a statement. Read took 40% of the time on the embedded model but passed nearly every answer and its "
+            "debaters copied each other again (docs/measurements/2026-11-27-toolmad-faithfulness.md)."
         ),
     )
     early_stop: bool = Field(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -131,11 +131,11 @@ class Faithfulness:
         if not evidence:
             checked = tuple(CheckedStatement(s, False, None, "no evidence to check against") for s in statements)
             return FaithfulnessResult(0.0, checked, f"0 of {len(statements)} statements supported: no evidence was retrieved")
-        if self.reader == "read":
-            verdicts = await self._read(statements, evidence[: len(READ_LETTERS) - 1])
-        else:
-            verdicts = await self._verify(statements, evidence)
-        return self._count(statements, verdicts, evidence)
+        if self.reader == "generated":
+            return self._count(statements, await self._verify(statements, evidence), evidence)
+        result = self._count(statements, await self._read(statements, evidence[: len(READ_LETTERS) - 1]), evidence)
+        how = "each of the answer's sentences asked which item states it, read from the scorer's token probabilities"
+        return replace(result, reason=f"{result.reason} ({how})")
 
     async def _read(self, statements: list[str], evidence: list[Evidence]) -> dict[int, StatementVerdict]:
         """Step 2, read: one letter a statement (which item states it, or none), one statement after another (the evidence prefix stays cached)."""

@@ -17,7 +17,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.events import ScoreComputed, StageFailed, StatementChecked
 from pipelines.run.context import RunContext
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult
-from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult, Reader
+from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
 
 SCORED = ("toolmad",)  # the protocols whose answers are scored (F and AR)
 
@@ -49,17 +49,9 @@ class AnswerScores:
         return self.f is not None and self.ar is not None and self.f >= thresholds.faithfulness and self.ar >= thresholds.relevance
 
 
-def faithfulness_reader(config: RunConfig) -> Reader:
-    """How F is read in this run (``toolmad.faithfulness_reader``; auto: read on the embedded model, generated elsewhere)."""
-    chosen = config.toolmad.faithfulness_reader
-    if chosen != "auto":
-        return chosen
-    return "read" if config.scorer.backend == "embedded" else "generated"
-
-
 def reads_faithfulness(config: RunConfig) -> bool:
     """Whether this run's scorer answers are read from token probabilities (its embedded server must keep them)."""
-    return config.protocol in SCORED and faithfulness_reader(config) == "read"
+    return config.protocol in SCORED and config.toolmad.faithfulness_reader == "read"
 
 
 async def score_answer(
@@ -75,7 +67,7 @@ async def score_answer(
 ) -> AnswerScores:
     """F against ``evidence`` and AR against the claim, both at once; each emitted as it is ready."""
     llm = ctx.llm(role)
-    reader = faithfulness_reader(ctx.config)
+    reader = ctx.config.toolmad.faithfulness_reader
     faithfulness = Faithfulness(llm, max_statements=max_statements, evidence_chars=evidence_chars, reader=reader)
     relevance = AnswerRelevance(llm, ctx.tools.embedder, questions=questions)
     where = f"{turn.agent} round {turn.round}" if turn.round else turn.agent

@@ -148,6 +148,7 @@ async def test_the_read_reader_checks_each_sentence_against_the_evidence_with_on
     assert [(s.supported, s.evidence_id) for s in result.statements] == [(True, "E1"), (False, None)]
     assert result.value == 0.5
     assert [c.tokens_out for c in calls] == [1, 1], "one call a statement, one token written each"
+    assert result.reason.startswith("1 of 2 statements supported by the evidence (each of the answer's sentences asked which item")
 
 
 async def test_the_read_question_hides_the_statements_own_citation_and_names_every_item() -> None:
