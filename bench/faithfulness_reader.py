@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/faithfulness_reader.py --store DATA/runs.sqlite --records FILE.jsonl [--limit 24] [--per-run 4]
     .venv/bin/python bench/faithfulness_reader.py --records FILE.jsonl --analyse
+    .venv/bin/python bench/faithfulness_reader.py --store DATA/runs.sqlite --records SENTENCES.jsonl --probe [--limit 24 --per-run 6]
 
 Takes the debaters' answers of the completed toolmad runs in a store (at most ``--per-run``
 a run, in the order they were argued), each with the evidence its debater argued from (the
@@ -17,6 +18,11 @@ seconds, the tokens written). ``--analyse`` prints the mean F of each, the mean 
 difference, how often the two agree on passing the threshold, and the seconds. The readers
 take different statements (written atomic ones against sentences), so there is no
 statement-by-statement agreement: F and the pass are what a debate uses.
+
+``--probe`` asks, of each sentence of the same answers, the read question in both orders
+("none of them" last, as shipped, and first) and a plain yes/no ("does the evidence state
+it?", both orders), keeping every probability: whether the reading follows the items or the
+letters, and whether a yes/no tells the sentences apart.
 """
 
 from __future__ import annotations
@@ -33,14 +39,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
 from bench.protocols import read_records
 from pipelines.config import AppSettings, ModelSpec
 from pipelines.domain import Evidence, Turn
 from pipelines.events import Event, EvidenceRetrieved, ModelCallCompleted, RunStarted, TurnCompleted
 from pipelines.llm.client import LLM
 from pipelines.llm.registry import build_chat_model
+from pipelines.prompts import load_prompt
 from pipelines.record.store import RunStore
-from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
+from pipelines.stages.faithfulness import READ_LETTERS, Faithfulness, FaithfulnessResult, answer_statements, without_citations
+from pipelines.stages.label_probability import estimate_label_probabilities, options_line
+from pipelines.stages.retrieval import format_evidence
 
 READERS = ("generated", "read")
 THRESHOLD = 0.7  # toolmad's faithfulness threshold (toolmad.faithfulness_threshold)
@@ -117,6 +128,93 @@ async def collect(args: argparse.Namespace) -> None:
             )
 
 
+YES_NO_SYSTEM = (
+    "You check one statement against numbered evidence. Say whether the evidence states the statement or clearly implies it. "
+    "A statement the evidence does not mention, or gets a detail of wrong (a number, a time, a group), is not stated. "
+    "Answer with one letter."
+)
+YES, NO = "The evidence states or clearly implies it.", "The evidence does not state it."
+NONE = "none of them"
+
+
+def item_question(shown: str, statement: str, evidence: Sequence[Evidence], none_first: bool) -> tuple[list[BaseMessage], list[str]]:
+    """The read question with "none of them" last (as shipped) or first; the options' texts in letter order."""
+    items = [f"[{e.id}]" for e in evidence]
+    texts = [NONE, *items] if none_first else [*items, NONE]
+    letters = READ_LETTERS[: len(texts)]
+    options = "\n".join([*(f"{letter}. {text}" for letter, text in zip(letters, texts, strict=True)), options_line(tuple(letters))])
+    return load_prompt("faithfulness_read").render(evidence=shown, statement=statement, options=options), texts
+
+
+def yes_no_question(shown: str, statement: str, yes_first: bool) -> list[BaseMessage]:
+    first, second = (YES, NO) if yes_first else (NO, YES)
+    block = "\n".join([f"A. {first}", f"B. {second}", options_line(("A", "B"))])
+    return [
+        SystemMessage(content=YES_NO_SYSTEM),
+        HumanMessage(content=f"Evidence:\n{shown}\n\nStatement: {statement}\n\nDoes the evidence state this statement?\n{block}"),
+    ]
+
+
+async def probe(args: argparse.Namespace) -> None:
+    """Every sentence of the answers, read each way, every probability kept."""
+    store = RunStore(f"sqlite:///{Path(args.store).resolve()}")
+    llm = LLM(build_chat_model(ModelSpec(backend=args.backend, logprobs=True), AppSettings()), role="scorer", model_name="qwen")
+    out = Path(args.records)
+    done = {(r["turn"], r["sentence"]) for r in read_records(out)}
+    taken: set[str] = set()
+    for run in store.list_runs(limit=1000):
+        if run.protocol != "toolmad" or run.status != "completed":
+            continue
+        for _claim, turn, evidence in answers(store.events(run.id), args.per_run):
+            key = f"{run.id}/{turn.id}"
+            if len(taken) >= args.limit and key not in taken:
+                continue
+            taken.add(key)
+            items = evidence[: len(READ_LETTERS) - 1]
+            shown = format_evidence(items, max_chars=700)
+            for sentence in answer_statements(turn.text, 8):
+                if (key, sentence) in done:
+                    continue
+                statement = without_citations(sentence)
+                line: dict[str, Any] = {"turn": key, "sentence": sentence, "evidence_ids": [e.id for e in items]}
+                for name, first in (("none_last", False), ("none_first", True)):
+                    messages, texts = item_question(shown, statement, items, first)
+                    read = await estimate_label_probabilities(llm, messages, READ_LETTERS[: len(texts)], max_tokens=1)
+                    line[name] = {text: read.probabilities[letter] for letter, text in zip(READ_LETTERS, texts, strict=False)}
+                yes = []
+                for yes_first in (True, False):
+                    read = await estimate_label_probabilities(llm, yes_no_question(shown, statement, yes_first), ("A", "B"), max_tokens=1)
+                    yes.append(read.probabilities["A" if yes_first else "B"])
+                line["yes_both_orders"] = yes
+                with out.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(line) + "\n")
+
+
+def analyse_probe(rows: Sequence[dict[str, Any]]) -> str:
+    """Whether the read question follows the items or the letters, and how the yes/no spreads."""
+    if not rows:
+        return "no records"
+
+    def likeliest(reading: dict[str, float]) -> str:
+        return max(reading, key=lambda k: reading[k])
+
+    same = sum(likeliest(r["none_last"]) == likeliest(r["none_first"]) for r in rows)
+    second = [sum(list(r[order]).index(likeliest(r[order])) == 1 for r in rows) for order in ("none_last", "none_first")]
+    none = [sum(likeliest(r[order]) == NONE for r in rows) for order in ("none_last", "none_first")]
+    yes = [statistics.mean(r["yes_both_orders"]) for r in rows]
+    first, then = [r["yes_both_orders"][0] for r in rows], [r["yes_both_orders"][1] for r in rows]
+    orders = f"{statistics.correlation(first, then):.2f}" if len(set(first)) > 1 and len(set(then)) > 1 else "n/a (one order never moved)"
+    spread = [sum(lo <= p < lo + 0.1 for p in yes) for lo in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
+    return "\n".join(
+        [
+            f"{len(rows)} sentences of {len({r['turn'] for r in rows})} answers",
+            f"read question: the same answer in both orders for {same}; letter B the likeliest for {second[0]} (none last) "
+            f"and {second[1]} (none first); 'none of them' the likeliest for {none[0]} and {none[1]}",
+            f"yes/no: p(yes) averaged over both orders, by tenths from 0: {spread}; the two orders' correlation {orders}",
+        ]
+    )
+
+
 def analyse(rows: Sequence[dict[str, Any]]) -> str:
     """F of each reader, how far apart, whether they agree on passing, and what each costs."""
     if not rows:
@@ -150,10 +248,12 @@ def main() -> None:
     parser.add_argument("--per-run", type=int, default=4, help="answers a run, in the order they were argued")
     parser.add_argument("--backend", default="embedded")
     parser.add_argument("--analyse", action="store_true", help="print the comparison of the records, run nothing")
+    parser.add_argument("--probe", action="store_true", help="read each sentence every way (records: one line a sentence)")
     args = parser.parse_args()
     if not args.analyse:
-        asyncio.run(collect(args))
-    print(analyse(read_records(Path(args.records))))
+        asyncio.run(probe(args) if args.probe else collect(args))
+    rows = read_records(Path(args.records))
+    print(analyse_probe(rows) if args.probe else analyse(rows))
 
 
 if __name__ == "__main__":

@@ -30,3 +30,19 @@ def test_each_stored_answer_is_scored_by_both_readers_against_the_evidence_it_ar
     assert len(read_records(records)) == 2, "a second run resumes: nothing is scored twice"
     text = analyse(rows)
     assert text.startswith("2 answers") and "| `read` |" in text and "agree on passing 0.7 for" in text
+
+
+def test_the_probe_reads_each_sentence_both_ways_and_says_whether_the_letters_follow_the_items(services: Services, tmp_path: Path) -> None:
+    from bench.faithfulness_reader import analyse_probe, probe
+
+    list(stream_run("Masks reduce transmission of respiratory viruses", protocol_config("toolmad", early_stop=False), services))
+    records = tmp_path / "s.jsonl"
+    store_file = Path(services.settings.data_dir) / "runs.sqlite"
+    asyncio.run(probe(argparse.Namespace(store=str(store_file), records=str(records), limit=1, per_run=1, backend="fake")))
+    rows = read_records(records)
+    assert rows and len({r["turn"] for r in rows}) == 1
+    for row in rows:
+        assert set(row["none_last"]) == {*(f"[{i}]" for i in row["evidence_ids"]), "none of them"} == set(row["none_first"])
+        assert list(row["none_first"])[0] == "none of them" and list(row["none_last"])[-1] == "none of them"
+        assert len(row["yes_both_orders"]) == 2
+    assert analyse_probe(rows).startswith(f"{len(rows)} sentences of 1 answers")

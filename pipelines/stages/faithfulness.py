@@ -85,6 +85,11 @@ _CITED = re.compile(r"\[(E\d+)\]")
 _CITED_MARK = re.compile(r"\s*\[E\d+\]")
 
 
+def without_citations(statement: str) -> str:
+    """The statement as the read question shows it: its ``[E1]`` marks taken out, so its own claim of support does not lead the scorer."""
+    return _CITED_MARK.sub("", statement).strip()
+
+
 def answer_statements(answer: str, most: int) -> list[str]:
     """The read reader's statements: the answer's sentences (label line left out), those of at least three content words, the first ``most``."""
     sentences = [s for paragraph in answer_paragraphs(strip_label_line(answer)) for s in paragraph]
@@ -145,9 +150,7 @@ class Faithfulness:
         shown = format_evidence(evidence, max_chars=self.evidence_chars)
         verdicts: dict[int, StatementVerdict] = {}
         for number, statement in enumerate(statements, start=1):
-            messages = load_prompt("faithfulness_read").render(
-                evidence=shown, statement=_CITED_MARK.sub("", statement).strip(), options=options
-            )
+            messages = load_prompt("faithfulness_read").render(evidence=shown, statement=without_citations(statement), options=options)
             read = await estimate_label_probabilities(self.llm, messages, tuple(letters), max_tokens=1)
             verdicts[number] = read_verdict(number, read, evidence, letters)
         return verdicts
