@@ -616,6 +616,15 @@ class BeliefConfig(BaseModel):
         title="Items read again",
         description="With a weighed debate belief: most evidence items read after a round (those its turns cite first, then evidence never read).",
     )
+    reread_with: Literal["citing", "every side"] = Field(
+        default="every side",
+        title="Read again with",
+        description=(
+            "With a weighed debate belief, the arguments an item cited in a round is read again with: every side, each "
+            "debater's argument of the round (those citing it first), as desk reads a contested exhibit with both sides; "
+            "citing, only the arguments that cite it (one side's reading of it, unanswered)."
+        ),
+    )
     evidence: int = Field(
         default=6,
         ge=0,

@@ -8,8 +8,10 @@ can keep its belief the same way (``belief.debate_reader``):
 
 1. it starts from desk's reading of its exhibits (their stances, the claim's opposite, the
    calibration), which grounding made before the debate;
-2. after each round, the evidence that round's turns cite is read again with the arguments
-   made about it (each turn citing it, cut as a contested exhibit's arguments are), and
+2. after each round, the evidence that round's turns cite is read again with the round's
+   arguments (``belief.reread_with``: every side, the turns citing it first and each other
+   debater's argument beside them, as desk reads a contested exhibit with both sides; or only
+   the turns citing it), each cut as a contested exhibit's arguments are, and
    evidence the debate found that was never read is read for the first time, at most
    ``belief.reread`` items a reading;
 3. every item's latest stance is weighed and calibrated as desk weighs its exhibits; the
@@ -83,7 +85,7 @@ async def weigh(
     argued: list[str] = []
     for item in to_read:
         exhibit = weighing.read_as.get(item) or found[item]
-        arguments = [(t.agent, argument_text(t.text)) for t in new if item in t.cited]
+        arguments = _arguments_about(item, new, ctx.config.belief.reread_with) if item in cited else []
         weighing.stances[item] = await read_desk_stance(
             judge, desk, ctx.claim.text, exhibit, opposite=weighing.negation, arguments=arguments
         )
@@ -96,3 +98,12 @@ async def weigh(
         [weighing.stances[i] for i in weighing.order], weighing.calibration, strong_at=desk.strong_at, decide_at=desk.decide_at
     )
     return result, argued, [i for i in to_read if i not in argued]
+
+
+def _arguments_about(item: str, turns: Sequence[Turn], reread_with: str) -> list[tuple[str, str]]:
+    """The arguments an item is read again with: those citing it, then (every side) each other debater's latest of the round."""
+    citing = [t for t in turns if item in t.cited]
+    if reread_with == "every side":
+        sides = {t.agent: t for t in turns}  # each debater's latest turn of the round
+        citing += [t for agent, t in sides.items() if all(c.agent != agent for c in citing)]
+    return [(t.agent, argument_text(t.text)) for t in citing]

@@ -209,3 +209,15 @@ def test_without_a_calibration_a_debate_asks_the_judge_as_before(demo_data_dir: 
     config = _config("toolmad", grounded="on")
     readings = [e for e in stream_run(CLAIM, config, make_services(demo_data_dir, embedder)) if isinstance(e, BeliefRead)]
     assert readings and all(r.method == "logprobs" for r in readings), "nothing to weigh with: the letters"
+
+
+def test_an_item_is_read_again_with_every_sides_argument_of_the_round_or_only_the_citing_ones() -> None:
+    from pipelines.domain import Turn
+
+    rag = Turn(id="RAG-r2", agent="RAG", round=2, text="E1 shows it [E1].\nLabel: SUPPORTS", cited=("E1",))
+    search = Turn(id="Search-r2", agent="Search", round=2, text="Nothing settles it.\nLabel: NOT ENOUGH INFO")
+    every = weighing._arguments_about("E1", [rag, search], "every side")
+    assert [who for who, _ in every] == ["RAG", "Search"], "the citing side first, the other side's answer beside it"
+    assert [who for who, _ in weighing._arguments_about("E1", [rag, search], "citing")] == ["RAG"]
+    both_cite = Turn(id="Search-r2", agent="Search", round=2, text="E1 says otherwise [E1].", cited=("E1",))
+    assert [who for who, _ in weighing._arguments_about("E1", [rag, both_cite], "every side")] == ["RAG", "Search"], "no side twice"
