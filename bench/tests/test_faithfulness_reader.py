@@ -43,6 +43,6 @@ def test_the_probe_reads_each_sentence_both_ways_and_says_whether_the_letters_fo
     assert rows and len({r["turn"] for r in rows}) == 1
     for row in rows:
         assert set(row["none_last"]) == {*(f"[{i}]" for i in row["evidence_ids"]), "none of them"} == set(row["none_first"])
-        assert list(row["none_first"])[0] == "none of them" and list(row["none_last"])[-1] == "none of them"
+        assert next(iter(row["none_first"])) == "none of them" and list(row["none_last"])[-1] == "none of them"
         assert len(row["yes_both_orders"]) == 2
     assert analyse_probe(rows).startswith(f"{len(rows)} sentences of 1 answers")

@@ -8,10 +8,10 @@ can keep its belief the same way (``belief.debate_reader``):
 
 1. it starts from desk's reading of its exhibits (their stances, the claim's opposite, the
    calibration), which grounding made before the debate;
-2. after each round, the evidence that round's turns cite is read again with the round's
-   arguments (``belief.reread_with``: every side, the turns citing it first and each other
-   debater's argument beside them, as desk reads a contested exhibit with both sides; or only
-   the turns citing it), each cut as a contested exhibit's arguments are, and
+2. after each round, the evidence that round's turns cite is read again with the arguments
+   made about it (``belief.reread_with``: the turns citing it; or every side, each other
+   debater's argument of the round beside them, as desk reads a contested exhibit), each cut
+   as a contested exhibit's arguments are, and
    evidence the debate found that was never read is read for the first time, at most
    ``belief.reread`` items a reading;
 3. every item's latest stance is weighed and calibrated as desk weighs its exhibits; the
