@@ -20,6 +20,7 @@ from pipelines.domain import Verdict
 from pipelines.eval.labels import canonical
 from pipelines.events import BeliefRead
 from pipelines.record.labels import common_label
+from pipelines.stages.belief import READ_AGAIN
 from pipelines.text.probability import BELIEF_WORDS, percent
 from pipelines.text.safety import escape_markdown
 
@@ -138,11 +139,18 @@ def verdict_line(readings: Sequence[BeliefRead], verdict: Verdict | None) -> str
 def belief_caption(readings: Sequence[BeliefRead]) -> str:
     """How the readings were made, and how far this model's belief could be read when it was calibrated (Markdown, escaped)."""
     if all(r.method == "exhibits" for r in readings):
-        return (
+        text = (
             "Weighed as desk weighs its exhibits: each item's stance read on its own from the model's answer letters in both "
             "option orders, then weighed and calibrated; after a round or a debate, the items argued over are read again with "
             "the arguments made about them."
         )
+        if any(READ_AGAIN in r.over for r in readings):
+            text += (
+                " Measured on the embedded model, an exhibit read with an argument beside it leans the argument's way, a misreading "
+                "too: a swing says what the arguments did to the model's reading, and the calibrated ruling reads the exhibits "
+                "again only where strong ones point both ways."
+            )
+        return text
     text = "Read from the judge's answer letters in both orders of the two sides (averaged): a reading beside the ruling, not the ruling itself."
     sampled = next((r.note for r in readings if r.method == "sampling"), "")
     measured = next((r.reliability for r in readings if r.reliability), "")

@@ -33,7 +33,7 @@ from pipelines.prompts import load_prompt
 from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import Review, RunContext
 from pipelines.stages.argument import stream_turn
-from pipelines.stages.belief import read_belief, weighed_belief
+from pipelines.stages.belief import READ_AGAIN, read_belief, weighed_belief
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
@@ -235,7 +235,7 @@ async def _debate(ctx: RunContext, reading: Reading) -> Aggregate:
     result = await reread_contested(ctx, reading, arguments)
     if weighed:
         await weighed_belief(
-            ctx, round=1, result=result, exhibits=reading.exhibits, what="after the debate, the contested exhibits read again"
+            ctx, round=1, result=result, exhibits=reading.exhibits, what=f"after the debate, the contested exhibits {READ_AGAIN}"
         )
     return result
 

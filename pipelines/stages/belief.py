@@ -33,6 +33,10 @@ from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import Weighing, weigh, weighs
 from pipelines.text.probability import belief_line
 
+READ_AGAIN = (
+    "read again"  # in a reading's ``over`` when items were read again with the debate's arguments (the chart's caption looks for it)
+)
+
 LABELS: tuple[Label, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 LETTERS = ("A", "B", "C")
 ORDERS: tuple[tuple[Label, ...], ...] = (("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"), ("REFUTES", "SUPPORTS", "NOT ENOUGH INFO"))
@@ -199,7 +203,7 @@ async def _weighed_reading(
         ctx.emit(StageFailed(stage="belief", reason=f"{exc}; the belief {what} is not shown"))
         return None
     read = [
-        *([f"{_items(argued)} read again with the arguments made about them"] if argued else []),
+        *([f"{_items(argued)} {READ_AGAIN} with the arguments made about them"] if argued else []),
         *([f"{_items(fresh)} read for the first time"] if fresh else []),
     ]
     over = f"{what}: {', '.join(read) or 'nothing new read'}; {_items(weighing.order)} weighed"

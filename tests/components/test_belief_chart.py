@@ -65,3 +65,6 @@ def test_the_caption_says_how_far_this_models_belief_could_be_read_escaped_for_m
     assert belief_caption([weighed]).startswith("Weighed as desk weighs its exhibits") and "no better than chance" not in belief_caption(
         [weighed]
     )
+    reread = weighed.model_copy(update={"round": 1, "over": "after round 1: 1 item read again with the arguments made about them"})
+    assert "leans the argument's way" in belief_caption([weighed, reread]), "a swing after arguments is said for what it is"
+    assert "leans the argument's way" not in belief_caption([weighed]), "no re-read, nothing to warn of"
