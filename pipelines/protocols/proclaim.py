@@ -403,6 +403,7 @@ async def _arguments(
     stage = "role switch: arguments" if switched else f"round {number}: arguments"
     ctx.emit(StageStarted(stage=stage, detail="both counsels argue, citing exhibits"))
     evidence = _show(ctx, cfg, court)
+    history = _history(court)
     testimony = "\n".join(court.testimony) or "(none)"
 
     async def argue(counsel: CourtPersona, side: CourtPersona) -> tuple[str, Turn]:
@@ -412,9 +413,6 @@ async def _arguments(
             if switched
             else ""
         )
-        # Switched, a counsel does not read what the other counsel argued for its new side: shown it, the embedded model wrote
-        # it again (12 of the 20 copying turns in 7 dev claims of the protocols comparison; 5 were in the debate proper).
-        history = _history(court, leave_out=side.name if switched else "")
         messages = _counsel_prompt(
             "proclaim_argument", ctx, court, side, number, evidence=evidence, history=history, testimony=testimony, note=note
         )
@@ -734,10 +732,8 @@ def _counsel_prompt(name: str, ctx: RunContext, court: Court, counsel: CourtPers
     )
 
 
-def _history(court: Court, *, leave_out: str = "") -> str:
-    """The court's last messages; ``leave_out`` a side: the messages its counsel wrote for it are not shown."""
-    kept = [(speaker, text) for speaker, text in court.messages if not (leave_out and speaker.startswith(f"{leave_out}, round"))]
-    recent = kept[-HISTORY_MESSAGES:]
+def _history(court: Court) -> str:
+    recent = court.messages[-HISTORY_MESSAGES:]
     if not recent:
         return "(no arguments yet)"
     return "\n".join(f"{speaker}: {' '.join(text.split())[:900]}" for speaker, text in recent)
