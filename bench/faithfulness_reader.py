@@ -33,7 +33,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,15 @@ from pipelines.llm.client import LLM
 from pipelines.llm.registry import build_chat_model
 from pipelines.prompts import load_prompt
 from pipelines.record.store import RunStore
-from pipelines.stages.faithfulness import READ_LETTERS, Faithfulness, FaithfulnessResult, answer_statements, without_citations
+from pipelines.stages.faithfulness import (
+    NONE_OF_THEM,
+    READ_LETTERS,
+    Faithfulness,
+    FaithfulnessResult,
+    answer_statements,
+    read_options,
+    without_citations,
+)
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
 
@@ -92,29 +100,31 @@ async def score(llm: LLM, calls: list[ModelCallCompleted], reader: str, claim: s
     }
 
 
+def stored_answers(store_file: str, per_run: int) -> Iterator[tuple[str, str, Turn, list[Evidence]]]:
+    """Every completed toolmad run's answers in a store, newest run first: (run/turn key, claim, answer, its evidence)."""
+    store = RunStore(f"sqlite:///{Path(store_file).resolve()}")
+    for run in store.list_runs(limit=1000):
+        if run.protocol == "toolmad" and run.status == "completed":
+            for claim, turn, evidence in answers(store.events(run.id), per_run):
+                yield f"{run.id}/{turn.id}", claim, turn, evidence
+
+
+def scorer(backend: str, on_call: Callable[[ModelCallCompleted], None] | None = None) -> LLM:
+    """The scorer both readers ask, with token probabilities, at temperature 0, uncached."""
+    chat = build_chat_model(ModelSpec(backend=backend, logprobs=True), AppSettings())
+    return LLM(chat, role="scorer", model_name="qwen", params={"temperature": 0.0}, on_call=on_call)
+
+
 async def collect(args: argparse.Namespace) -> None:
-    store = RunStore(f"sqlite:///{Path(args.store).resolve()}")
-    settings = AppSettings()
     calls: list[ModelCallCompleted] = []
-    llm = LLM(
-        build_chat_model(ModelSpec(backend=args.backend, logprobs=True), settings),
-        role="scorer",
-        model_name="qwen",
-        params={"temperature": 0.0},
-        on_call=calls.append,
-    )
+    llm = scorer(args.backend, calls.append)
     out = Path(args.records)
     done = {r["turn"] for r in read_records(out)}
     taken = len(done)
-    for run in store.list_runs(limit=1000):
+    for key, claim, turn, evidence in stored_answers(args.store, args.per_run):
         if taken >= args.limit:
             break
-        if run.protocol != "toolmad" or run.status != "completed":
-            continue
-        for claim, turn, evidence in answers(store.events(run.id), args.per_run):
-            key = f"{run.id}/{turn.id}"
-            if key in done or taken >= args.limit:
-                continue
+        if key not in done:
             line: dict[str, Any] = {"turn": key, "evidence": len(evidence)}
             for reader in READERS:
                 line[reader] = await score(llm, calls, reader, claim, turn, evidence)
@@ -134,15 +144,13 @@ YES_NO_SYSTEM = (
     "Answer with one letter."
 )
 YES, NO = "The evidence states or clearly implies it.", "The evidence does not state it."
-NONE = "none of them"
 
 
 def item_question(shown: str, statement: str, evidence: Sequence[Evidence], none_first: bool) -> tuple[list[BaseMessage], list[str]]:
     """The read question with "none of them" last (as shipped) or first; the options' texts in letter order."""
     items = [f"[{e.id}]" for e in evidence]
-    texts = [NONE, *items] if none_first else [*items, NONE]
-    letters = READ_LETTERS[: len(texts)]
-    options = "\n".join([*(f"{letter}. {text}" for letter, text in zip(letters, texts, strict=True)), options_line(tuple(letters))])
+    texts = [NONE_OF_THEM, *items] if none_first else [*items, NONE_OF_THEM]
+    options, _ = read_options(texts)
     return load_prompt("faithfulness_read").render(evidence=shown, statement=statement, options=options), texts
 
 
@@ -157,37 +165,32 @@ def yes_no_question(shown: str, statement: str, yes_first: bool) -> list[BaseMes
 
 async def probe(args: argparse.Namespace) -> None:
     """Every sentence of the answers, read each way, every probability kept."""
-    store = RunStore(f"sqlite:///{Path(args.store).resolve()}")
-    llm = LLM(build_chat_model(ModelSpec(backend=args.backend, logprobs=True), AppSettings()), role="scorer", model_name="qwen")
+    llm = scorer(args.backend)
     out = Path(args.records)
     done = {(r["turn"], r["sentence"]) for r in read_records(out)}
     taken: set[str] = set()
-    for run in store.list_runs(limit=1000):
-        if run.protocol != "toolmad" or run.status != "completed":
+    for key, _claim, turn, evidence in stored_answers(args.store, args.per_run):
+        if len(taken) >= args.limit and key not in taken:
             continue
-        for _claim, turn, evidence in answers(store.events(run.id), args.per_run):
-            key = f"{run.id}/{turn.id}"
-            if len(taken) >= args.limit and key not in taken:
+        taken.add(key)
+        items = evidence[: len(READ_LETTERS) - 1]
+        shown = format_evidence(items, max_chars=700)
+        for sentence in answer_statements(turn.text, 8):
+            if (key, sentence) in done:
                 continue
-            taken.add(key)
-            items = evidence[: len(READ_LETTERS) - 1]
-            shown = format_evidence(items, max_chars=700)
-            for sentence in answer_statements(turn.text, 8):
-                if (key, sentence) in done:
-                    continue
-                statement = without_citations(sentence)
-                line: dict[str, Any] = {"turn": key, "sentence": sentence, "evidence_ids": [e.id for e in items]}
-                for name, first in (("none_last", False), ("none_first", True)):
-                    messages, texts = item_question(shown, statement, items, first)
-                    read = await estimate_label_probabilities(llm, messages, READ_LETTERS[: len(texts)], max_tokens=1)
-                    line[name] = {text: read.probabilities[letter] for letter, text in zip(READ_LETTERS, texts, strict=False)}
-                yes = []
-                for yes_first in (True, False):
-                    read = await estimate_label_probabilities(llm, yes_no_question(shown, statement, yes_first), ("A", "B"), max_tokens=1)
-                    yes.append(read.probabilities["A" if yes_first else "B"])
-                line["yes_both_orders"] = yes
-                with out.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(line) + "\n")
+            statement = without_citations(sentence)
+            line: dict[str, Any] = {"turn": key, "sentence": sentence, "evidence_ids": [e.id for e in items]}
+            for name, first in (("none_last", False), ("none_first", True)):
+                messages, texts = item_question(shown, statement, items, first)
+                read = await estimate_label_probabilities(llm, messages, READ_LETTERS[: len(texts)], max_tokens=1)
+                line[name] = {text: read.probabilities[letter] for letter, text in zip(READ_LETTERS, texts, strict=False)}
+            yes = []
+            for yes_first in (True, False):
+                read = await estimate_label_probabilities(llm, yes_no_question(shown, statement, yes_first), ("A", "B"), max_tokens=1)
+                yes.append(read.probabilities["A" if yes_first else "B"])
+            line["yes_both_orders"] = yes
+            with out.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(line) + "\n")
 
 
 def analyse_probe(rows: Sequence[dict[str, Any]]) -> str:
@@ -200,7 +203,7 @@ def analyse_probe(rows: Sequence[dict[str, Any]]) -> str:
 
     same = sum(likeliest(r["none_last"]) == likeliest(r["none_first"]) for r in rows)
     second = [sum(list(r[order]).index(likeliest(r[order])) == 1 for r in rows) for order in ("none_last", "none_first")]
-    none = [sum(likeliest(r[order]) == NONE for r in rows) for order in ("none_last", "none_first")]
+    none = [sum(likeliest(r[order]) == NONE_OF_THEM for r in rows) for order in ("none_last", "none_first")]
     yes = [statistics.mean(r["yes_both_orders"]) for r in rows]
     first, then = [r["yes_both_orders"][0] for r in rows], [r["yes_both_orders"][1] for r in rows]
     orders = f"{statistics.correlation(first, then):.2f}" if len(set(first)) > 1 and len(set(then)) > 1 else "n/a (one order never moved)"

@@ -33,9 +33,8 @@ from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import Weighing, weigh, weighs
 from pipelines.text.probability import belief_line
 
-READ_AGAIN = (
-    "read again"  # in a reading's ``over`` when items were read again with the debate's arguments (the chart's caption looks for it)
-)
+# In a reading's ``over`` when items were read again with the debate's arguments (the chart's caption looks for it).
+READ_AGAIN = "read again"
 
 LABELS: tuple[Label, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 LETTERS = ("A", "B", "C")

@@ -41,6 +41,7 @@ from pipelines.text.stopwords import STOPWORDS
 Reader = Literal["generated", "read"]
 READ_LETTERS = "ABCDEFGHIJ"  # the read question's options: up to nine items, then "none of them"
 MIN_CONTENT_WORDS = 3  # a sentence with fewer ("I disagree.") makes no checkable statement
+NONE_OF_THEM = "none of them"  # the read question's last option
 
 
 class AnswerStatements(BaseModel):
@@ -97,6 +98,13 @@ def answer_statements(answer: str, most: int) -> list[str]:
     return list(dict.fromkeys(kept))[:most]
 
 
+def read_options(texts: Sequence[str]) -> tuple[str, str]:
+    """The read question's options block ("A. [E1]" ... and the Options line) for ``texts`` in letter order, and its letters."""
+    letters = READ_LETTERS[: len(texts)]
+    lines = [f"{letter}. {text}" for letter, text in zip(letters, texts, strict=True)]
+    return "\n".join([*lines, options_line(tuple(letters))]), letters
+
+
 def read_verdict(number: int, read: LabelDistribution, evidence: Sequence[Evidence], letters: str) -> StatementVerdict:
     """The likeliest letter as a verdict: an item's letter is that item's support, the last letter none."""
     item = letters.index(read.label)
@@ -144,9 +152,7 @@ class Faithfulness:
 
     async def _read(self, statements: list[str], evidence: list[Evidence]) -> dict[int, StatementVerdict]:
         """Step 2, read: one letter a statement (which item states it, or none), one statement after another (the evidence prefix stays cached)."""
-        letters = READ_LETTERS[: len(evidence) + 1]
-        lines = [f"{letter}. [{e.id}]" for letter, e in zip(letters, evidence, strict=False)]
-        options = "\n".join([*lines, f"{letters[-1]}. none of them", options_line(tuple(letters))])
+        options, letters = read_options([*(f"[{e.id}]" for e in evidence), NONE_OF_THEM])
         shown = format_evidence(evidence, max_chars=self.evidence_chars)
         verdicts: dict[int, StatementVerdict] = {}
         for number, statement in enumerate(statements, start=1):

@@ -11,9 +11,8 @@ can keep its belief the same way (``belief.debate_reader``):
 2. after each round, the evidence that round's turns cite is read again with the arguments
    made about it (``belief.reread_with``: the turns citing it; or every side, each other
    debater's argument of the round beside them, as desk reads a contested exhibit), each cut
-   as a contested exhibit's arguments are, and
-   evidence the debate found that was never read is read for the first time, at most
-   ``belief.reread`` items a reading;
+   as a contested exhibit's arguments are; evidence the debate found that was never read is
+   read for the first time; at most ``belief.reread`` items a reading;
 3. every item's latest stance is weighed and calibrated as desk weighs its exhibits; the
    probabilities are the belief.
 
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pipelines.calibration.files import Calibration
 from pipelines.domain import Evidence, Turn
 from pipelines.run.context import RunContext
+from pipelines.stages.debate_history import latest_by_agent
 from pipelines.stages.stance import Stance, argument_text, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, aggregate
 
@@ -104,6 +104,5 @@ def _arguments_about(item: str, turns: Sequence[Turn], reread_with: str) -> list
     """The arguments an item is read again with: those citing it, then (every side) each other debater's latest of the round."""
     citing = [t for t in turns if item in t.cited]
     if reread_with == "every side":
-        sides = {t.agent: t for t in turns}  # each debater's latest turn of the round
-        citing += [t for agent, t in sides.items() if all(c.agent != agent for c in citing)]
+        citing += [t for agent, t in latest_by_agent(turns).items() if all(c.agent != agent for c in citing)]
     return [(t.agent, argument_text(t.text)) for t in citing]

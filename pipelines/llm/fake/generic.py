@@ -28,9 +28,10 @@ def choice_distribution(view: PromptView) -> dict[str, float]:
     """The fake's probabilities over the prompt's options: a registered responder's, else generic."""
     options = view.options
     fn = CHOICE_RESPONDERS.get(frozenset(o.upper() for o in options))
-    stating = _stating_item(view, view.field("Statement"), options) if view.field("Statement") else None
+    statement = view.field("Statement")
+    stating = _stating_item(view, statement, options) if statement else None
     if stating is not None:  # "which item states this statement, or none of them": the item it overlaps most, if enough
-        raw = {o: 0.6 if o == stating else 0.4 / (len(options) - 1) for o in options}
+        raw = _favouring(stating, options)
     else:
         raw = fn(view, options) if fn is not None else _generic_choice(view, options)
     total = sum(max(0.0, raw.get(o, 0.0)) for o in options) or 1.0
@@ -40,7 +41,11 @@ def choice_distribution(view: PromptView) -> dict[str, float]:
 def _generic_choice(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
     # The option naming the fake's own label gets most of the mass; the rest share what is left.
     label = view.label()
-    favoured = next((o for o in options if o.upper() == label), options[0])
+    return _favouring(next((o for o in options if o.upper() == label), options[0]), options)
+
+
+def _favouring(favoured: str, options: tuple[str, ...]) -> dict[str, float]:
+    """Most of the mass on ``favoured``; the other options share what is left."""
     rest = (0.4 / (len(options) - 1)) if len(options) > 1 else 0.0
     return {o: 0.6 if o == favoured else rest for o in options}
 
