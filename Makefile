@@ -54,7 +54,8 @@ $(VENV)/.model-installed: requirements-model.txt $(VENV)/.installed
 # llama.cpp, compiled once from the llama.cpp source inside the pinned llama-cpp-python sdist: its shared
 # libraries (what llama-cpp-python loads, and the tests need), then llama.cpp's own server (parallel slots: see
 # pipelines/llm/embedded/server.py), which links the same libraries and compiles only its own files.
-# The libraries are copied into llama-cpp-python's lib folder, where it looks first.
+# The libraries are copied into llama-cpp-python's lib folder, where it looks first (install_libs.sh: a changed one
+# renamed over the old, never written in place, so a running server or app keeps working; the same bytes left alone).
 # If the server's build fails, `make run` goes on: the app then runs the model on the Python server, as
 # before. The attempt is recorded, so later runs do not retry it; `make llama-server` does.
 $(LLAMA_LIB): requirements.txt | $(VENV)/.installed
@@ -64,7 +65,7 @@ $(LLAMA_LIB): requirements.txt | $(VENV)/.installed
 	@tail -n 1 $(LLAMA_CPP_DIR)/build.log
 
 $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
-	cp -P -f $(LLAMA_CPP_DIR)/lib/lib*.so* "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \
+	bash pipelines/llm/embedded/install_libs.sh $(LLAMA_CPP_DIR)/lib "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \
 		lib = pathlib.Path(spec.origin).parent / "lib"; lib.mkdir(exist_ok=True); print(lib)')"
 	$(PY) -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__, "loads", llama_cpp.llama_cpp._lib._name)'
 	touch $@

@@ -52,13 +52,15 @@ nice -n 19 cmake --build "$work/build" --target "${targets[@]}" -j "$(nproc)"
 
 bin="$work/build/bin"
 mkdir -p "$out/lib"
-cp -P -f "$bin"/lib*.so* "$out/lib/"  # the versioned files and their links, as built
+bash "$(dirname "$0")/install_libs.sh" "$bin" "$out/lib"  # the versioned files and their links, as built; a loaded one renamed over, never written in place
 "$python" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$out/lib/libllama.so"
 echo "llama.cpp's libraries from llama-cpp-python $version's vendor/llama.cpp: $out/lib"
 if [[ " ${targets[*]} " == *" llama-server "* ]]; then
   mkdir -p "$out/bin"
-  install -m 755 "$bin/llama-server" "$out/bin/llama-server.tmp"
-  "$out/bin/llama-server.tmp" --version
-  mv "$out/bin/llama-server.tmp" "$out/bin/llama-server"
+  if ! cmp -s "$bin/llama-server" "$out/bin/llama-server"; then  # the same bytes: left alone
+    install -m 755 "$bin/llama-server" "$out/bin/llama-server.tmp"
+    "$out/bin/llama-server.tmp" --version
+    mv "$out/bin/llama-server.tmp" "$out/bin/llama-server"  # renamed over: a running server keeps its own
+  fi
   echo "llama-server from llama-cpp-python $version's vendor/llama.cpp: $out/bin/llama-server"
 fi
