@@ -8,8 +8,8 @@ limit starts with the sample of any smaller one), after its first ``--skip M``. 
 each protocol runs it as a stored run (web off, corpus ``check-covid``) and one JSON line is
 appended to ``--records`` at once: the label, the stated confidence, p(supported) where the
 protocol states one, the judge's belief after each round where it was read, the seconds and
-tokens. A claim a protocol has already answered in the records file is not run again, so a
-killed run goes on where it stopped, and a later part (``--skip``) or a wider ``--protocols``
+tokens. A claim a protocol has already answered in the records file is not run again (a failed
+run is, at the next start), so a killed run goes on where it stopped, and a later part (``--skip``) or a wider ``--protocols``
 adds to the same file.
 
 The table is computed from every record in the file for the chosen claims and protocols
@@ -80,8 +80,13 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def answered(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
-    """(protocol, claim id) pairs already in the records."""
-    return {(r["protocol"], r["id"]) for r in records}
+    """(protocol, claim id) pairs already in the records, but for failed runs: those are run again at the next start.
+
+    A run fails when the model server went away under it (seen: a rebuild of the server beside the
+    bench), and the claim is then not answered at all; its record stays in the file, and the newest
+    record of a claim is the one the table counts.
+    """
+    return {(r["protocol"], r["id"]) for r in records if r.get("status") != "failed"}
 
 
 def stated_p_supported(label: str | None, confidence: float | None, p_supported: float | None) -> float | None:

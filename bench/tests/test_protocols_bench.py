@@ -48,6 +48,23 @@ def test_every_protocol_answers_the_same_claims_and_a_second_run_resumes(
     assert all(title in rendered for title, _ in EXTRA_ROWS)
 
 
+def test_a_failed_run_is_run_again_at_the_next_start_and_the_newest_record_counts(
+    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    item = claims(dataset, labels="three", limit=1, skip=0)[0]
+    records = tmp_path / "records.jsonl"
+    failed = {"protocol": "single", "id": item.id, "claim": item.claim, "gold": item.label, "predicted": None, "status": "failed",
+              "error": "cannot reach the endpoint serving the model: Connection error."}  # fmt: skip
+    records.write_text(json.dumps(failed) + "\n" + json.dumps(failed | {"protocol": "mad", "status": "completed", "error": ""}) + "\n")
+    assert run_part([item], dataset, services, ["single", "mad"], records, backend="fake", quiet=True) == 1, "only the failed one"
+    rows = read_records(records)
+    assert [r["status"] for r in rows if r["protocol"] == "single"] == ["failed", "completed"], "the failed record stays in the file"
+    columns = columns_of([r | {"load": [0.0, 0.0], "load_max": 0.0} for r in rows if r["protocol"] == "single"], ["single"], {item.id})
+    assert columns["single"]["failed"] == 0 and columns["single"]["claims"] == 1, "the newest record is the one counted"
+
+
 def test_a_cut_line_is_left_out_and_a_stated_side_becomes_p_supported(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps({"protocol": "desk", "id": "1"}) + "\n" + '{"protocol": "de')
