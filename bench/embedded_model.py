@@ -26,6 +26,7 @@ from openai import OpenAI
 
 from pipelines.config import AppSettings
 from pipelines.llm.embedded import assemble_model, default_threads, ensure_server
+from pipelines.llm.embedded.server import read_state
 
 CLAIMS = (
     "Masks reduce transmission of respiratory viruses.",
@@ -61,7 +62,10 @@ def main() -> None:
             f"server ready in {time.perf_counter() - started:.1f} s at {base_url} ({threads} thread(s) if it started now); model {model.name}"
         )
         model_name = model.stem
-    client = OpenAI(base_url=base_url, api_key="embedded", timeout=600)
+    state = None if args.base_url else read_state(settings.model_cache)
+    # the app's server takes its own key (a server you started yourself, any)
+    key = state.api_key if state is not None and state.base_url == base_url and state.api_key else "embedded"
+    client = OpenAI(base_url=base_url, api_key=key, timeout=600)
     ttfts, rates = [], []
     for i in range(args.runs):
         claim = CLAIMS[i % len(CLAIMS)]
