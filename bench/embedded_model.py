@@ -26,7 +26,7 @@ from openai import OpenAI
 
 from pipelines.config import AppSettings
 from pipelines.llm.embedded import assemble_model, default_threads, ensure_server
-from pipelines.llm.embedded.server import read_state
+from pipelines.llm.embedded.server import client_key, read_state
 
 CLAIMS = (
     "Masks reduce transmission of respiratory viruses.",
@@ -63,9 +63,7 @@ def main() -> None:
         )
         model_name = model.stem
     state = None if args.base_url else read_state(settings.model_cache)
-    # the app's server takes its own key (a server you started yourself, any)
-    key = state.api_key if state is not None and state.base_url == base_url and state.api_key else "embedded"
-    client = OpenAI(base_url=base_url, api_key=key, timeout=600)
+    client = OpenAI(base_url=base_url, api_key=client_key(state, base_url), timeout=600)
     ttfts, rates = [], []
     for i in range(args.runs):
         claim = CLAIMS[i % len(CLAIMS)]

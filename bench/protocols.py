@@ -9,8 +9,8 @@ each protocol runs it as a stored run (web off, corpus ``check-covid``) and one 
 appended to ``--records`` at once: the label, the stated confidence, p(supported) where the
 protocol states one, the judge's belief after each round where it was read, the seconds and
 tokens. A claim a protocol has already answered in the records file is not run again (a failed
-run is, at the next start), so a killed run goes on where it stopped, and a later part (``--skip``) or a wider ``--protocols``
-adds to the same file.
+run is, at the next start), so a killed run goes on where it stopped, and a later part
+(``--skip``) or a wider ``--protocols`` adds to the same file.
 
 The table is computed from every record in the file for the chosen claims and protocols
 (``bench/desk.py``'s figures): binary accuracy, 3-label macro-F1, ECE where a confidence is

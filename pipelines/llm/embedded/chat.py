@@ -106,7 +106,7 @@ def build_embedded(spec: ModelSpec, settings: AppSettings) -> BaseChatModel:
         cache_ram_mib=settings.llama_cache_ram,
     )
     state = server.read_state(settings.model_cache)
-    key = state.api_key if state is not None and state.base_url == base_url and state.api_key else "embedded"  # the server's own key
+    key = server.client_key(state, base_url)
     chat = chat_model_for_endpoint(spec, base_url=base_url, api_key=key, model=model_path.stem, chat_class=LlamaCppChatOpenAI)
     assert isinstance(chat, LlamaCppChatOpenAI)
     chat.token_probabilities = spec.logprobs

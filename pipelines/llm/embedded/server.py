@@ -353,6 +353,15 @@ def read_state(cache_dir: Path) -> ServerState | None:
         return None
 
 
+def client_key(state: ServerState | None, base_url: str) -> str:
+    """The API key a client of ``base_url`` sends: the recorded server's own, else any ("embedded").
+
+    A server this app started at ``base_url`` takes its key; one started before keys, or one you
+    started yourself, takes none and accepts whatever is sent.
+    """
+    return state.api_key if state is not None and state.base_url == base_url and state.api_key else "embedded"
+
+
 def write_state(cache_dir: Path, state: ServerState) -> None:
     temp = cache_dir / "server.json.tmp"
     temp.unlink(missing_ok=True)
