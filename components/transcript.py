@@ -27,6 +27,7 @@ from pipelines.events import (
     CheckerStruckEvidence,
     Event,
     ModelCallCompleted,
+    ModelServerRestarted,
     QueryIssued,
     RoundStarted,
     RunFailed,
@@ -108,6 +109,13 @@ class RunView:
             case StageCompleted(stage=stage, detail=detail):
                 self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
                 self.refresh_evidence()  # a search just ended: what it found shows now, not when the first turn ends
+            case ModelServerRestarted(role=role, reason=reason, seconds=seconds):
+                note = (
+                    f"The model server stopped mid-run ({reason[:160]}) and was started again in {seconds:.0f} s; "
+                    f"the {role}'s call it broke was asked again. Nothing answered before was lost or asked again."
+                )
+                self.log(f"🔁 {escape_markdown(note)}")
+                self._section(self.current_round).warning(f"🔁 {escape_markdown(note)}")
             case StageFailed(stage=stage, reason=reason):
                 self.log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
                 self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")

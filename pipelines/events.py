@@ -180,6 +180,19 @@ class VerdictReached(Event):
     verdict: Verdict
 
 
+class ModelServerRestarted(Event):
+    """The local model server stopped mid-run and was started again; the call it broke was asked again.
+
+    ``role``: whose call lost the server; ``reason``: the error that call got; ``seconds``: how
+    long the new server took to start. Calls already answered are not asked again.
+    """
+
+    type: Literal["ModelServerRestarted"] = "ModelServerRestarted"
+    role: str
+    reason: str
+    seconds: float = Field(ge=0)
+
+
 class RunFailed(Event):
     """The run could not finish; what it produced so far is kept."""
 

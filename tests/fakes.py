@@ -8,14 +8,16 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
 from pipelines.access.users import hash_password
-from pipelines.config import AppSettings, RunConfig
-from pipelines.errors import ToolUnavailableError
+from pipelines.config import AppSettings, ModelSpec, RunConfig
+from pipelines.errors import BackendUnavailableError, ToolUnavailableError
 from pipelines.llm.fake import FakeChatModel
+from pipelines.llm.registry import Backend
 from pipelines.run.services import Services
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebResult
@@ -218,3 +220,85 @@ def users_file(path: Path) -> Path:
         encoding="utf-8",
     )
     return path
+
+
+class LostConnection(ConnectionError):
+    """What a client gets from a model server that has gone away (refused, or closed mid-answer)."""
+
+
+class LocalServer:
+    """A stand-in for the embedded model's local server: it runs, it can die, and it can be started again.
+
+    ``die_at_call``: the server dies as call number N (counted across every model built on it)
+    arrives; ``mid_stream``: when N is a streamed call, it dies after the answer's first chunk.
+    ``can_start``: False, and a start after the first fails (the model file is gone, say).
+    """
+
+    def __init__(self, die_at_call: int | None = None, *, mid_stream: bool = False, can_start: bool = True) -> None:
+        self.generation = 0
+        self.alive = False
+        self.starts = 0
+        self.calls = 0
+        self.die_at_call = die_at_call
+        self.mid_stream = mid_stream
+        self.can_start = can_start
+
+    def ensure(self) -> int:
+        """The running server's generation, starting one when none runs (as ``ensure_server`` does)."""
+        if not self.alive:
+            if self.starts and not self.can_start:
+                raise BackendUnavailableError("the model server did not start: model file missing (test)")
+            self.generation += 1
+            self.alive = True
+            self.starts += 1
+        return self.generation
+
+    def call(self, generation: int, *, streamed: bool = False) -> bool:
+        """One call arriving from a client of ``generation``; True when it is to die after the first chunk."""
+        if not self.alive or generation != self.generation:
+            raise LostConnection("Connection refused (test)")
+        self.calls += 1
+        if self.calls == self.die_at_call:
+            if streamed and self.mid_stream:
+                return True
+            self.alive = False
+            raise LostConnection("Server disconnected without sending a response (test)")
+        return False
+
+
+class ServedChat(FakeChatModel):
+    """The fake model behind a ``LocalServer``: it answers while the server it was built on runs."""
+
+    server: Any = None
+    generation: int = 0
+    openai_api_base: str = ""  # as the embedded model's chat has: each start of the server has its own port
+
+    def _answer(self, messages: list[BaseMessage], params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        self.server.call(self.generation)
+        return super()._answer(messages, params)
+
+    async def _astream(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        dies = self.server.call(self.generation, streamed=True)
+        text, _ = super()._answer(messages, kwargs)
+        for i, piece in enumerate(self._chunks(text)):
+            if dies and i == 1:
+                self.server.alive = False
+                raise LostConnection("peer closed connection without sending complete message body (test)")
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            await asyncio.sleep(0)
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=self._usage(messages, text)))
+
+
+def local_server_backend(server: LocalServer, name: str = "local-fake") -> Backend:
+    """A backend like the embedded one, on ``server``: built models start it, and a model on a dead server no longer serves."""
+
+    def build(spec: ModelSpec, settings: AppSettings) -> ServedChat:
+        generation = server.ensure()
+        return ServedChat(server=server, generation=generation, openai_api_base=f"http://127.0.0.1:{8600 + generation}/v1")
+
+    def still_serves(chat: BaseChatModel, settings: AppSettings) -> bool:
+        return server.alive and getattr(chat, "generation", None) == server.generation
+
+    return Backend(name=name, build=build, description="a fake local server (tests)", is_real_model=False, still_serves=still_serves)

@@ -47,6 +47,7 @@ from pipelines.events import (
     ExhibitStanceRead,
     LabelProbabilitiesEstimated,
     MemoryRecalled,
+    ModelServerRestarted,
     OmittedContextFound,
     QueryIssued,
     ReasoningStepTaken,
@@ -350,6 +351,11 @@ def _print_human(evt: Event) -> None:
             print(f"  ! {reason}", flush=True)
         case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy):
             print(f"  source policy ({policy}) refused {filtered} web result(s); {kept} kept", flush=True)
+        case ModelServerRestarted(role=role, reason=reason, seconds=seconds):
+            print(
+                f"  ! the model server stopped mid-run ({reason[:160]}); started again in {seconds:.0f} s, the {role}'s call asked again",
+                flush=True,
+            )
         case StageFailed(stage=stage, reason=reason):
             print(f"  ! {stage} failed: {reason}", flush=True)
         case BeliefRead(over=over, probabilities=probabilities):

@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -28,10 +28,14 @@ from pipelines.errors import BackendUnavailableError, DebateDeskError, ModelOutp
 from pipelines.events import ModelCallCompleted
 from pipelines.llm import structured_modes
 from pipelines.llm.limits import Budget
+from pipelines.text.streamed import StreamedAgain
 
 T = TypeVar("T", bound=BaseModel)
 log = logging.getLogger(__name__)
 CallListener = Callable[[ModelCallCompleted], None]
+# Given the chat model whose call lost its connection: a chat model on a server started again, or
+# None where the server still runs (then the fault is another, and the call fails as it did).
+Reconnect = Callable[[BaseChatModel, Exception], Awaitable[BaseChatModel | None]]
 
 
 class ResponseCache(Protocol):
@@ -125,6 +129,7 @@ class LLM:
         cache: ResponseCache | None = None,
         params: dict[str, Any] | None = None,
         budget: Budget | None = None,
+        reconnect: Reconnect | None = None,
     ) -> None:
         self.chat = chat
         self.role = role
@@ -135,6 +140,7 @@ class LLM:
         self._cache = cache
         self._params = params or {}
         self._budget = budget
+        self._reconnect = reconnect
         self._endpoint = structured_modes.endpoint_of(chat, model_name)
 
     async def stream(self, messages: Sequence[BaseMessage], on_delta: Callable[[str], None], *, max_tokens: int | None = None) -> str:
@@ -147,27 +153,37 @@ class LLM:
             return cached
         async with self._slot():
             self._spend()
-            started = time.perf_counter()
-            parts: list[str] = []
-            usage: dict[str, Any] | None = None
-            try:
-                async for chunk in self.chat.astream(list(messages), None, **limit):
-                    text = _chunk_text(chunk)
-                    if text:
-                        parts.append(text)
-                        on_delta(text)
-                    if isinstance(chunk, AIMessageChunk) and chunk.usage_metadata:
-                        usage = dict(chunk.usage_metadata)
-            except asyncio.CancelledError:
-                self._record(messages, "".join(parts), usage, time.perf_counter() - started, cancelled=True)
-                raise
-            except Exception as exc:  # endpoint errors get a message that says how to fix them
-                raise _as_backend_error(exc, self.model_name) from exc
-            text = "".join(parts)
-            self._record(messages, text, usage, time.perf_counter() - started)
-            if self._cache is not None:
-                self._cache.put(key, text)
-            return text
+            shown = ""  # what on_delta was given before the connection was lost, if it was
+            for attempt in range(2):
+                started = time.perf_counter()
+                parts: list[str] = []
+                usage: dict[str, Any] | None = None
+                again = StreamedAgain(shown)
+                chat = self.chat
+                try:
+                    async for chunk in chat.astream(list(messages), None, **limit):
+                        text = _chunk_text(chunk)
+                        if text:
+                            parts.append(text)
+                            unseen = again.unseen(text)
+                            if unseen:
+                                on_delta(unseen)
+                        if isinstance(chunk, AIMessageChunk) and chunk.usage_metadata:
+                            usage = dict(chunk.usage_metadata)
+                except asyncio.CancelledError:
+                    self._record(messages, "".join(parts), usage, time.perf_counter() - started, cancelled=True)
+                    raise
+                except Exception as exc:  # endpoint errors get a message that says how to fix them
+                    if attempt == 0 and await self._reconnected(chat, exc):
+                        shown = "".join(parts)
+                        continue  # asked again of the new server; the part already shown is not shown twice
+                    raise _as_backend_error(exc, self.model_name) from exc
+                text = "".join(parts)
+                self._record(messages, text, usage, time.perf_counter() - started)
+                if self._cache is not None:
+                    self._cache.put(key, text)
+                return text
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     async def text(self, messages: Sequence[BaseMessage]) -> str:
         """A free-text answer, not streamed."""
@@ -252,19 +268,47 @@ class LLM:
         """One call to the model, within the backend's concurrency bound, recorded (tokens, seconds) as it ends."""
         async with self._slot():
             self._spend()
-            started = time.perf_counter()
-            try:
-                message = await self.chat.ainvoke(list(messages), **kwargs)
-            except asyncio.CancelledError:
-                self._record(messages, "", None, time.perf_counter() - started, structured=structured, cancelled=True)
-                raise
-            except Exception as exc:  # endpoint errors get a message that says how to fix them
-                raise _as_backend_error(exc, self.model_name) from exc
-            assert isinstance(message, AIMessage)
-            usage = dict(message.usage_metadata) if message.usage_metadata else None
-            text = _chunk_text(message)
-            self._record(messages, text, usage, time.perf_counter() - started, structured=structured)
-            return message, text
+            for attempt in range(2):
+                started = time.perf_counter()
+                chat = self.chat
+                try:
+                    message = await chat.ainvoke(list(messages), **kwargs)
+                except asyncio.CancelledError:
+                    self._record(messages, "", None, time.perf_counter() - started, structured=structured, cancelled=True)
+                    raise
+                except Exception as exc:  # endpoint errors get a message that says how to fix them
+                    if attempt == 0 and await self._reconnected(chat, exc):
+                        continue  # asked again of the new server
+                    raise _as_backend_error(exc, self.model_name) from exc
+                assert isinstance(message, AIMessage)
+                usage = dict(message.usage_metadata) if message.usage_metadata else None
+                text = _chunk_text(message)
+                self._record(messages, text, usage, time.perf_counter() - started, structured=structured)
+                return message, text
+        raise AssertionError("unreachable: the second attempt returns or raises")
+
+    async def _reconnected(self, failed: BaseChatModel, exc: Exception) -> bool:
+        """Whether the server ``failed`` lost was started again (``self.chat`` now talks to it); asked once per call.
+
+        Only a lost connection is worth a new server; whether the server really died is the
+        ``reconnect`` hook's to tell (it checks that the recorded server still runs). Calls
+        under way at once may each lose the server; the first to ask gets the new one, the
+        others find ``self.chat`` moved on already.
+        """
+        if self._reconnect is None or not _lost_connection(exc):
+            return False
+        if self.chat is not failed:
+            return True  # another call of this role got a new server meanwhile
+        chat = await self._reconnect(failed, exc)
+        if chat is None or chat is failed:
+            return False
+        if self.chat is failed:
+            mode = structured_modes.known_mode(self._endpoint)
+            self.chat = chat
+            self._endpoint = structured_modes.endpoint_of(chat, self.model_name)
+            if mode is not None and structured_modes.known_mode(self._endpoint) is None:
+                structured_modes.learn(self._endpoint, mode)  # the same server program, on a new port
+        return True
 
     def _cached(self, key: str, messages: Sequence[BaseMessage], structured: str | None = None) -> str | None:
         if self._cache is None:
@@ -379,6 +423,15 @@ def _strip_fences(raw: str) -> str:
     return text.strip()
 
 
+def _lost_connection(exc: Exception) -> bool:
+    """Whether a call failed because the connection to its server failed or broke (refused, reset, closed mid-answer)."""
+    if isinstance(exc, ConnectionError):
+        return True
+    # By class name, so no client library is imported here: openai's (and langchain-openai's subclass of it), httpx's
+    lost = {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}
+    return any(cls.__name__ in lost for cls in type(exc).__mro__)
+
+
 def _as_backend_error(exc: Exception, model: str) -> Exception:
     """Endpoint and network failures become BackendUnavailableError; anything else is a bug and propagates."""
     if isinstance(exc, DebateDeskError):
@@ -389,7 +442,7 @@ def _as_backend_error(exc: Exception, model: str) -> Exception:
     if not is_endpoint_error:
         return exc
     name = type(exc).__name__
-    if "Connection" in name or "Timeout" in name:
+    if _lost_connection(exc) or "Connection" in name or "Timeout" in name:
         return BackendUnavailableError(
             f"cannot reach the endpoint serving {model}: {exc}. Check the base URL and that the server is running."
         )

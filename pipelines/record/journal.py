@@ -30,6 +30,7 @@ from pipelines.events import (
     Event,
     EvidenceRetrieved,
     ModelCallCompleted,
+    ModelServerRestarted,
     RunFailed,
     RunInterrupted,
     RunResumed,
@@ -39,12 +40,13 @@ from pipelines.events import (
 from pipelines.llm.client import ResponseCache
 from pipelines.record.store import RunStore
 from pipelines.stages.retrieval import evidence_key
+from pipelines.text.streamed import StreamedAgain
 from pipelines.tools.corpus_index import CorpusIndex, Hit, IngestReport, SearchMode
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.web import WebResult, WebSearch
 
 # Events that mark what happened to the run itself: never matched against earlier ones.
-_LIFECYCLE = (RunStarted, RunResumed, RunFailed, RunInterrupted)
+_LIFECYCLE = (RunStarted, RunResumed, RunFailed, RunInterrupted, ModelServerRestarted)
 
 
 class JournalSink(Protocol):
@@ -247,7 +249,7 @@ class EventDeduper:
     def __init__(self, recorded: Iterable[Event]) -> None:
         self._counts: Counter[str] = Counter()
         self._streamed: dict[str, str] = {}
-        self._matched: dict[str, int] = {}
+        self._again: dict[str, StreamedAgain] = {}
         for evt in recorded:
             if isinstance(evt, ArgumentDelta):
                 self._streamed[evt.turn_id] = self._streamed.get(evt.turn_id, "") + evt.text
@@ -271,19 +273,12 @@ class EventDeduper:
         return evt
 
     def _admit_delta(self, evt: ArgumentDelta) -> ArgumentDelta | None:
-        stored = self._streamed.get(evt.turn_id, "")
-        pos = self._matched.get(evt.turn_id, 0)
-        remaining = stored[pos:]
-        if not remaining:
-            return evt
-        if remaining.startswith(evt.text):
-            self._matched[evt.turn_id] = pos + len(evt.text)
+        again = self._again.setdefault(evt.turn_id, StreamedAgain(self._streamed.get(evt.turn_id, "")))
+        text = again.unseen(evt.text)
+        if text is None:
             self.suppressed += 1
             return None
-        self._matched[evt.turn_id] = len(stored)
-        if evt.text.startswith(remaining):
-            return evt.model_copy(update={"text": evt.text[len(remaining) :]})
-        return evt  # the live answer differs from the one cut off: keep it whole
+        return evt if text == evt.text else evt.model_copy(update={"text": text})
 
 
 def reserved_evidence_ids(events: Iterable[Event]) -> dict[str, str]:

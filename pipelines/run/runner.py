@@ -56,6 +56,7 @@ from pipelines.record.store import RunStore, busy_message
 from pipelines.run import step_gate
 from pipelines.run.context import Review, RunContext, Toolbox
 from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
+from pipelines.run.server_restart import ServerRestarts
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, StepGate, make_reviewer
 from pipelines.stages.scoring import reads_faithfulness
@@ -139,6 +140,7 @@ async def execute(
     protocol = get_protocol(config.protocol)
     journal_cache = JournalCache(journal) if journal is not None else None
     announced: set[str] = set()
+    restarts = ServerRestarts(services, emit)
 
     async def make_llm(role: str, spec: ModelSpec) -> LLM:
         backend = get_backend(spec.backend)
@@ -162,6 +164,8 @@ async def execute(
             cache=JournalFirstCache.over(journal_cache, services.response_cache if caches(spec) else None),
             params={"temperature": spec.temperature, "max_tokens": spec.max_tokens, "base_url": spec.base_url},
             budget=budget,
+            # A local server the run started can be started again when it dies mid-run; a remote endpoint cannot.
+            reconnect=restarts.hook(role, spec) if backend.still_serves is not None else None,
         )
 
     # Roles that want token probabilities first: the embedded server they start (with

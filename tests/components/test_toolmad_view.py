@@ -59,6 +59,7 @@ def render_hostile_run() -> None:
     from pipelines.domain import Evidence, Turn, Verdict
     from pipelines.events import (
         EvidenceRetrieved,
+        ModelServerRestarted,
         QueryIssued,
         RoundStarted,
         RunStarted,
@@ -83,6 +84,7 @@ def render_hostile_run() -> None:
         StatementChecked(turn_id="Search-r1", statement=bad, supported=True, evidence_id="E1"),
         ScoreComputed(target="Search-r1", metric="F", value=1.0, threshold=0.7, detail=bad),
         StageFailed(stage="RAG round 1 answer", reason=bad),
+        ModelServerRestarted(role="debater", reason=bad, seconds=14.2),
         VerdictReached(verdict=Verdict(label="SUPPORTS", rationale=bad, decided_by="judge", stop_reason=bad)),
     ]
     replay(events)
@@ -95,6 +97,7 @@ def test_text_from_pages_models_and_scorers_is_shown_as_text() -> None:
     rendered = [m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning]
     joined = "\n".join(rendered)
     assert "evil" in joined, "the hostile text is there, as text"
+    assert any("started again in 14 s" in w.value for w in at.warning), "a model server started again mid-run is told plainly"
     for element in rendered:
         assert "<script>" not in element and "](http" not in element and "![" not in element and ":red[" not in element
 

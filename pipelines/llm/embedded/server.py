@@ -103,6 +103,7 @@ def ensure_server(
             return state.base_url
         # A dead server's record is replaced; a live one that does not fit is left running
         # (another app may be using it) and simply stops being the recorded one.
+        _reap_dead()
         threads = n_threads or default_threads()
         native = native_server_binary(binary)
         if native is not None:
@@ -111,6 +112,17 @@ def ensure_server(
             state = _start_server(model, cache_dir, n_ctx, logprobs, threads, 1, None)
         write_state(cache_dir, state)
         return state.base_url
+
+
+def _reap_dead() -> None:
+    """Forget the servers this process started that have died (killed, crashed), collecting their exit status.
+
+    Without it each one stays in the process table as a zombie for the life of the app, and a
+    desk whose server died and was started again mid-run (pipelines/run/server_restart.py) would
+    collect one per death.
+    """
+    for entry in [entry for entry in _OWNED if entry[1].poll() is not None]:
+        _OWNED.remove(entry)
 
 
 def stop_server(cache_dir: Path) -> bool:

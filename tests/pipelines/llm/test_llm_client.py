@@ -120,3 +120,132 @@ def test_prompt_tokens_the_server_reused_are_recorded_and_counted_apart() -> Non
     assert cost.tokens_read == 3 + calls[1].tokens_in + calls[0].tokens_out + calls[1].tokens_out
     assert f"({cost.tokens_reused:,} reused from the server's prompt cache)" in cost.describe()
     assert "reused" not in Cost(calls=1, tokens_in=10).describe()
+
+
+# --- a lost server: the reconnect hook (pipelines/run/server_restart.py gives it for a local server) ---
+
+
+class _Gone(ConnectionError):
+    pass
+
+
+class _Breaks(FakeChatModel):
+    """Answers ``broken`` calls by losing the connection (after ``shown`` streamed chunks), then answers as the fake does."""
+
+    broken: int = 1
+    shown: int = 0
+
+    def _answer(self, messages, params):  # type: ignore[no-untyped-def]
+        if self.broken and not self.shown:
+            self.broken -= 1
+            raise _Gone("connection refused")
+        return super()._answer(messages, params)
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        breaking = self.broken > 0 and self.shown > 0
+        if breaking:
+            self.broken -= 1
+        async for i, chunk in _enumerate(super()._astream(messages, stop, run_manager, **kwargs)):
+            if breaking and i == self.shown:
+                raise _Gone("peer closed connection mid-answer")
+            yield chunk
+
+
+async def _enumerate(chunks):  # type: ignore[no-untyped-def]
+    i = 0
+    async for chunk in chunks:
+        yield i, chunk
+        i += 1
+
+
+def reconnecting(chat: FakeChatModel, to: FakeChatModel | None, calls: list[ModelCallCompleted] | None = None) -> tuple[LLM, list[str]]:
+    asked: list[str] = []
+
+    async def reconnect(failed, exc):  # type: ignore[no-untyped-def]
+        asked.append(f"{type(exc).__name__}: {exc}")
+        return to
+
+    llm = LLM(chat, role="judge", model_name="fake", on_call=(calls.append if calls is not None else None), reconnect=reconnect)
+    return llm, asked
+
+
+def test_a_call_that_lost_its_server_is_asked_again_of_the_new_one_once() -> None:
+    calls: list[ModelCallCompleted] = []
+    fresh = _Breaks(broken=0)
+    llm, asked = reconnecting(_Breaks(broken=5), fresh, calls)
+    answer = asyncio.run(llm.structured(load_prompt("search_queries").render(claim="c", n=1), Answer))
+    assert isinstance(answer, Answer) and asked == ["_Gone: connection refused"]
+    assert llm.chat is fresh and fresh.calls == 1 and len(calls) == 1, "one answered call, recorded once"
+
+
+def test_a_new_server_that_fails_too_or_none_started_fails_the_call_as_before() -> None:
+    messages = load_prompt("search_queries").render(claim="c", n=1)
+    llm, asked = reconnecting(_Breaks(broken=5), _Breaks(broken=5))
+    with pytest.raises(BackendUnavailableError, match="cannot reach the endpoint"):
+        asyncio.run(llm.text(messages))
+    assert len(asked) == 1, "asked again once, not in a loop"
+    still, asked = reconnecting(_Breaks(broken=5), None)
+    with pytest.raises(BackendUnavailableError, match="cannot reach the endpoint"):
+        asyncio.run(still.text(messages))
+    assert len(asked) == 1
+
+
+def test_only_a_lost_connection_asks_for_a_new_server() -> None:
+    llm, asked = reconnecting(FakeChatModel(fail_after=0), FakeChatModel())
+    with pytest.raises(BackendUnavailableError, match="simulated crash"):
+        asyncio.run(llm.text(load_prompt("search_queries").render(claim="c", n=1)))
+    assert asked == []
+
+
+def test_an_answer_broken_mid_stream_goes_on_from_where_it_was_shown() -> None:
+    messages = load_prompt("single_answer").render(claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses.")
+    whole = asyncio.run(make(FakeChatModel()).stream(messages, lambda _: None))
+    deltas: list[str] = []
+    llm, asked = reconnecting(_Breaks(broken=1, shown=2), FakeChatModel())
+    text = asyncio.run(llm.stream(messages, deltas.append))
+    assert asked == ["_Gone: peer closed connection mid-answer"]
+    assert text == whole and "".join(deltas) == whole, "the two chunks shown before the break are not shown again"
+
+
+def test_langchain_openai_s_own_connection_error_counts_as_a_lost_connection() -> None:
+    import httpx
+    from langchain_openai.chat_models.base import OpenAIConnectionError
+
+    from pipelines.llm.client import _lost_connection
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    assert _lost_connection(OpenAIConnectionError(message="Connection error.", request=request))
+    assert _lost_connection(httpx.RemoteProtocolError("peer closed connection without sending complete message body"))
+    assert not _lost_connection(ValueError("bad JSON"))
+
+
+class _BothInFlight(FakeChatModel):
+    """Loses the connection of every call, but only once ``waiting`` calls are under way at once."""
+
+    waiting: int = 2
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.waiting -= 1
+        while self.waiting > 0:
+            await asyncio.sleep(0.001)
+        raise _Gone("connection refused")
+
+
+def test_calls_under_way_together_that_lose_the_server_all_go_on_on_the_new_one() -> None:
+    fresh = FakeChatModel()
+    asked: list[str] = []
+
+    async def reconnect(failed, exc):  # type: ignore[no-untyped-def]
+        asked.append(str(exc))
+        await asyncio.sleep(0.01)  # a server takes a while to start; the other call's failure arrives meanwhile
+        return fresh
+
+    llm = LLM(_BothInFlight(), role="scorer", model_name="fake", reconnect=reconnect)
+    messages = load_prompt("search_queries").render(claim="c", n=1)
+
+    async def two() -> list[str]:
+        return list(await asyncio.gather(llm.text(messages), llm.text(messages)))
+
+    answers = asyncio.run(two())
+    assert len(answers) == 2 and all(answers) and fresh.calls == 2
+    assert llm.chat is fresh and len(asked) <= 2
