@@ -41,6 +41,7 @@ from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import canonical
 from pipelines.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
+from pipelines.machine import describe
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import RunDigest, digest
 from pipelines.run.runner import Services
@@ -284,6 +285,7 @@ def run_part(
         p: apply_settings(evaluation_config(RunConfig(), protocol=p, backend=backend, corpus="check-covid"), settings) for p in protocols
     }
     records_path.parent.mkdir(parents=True, exist_ok=True)
+    machine = describe()
     added = 0
     for item in items:
         for protocol in protocols:
@@ -296,6 +298,7 @@ def run_part(
             # seconds: work that came and went inside a long run shows here), so seconds beside other work can be told apart
             record["load"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
             record["load_max"] = round(watch.most, 2)
+            record["machine"] = machine  # seconds of different machines are not one sample
             with records_path.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(record) + "\n")
             added += 1
@@ -348,6 +351,16 @@ def paid_seconds(records: Sequence[dict[str, Any]], desk_seconds: dict[str, floa
     return {"seconds_paid_median": statistics.median(paid), "read_desks": len(helped)}
 
 
+def machines_line(records: Sequence[dict[str, Any]]) -> str:
+    """Which machines ran the records, with how many each: seconds of different machines are not one sample."""
+    counts: dict[str, int] = {}
+    for r in records:
+        m = r.get("machine")
+        name = f"{m.get('cpu') or 'CPU not said'}, {m.get('cores')} cores, boot {m.get('boot') or '?'}" if m else "machine not recorded"
+        counts[name] = counts.get(name, 0) + 1
+    return "Records by machine: " + "; ".join(f"{name}: {n}" for name, n in counts.items()) if counts else "No records."
+
+
 def as_beside(record: dict[str, Any]) -> dict[str, Any]:
     """The record as if the ruling beside the verdict had been the verdict."""
     beside = record["beside"]
@@ -376,6 +389,7 @@ def main() -> None:
     all_items = claims(dataset, labels=args.labels, limit=args.limit, skip=0)
     columns = columns_of(read_records(records_path), protocols, {i.id for i in all_items})
     text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
+    text += f"\n{machines_line(read_records(records_path))}\n"
     print(text)
     if args.out:
         out = Path(args.out)

@@ -55,3 +55,25 @@ def physical_cores(cpus: list[int], topology: Path = Path("/sys/devices/system/c
         except OSError:
             return len(cpus)  # no topology (not Linux, or hidden): every logical CPU counts
     return len(cores)
+
+
+def describe(proc: Path = Path("/proc")) -> dict[str, object]:
+    """Which machine this is, for a benchmark's records: the CPU's model, the cores used, and this boot.
+
+    Two sessions' seconds are one sample only on one kind of machine; the boot tells apart two
+    starts of machines of the same kind (a new machine each session, or the same one rebooted).
+    Empty strings where Linux's /proc does not say.
+    """
+    model = ""
+    try:
+        for line in (proc / "cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        boot = (proc / "sys" / "kernel" / "random" / "boot_id").read_text().strip()[:8]
+    except OSError:
+        boot = ""
+    return {"cpu": model, "cores": default_threads(), "boot": boot}

@@ -6,7 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from bench.protocols import EXTRA_ROWS, LoadWatch, claims, columns_of, read_records, run_claim, run_part, stated_p_supported, table
+from bench.protocols import (
+    EXTRA_ROWS,
+    LoadWatch,
+    claims,
+    columns_of,
+    machines_line,
+    read_records,
+    run_claim,
+    run_part,
+    stated_p_supported,
+    table,
+)
 from pipelines.config import RunConfig
 from pipelines.eval.datasets import load_dataset
 from pipelines.eval.harness import evaluation_config
@@ -38,6 +49,9 @@ def test_every_protocol_answers_the_same_claims_and_a_second_run_resumes(
     for protocol in PROTOCOLS:
         assert [r["id"] for r in rows if r["protocol"] == protocol] == [i.id for i in first + rest]
     assert all(isinstance(r["load_max"], float) for r in rows), "each record keeps the most the load reached"
+    assert all(set(r["machine"]) == {"cpu", "cores", "boot"} and r["machine"]["cores"] >= 1 for r in rows), "and its machine"
+    assert machines_line(rows).endswith(f": {len(rows)}") and "boot " in machines_line(rows)
+    assert machines_line([{"id": "x"}, *rows[:1]]).startswith("Records by machine: machine not recorded: 1; ")
     quiet = [r | {"load": [0.0, 0.0], "load_max": 0.0} for r in rows]  # the figures, whatever else this machine is running
     columns = columns_of(quiet, PROTOCOLS, {i.id for i in first + rest})
     assert columns["desk"]["claims"] == 3
