@@ -36,6 +36,7 @@ from pipelines.events import (
     CheckerStruckEvidence,
     Event,
     EvidenceRetrieved,
+    ModelServerRestarted,
     QueryIssued,
     RecordImported,
     RoundStarted,
@@ -482,6 +483,11 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
                     ]
             case StageFailed(stage=stage, reason=reason):
                 lines.append(f"- ⚠️ {md(stage)} failed: {_cell(reason, 500)}")
+            case ModelServerRestarted(role=role, reason=reason, seconds=seconds):
+                lines.append(
+                    f"- 🔁 the model server stopped ({to_the_second(e.at)}: {_cell(reason, 300)}) and was started again "
+                    f"in {seconds:.0f} s; the {md(role)}'s call it broke was asked again"
+                )
             case RunFailed(reason=reason):
                 lines.append(f"- ❌ the run failed ({to_the_second(e.at)}): {_cell(reason, 500)}")
             case RunInterrupted(reason=reason):

@@ -21,6 +21,7 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.registry import BACKENDS, backend_names
+from pipelines.record.export import export_run
 from pipelines.run.runner import stream_run
 from pipelines.run.server_restart import STARTING, ServerRestarts
 from pipelines.run.services import Services
@@ -77,8 +78,11 @@ def test_a_server_dying_mid_run_is_started_again_and_the_run_ends_as_it_would_ha
     assert any(isinstance(e, StageCompleted) and e.stage == "model" for e in events[at:])
     assert what_was_argued(events) == what_was_argued(expected), "the same turns and the same verdict"
     assert sum(isinstance(e, ModelCallCompleted) for e in events) == sum(isinstance(e, ModelCallCompleted) for e in expected)
-    stored = services.store.events(events[0].run_id)  # type: ignore[union-attr,attr-defined]
+    run_id = events[0].run_id  # type: ignore[attr-defined]
+    stored = services.store.events(run_id)  # type: ignore[union-attr]
     assert [e.type for e in stored if isinstance(e, ModelServerRestarted)] == ["ModelServerRestarted"], "the record says so"
+    report = export_run(services.store.get_run(run_id), stored, "md")  # type: ignore[union-attr,arg-type]
+    assert "the model server stopped" in report and "was started again" in report, "and so does the report an auditor reads"
 
 
 def test_a_server_dying_mid_answer_streams_the_answer_once(services: Services, on_server: object) -> None:
