@@ -53,7 +53,13 @@ class ModelSpec(BaseModel):
     max_tokens: int = Field(default=384, ge=16, le=8192, title="Max tokens", description="Longest answer a call may produce.")
     timeout_s: float = Field(default=300.0, gt=0, title="Timeout (s)", description="How long one call may take before it fails.")
     max_retries: int = Field(default=2, ge=0, le=5, title="Retries", description="Extra attempts when structured output is malformed.")
-    concurrency: int = Field(default=4, ge=1, le=64, title="Parallel calls", description="How many calls to this backend may run at once.")
+    concurrency: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        title="Parallel calls",
+        description="How many calls to this backend may run at once; the embedded model's server takes at most its slots (one on 2 threads), the rest wait in the app, where their timeout does not run.",
+    )
     logprobs: bool = Field(
         default=False,
         title="Token probabilities (embedded)",

@@ -234,7 +234,12 @@ class LocalServer:
     ``can_start``: False, and a start after the first fails (the model file is gone, say).
     """
 
-    def __init__(self, die_at_call: int | None = None, *, mid_stream: bool = False, can_start: bool = True) -> None:
+    def __init__(
+        self, die_at_call: int | None = None, *, mid_stream: bool = False, can_start: bool = True, slots: int | None = None
+    ) -> None:
+        self.slots = slots  # what the backend says it answers at once (None: nothing said)
+        self.in_flight = 0
+        self.most_at_once = 0
         self.generation = 0
         self.alive = False
         self.starts = 0
@@ -277,6 +282,17 @@ class ServedChat(FakeChatModel):
         self.server.call(self.generation)
         return super()._answer(messages, params)
 
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        self.server.in_flight += 1
+        self.server.most_at_once = max(self.server.most_at_once, self.server.in_flight)
+        try:
+            await asyncio.sleep(0.002)  # a call takes a moment: calls sent together overlap at the server
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+        finally:
+            self.server.in_flight -= 1
+
     async def _astream(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> AsyncIterator[ChatGenerationChunk]:
@@ -301,4 +317,11 @@ def local_server_backend(server: LocalServer, name: str = "local-fake") -> Backe
     def still_serves(chat: BaseChatModel, settings: AppSettings) -> bool:
         return server.alive and getattr(chat, "generation", None) == server.generation
 
-    return Backend(name=name, build=build, description="a fake local server (tests)", is_real_model=False, still_serves=still_serves)
+    return Backend(
+        name=name,
+        build=build,
+        description="a fake local server (tests)",
+        is_real_model=False,
+        still_serves=still_serves,
+        answers_at_once=lambda chat, settings: server.slots,
+    )

@@ -12,6 +12,7 @@ from pipelines.errors import UnknownBackendError
 
 Builder = Callable[[ModelSpec, AppSettings], BaseChatModel]
 Liveness = Callable[[BaseChatModel, AppSettings], bool]
+Parallel = Callable[[BaseChatModel, AppSettings], int | None]
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,18 @@ class Backend:
     # Whether a model built earlier still reaches its backend (a local server may have died or been
     # replaced since); None: a built model stays good for the life of the process.
     still_serves: Liveness | None = None
+    # How many calls the model's server answers at once (a local server's slots), or None: no bound
+    # of its own. Calls beyond it wait in the app, where no call's timeout runs, not in the server's
+    # queue, where a call queued behind a panel's others timed out on a loaded machine.
+    answers_at_once: Parallel | None = None
 
     def serves(self, chat: BaseChatModel, settings: AppSettings) -> bool:
         return self.still_serves is None or self.still_serves(chat, settings)
+
+    def parallel_calls(self, chat: BaseChatModel, settings: AppSettings, wanted: int) -> int:
+        """``wanted`` (the role's setting) within what the server answers at once."""
+        at_once = self.answers_at_once(chat, settings) if self.answers_at_once is not None else None
+        return min(wanted, at_once) if at_once else wanted
 
 
 BACKENDS: dict[str, Backend] = {}

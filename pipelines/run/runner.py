@@ -159,7 +159,9 @@ async def execute(
             role=role,
             model_name=spec.model or backend.default_model or backend.name,
             max_retries=spec.max_retries,
-            limiter=services.limiters.get(f"{spec.backend}|{spec.base_url}", spec.concurrency),
+            limiter=services.limiters.get(
+                f"{spec.backend}|{spec.base_url}", backend.parallel_calls(chat, services.settings, spec.concurrency)
+            ),
             on_call=emit,
             cache=JournalFirstCache.over(journal_cache, services.response_cache if caches(spec) else None),
             params={"temperature": spec.temperature, "max_tokens": spec.max_tokens, "base_url": spec.base_url},

@@ -125,6 +125,12 @@ def still_serves(chat: BaseChatModel, settings: AppSettings) -> bool:
     return state is not None and getattr(chat, "openai_api_base", None) == state.base_url and server.is_live(state)
 
 
+def answers_at_once(chat: BaseChatModel, settings: AppSettings) -> int | None:
+    """The slots of the server ``chat`` talks to (one on 2 threads: calls are answered one at a time); None if it is not the recorded one."""
+    state = server.read_state(settings.model_cache)
+    return state.slots if state is not None and getattr(chat, "openai_api_base", None) == state.base_url else None
+
+
 def _model_path(spec: ModelSpec, settings: AppSettings) -> Path:
     if not spec.model or spec.model == MODEL_FILE:
         return model_files.assemble_model(settings.model_cache)
@@ -145,4 +151,5 @@ BACKEND = Backend(
     default_model=MODEL_FILE,
     cache_by_default=True,
     still_serves=still_serves,
+    answers_at_once=answers_at_once,
 )

@@ -169,3 +169,15 @@ def test_roles_that_lose_the_server_at_once_get_one_restart_and_one_notice() -> 
     # the server runs: a lost connection is another fault, and nothing is started
     assert asyncio.run(restarts.hook("debater", pro)(new_pro, LostConnection("reset"))) is None  # type: ignore[arg-type]
     assert server.starts == 2 and len(emitted) == 3
+
+
+@pytest.mark.parametrize(("slots", "most"), [(1, 1), (None, 3)])
+def test_calls_beyond_what_the_server_answers_at_once_wait_in_the_app(
+    services: Services, on_server: object, slots: int | None, most: int
+) -> None:
+    """A local server with one slot queues the others' calls, and their timeouts ran while they waited (proclaim's panel timed out)."""
+    server = LocalServer(slots=slots)
+    on_server(server)  # type: ignore[operator]
+    events = run(services, "proclaim")  # a panel of three judges, asked at once
+    assert isinstance(events[-1], VerdictReached)
+    assert server.most_at_once == most, "one at a time where the server answers one; else the panel's three at once"

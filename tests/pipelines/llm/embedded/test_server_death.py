@@ -38,3 +38,18 @@ def test_a_killed_server_is_started_again_and_the_dead_one_leaves_no_zombie(tmp_
         assert not zombie, "the dead server's exit was collected"
     finally:
         server._stop_owned_servers()
+
+
+def test_the_app_sends_a_server_no_more_calls_at_once_than_its_slots(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from pipelines.config import AppSettings
+    from pipelines.llm.embedded import BACKEND
+
+    settings = AppSettings(model_cache=tmp_path)
+    server.write_state(tmp_path, server.ServerState(pid=1, port=40001, model="m.gguf", n_ctx=8192, kind="native", slots=1))
+    recorded, other = SimpleNamespace(openai_api_base="http://127.0.0.1:40001/v1"), SimpleNamespace(openai_api_base="http://x/v1")
+    assert BACKEND.parallel_calls(recorded, settings, 4) == 1  # type: ignore[arg-type]
+    assert BACKEND.parallel_calls(other, settings, 4) == 4, "a server it does not know: the role's setting"  # type: ignore[arg-type]
+    server.write_state(tmp_path, server.ServerState(pid=1, port=40001, model="m.gguf", n_ctx=8192, kind="native", slots=6))
+    assert BACKEND.parallel_calls(recorded, settings, 4) == 4, "the role's setting when it is lower"  # type: ignore[arg-type]
