@@ -387,9 +387,10 @@ def main() -> None:
         services = Services.create(settings)
         run_part(items, dataset, services, protocols, records_path, backend=args.backend, settings=args.set)
     all_items = claims(dataset, labels=args.labels, limit=args.limit, skip=0)
-    columns = columns_of(read_records(records_path), protocols, {i.id for i in all_items})
+    records = read_records(records_path)
+    columns = columns_of(records, protocols, {i.id for i in all_items})
     text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
-    text += f"\n{machines_line(read_records(records_path))}\n"
+    text += f"\n{machines_line(records)}\n"
     print(text)
     if args.out:
         out = Path(args.out)

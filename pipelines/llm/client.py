@@ -423,13 +423,14 @@ def _strip_fences(raw: str) -> str:
     return text.strip()
 
 
+# Errors of a connection that failed or broke, by class name so no client library is imported
+# here: openai's (and langchain-openai's subclass of it), httpx's.
+_LOST_CONNECTION = frozenset({"APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "WriteError"})
+
+
 def _lost_connection(exc: Exception) -> bool:
     """Whether a call failed because the connection to its server failed or broke (refused, reset, closed mid-answer)."""
-    if isinstance(exc, ConnectionError):
-        return True
-    # By class name, so no client library is imported here: openai's (and langchain-openai's subclass of it), httpx's
-    lost = {"APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "WriteError"}
-    return any(cls.__name__ in lost for cls in type(exc).__mro__)
+    return isinstance(exc, ConnectionError) or any(cls.__name__ in _LOST_CONNECTION for cls in type(exc).__mro__)
 
 
 def _as_backend_error(exc: Exception, model: str) -> Exception:

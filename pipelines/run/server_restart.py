@@ -35,7 +35,11 @@ class ServerRestarts:
         self._emit = emit
         self._lock = asyncio.Lock()
         self._replaced: set[str] = set()  # base URLs of servers that died and were started again
-        self.count = 0
+
+    @property
+    def count(self) -> int:
+        """How many times this run started its server again."""
+        return len(self._replaced)
 
     def hook(self, role: str, spec: ModelSpec) -> Reconnect:
         async def reconnect(failed: BaseChatModel, exc: Exception) -> BaseChatModel | None:
@@ -57,7 +61,6 @@ class ServerRestarts:
             # A server that cannot start raises here, and the run fails with that reason.
             chat = await asyncio.to_thread(self._services.chat_model, spec)
             self._replaced.add(dead)
-            self.count += 1
             reason = f"{type(exc).__name__}: {exc}"[:300]
             self._emit(ModelServerRestarted(role=role, reason=reason, seconds=round(time.perf_counter() - started, 2)))
             self._emit(StageCompleted(stage="model", detail=STARTED))
