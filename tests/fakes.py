@@ -226,16 +226,30 @@ class LostConnection(ConnectionError):
     """What a client gets from a model server that has gone away (refused, or closed mid-answer)."""
 
 
+class APITimeoutError(TimeoutError):
+    """What a client gets from a model server that gave no answer in time (named as openai's, which the client knows by name)."""
+
+
 class LocalServer:
     """A stand-in for the embedded model's local server: it runs, it can die, and it can be started again.
 
     ``die_at_call``: the server dies as call number N (counted across every model built on it)
     arrives; ``mid_stream``: when N is a streamed call, it dies after the answer's first chunk.
+    ``hang_at_call``: the server hangs at call N: it still runs, but that call and every later
+    one time out and its health check goes unanswered. ``slow_at_call``: call N times out on a
+    server that still answers its health check (it was only slow).
     ``can_start``: False, and a start after the first fails (the model file is gone, say).
     """
 
     def __init__(
-        self, die_at_call: int | None = None, *, mid_stream: bool = False, can_start: bool = True, slots: int | None = None
+        self,
+        die_at_call: int | None = None,
+        *,
+        mid_stream: bool = False,
+        hang_at_call: int | None = None,
+        slow_at_call: int | None = None,
+        can_start: bool = True,
+        slots: int | None = None,
     ) -> None:
         self.slots = slots  # what the backend says it answers at once (None: nothing said)
         self.in_flight = 0
@@ -246,6 +260,10 @@ class LocalServer:
         self.calls = 0
         self.die_at_call = die_at_call
         self.mid_stream = mid_stream
+        self.hang_at_call = hang_at_call
+        self.slow_at_call = slow_at_call
+        self.hung = False
+        self.health_checks = 0
         self.can_start = can_start
 
     def ensure(self) -> int:
@@ -255,6 +273,7 @@ class LocalServer:
                 raise BackendUnavailableError("the model server did not start: model file missing (test)")
             self.generation += 1
             self.alive = True
+            self.hung = False
             self.starts += 1
         return self.generation
 
@@ -262,7 +281,16 @@ class LocalServer:
         """One call arriving from a client of ``generation``; True when it is to die after the first chunk."""
         if not self.alive or generation != self.generation:
             raise LostConnection("Connection refused (test)")
+        if self.hung:
+            raise APITimeoutError("Request timed out. (test)")
         self.calls += 1
+        if self.calls == self.hang_at_call:
+            self.hung = True
+            if streamed and self.mid_stream:
+                return True
+            raise APITimeoutError("Request timed out. (test)")
+        if self.calls == self.slow_at_call:
+            raise APITimeoutError("Request timed out. (test)")
         if self.calls == self.die_at_call:
             if streamed and self.mid_stream:
                 return True
@@ -300,6 +328,8 @@ class ServedChat(FakeChatModel):
         text, _ = super()._answer(messages, kwargs)
         for i, piece in enumerate(self._chunks(text)):
             if dies and i == 1:
+                if self.server.hung:  # no more of the answer comes: langchain-openai's chunk timeout, a TimeoutError
+                    raise TimeoutError("no chunk within the stream chunk timeout (test)")
                 self.server.alive = False
                 raise LostConnection("peer closed connection without sending complete message body (test)")
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
@@ -317,6 +347,15 @@ def local_server_backend(server: LocalServer, name: str = "local-fake") -> Backe
     def still_serves(chat: BaseChatModel, settings: AppSettings) -> bool:
         return server.alive and getattr(chat, "generation", None) == server.generation
 
+    def stop_if_unresponsive(chat: BaseChatModel, settings: AppSettings) -> str | None:
+        if not still_serves(chat, settings):
+            return None
+        server.health_checks += 1
+        if not server.hung:
+            return None
+        server.alive = False
+        return "hung: no answer to its health check (test), so it was stopped"
+
     return Backend(
         name=name,
         build=build,
@@ -324,4 +363,5 @@ def local_server_backend(server: LocalServer, name: str = "local-fake") -> Backe
         is_real_model=False,
         still_serves=still_serves,
         answers_at_once=lambda chat, settings: server.slots,
+        stop_if_unresponsive=stop_if_unresponsive,
     )

@@ -290,12 +290,13 @@ class LLM:
     async def _reconnected(self, failed: BaseChatModel, exc: Exception) -> bool:
         """Whether the server ``failed`` lost was started again (``self.chat`` now talks to it); asked once per call.
 
-        Only a lost connection is worth a new server; whether the server really died is the
-        ``reconnect`` hook's to tell (it checks that the recorded server still runs). Calls
+        Only a lost connection or a timeout is worth a new server; whether the server really died
+        or hung is the ``reconnect`` hook's to tell (it checks that the recorded server still runs,
+        and after a timeout that it still answers). Calls
         under way at once may each lose the server; the first to ask gets the new one, the
         others find ``self.chat`` moved on already.
         """
-        if self._reconnect is None or not _lost_connection(exc):
+        if self._reconnect is None or not (_lost_connection(exc) or timed_out(exc)):
             return False
         if self.chat is not failed:
             return True  # another call of this role got a new server meanwhile
@@ -431,6 +432,16 @@ _LOST_CONNECTION = frozenset({"APIConnectionError", "ConnectError", "RemoteProto
 def _lost_connection(exc: Exception) -> bool:
     """Whether a call failed because the connection to its server failed or broke (refused, reset, closed mid-answer)."""
     return isinstance(exc, ConnectionError) or any(cls.__name__ in _LOST_CONNECTION for cls in type(exc).__mro__)
+
+
+# Timeouts, by class name as above: openai's (a subclass of its connection error), httpx's; a
+# streamed answer that stalls raises langchain-openai's StreamChunkTimeoutError, a TimeoutError.
+_TIMED_OUT = frozenset({"APITimeoutError", "TimeoutException"})
+
+
+def timed_out(exc: Exception) -> bool:
+    """Whether a call failed because its server gave no answer (or no more of one) in time."""
+    return isinstance(exc, TimeoutError) or any(cls.__name__ in _TIMED_OUT for cls in type(exc).__mro__)
 
 
 def _as_backend_error(exc: Exception, model: str) -> Exception:

@@ -13,6 +13,7 @@ from pipelines.errors import UnknownBackendError
 Builder = Callable[[ModelSpec, AppSettings], BaseChatModel]
 Liveness = Callable[[BaseChatModel, AppSettings], bool]
 Parallel = Callable[[BaseChatModel, AppSettings], int | None]
+Unresponsive = Callable[[BaseChatModel, AppSettings], str | None]
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,17 @@ class Backend:
     # of its own. Calls beyond it wait in the app, where no call's timeout runs, not in the server's
     # queue, where a call queued behind a panel's others timed out on a loaded machine.
     answers_at_once: Parallel | None = None
+    # After a call timed out: stops the model's server if it runs but no longer answers (hung) and
+    # says why, or None (it answers: the call was only slow; or it cannot tell). A stopped server
+    # no longer serves, so the run starts another (pipelines/run/server_restart.py).
+    stop_if_unresponsive: Unresponsive | None = None
 
     def serves(self, chat: BaseChatModel, settings: AppSettings) -> bool:
         return self.still_serves is None or self.still_serves(chat, settings)
+
+    def stopped_unresponsive(self, chat: BaseChatModel, settings: AppSettings) -> str | None:
+        """Why ``chat``'s server was stopped as hung, or None if it was not."""
+        return self.stop_if_unresponsive(chat, settings) if self.stop_if_unresponsive is not None else None
 
     def parallel_calls(self, chat: BaseChatModel, settings: AppSettings, wanted: int) -> int:
         """``wanted`` (the role's setting) within what the server answers at once."""

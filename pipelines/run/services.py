@@ -125,6 +125,12 @@ class Services:
             return None
         return chat
 
+    def stop_unresponsive(self, spec: ModelSpec, chat: BaseChatModel) -> str | None:
+        """After a call to ``chat`` timed out: its server stopped if it runs but no longer answers, and why; else None."""
+        if self.chat_override is not None:
+            return None
+        return get_backend(spec.backend).stopped_unresponsive(chat, self.settings)
+
     @staticmethod
     def _chat_key(spec: ModelSpec) -> str:
         return spec.model_dump_json(exclude={"api_key"}) + str(hash(spec.api_key.get_secret_value()))

@@ -125,6 +125,21 @@ def still_serves(chat: BaseChatModel, settings: AppSettings) -> bool:
     return state is not None and getattr(chat, "openai_api_base", None) == state.base_url and server.is_live(state)
 
 
+def stop_if_unresponsive(chat: BaseChatModel, settings: AppSettings) -> str | None:
+    """Stop the server ``chat`` talks to if it runs but no longer answers; why, for the record, or None.
+
+    Asked after a call to it timed out. A server that answers its health check is only slow (the
+    call fails as before); one that does not is killed, and the run starts another. Only the
+    native server can tell: the Python one answers nothing while it generates.
+    """
+    state = server.read_state(settings.model_cache)
+    if state is None or state.kind != "native" or getattr(chat, "openai_api_base", None) != state.base_url:
+        return None
+    if not server.stop_unresponsive(settings.model_cache, state):
+        return None
+    return f"hung: no answer to its health check in {server.HEALTH_TIMEOUT_S:g} s, so it was stopped"
+
+
 def answers_at_once(chat: BaseChatModel, settings: AppSettings) -> int | None:
     """The slots of the server ``chat`` talks to (one on 2 threads: calls are answered one at a time); None if it is not the recorded one."""
     state = server.read_state(settings.model_cache)
@@ -152,4 +167,5 @@ BACKEND = Backend(
     cache_by_default=True,
     still_serves=still_serves,
     answers_at_once=answers_at_once,
+    stop_if_unresponsive=stop_if_unresponsive,
 )

@@ -48,6 +48,9 @@ DEFAULT_CACHE_RAM_MIB = LLAMA_CACHE_RAM_MIB
 STARTUP_TIMEOUT_S = 180.0
 PROBE_TIMEOUT_S = 2.0
 STOP_TIMEOUT_S = 10.0
+# How long the native server has to answer its health check before a call that timed out on it
+# counts it as hung (llama-server answers /health at once, even with every slot generating).
+HEALTH_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,42 @@ def is_live(state: ServerState) -> bool:
     # generations (it takes the model lock), so a server busy with a long answer would
     # look dead and a second one would be started beside it (see the package docstring).
     return _is_llama_server(state.pid, state.port) and _port_open(state.port)
+
+
+def responds(state: ServerState, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
+    """Whether the native server answers its health check within ``timeout_s``.
+
+    llama-server answers ``/health`` on its own HTTP threads without waiting for a slot, so a
+    busy server answers and a hung one (stopped, stuck, starved of memory) does not. The Python
+    server answers nothing while it generates: it is never asked (see ``is_live``).
+    """
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{state.port}/health", timeout=timeout_s) as response:
+            return bool(response.status == 200)
+    except (OSError, ValueError):  # refused, timed out, an HTTP error (503 while loading)
+        return False
+
+
+def stop_unresponsive(cache_dir: Path, state: ServerState, timeout_s: float = HEALTH_TIMEOUT_S) -> bool:
+    """Kill the recorded server if it is still ``state`` and does not answer its health check; True if it was.
+
+    Killed, not asked to stop: a hung process does not act on a polite signal (a stopped one
+    not at all). Its record goes with it, so the next start begins a new server.
+    """
+    with FileLock(cache_dir / "server.lock"):
+        current = read_state(cache_dir)
+        if current is None or (current.pid, current.port) != (state.pid, state.port) or not _is_llama_server(state.pid, state.port):
+            return False  # replaced or gone meanwhile: nothing hung to stop
+        if responds(current, timeout_s):
+            return False
+        for entry in [entry for entry in _OWNED if entry[1].pid == state.pid]:
+            _OWNED.remove(entry)
+            entry[1].kill()
+            entry[1].wait()
+        with suppress(psutil.NoSuchProcess):
+            psutil.Process(state.pid).kill()
+        (cache_dir / "server.json").unlink(missing_ok=True)
+    return True
 
 
 def _answers(port: int, alias: str, key: str = "") -> bool:

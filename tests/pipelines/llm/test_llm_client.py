@@ -219,6 +219,22 @@ def test_langchain_openai_s_own_connection_error_counts_as_a_lost_connection() -
     assert not _lost_connection(ValueError("bad JSON"))
 
 
+def test_timeouts_of_every_client_library_count_as_timeouts() -> None:
+    """A timeout asks the hook too: it tells a hung server (stopped and started again) from a slow one."""
+    import httpx
+    import openai
+    from langchain_openai import StreamChunkTimeoutError
+
+    from pipelines.llm.client import timed_out
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    assert timed_out(openai.APITimeoutError(request=request))
+    assert timed_out(httpx.ReadTimeout("timed out", request=request))
+    assert timed_out(StreamChunkTimeoutError(300.0))
+    assert not timed_out(httpx.RemoteProtocolError("peer closed connection"))
+    assert not timed_out(ValueError("bad JSON"))
+
+
 class _BothInFlight(FakeChatModel):
     """Loses the connection of every call, but only once ``waiting`` calls are under way at once."""
 

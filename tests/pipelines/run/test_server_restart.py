@@ -23,7 +23,7 @@ from pipelines.events import (
 from pipelines.llm.registry import BACKENDS, backend_names
 from pipelines.record.export import export_run
 from pipelines.run.runner import stream_run
-from pipelines.run.server_restart import STARTING, ServerRestarts
+from pipelines.run.server_restart import STARTING, STARTING_HUNG, ServerRestarts
 from pipelines.run.services import Services
 from tests.fakes import LocalServer, LostConnection, fake_config, local_server_backend
 
@@ -126,6 +126,53 @@ def test_a_lost_connection_to_a_server_that_still_runs_starts_nothing(services: 
     events = run(services, "toolmad")
     failed = [e for e in events if isinstance(e, StageFailed)]
     assert len(failed) == 1 and "cannot reach the endpoint" in failed[0].reason, "the call fails as before (toolmad goes on without it)"
+    assert server.starts == 1 and not any(isinstance(e, ModelServerRestarted) for e in events)
+
+
+@pytest.mark.parametrize("protocol", ["toolmad", "desk"])
+def test_a_server_that_hangs_mid_run_is_stopped_started_again_and_the_run_ends_as_it_would_have(
+    services: Services, on_server: object, protocol: str
+) -> None:
+    steady = LocalServer()
+    on_server(steady)  # type: ignore[operator]
+    expected = run(services, protocol)
+
+    hanging = LocalServer(hang_at_call=steady.calls // 2)
+    on_server(hanging)  # type: ignore[operator]
+    events = run(services, protocol)
+
+    assert isinstance(events[-1], VerdictReached), events[-1]
+    assert hanging.starts == 2, "the hung server was stopped and another started"
+    restarts = [e for e in events if isinstance(e, ModelServerRestarted)]
+    assert len(restarts) == 1 and restarts[0].reason.startswith("hung: ") and "APITimeoutError" in restarts[0].reason
+    assert any(isinstance(e, StageStarted) and e.detail == STARTING_HUNG for e in events[: events.index(restarts[0])])
+    assert what_was_argued(events) == what_was_argued(expected), "the same turns and the same verdict"
+
+
+def test_a_server_that_hangs_mid_answer_streams_the_answer_once(services: Services, on_server: object) -> None:
+    steady = LocalServer()
+    on_server(steady)  # type: ignore[operator]
+    expected = run(services, "single")
+    streamed_call = next(i for i, e in enumerate(e for e in expected if isinstance(e, ModelCallCompleted)) if e.role == "debater") + 1
+
+    hanging = LocalServer(hang_at_call=streamed_call, mid_stream=True)
+    on_server(hanging)  # type: ignore[operator]
+    events = run(services, "single")
+
+    assert isinstance(events[-1], VerdictReached) and hanging.starts == 2
+    for turn in (e.turn for e in events if isinstance(e, TurnCompleted)):
+        chunks = [e.text for e in events if isinstance(e, ArgumentDelta) and e.turn_id == turn.id]
+        assert len(chunks) > 1 and "".join(chunks) == turn.text, "the part shown before the stall is not shown twice"
+    assert what_was_argued(events) == what_was_argued(expected)
+
+
+def test_a_call_that_timed_out_on_a_server_that_still_answers_starts_nothing(services: Services, on_server: object) -> None:
+    server = LocalServer(slow_at_call=2)
+    on_server(server)  # type: ignore[operator]
+    events = run(services, "toolmad")
+    failed = [e for e in events if isinstance(e, StageFailed)]
+    assert len(failed) == 1 and "cannot reach the endpoint" in failed[0].reason, "the call fails as before (toolmad goes on without it)"
+    assert server.health_checks == 1, "the server was asked whether it still answers"
     assert server.starts == 1 and not any(isinstance(e, ModelServerRestarted) for e in events)
 
 

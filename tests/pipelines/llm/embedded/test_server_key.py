@@ -15,7 +15,8 @@ import pytest
 
 from pipelines.llm.embedded import server
 
-# A stand-in for llama-server: answers /v1/models with its alias to a request bearing the key from its environment, 401 otherwise.
+# A stand-in for llama-server: answers /v1/models with its alias to a request bearing the key from its environment, 401 otherwise;
+# /health to anyone, as llama-server does.
 FAKE_SERVER = """#!{python}
 import json, os, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -25,6 +26,8 @@ key = os.environ.get("LLAMA_API_KEY", "")
 
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
+        if self.path == "/health":
+            self.send_response(200); self.end_headers(); self.wfile.write(b'{{"status": "ok"}}'); return
         if not key or self.headers.get("Authorization") != "Bearer " + key:
             self.send_response(401); self.end_headers(); return
         body = json.dumps({{"data": [{{"id": alias}}]}}).encode()
@@ -38,8 +41,11 @@ HTTPServer(("127.0.0.1", port), Handler).serve_forever()
 
 @pytest.fixture
 def fake_binary(tmp_path: Path) -> Path:
+    """The stand-in, started under the name llama-server (its command line's first word), so the app knows it as one."""
+    script = tmp_path / "fake_llama_server.py"
+    script.write_text(FAKE_SERVER.format(python=sys.executable))
     path = tmp_path / "llama-server"
-    path.write_text(FAKE_SERVER.format(python=sys.executable))
+    path.write_text(f'#!/bin/bash\nexec -a "$0" {sys.executable} {script} "$@"\n')
     path.chmod(0o755)
     return path
 
