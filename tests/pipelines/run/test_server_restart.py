@@ -56,25 +56,34 @@ def what_was_argued(events: list[Event]) -> tuple[object, ...]:
     return turns, verdict.label, verdict.confidence
 
 
+# How a server fails, as a LocalServer argument, and what the record and the status line then say.
+FAULTS = {
+    "dies": ("die_at_call", "LostConnection", STARTING),
+    "hangs": ("hang_at_call", "hung: ", STARTING_HUNG),  # it runs, but answers nothing: killed, then started again
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
 @pytest.mark.parametrize("protocol", ["toolmad", "desk"])
-def test_a_server_dying_mid_run_is_started_again_and_the_run_ends_as_it_would_have(
-    services: Services, on_server: object, protocol: str
+def test_a_server_dying_or_hanging_mid_run_is_started_again_and_the_run_ends_as_it_would_have(
+    services: Services, on_server: object, protocol: str, fault: str
 ) -> None:
+    at_call, reason, status = FAULTS[fault]
     steady = LocalServer()
     on_server(steady)  # type: ignore[operator]
     expected = run(services, protocol)
     assert steady.starts == 1 and not any(isinstance(e, ModelServerRestarted) for e in expected)
 
-    dying = LocalServer(die_at_call=steady.calls // 2)
-    on_server(dying)  # type: ignore[operator]
+    failing = LocalServer(**{at_call: steady.calls // 2})  # type: ignore[arg-type]
+    on_server(failing)  # type: ignore[operator]
     events = run(services, protocol)
 
     assert isinstance(events[-1], VerdictReached), events[-1]
-    assert dying.starts == 2, "started once, then once again after it died"
+    assert failing.starts == 2, "started once, then once again after it died or hung"
     restarts = [e for e in events if isinstance(e, ModelServerRestarted)]
-    assert len(restarts) == 1 and restarts[0].reason.startswith("LostConnection")
+    assert len(restarts) == 1 and restarts[0].reason.startswith(reason), restarts
     at = events.index(restarts[0])  # other roles' events may come between (their calls were under way)
-    assert any(isinstance(e, StageStarted) and e.detail == STARTING for e in events[:at])
+    assert any(isinstance(e, StageStarted) and e.detail == status for e in events[:at])
     assert any(isinstance(e, StageCompleted) and e.stage == "model" for e in events[at:])
     assert what_was_argued(events) == what_was_argued(expected), "the same turns and the same verdict"
     assert sum(isinstance(e, ModelCallCompleted) for e in events) == sum(isinstance(e, ModelCallCompleted) for e in expected)
@@ -85,20 +94,21 @@ def test_a_server_dying_mid_run_is_started_again_and_the_run_ends_as_it_would_ha
     assert "the model server stopped" in report and "was started again" in report, "and so does the report an auditor reads"
 
 
-def test_a_server_dying_mid_answer_streams_the_answer_once(services: Services, on_server: object) -> None:
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_server_dying_or_hanging_mid_answer_streams_the_answer_once(services: Services, on_server: object, fault: str) -> None:
     steady = LocalServer()
     on_server(steady)  # type: ignore[operator]
     expected = run(services, "single")
     streamed_call = next(i for i, e in enumerate(e for e in expected if isinstance(e, ModelCallCompleted)) if e.role == "debater") + 1
 
-    dying = LocalServer(die_at_call=streamed_call, mid_stream=True)
-    on_server(dying)  # type: ignore[operator]
+    failing = LocalServer(**{FAULTS[fault][0]: streamed_call}, mid_stream=True)  # type: ignore[arg-type]
+    on_server(failing)  # type: ignore[operator]
     events = run(services, "single")
 
-    assert isinstance(events[-1], VerdictReached) and dying.starts == 2
+    assert isinstance(events[-1], VerdictReached) and failing.starts == 2
     for turn in (e.turn for e in events if isinstance(e, TurnCompleted)):
         chunks = [e.text for e in events if isinstance(e, ArgumentDelta) and e.turn_id == turn.id]
-        assert len(chunks) > 1 and "".join(chunks) == turn.text, "the part shown before the break is not shown twice"
+        assert len(chunks) > 1 and "".join(chunks) == turn.text, "the part shown before the break or stall is not shown twice"
     assert what_was_argued(events) == what_was_argued(expected)
 
 
@@ -127,43 +137,6 @@ def test_a_lost_connection_to_a_server_that_still_runs_starts_nothing(services: 
     failed = [e for e in events if isinstance(e, StageFailed)]
     assert len(failed) == 1 and "cannot reach the endpoint" in failed[0].reason, "the call fails as before (toolmad goes on without it)"
     assert server.starts == 1 and not any(isinstance(e, ModelServerRestarted) for e in events)
-
-
-@pytest.mark.parametrize("protocol", ["toolmad", "desk"])
-def test_a_server_that_hangs_mid_run_is_stopped_started_again_and_the_run_ends_as_it_would_have(
-    services: Services, on_server: object, protocol: str
-) -> None:
-    steady = LocalServer()
-    on_server(steady)  # type: ignore[operator]
-    expected = run(services, protocol)
-
-    hanging = LocalServer(hang_at_call=steady.calls // 2)
-    on_server(hanging)  # type: ignore[operator]
-    events = run(services, protocol)
-
-    assert isinstance(events[-1], VerdictReached), events[-1]
-    assert hanging.starts == 2, "the hung server was stopped and another started"
-    restarts = [e for e in events if isinstance(e, ModelServerRestarted)]
-    assert len(restarts) == 1 and restarts[0].reason.startswith("hung: ") and "APITimeoutError" in restarts[0].reason
-    assert any(isinstance(e, StageStarted) and e.detail == STARTING_HUNG for e in events[: events.index(restarts[0])])
-    assert what_was_argued(events) == what_was_argued(expected), "the same turns and the same verdict"
-
-
-def test_a_server_that_hangs_mid_answer_streams_the_answer_once(services: Services, on_server: object) -> None:
-    steady = LocalServer()
-    on_server(steady)  # type: ignore[operator]
-    expected = run(services, "single")
-    streamed_call = next(i for i, e in enumerate(e for e in expected if isinstance(e, ModelCallCompleted)) if e.role == "debater") + 1
-
-    hanging = LocalServer(hang_at_call=streamed_call, mid_stream=True)
-    on_server(hanging)  # type: ignore[operator]
-    events = run(services, "single")
-
-    assert isinstance(events[-1], VerdictReached) and hanging.starts == 2
-    for turn in (e.turn for e in events if isinstance(e, TurnCompleted)):
-        chunks = [e.text for e in events if isinstance(e, ArgumentDelta) and e.turn_id == turn.id]
-        assert len(chunks) > 1 and "".join(chunks) == turn.text, "the part shown before the stall is not shown twice"
-    assert what_was_argued(events) == what_was_argued(expected)
 
 
 def test_a_call_that_timed_out_on_a_server_that_still_answers_starts_nothing(services: Services, on_server: object) -> None:
