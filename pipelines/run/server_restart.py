@@ -70,8 +70,7 @@ class ServerRestarts:
             # A server that cannot start raises here, and the run fails with that reason.
             chat = await asyncio.to_thread(self._services.chat_model, spec)
             self._replaced.add(dead)
-            reason = (f"{hung}; " if hung else "") + f"{type(exc).__name__}: {exc}"
-            reason = reason[:300]
+            reason = ((f"{hung}; " if hung else "") + f"{type(exc).__name__}: {exc}")[:300]
             self._emit(ModelServerRestarted(role=role, reason=reason, seconds=round(time.perf_counter() - started, 2)))
             self._emit(StageCompleted(stage="model", detail=STARTED))
             return chat

@@ -349,12 +349,14 @@ def stop_unresponsive(cache_dir: Path, state: ServerState, timeout_s: float = HE
             return False  # replaced or gone meanwhile: nothing hung to stop
         if responds(current, timeout_s):
             return False
-        for entry in [entry for entry in _OWNED if entry[1].pid == state.pid]:
+        owned = [entry for entry in _OWNED if entry[1].pid == state.pid]
+        for entry in owned:  # ours: killed and collected (no zombie)
             _OWNED.remove(entry)
             entry[1].kill()
             entry[1].wait()
-        with suppress(psutil.NoSuchProcess):
-            psutil.Process(state.pid).kill()
+        if not owned:  # another process's: killed by pid (once ours is collected, its pid may be another's)
+            with suppress(psutil.NoSuchProcess):
+                psutil.Process(state.pid).kill()
         (cache_dir / "server.json").unlink(missing_ok=True)
     return True
 
