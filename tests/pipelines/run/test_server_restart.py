@@ -200,4 +200,7 @@ def test_calls_beyond_what_the_server_answers_at_once_wait_in_the_app(
     on_server(server)  # type: ignore[operator]
     events = run(services, "proclaim")  # a panel of three judges, asked at once
     assert isinstance(events[-1], VerdictReached)
-    assert server.most_at_once == most, "one at a time where the server answers one; else the panel's three at once"
+    if slots == 1:
+        assert server.most_at_once == 1, "one at a time where the server answers one"
+    else:  # the panel's three together, and another role's call (a belief reading) may overlap them
+        assert server.most_at_once >= most, "the panel's three at once where the server sets no bound"
