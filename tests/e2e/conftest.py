@@ -104,19 +104,29 @@ def page(browser, app_url: str):  # type: ignore[no-untyped-def]
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
-    """A browser test that fails says what the page showed: its messages, a screenshot, and the end of the app's log.
+    """A browser test that fails says what each of its pages showed: its messages, a screenshot, and the end of the app's log.
 
-    A wait that times out names only the text it waited for; this is what was there instead.
+    A wait that times out names only the text it waited for; this is what was there instead. A test that drives several
+    people (a browser context each) is reported page by page.
     """
     report: pytest.TestReport = yield
-    page = getattr(item, "funcargs", {}).get("page")
-    if report.when == "call" and report.failed and page is not None:
-        with suppress(Exception):  # the page may be gone: the report must still be made
-            shot = screenshot(page, f"failed-{item.name}")
+    if report.when != "call" or not report.failed:
+        return report
+    funcargs = getattr(item, "funcargs", {})
+    pages = [funcargs["page"]] if funcargs.get("page") is not None else []
+    with suppress(Exception):  # the browser may be gone: the report must still be made
+        pages += [p for context in funcargs["browser"].contexts for p in context.pages if p not in pages]
+    logs: set[Path] = set()
+    for number, page in enumerate(pages, 1):
+        with suppress(Exception):  # the page may be gone
+            shot = screenshot(page, f"failed-{item.name}" + (f"-{number}" if number > 1 else ""))
             alerts = page.locator('[data-testid="stAlert"], [data-testid="stException"]').all_inner_texts()
-            report.sections.append(("page when the test failed", f"{page.url}\nscreenshot: {shot}\nmessages: {alerts}"))
+            report.sections.append((f"page {number} when the test failed", f"{page.url}\nscreenshot: {shot}\nmessages: {alerts}"))
         log = next((path for url, path in SERVER_LOGS.items() if page.url.startswith(url)), None)
-        if log is not None and log.exists():
+        if log is not None:
+            logs.add(log)
+    for log in sorted(logs):
+        if log.exists():
             tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-60:]
             report.sections.append(("end of the app's log", "\n".join(tail)))
     return report

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from tests.e2e.conftest import screenshot, serve_app
+from tests.e2e.conftest import screenshot, serve_app, settled
 from tests.fakes import users_file
 from tests.stores import DATABASES, POSTGRES_ENV
 
@@ -68,6 +68,8 @@ def run_single(page) -> None:  # type: ignore[no-untyped-def]
     page.locator("textarea").first.fill(CLAIM)
     page.get_by_role("button", name="Verify").click()
     page.get_by_text("Decided by").first.wait_for(timeout=300_000)
+    page.get_by_text("Run complete").first.wait_for(timeout=120_000)
+    settled(page)  # the card shows before the page's run ends; what is done next must not race the run's last redraw
 
 
 def test_an_editor_and_a_checker_at_once_stay_signed_in_and_only_the_editor_overrides(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]
