@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from tests.e2e.conftest import screenshot, serve_app, settled
+from tests.e2e.conftest import screenshot, serve_app, settled, start_claim
 from tests.fakes import users_file
 from tests.stores import DATABASES, POSTGRES_ENV
 
@@ -63,10 +63,7 @@ def signed_in(browser, url: str, username: str):  # type: ignore[no-untyped-def]
 
 
 def run_single(page) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("combobox", name="Protocol").click()
-    page.get_by_role("option", name="single — Single agent (baseline)").click()
-    page.locator("textarea").first.fill(CLAIM)
-    page.get_by_role("button", name="Verify").click()
+    start_claim(page, CLAIM, "single — Single agent (baseline)")
     page.get_by_text("Decided by").first.wait_for(timeout=300_000)
     page.get_by_text("Run complete").first.wait_for(timeout=120_000)
     settled(page)  # the card shows before the page's run ends; what is done next must not race the run's last redraw
