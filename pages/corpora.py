@@ -35,12 +35,23 @@ browse_section = st.container()
 SUFFIXES = ", ".join(SUPPORTED_SUFFIXES)
 
 
+def delete_keys() -> tuple[str, str]:
+    """The delete form's keys, new after each deletion: a box given a fresh key starts unticked in the browser too.
+
+    Setting the old box back to False from the callback was not enough: the browser sometimes kept showing the tick it
+    had submitted (seen under load in the browser test), so the next deletion's confirmation was already given.
+    """
+    n = st.session_state.get(K + "delete.round", 0)
+    return f"{K}delete.{n}.docs", f"{K}delete.{n}.sure"
+
+
 def delete_chosen(corpus: str) -> None:
     """on_click of Delete: runs before the page is drawn, so the lists and counts below come without the documents."""
-    chosen = list(st.session_state.get(K + "delete.docs") or [])
+    docs_key, sure_key = delete_keys()
+    chosen = list(st.session_state.get(docs_key) or [])
     if not chosen:
         state.set_message(state.CORPORA_MESSAGE, ("error", "⚠️ Choose the documents to delete first."))
-    elif not st.session_state.get(K + "delete.sure"):
+    elif not st.session_state.get(sure_key):
         state.set_message(state.CORPORA_MESSAGE, ("error", "⚠️ Tick **Yes, delete them** to confirm; nothing was deleted."))
     else:
         try:
@@ -53,8 +64,9 @@ def delete_chosen(corpus: str) -> None:
         if removed.corpus_removed:
             text += " No document was left, so the corpus is gone too."
         state.set_message(state.CORPORA_MESSAGE, ("success", text))
-        st.session_state[K + "delete.docs"] = []
-        st.session_state[K + "delete.sure"] = False
+        st.session_state.pop(docs_key, None)
+        st.session_state.pop(sure_key, None)
+        st.session_state[K + "delete.round"] = st.session_state.get(K + "delete.round", 0) + 1
 
 
 def index_builtin(name: str) -> None:
@@ -171,15 +183,16 @@ with browse_section:
             )
         elif documents:
             titles = {d.id: f"{d.title} · {d.id}" for d in shown_docs}
+            docs_key, sure_key = delete_keys()
             with st.form(K + "delete"):
                 st.multiselect(
                     "Documents to delete",
                     list(titles),
                     format_func=lambda i: titles.get(i, i),
-                    key=K + "delete.docs",
+                    key=docs_key,
                     help="Their passages leave the index at once; runs already stored keep the evidence they quoted.",
                 )
-                st.checkbox("Yes, delete them from this corpus", key=K + "delete.sure")
+                st.checkbox("Yes, delete them from this corpus", key=sure_key)
                 st.form_submit_button("Delete", icon="🗑️", on_click=delete_chosen, args=(corpus,))
 
     builtin = [n for n in services.builtin_corpora if n not in indexed]

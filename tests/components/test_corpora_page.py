@@ -80,6 +80,14 @@ def test_a_bad_file_is_refused_with_its_name_and_nothing_is_added(app: AppTest) 
     assert overview(app)["my-notes"] == 3  # the earlier ingestion is untouched, the good file of this one not half-added
 
 
+def delete_list(app: AppTest):  # type: ignore[no-untyped-def]
+    return next(m for m in app.multiselect if m.label == "Documents to delete")
+
+
+def delete_box(app: AppTest):  # type: ignore[no-untyped-def]
+    return next(c for c in app.checkbox if c.label == "Yes, delete them from this corpus")
+
+
 def test_find_search_and_delete_documents(app: AppTest) -> None:
     ingest(app, "my-notes", ("library.jsonl", LIBRARY, "application/json"))
     app.text_input(key=K + "find").input("bridges").run()
@@ -90,13 +98,13 @@ def test_find_search_and_delete_documents(app: AppTest) -> None:
     results = [m.value for m in app.markdown if m.value.startswith("**1.")]
     assert results and escape_markdown("Vaccination **works** ![x](https://evil.example/p.png)") in results[0]  # text, never markup
 
-    app.multiselect(key=K + "delete.docs").select("vaccines")
+    delete_list(app).select("vaccines")
     next(b for b in app.button if b.label == "Delete").click().run()
     assert any("Tick" in e.value and "nothing was deleted" in e.value for e in app.error)
     assert sorted(listed(app)) == ["bread", "bridges", "vaccines"]
 
-    app.multiselect(key=K + "delete.docs").select("vaccines")
-    app.checkbox(key=K + "delete.sure").check()
+    delete_list(app).select("vaccines")
+    delete_box(app).check()
     next(b for b in app.button if b.label == "Delete").click().run()
     assert not app.exception
     assert any("Deleted 1 document(s), 1 passage(s)" in s.value for s in app.success)
@@ -104,11 +112,18 @@ def test_find_search_and_delete_documents(app: AppTest) -> None:
     app.text_input(key=K + "search").input("measles immune system").run()
     assert not any("Vaccination" in m.value for m in app.markdown)
 
+    # The next deletion starts from an empty list and an unticked box: the last one's confirmation is not carried over.
+    assert delete_list(app).value == [] and delete_box(app).value is False
+    delete_list(app).select("bread")
+    next(b for b in app.button if b.label == "Delete").click().run()
+    assert any("Tick" in e.value and "nothing was deleted" in e.value for e in app.error)
+    assert sorted(listed(app)) == ["bread", "bridges"]
+
 
 def test_deleting_the_last_documents_removes_the_corpus(app: AppTest) -> None:
     ingest(app, "tiny", ("one.txt", b"Only one short document here.", "text/plain"))
-    app.multiselect(key=K + "delete.docs").select("one")
-    app.checkbox(key=K + "delete.sure").check()
+    delete_list(app).select("one")
+    delete_box(app).check()
     next(b for b in app.button if b.label == "Delete").click().run()
     assert any("the corpus is gone too" in s.value for s in app.success)
     assert "tiny" not in overview(app)
@@ -120,7 +135,7 @@ def test_a_built_in_corpus_is_listed_but_not_deleted_from(app: AppTest) -> None:
     app.selectbox(key=K + "browse").select("demo").run()
     assert app.selectbox(key=K + "browse").value == "demo" and len(listed(app)) > 30
     assert any("is built in" in c.value for c in app.caption)
-    assert not [m for m in app.multiselect if m.key == K + "delete.docs"]
+    assert not [m for m in app.multiselect if m.label == "Documents to delete"]
 
 
 def test_odd_uploads_get_plain_messages_and_same_named_files_are_both_kept(app: AppTest) -> None:

@@ -26,7 +26,8 @@ def delete_document(page, option: str) -> None:  # type: ignore[no-untyped-def]
     """Pick one document to delete, confirm, and press Delete.
 
     Each step waits for the page's run to end and the tick to show: under load a tick given while the page was still
-    redrawing landed on the old copy of the box, and Delete then (rightly) said nothing was confirmed.
+    redrawing landed on the old copy of the box, and Delete then (rightly) said nothing was confirmed. The box must
+    start unticked: after a deletion the browser once kept showing the last tick (the page now gives the box a new key).
     """
     settled(page)
     page.locator('[data-testid="stMultiSelect"]', has_text="Documents to delete").locator("input").click()
@@ -34,6 +35,7 @@ def delete_document(page, option: str) -> None:  # type: ignore[no-untyped-def]
     page.keyboard.press("Escape")
     settled(page)
     confirm = page.get_by_role("checkbox", name="Yes, delete them from this corpus")
+    expect(confirm).not_to_be_checked()
     page.get_by_text("Yes, delete them from this corpus").click()  # the box itself is hidden under Streamlit's drawn one
     expect(confirm).to_be_checked(timeout=30_000)
     settled(page)
