@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/protocols.py --records FILE [--protocols desk,single,toolmad,...] [--split dev]
         [--limit N] [--skip M] [--backend embedded|fake] [--set section.field=value ...] [--data-dir DIR] [--out PREFIX]
+        [--table-only] [--stages]
 
 The claims are the label-balanced sample of ``--limit N`` (``pipelines/eval``: the sample of a
 limit starts with the sample of any smaller one), after its first ``--skip M``. For each claim,
@@ -16,7 +17,8 @@ The table is computed from every record in the file for the chosen claims and pr
 (``bench/desk.py``'s figures): binary accuracy, 3-label macro-F1, ECE where a confidence is
 stated (``ece`` over every binary claim when each has one; ``ece_stated`` over those with one),
 median seconds, tokens read. Run it with ``--limit N --skip N`` and no model to print the table
-of the records alone (``--table-only``).
+of the records alone (``--table-only``); ``--stages`` adds where each protocol's model time went,
+stage by stage, read from the runs stored in ``--data-dir``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pipelines.events import BeliefRead, ModelCallCompleted, StageStarted, Verdi
 from pipelines.machine import describe
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import RunDigest, digest
+from pipelines.record.store import RunStore
 from pipelines.run.runner import Services
 
 BINARY = ("SUPPORTS", "REFUTES")
@@ -361,6 +364,43 @@ def machines_line(records: Sequence[dict[str, Any]]) -> str:
     return "Records by machine: " + "; ".join(f"{name}: {n}" for name, n in counts.items()) if counts else "No records."
 
 
+def stage_table(records: Sequence[dict[str, Any]], store: RunStore, protocols: Sequence[str], ids: set[str]) -> str:
+    """Where each protocol's model time goes, from its runs' own events: per stage, the median model seconds a claim.
+
+    A stage's medians are over the runs that had it (a stage some claims skip, as a debate that
+    stopped early, is not pulled to zero by the others); the runs found in ``store`` are counted,
+    as records whose runs are elsewhere have no events here. Calls made outside any open stage
+    are grouped by role (``digest``'s ``by_stage``, as the run's page reads it). Model seconds are the calls' own
+    seconds summed, so calls in flight together (toolmad's two scores of an answer) each count theirs: a protocol's
+    total can pass its wall time.
+    """
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in records:
+        if r["id"] in ids and r.get("run_id"):
+            latest[(r["protocol"], r["id"])] = r
+    lines = [
+        "| protocol | stage | model s (median) | calls (median) | tokens written (median) | runs with it |",
+        "| --- | --- |" + " ---: |" * 4,
+    ]
+    for p in protocols:
+        mine = [r for (q, _), r in latest.items() if q == p]
+        costs = [digest(events).by_stage for events in (store.events(r["run_id"]) for r in mine) if events]
+        if not costs:
+            continue
+        stages: dict[str, list[Any]] = {}
+        for by_stage in costs:
+            for name, cost in by_stage.items():
+                stages.setdefault(name, []).append(cost)
+        totals = [sum(c.model_seconds for c in by_stage.values()) for by_stage in costs]
+        lines.append(f"| `{p}` | all, {len(costs)} of {len(mine)} runs found | {statistics.median(totals):.0f} | | | {len(costs)} |")
+        for name, found in sorted(stages.items(), key=lambda kv: -sum(c.model_seconds for c in kv[1])):
+            seconds = statistics.median(c.model_seconds for c in found)
+            calls = statistics.median(c.calls for c in found)
+            written = statistics.median(c.tokens_out for c in found)
+            lines.append(f"| `{p}` | {name} | {seconds:.0f} | {calls:g} | {written:g} | {len(found)} |")
+    return "\n".join(lines)
+
+
 def as_beside(record: dict[str, Any]) -> dict[str, Any]:
     """The record as if the ruling beside the verdict had been the verdict."""
     beside = record["beside"]
@@ -375,6 +415,7 @@ def main() -> None:
     add_sample_options(parser, limit=30)
     parser.add_argument("--table-only", action="store_true", help="print the table of the records, run nothing")
     parser.add_argument("--out", default="", help="write the table to OUT.md and the figures to OUT-summary.json")
+    parser.add_argument("--stages", action="store_true", help="also print where the model time went, stage by stage (--data-dir's runs)")
     args = parser.parse_args()
 
     data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="protocols-bench-"))
@@ -391,6 +432,8 @@ def main() -> None:
     columns = columns_of(records, protocols, {i.id for i in all_items})
     text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
     text += f"\n{machines_line(records)}\n"
+    if args.stages:
+        text += f"\nModel time by stage\n\n{stage_table(records, RunStore(settings.sqlite_url), protocols, {i.id for i in all_items})}\n"
     print(text)
     if args.out:
         out = Path(args.out)

@@ -15,6 +15,7 @@ from bench.protocols import (
     read_records,
     run_claim,
     run_part,
+    stage_table,
     stated_p_supported,
     table,
 )
@@ -171,3 +172,24 @@ def test_a_claim_tried_before_counts_the_calls_it_read_back_and_is_left_out_of_t
     with LoadWatch(every_s=0.01) as watch:
         time.sleep(0.05)
     assert watch.most >= 0.0
+
+
+def test_the_stage_table_says_where_each_protocols_model_time_went_from_its_stored_runs(
+    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    records = tmp_path / "records.jsonl"
+    item = claims(dataset, labels="three", limit=1, skip=0)[0]
+    run_part([item], dataset, services, ["toolmad", "single"], records, backend="fake", quiet=True)
+    rows = read_records(records)
+    elsewhere = rows[0] | {"id": "another-claim", "run_id": "not-in-this-store"}  # a record whose run was stored elsewhere
+    assert services.store is not None
+    text = stage_table([*rows, elsewhere], services.store, ["toolmad", "single", "mad"], {item.id, "another-claim"})
+    lines = text.splitlines()
+    assert lines[0].startswith("| protocol | stage | model s (median) |")
+    assert "| `toolmad` | all, 1 of 2 runs found |" in text, "a run not in the store is counted as not found, not as zero"
+    toolmad = [line.split(" | ")[1] for line in lines if line.startswith("| `toolmad` |")]
+    assert "judge" in toolmad and any("answer" in stage for stage in toolmad), toolmad
+    assert any(line.startswith("| `single` | answer |") for line in lines)
+    assert "`mad`" not in text, "a protocol without records has no rows"
