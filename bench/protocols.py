@@ -45,7 +45,7 @@ from pipelines.eval.labels import canonical
 from pipelines.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
 from pipelines.machine import describe
 from pipelines.protocols.base import protocol_names
-from pipelines.record.digest import RunDigest, digest
+from pipelines.record.digest import Cost, RunDigest, digest
 from pipelines.record.store import RunStore
 from pipelines.run.runner import Services
 
@@ -314,6 +314,15 @@ def run_part(
     return added
 
 
+def newest_records(records: Sequence[dict[str, Any]], ids: set[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each (protocol, claim)'s newest record among the chosen claims: a claim run again counts by its last run."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in records:
+        if r["id"] in ids:
+            latest[(r["protocol"], r["id"])] = r
+    return latest
+
+
 def columns_of(records: Sequence[dict[str, Any]], protocols: Sequence[str], ids: set[str]) -> dict[str, dict[str, Any]]:
     """Each protocol's figures over its records of the chosen claims (the newest record of a claim counts).
 
@@ -321,10 +330,7 @@ def columns_of(records: Sequence[dict[str, Any]], protocols: Sequence[str], ids:
     column ``PROTOCOL/beside`` scores that one on the same claims: the debate's own ruling when
     the calibrated one was the verdict, or the other way round.
     """
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in records:
-        if r["id"] in ids:
-            latest[(r["protocol"], r["id"])] = r
+    latest = newest_records(records, ids)
     desk_seconds = {i: r["seconds"] for (q, i), r in latest.items() if q == "desk"}
     columns: dict[str, dict[str, Any]] = {}
     for p in protocols:
@@ -374,25 +380,22 @@ def stage_table(records: Sequence[dict[str, Any]], store: RunStore, protocols: S
     seconds summed, so calls in flight together (toolmad's two scores of an answer) each count theirs: a protocol's
     total can pass its wall time.
     """
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in records:
-        if r["id"] in ids and r.get("run_id"):
-            latest[(r["protocol"], r["id"])] = r
+    latest = newest_records(records, ids)
     lines = [
         "| protocol | stage | model s (median) | calls (median) | tokens written (median) | runs with it |",
         "| --- | --- |" + " ---: |" * 4,
     ]
     for p in protocols:
         mine = [r for (q, _), r in latest.items() if q == p]
-        costs = [digest(events).by_stage for events in (store.events(r["run_id"]) for r in mine) if events]
-        if not costs:
+        reads = [digest(events) for events in (store.events(r["run_id"]) for r in mine if r.get("run_id")) if events]
+        if not reads:
             continue
-        stages: dict[str, list[Any]] = {}
-        for by_stage in costs:
-            for name, cost in by_stage.items():
+        stages: dict[str, list[Cost]] = {}
+        for read in reads:
+            for name, cost in read.by_stage.items():
                 stages.setdefault(name, []).append(cost)
-        totals = [sum(c.model_seconds for c in by_stage.values()) for by_stage in costs]
-        lines.append(f"| `{p}` | all, {len(costs)} of {len(mine)} runs found | {statistics.median(totals):.0f} | | | {len(costs)} |")
+        total = statistics.median(read.cost.model_seconds for read in reads)
+        lines.append(f"| `{p}` | all, {len(reads)} of {len(mine)} runs found | {total:.0f} | | | {len(reads)} |")
         for name, found in sorted(stages.items(), key=lambda kv: -sum(c.model_seconds for c in kv[1])):
             seconds = statistics.median(c.model_seconds for c in found)
             calls = statistics.median(c.calls for c in found)
@@ -429,11 +432,12 @@ def main() -> None:
         run_part(items, dataset, services, protocols, records_path, backend=args.backend, settings=args.set)
     all_items = claims(dataset, labels=args.labels, limit=args.limit, skip=0)
     records = read_records(records_path)
-    columns = columns_of(records, protocols, {i.id for i in all_items})
+    ids = {i.id for i in all_items}
+    columns = columns_of(records, protocols, ids)
     text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
     text += f"\n{machines_line(records)}\n"
     if args.stages:
-        text += f"\nModel time by stage\n\n{stage_table(records, RunStore(settings.sqlite_url), protocols, {i.id for i in all_items})}\n"
+        text += f"\nModel time by stage\n\n{stage_table(records, RunStore(settings.sqlite_url), protocols, ids)}\n"
     print(text)
     if args.out:
         out = Path(args.out)
