@@ -18,7 +18,8 @@ The table is computed from every record in the file for the chosen claims and pr
 stated (``ece`` over every binary claim when each has one; ``ece_stated`` over those with one),
 median seconds, tokens read. Run it with ``--limit N --skip N`` and no model to print the table
 of the records alone (``--table-only``); ``--stages`` adds where each protocol's model time went,
-stage by stage, read from the runs stored in ``--data-dir``.
+stage by stage, and how long its runs took to reach each round's belief and the verdict (what a
+debate that stopped after round k would have taken), read from the runs stored in ``--data-dir``.
 """
 
 from __future__ import annotations
@@ -404,6 +405,34 @@ def stage_table(records: Sequence[dict[str, Any]], store: RunStore, protocols: S
     return "\n".join(lines)
 
 
+def round_table(records: Sequence[dict[str, Any]], store: RunStore, protocols: Sequence[str], ids: set[str]) -> str:
+    """What a debate that stopped after round k would have taken: per protocol, the median seconds from a run's start.
+
+    Read from the stored runs' own events: the belief read after round k (``BeliefRead``, round 0
+    before any argument) marks where a debate stopping there would hand over to its ruling, and
+    the verdict marks the whole run. A row's median is over the runs that reached it, counted
+    beside it; runs stored without per-round belief (``belief.per_round`` off) have no round rows.
+    """
+    latest = newest_records(records, ids)
+    lines = ["| protocol | reached | runs | seconds from the start (median) |", "| --- | --- | ---: | ---: |"]
+    for p in protocols:
+        runs = [events for events in (store.events(r["run_id"]) for (q, _), r in latest.items() if q == p and r.get("run_id")) if events]
+        reached: dict[int, list[float]] = {}
+        verdicts: list[float] = []
+        for events in runs:
+            start = events[0].at
+            after = {e.round: e.at - start for e in events if isinstance(e, BeliefRead)}  # a round read twice: its last reading
+            for k, seconds in after.items():
+                reached.setdefault(k, []).append(seconds)
+            verdicts += [e.at - start for e in events if isinstance(e, VerdictReached)][-1:]
+        for k, found in sorted(reached.items()):
+            where = "before any argument" if k == 0 else f"belief after round {k}"
+            lines.append(f"| `{p}` | {where} | {len(found)} | {statistics.median(found):.0f} |")
+        if verdicts:
+            lines.append(f"| `{p}` | verdict | {len(verdicts)} | {statistics.median(verdicts):.0f} |")
+    return "\n".join(lines)
+
+
 def as_beside(record: dict[str, Any]) -> dict[str, Any]:
     """The record as if the ruling beside the verdict had been the verdict."""
     beside = record["beside"]
@@ -418,7 +447,11 @@ def main() -> None:
     add_sample_options(parser, limit=30)
     parser.add_argument("--table-only", action="store_true", help="print the table of the records, run nothing")
     parser.add_argument("--out", default="", help="write the table to OUT.md and the figures to OUT-summary.json")
-    parser.add_argument("--stages", action="store_true", help="also print where the model time went, stage by stage (--data-dir's runs)")
+    parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="also print where the model time went, stage by stage, and the seconds to each round (--data-dir's runs)",
+    )
     args = parser.parse_args()
 
     data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="protocols-bench-"))
@@ -437,7 +470,9 @@ def main() -> None:
     text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
     text += f"\n{machines_line(records)}\n"
     if args.stages:
-        text += f"\nModel time by stage\n\n{stage_table(records, RunStore(settings.sqlite_url), protocols, ids)}\n"
+        store = RunStore(settings.sqlite_url)
+        text += f"\nModel time by stage\n\n{stage_table(records, store, protocols, ids)}\n"
+        text += f"\nTime by round\n\n{round_table(records, store, protocols, ids)}\n"
     print(text)
     if args.out:
         out = Path(args.out)

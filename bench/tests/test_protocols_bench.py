@@ -13,6 +13,7 @@ from bench.protocols import (
     columns_of,
     machines_line,
     read_records,
+    round_table,
     run_claim,
     run_part,
     stage_table,
@@ -193,3 +194,28 @@ def test_the_stage_table_says_where_each_protocols_model_time_went_from_its_stor
     assert "judge" in toolmad and any("answer" in stage for stage in toolmad), toolmad
     assert any(line.startswith("| `single` | answer |") for line in lines)
     assert "`mad`" not in text, "a protocol without records has no rows"
+
+
+def test_the_round_table_says_how_long_each_debate_took_to_reach_each_round_and_its_verdict(
+    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    records = tmp_path / "records.jsonl"
+    item = claims(dataset, labels="three", limit=1, skip=0)[0]
+    run_part([item], dataset, services, ["toolmad"], records, backend="fake", quiet=True)
+    quiet = tmp_path / "quiet.jsonl"  # the same debate without a belief read after each round
+    run_part([item], dataset, services, ["radar"], quiet, backend="fake", settings=["belief.per_round=false"], quiet=True)
+    assert services.store is not None
+    rows = read_records(records) + read_records(quiet)
+    text = round_table(rows, services.store, ["toolmad", "radar", "mad"], {item.id})
+    found = {tuple(line.split(" | ")[:2]): line.split(" | ")[2:] for line in text.splitlines()[2:]}
+    rounds = [int(k[1].rsplit(" ", 1)[1]) for k in found if k[0] == "| `toolmad`" and k[1].startswith("belief after round")]
+    assert rounds == list(range(1, len(rounds) + 1)) and 1 <= len(rounds) <= RunConfig().toolmad.rounds, text
+    seconds = [float(found[("| `toolmad`", f"belief after round {k}")][1].rstrip(" |")) for k in rounds]
+    verdict = float(found[("| `toolmad`", "verdict")][1].rstrip(" |"))
+    assert seconds == sorted(seconds) and seconds[-1] <= verdict, "later rounds are reached later, the verdict last"
+    assert ("| `radar`", "verdict") in found and not any(k[0] == "| `radar`" and "round" in k[1] for k in found), (
+        "a run stored without per-round belief has its verdict's row and no round rows"
+    )
+    assert not any(k[0] == "| `mad`" for k in found), "a protocol without records has no rows"
