@@ -603,7 +603,7 @@ class BeliefConfig(BaseModel):
     per_round: bool = Field(
         default=True,
         title="Belief after each round",
-        description="After each round (desk: before and after its debate; mermaid: after each search step and at its answer; single and mad: at the end), the judge's probabilities of supported, refuted and not enough info given the debate so far, read from its answer letters in 2 option orders (2 short calls a round).",
+        description="After each round (desk: before and after its debate; mermaid: after each search step and at its answer; single: at the end), the judge's probabilities of supported, refuted and not enough info given the debate so far, read from its answer letters in 2 option orders (2 short calls a round).",
     )
     desk_weighed: bool = Field(
         default=True,

@@ -32,6 +32,7 @@ async def run_mad(ctx: RunContext) -> Verdict:
         history.extend(turns)
         labels = {t.label for t in turns}
         ctx.emit(StageCompleted(stage="debate", detail=" · ".join(f"{t.agent}: {t.label or 'no label'}" for t in turns)))
+        await read_belief(ctx, round=number, turns=history, evidence=[], what=f"after round {number}")
         review = await ctx.review(number, {})
         if review.stop:
             stop_reason = f"the checker stopped the debate after round {number}; the judge ruled"
@@ -39,7 +40,6 @@ async def run_mad(ctx: RunContext) -> Verdict:
         if cfg.stop_on_agreement and len(labels) == 1 and None not in labels and number < cfg.rounds:
             stop_reason = f"both debaters agreed in round {number}; the judge ruled"
             break
-    await read_belief(ctx, round=max((t.round for t in history), default=0), turns=history, evidence=[], what="at the end")
     ctx.emit(StageStarted(stage="judge", detail="ruling on the debate"))
     ruling = await judge_from_history(ctx, turns=history, evidence=None, round=0)  # round 0: the ruling, after the rounds
     ctx.emit(StageCompleted(stage="judge", detail=ruling.label or "no label"))

@@ -9,7 +9,7 @@ the options last, so the two orders differ only in their last lines and a server
 its previous prompt (llama.cpp does) reads only those again.
 
 Every protocol calls ``read_belief`` after each round with the turns so far (desk before and
-after its debate; single and mad at their end); each reading is a ``BeliefRead`` event, so the
+after its debate; single, which has no rounds, at its end); each reading is a ``BeliefRead`` event, so the
 result page and History plot which round moved the belief and by how much. It is a reading
 beside the protocol's own ruling, never the ruling itself.
 """
