@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.protocols import read_records
+from bench.protocols import newest_records, read_records
 from pipelines.config import AppSettings
 from pipelines.events import Event, ScoreComputed, TurnCompleted, VerdictReached
 from pipelines.record.store import RunStore
@@ -80,13 +80,12 @@ def rounds_of(events: Sequence[Event]) -> tuple[Round, ...]:
 
 
 def stored_runs(records: Sequence[dict[str, Any]], store: RunStore) -> list[StoredRun]:
-    """The newest toolmad record of each claim whose run is in ``store`` and reached a verdict."""
-    newest: dict[str, dict[str, Any]] = {}
-    for r in records:
-        if r.get("protocol") == "toolmad" and r.get("run_id"):
-            newest[r["id"]] = r
+    """The newest toolmad record of each claim (as the protocols bench's tables take it), where its run is in ``store`` and reached a verdict."""
+    newest = newest_records(records, {r["id"] for r in records})
     runs = []
-    for claim_id, r in newest.items():
+    for (protocol, claim_id), r in newest.items():
+        if protocol != "toolmad" or not r.get("run_id"):
+            continue
         events = store.events(r["run_id"])
         ends = [e.at for e in events if isinstance(e, VerdictReached)]
         if events and ends:
