@@ -255,9 +255,9 @@ def render_claim(queue: ClaimQueue, claim: QueueClaim) -> None:
     st.caption(f"Added by {escape_markdown(claim.created_by)} on {when(claim.created_at)} · id {escape_markdown(claim.id)}")
     render_copy_link(claim_link(claim.id), "this claim")
 
-    if claim.status not in ("published", "dismissed") and st.button("🔎 Check it on Verify", key=K + "check", type="primary"):
-        state.check_on_verify(claim.id, claim.text)
-        st.switch_page("pages/verify.py")
+    if claim.status not in ("published", "dismissed"):  # a link, not a button: a page switch from a button's run could lose
+        # the race with a rerun the browser already asked of this page, and leave the person here with the claim closed
+        st.page_link("pages/verify.py", label="Check it on Verify", icon="🔎", query_params={state.CHECK_PARAM: claim.id})
 
     # Keyed and tracked, the box stays open across reruns (a message above it coming or going would otherwise fold it shut);
     # a form, so choosing and typing send nothing until Save.
@@ -496,6 +496,24 @@ def queue_details(item: BatchItem) -> NewClaim | None:
         return claim_of_item(item, "the batch file")
     except DebateDeskError:
         return None
+
+
+def open_claim_to_check(claim_id: str) -> str | None:
+    """``?check=ID`` on Verify: the queued claim's text goes into the claim box and the run started from it joins that claim.
+    Returns why not, plainly (nothing in the box changes then)."""
+    queue = get_claim_queue()
+    if queue is None:
+        return "This app runs without a run store, so there is no claims queue to check a claim from."
+    try:
+        claim = queue.get(claim_id)
+    except (SQLAlchemyError, OSError) as exc:
+        return f"The queued claim could not be read: the run database did not answer ({type(exc).__name__}). Try the link again."
+    if claim is None:
+        return f"No claim {escape_markdown(claim_id[:40])} in the claims queue: the link may be wrong."
+    if claim.status in ("published", "dismissed"):
+        return f"That claim is {claim.status} on the claims queue, so it is not checked again from there."
+    state.check_on_verify(claim.id, claim.text)
+    return None
 
 
 def link_run_to_queue(run_id: str, text: str, *, claim_id: str | None = None, details: NewClaim | None = None) -> str | None:

@@ -69,11 +69,12 @@ def address_picker(
     reruns: it is set here, before it is drawn, only when ``chosen`` changed since it was last put in
     (a value and an index both make Streamlit warn), so what the person chose in the box stays open
     even when the page's own note of it was lost (a browser that reconnects keeps its widgets' values,
-    not the rest of its session).
+    not the rest of its session), or when the box lost its value (Streamlit drops a widget's value
+    when another page runs: back from Verify, the item is open again).
     """
     options = list(described)
     applied = key + ".applied"  # the open request last put into the box
-    if chosen != st.session_state.get(applied):
+    if chosen != st.session_state.get(applied) or (chosen is not None and key not in st.session_state):
         st.session_state[applied] = chosen
         st.session_state[key] = chosen if chosen in described else None
     selected = st.selectbox(

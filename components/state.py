@@ -377,7 +377,8 @@ def take_return_to() -> tuple[str, dict[str, str]] | None:
 
 RUN_PARAM = "run"  # ?run=ID opens the run on History
 CLAIM_PARAM = "claim"  # ?claim=ID opens the claim on the queue page
-LINK_PARAMS = (RUN_PARAM, CLAIM_PARAM)
+CHECK_PARAM = "check"  # ?check=ID on Verify: the queued claim's text in the claim box, its run joins that claim
+LINK_PARAMS = (RUN_PARAM, CLAIM_PARAM, CHECK_PARAM)
 RETURN_PARAMS = "return_params"
 FOLLOWED_PREFIX = "followed."  # the link parameter value this session already followed, per parameter
 QUEUE_CLAIM = "queue_claim"  # the claim open on the queue page
@@ -421,8 +422,17 @@ def open_queue_claim(claim_id: str | None) -> None:
     st.session_state[QUEUE_PREFIX + "open"] = claim_id  # the chooser keeps its own value across reruns: set it too
 
 
+def take_claim_to_check() -> str | None:
+    """The claim id of ``?check=ID`` (a queued claim's **Check it on Verify** link), taken out of the address once read, so
+    the next click of the same link fills the box again and a rerun does not undo what the person typed since."""
+    value = st.query_params.get(CHECK_PARAM)
+    if CHECK_PARAM in st.query_params:
+        del st.query_params[CHECK_PARAM]
+    return str(value) if value else None
+
+
 def check_on_verify(claim_id: str, text: str) -> None:
-    """on_click of a queued claim's Check: Verify gets its text, and the run it starts links to that claim."""
+    """Verify gets a queued claim's text (before its claim box draws), and the run it starts links to that claim."""
     st.session_state[CHECK_FROM_CLAIM] = (claim_id, text)
     st.session_state[CLAIM] = text
 

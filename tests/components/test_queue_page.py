@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -86,6 +87,55 @@ def test_a_claim_chosen_in_the_box_stays_open_when_the_pages_note_of_it_is_lost(
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox(key="queue.open").value == claim_id and at.subheader[0].value.startswith("Masks reduce")
+
+
+def test_a_claim_open_on_the_queue_is_still_open_after_a_visit_to_verify(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Streamlit drops a widget's value when another page runs: the chooser must open the claim again, not show none."""
+    at = open_queue(queue_page(monkeypatch, tmp_path))
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    add_typed(at, CLAIM)
+    add_typed(at, "Tides follow the Moon")
+    first = next(i for i in at.selectbox(key="queue.open").options if "Masks" in i)
+    at.selectbox(key="queue.open").select(first).run()
+    claim_id = at.selectbox(key="queue.open").value
+    at.switch_page("pages/verify.py").run()
+    open_queue(at)
+    assert at.selectbox(key="queue.open").value == claim_id and at.subheader[0].value.startswith("Masks reduce")
+    assert at.query_params["claim"] == claim_id
+
+
+def test_check_it_on_verify_is_a_link_that_fills_the_box_and_the_run_joins_the_claim(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
+) -> None:
+    at = queue_page(monkeypatch, demo_data_dir, database_url=f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    open_queue(at)
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    add_typed(at, CLAIM)
+    add_typed(at, "Tides follow the Moon")  # opened last; the first one is checked
+    at.selectbox(key="queue.open").select(next(i for i in at.selectbox(key="queue.open").options if "Masks" in i)).run()
+    masks = at.selectbox(key="queue.open").value
+    link = next(p.proto for p in at.get("page_link") if "Check it on Verify" in p.proto.label)
+    assert link.page.endswith("verify") and parse_qs(link.query_string) == {"check": [masks]}
+
+    at.query_params["check"] = masks  # what the link asks of the app
+    at.switch_page("pages/verify.py").run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="claim_text").value == CLAIM
+    assert "check" not in at.query_params  # read once: a rerun keeps what the person types next
+    at.text_area(key="claim_text").input(CLAIM + " in 2021").run()
+    assert at.text_area(key="claim_text").value == CLAIM + " in 2021"
+    at.text_area(key="claim_text").input(CLAIM)
+    at.selectbox(key="cfg.protocol").select("single").run()
+    next(b for b in at.button if b.label == "Verify").click().run()
+    assert not at.exception and not [w for w in at.warning if "queue" in w.value], [w.value for w in at.warning]
+    open_queue(at)  # the claim is still open, with its run
+    assert at.selectbox(key="queue.open").value == masks
+    assert any(m.value == "#### Runs (1)" for m in at.markdown) and any("🔎 checking" in c.value for c in at.caption)
+
+    for wrong, said in (("0000nothere", "No claim 0000nothere in the claims queue"),):
+        at.query_params["check"] = wrong
+        at.switch_page("pages/verify.py").run()
+        assert any(said in w.value for w in at.warning), [w.value for w in at.warning]
 
 
 def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(

@@ -102,7 +102,7 @@ def test_two_people_take_a_claim_from_the_queue_to_a_published_fact_check(browse
     bo.get_by_role("button", name="Add comment").click()
     # shown as text, in the list (the box clears a moment after the list draws the comment)
     bo.get_by_role("paragraph").filter(has_text="The post is from 2019; <b>checking</b>").wait_for(timeout=30_000)
-    bo.get_by_role("button", name="Check it on Verify").click()
+    bo.get_by_role("link", name="Check it on Verify").click()
     bo.locator("h1", has_text="Verify a claim").wait_for(timeout=60_000)
     expect(bo.locator("textarea").first).to_have_value(CLAIM)
     pick(bo, "Protocol", "single — Single agent (baseline)")
@@ -111,6 +111,9 @@ def test_two_people_take_a_claim_from_the_queue_to_a_published_fact_check(browse
     run_url = copied_link(bo, "/history?run=")
     screenshot(bo, "queue-checker-ran")
 
+    # the check link opened afresh (a new tab): through the sign-in, the claim box still gets the claim
+    follow(ana, claim_url.replace("/queue?claim=", "/verify?check="), "ana", "Verify a claim")
+    expect(ana.locator("textarea").first).to_have_value(CLAIM, timeout=60_000)
     follow(ana, run_url, "ana", "History")  # the checker's run link, in the editor's browser
     ana.get_by_role("heading", name=CLAIM).wait_for(timeout=60_000)
     expect(ana.get_by_text("started by Bo Lind", exact=False)).to_be_visible()
