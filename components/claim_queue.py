@@ -498,7 +498,7 @@ def queue_details(item: BatchItem) -> NewClaim | None:
         return None
 
 
-def open_claim_to_check(claim_id: str) -> str | None:
+def put_queued_claim_in_box(claim_id: str) -> str | None:
     """``?check=ID`` on Verify: the queued claim's text goes into the claim box and the run started from it joins that claim.
     Returns why not, plainly (nothing in the box changes then)."""
     queue = get_claim_queue()

@@ -422,7 +422,7 @@ def open_queue_claim(claim_id: str | None) -> None:
     st.session_state[QUEUE_PREFIX + "open"] = claim_id  # the chooser keeps its own value across reruns: set it too
 
 
-def take_claim_to_check() -> str | None:
+def take_check_link() -> str | None:
     """The claim id of ``?check=ID`` (a queued claim's **Check it on Verify** link), taken out of the address once read, so
     the next click of the same link fills the box again and a rerun does not undo what the person typed since."""
     value = st.query_params.get(CHECK_PARAM)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from components import state
-from components.claim_queue import link_run_to_queue, open_claim_to_check
+from components.claim_queue import link_run_to_queue, put_queued_claim_in_box
 from components.config_form import render_config_form
 from components.corpus_progress import prepare_corpus
 from components.courtroom import render_courtroom_audit
@@ -32,7 +32,7 @@ if state.active_run() is None and not state.last_events() and not state.last_com
         "Every run is kept: step in between rounds with **Step mode**, replay and export it from **History**, share it with "
         "the desk through the **Claims queue**."
     )
-if (checking := state.take_claim_to_check()) is not None and (problem := open_claim_to_check(checking)):  # the queue's link
+if (checking := state.take_check_link()) is not None and (problem := put_queued_claim_in_box(checking)):  # the queue's link
     st.warning(f"⚠️ {problem}")  # markup: our words around an escaped id
 # The claim box before the heavy services: on a first start it shows at once while the models and the index load
 # (a built-in corpus not yet indexed is indexed below it, with a progress bar).
