@@ -28,6 +28,7 @@ from pipelines.newsroom.intake import claim_of_item, claims_from_file, claims_fr
 from pipelines.newsroom.publishing import publish, served_url, unpublish
 from pipelines.newsroom.queue import (
     CLAIM_STATUSES,
+    CLOSED_STATUSES,
     NEXT_STATUSES,
     Appearance,
     ClaimQueue,
@@ -211,7 +212,7 @@ def render_claim_table(claims: list[QueueClaim]) -> None:
                 "claimant": c.appearance.claimant,
                 "appeared": c.appearance.on,
                 "assignee": c.assignee,
-                "due": c.due_on + (" ⚠️ overdue" if c.due_on and c.due_on < today and c.status not in ("published", "dismissed") else ""),
+                "due": c.due_on + (" ⚠️ overdue" if c.due_on and c.due_on < today and c.status not in CLOSED_STATUSES else ""),
                 "tags": ", ".join(c.tags),
                 "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
                 "added": when(c.created_at),
@@ -255,7 +256,7 @@ def render_claim(queue: ClaimQueue, claim: QueueClaim) -> None:
     st.caption(f"Added by {escape_markdown(claim.created_by)} on {when(claim.created_at)} · id {escape_markdown(claim.id)}")
     render_copy_link(claim_link(claim.id), "this claim")
 
-    if claim.status not in ("published", "dismissed"):  # a link, not a button: a page switch from a button's run could lose
+    if claim.status not in CLOSED_STATUSES:  # a link, not a button: a page switch from a button's run could lose
         # the race with a rerun the browser already asked of this page, and leave the person here with the claim closed
         st.page_link("pages/verify.py", label="Check it on Verify", icon="🔎", query_params={state.CHECK_PARAM: claim.id})
 
@@ -510,7 +511,7 @@ def put_queued_claim_in_box(claim_id: str) -> str | None:
         return f"The queued claim could not be read: the run database did not answer ({type(exc).__name__}). Try the link again."
     if claim is None:
         return f"No claim {escape_markdown(claim_id[:40])} in the claims queue: the link may be wrong."
-    if claim.status in ("published", "dismissed"):
+    if claim.status in CLOSED_STATUSES:
         return f"That claim is {claim.status} on the claims queue, so it is not checked again from there."
     state.check_on_verify(claim.id, claim.text)
     return None

@@ -36,6 +36,7 @@ from pipelines.text.safety import unsafe_char
 
 ClaimStatus = Literal["new", "checking", "in review", "published", "dismissed"]
 CLAIM_STATUSES: tuple[ClaimStatus, ...] = get_args(ClaimStatus)
+CLOSED_STATUSES: tuple[ClaimStatus, ...] = ("published", "dismissed")  # no more checking or review until reopened
 # Where a claim may go from each status by a plain status change (publishing and unpublishing have their own actions).
 NEXT_STATUSES: dict[str, tuple[ClaimStatus, ...]] = {
     "new": ("checking", "dismissed"),
@@ -452,7 +453,7 @@ class ClaimQueue:
             raise QueueError(f"the reviewed verdict is one of {', '.join(COMMON_LABELS)}, not {verdict!r}")
         why = _prose(reason, "reason", MAX_REASON, "say why: the reason is published as the fact-check's explanation")
         current = self._get(claim_id)
-        if current.status in ("published", "dismissed"):
+        if current.status in CLOSED_STATUSES:
             raise QueueError(f"the claim is {current.status}; {'unpublish' if current.status == 'published' else 'reopen'} it first")
         runs = self.runs_of(claim_id)
         if run_id is not None and run_id not in runs:

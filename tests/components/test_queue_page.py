@@ -39,6 +39,15 @@ def add_typed(at: AppTest, text: str, **fields: str) -> AppTest:
     return at
 
 
+def open_the_first_of_two(at: AppTest) -> str:
+    """Two claims added, the first (the masks claim) opened in the box: its id."""
+    at.sidebar.text_input[0].input("Ana Ruiz").run()
+    add_typed(at, CLAIM)
+    add_typed(at, "Tides follow the Moon")  # opened last, so the box is moved to the first
+    at.selectbox(key="queue.open").select(next(i for i in at.selectbox(key="queue.open").options if "Masks" in i)).run()
+    return str(at.selectbox(key="queue.open").value)
+
+
 def test_claims_added_typed_and_pasted_are_listed_filtered_and_opened(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     at = open_queue(queue_page(monkeypatch, tmp_path))
     assert at.title[0].value == "📥 Claims queue"
@@ -74,12 +83,8 @@ def test_a_claim_link_opens_the_claim(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_a_claim_chosen_in_the_box_stays_open_when_the_pages_note_of_it_is_lost(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A browser that reconnects keeps its widgets' values but not the rest of its session: the choice must hold."""
     at = open_queue(queue_page(monkeypatch, tmp_path))
-    at.sidebar.text_input[0].input("Ana Ruiz").run()
-    add_typed(at, CLAIM)
-    add_typed(at, "Tides follow the Moon")
-    first = next(i for i in at.selectbox(key="queue.open").options if "Masks" in i)
-    at.selectbox(key="queue.open").select(first).run()
-    claim_id = at.session_state["queue_claim"]
+    claim_id = open_the_first_of_two(at)
+    assert at.session_state["queue_claim"] == claim_id
     assert at.subheader[0].value.startswith("Masks reduce")
     for note in ("queue_claim", "queue.open.applied"):
         if note in at.session_state:
@@ -92,12 +97,7 @@ def test_a_claim_chosen_in_the_box_stays_open_when_the_pages_note_of_it_is_lost(
 def test_a_claim_open_on_the_queue_is_still_open_after_a_visit_to_verify(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Streamlit drops a widget's value when another page runs: the chooser must open the claim again, not show none."""
     at = open_queue(queue_page(monkeypatch, tmp_path))
-    at.sidebar.text_input[0].input("Ana Ruiz").run()
-    add_typed(at, CLAIM)
-    add_typed(at, "Tides follow the Moon")
-    first = next(i for i in at.selectbox(key="queue.open").options if "Masks" in i)
-    at.selectbox(key="queue.open").select(first).run()
-    claim_id = at.selectbox(key="queue.open").value
+    claim_id = open_the_first_of_two(at)
     at.switch_page("pages/verify.py").run()
     open_queue(at)
     assert at.selectbox(key="queue.open").value == claim_id and at.subheader[0].value.startswith("Masks reduce")
@@ -108,12 +108,7 @@ def test_check_it_on_verify_is_a_link_that_fills_the_box_and_the_run_joins_the_c
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
 ) -> None:
     at = queue_page(monkeypatch, demo_data_dir, database_url=f"sqlite:///{tmp_path / 'runs.sqlite'}")
-    open_queue(at)
-    at.sidebar.text_input[0].input("Ana Ruiz").run()
-    add_typed(at, CLAIM)
-    add_typed(at, "Tides follow the Moon")  # opened last; the first one is checked
-    at.selectbox(key="queue.open").select(next(i for i in at.selectbox(key="queue.open").options if "Masks" in i)).run()
-    masks = at.selectbox(key="queue.open").value
+    masks = open_the_first_of_two(open_queue(at))
     link = next(p.proto for p in at.get("page_link") if "Check it on Verify" in p.proto.label)
     assert link.page.endswith("verify") and parse_qs(link.query_string) == {"check": [masks]}
 
@@ -132,10 +127,9 @@ def test_check_it_on_verify_is_a_link_that_fills_the_box_and_the_run_joins_the_c
     assert at.selectbox(key="queue.open").value == masks
     assert any(m.value == "#### Runs (1)" for m in at.markdown) and any("🔎 checking" in c.value for c in at.caption)
 
-    for wrong, said in (("0000nothere", "No claim 0000nothere in the claims queue"),):
-        at.query_params["check"] = wrong
-        at.switch_page("pages/verify.py").run()
-        assert any(said in w.value for w in at.warning), [w.value for w in at.warning]
+    at.query_params["check"] = "0000nothere"  # a wrong link: said plainly
+    at.switch_page("pages/verify.py").run()
+    assert any("No claim 0000nothere in the claims queue" in w.value for w in at.warning), [w.value for w in at.warning]
 
 
 def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(
