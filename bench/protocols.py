@@ -365,10 +365,35 @@ def machines_line(records: Sequence[dict[str, Any]]) -> str:
     """Which machines ran the records, with how many each: seconds of different machines are not one sample."""
     counts: dict[str, int] = {}
     for r in records:
-        m = r.get("machine")
-        name = f"{m.get('cpu') or 'CPU not said'}, {m.get('cores')} cores, boot {m.get('boot') or '?'}" if m else "machine not recorded"
+        name = machine_name(r)
         counts[name] = counts.get(name, 0) + 1
     return "Records by machine: " + "; ".join(f"{name}: {n}" for name, n in counts.items()) if counts else "No records."
+
+
+def machine_name(record: dict[str, Any]) -> str:
+    m = record.get("machine")
+    return f"{m.get('cpu') or 'CPU not said'}, {m.get('cores')} cores, boot {m.get('boot') or '?'}" if m else "machine not recorded"
+
+
+def machines_seconds_table(records: Sequence[dict[str, Any]], protocols: Sequence[str], ids: set[str]) -> str:
+    """Each protocol's median seconds a claim on each machine that timed its runs, with how many runs: "" when one machine did.
+
+    The main table's seconds pool every machine's runs; when the claims were run in parts on
+    machines of different speeds, this says how much of the pool each one is.
+    """
+    latest = newest_records(records, ids)
+    timed = [(p, r) for (p, _), r in latest.items() if p in protocols and _timed(r)]
+    machines = list(dict.fromkeys(machine_name(r) for _, r in timed))
+    if len(machines) < 2:
+        return ""
+    lines = ["| machine | " + " | ".join(f"`{p}`" for p in protocols) + " |", "| --- |" + " ---: |" * len(protocols)]
+    for name in machines:
+        cells = []
+        for p in protocols:
+            seconds = [r["seconds"] for q, r in timed if q == p and machine_name(r) == name]
+            cells.append(f"{statistics.median(seconds):.1f} ({len(seconds)})" if seconds else "n/a")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def stage_table(records: Sequence[dict[str, Any]], store: RunStore, protocols: Sequence[str], ids: set[str]) -> str:
@@ -469,6 +494,8 @@ def main() -> None:
     columns = columns_of(records, protocols, ids)
     text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
     text += f"\n{machines_line(records)}\n"
+    if by_machine := machines_seconds_table(records, protocols, ids):
+        text += f"\nSeconds / claim (median) by machine, with the runs timed on it\n\n{by_machine}\n"
     if args.stages:
         store = RunStore(settings.sqlite_url)
         text += f"\nModel time by stage\n\n{stage_table(records, store, protocols, ids)}\n"

@@ -12,6 +12,7 @@ from bench.protocols import (
     claims,
     columns_of,
     machines_line,
+    machines_seconds_table,
     read_records,
     round_table,
     run_claim,
@@ -123,6 +124,25 @@ def test_a_run_helped_by_desks_cached_reading_is_also_counted_with_desks_seconds
     assert columns["desk"]["seconds_paid_median"] == 50.0 and columns["desk"]["read_desks"] == 0
     alone = columns_of(rows[2:], ["toolmad"], {"1", "2"})
     assert alone["toolmad"]["seconds_paid_median"] is None, "without desk's records nothing can be added"
+
+
+def test_the_seconds_of_each_machine_are_told_apart_when_the_claims_ran_on_two() -> None:
+    amd = {"cpu": "AMD EPYC", "cores": 2, "boot": "aaaa"}
+    intel = {"cpu": "Intel Xeon", "cores": 2, "boot": "bbbb"}
+
+    def rec(protocol: str, i: str, seconds: float, machine: dict, load: float = 2.0) -> dict:  # type: ignore[type-arg]
+        return {"protocol": protocol, "id": i, "calls": 5, "seconds": seconds, "load_max": load, "machine": machine}
+
+    rows = [
+        rec("toolmad", "1", 100.0, amd), rec("toolmad", "2", 300.0, amd), rec("toolmad", "3", 400.0, intel),
+        rec("mad", "1", 40.0, amd), rec("mad", "3", 50.0, intel, load=3.5), rec("mad", "9", 1.0, intel),
+    ]  # fmt: skip
+    text = machines_seconds_table(rows, ["toolmad", "mad"], {"1", "2", "3"})
+    assert text.splitlines()[2] == "| AMD EPYC, 2 cores, boot aaaa | 200.0 (2) | 40.0 (1) |"
+    assert text.splitlines()[3] == "| Intel Xeon, 2 cores, boot bbbb | 400.0 (1) | n/a |", (
+        "a loaded run and a claim not chosen are not timed"
+    )
+    assert machines_seconds_table(rows[:2], ["toolmad"], {"1", "2"}) == "", "one machine: the main table says it all"
 
 
 def test_the_last_belief_is_scored_for_the_side_it_leans_to() -> None:
