@@ -381,18 +381,17 @@ def machines_seconds_table(records: Sequence[dict[str, Any]], protocols: Sequenc
     The main table's seconds pool every machine's runs; when the claims were run in parts on
     machines of different speeds, this says how much of the pool each one is.
     """
-    latest = newest_records(records, ids)
-    timed = [(p, r) for (p, _), r in latest.items() if p in protocols and _timed(r)]
-    machines = list(dict.fromkeys(machine_name(r) for _, r in timed))
+    seconds: dict[tuple[str, str], list[float]] = {}  # (machine, protocol): its timed runs' seconds
+    for (p, _), r in newest_records(records, ids).items():
+        if p in protocols and _timed(r):
+            seconds.setdefault((machine_name(r), p), []).append(r["seconds"])
+    machines = list(dict.fromkeys(name for name, _ in seconds))
     if len(machines) < 2:
         return ""
     lines = ["| machine | " + " | ".join(f"`{p}`" for p in protocols) + " |", "| --- |" + " ---: |" * len(protocols)]
     for name in machines:
-        cells = []
-        for p in protocols:
-            seconds = [r["seconds"] for q, r in timed if q == p and machine_name(r) == name]
-            cells.append(f"{statistics.median(seconds):.1f} ({len(seconds)})" if seconds else "n/a")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        found = [seconds.get((name, p), []) for p in protocols]
+        lines.append(f"| {name} | " + " | ".join(f"{statistics.median(s):.1f} ({len(s)})" if s else "n/a" for s in found) + " |")
     return "\n".join(lines)
 
 
