@@ -13,16 +13,21 @@ from components.state import CONFIG_PREFIX
 from pipelines.config import ROLES, BeliefConfig, ModelSpec, RunConfig, describe_invalid
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
+from pipelines.record.outage import is_store_fault
+from pipelines.record.store import RunStore
 from pipelines.record.verdict_card import model_caveat
+from pipelines.record.wall_time import WallTime, typical_wall_time
 from pipelines.run.desk_settings import masked
 from pipelines.text.safety import escape_markdown
 
 BACKEND_ICONS = {"fake": "🧪", "embedded": "💻", "openai": "🌐"}
+WALL_TIME_RUNS = 300  # the newest runs of every protocol read for the caption (the ones beside a run tell whether it ran alone)
 
 
-def render_config_form(corpora: list[str], base: RunConfig | None = None) -> RunConfig:
+def render_config_form(corpora: list[str], base: RunConfig | None = None, store: RunStore | None = None) -> RunConfig:
     """Sidebar widgets for what changes from claim to claim: the protocol and its own settings, the corpus, web search and
-    step mode. Models, search and step mode's details come from ``base`` (the Settings page); returns the config of a run."""
+    step mode. Models, search and step mode's details come from ``base`` (the Settings page); returns the config of a run.
+    With ``store``, the protocol's caption says how long a claim took here (``pipelines.record.wall_time``)."""
     base = base or RunConfig()
     names = protocol_names()
     protocol = st.sidebar.selectbox(
@@ -34,6 +39,8 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         help=RunConfig.model_fields["protocol"].description,
     )
     st.sidebar.caption(get_protocol(protocol).description)  # markup: a registered protocol's description
+    if store is not None and (took := _wall_time_here(store, protocol, base)) is not None:
+        st.sidebar.caption(f"⏱️ {took.describe(protocol)}")  # markup: a registered protocol's name and our numbers
     corpus = st.sidebar.selectbox(
         "Corpus",
         corpora,
@@ -75,6 +82,17 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None) -> Run
         st.error(f"⚠️ Fix the run settings in the sidebar before verifying: {escape_markdown(problems)}")
         st.stop()
         raise  # st.stop() does not return; this line keeps type checkers sure of it
+
+
+def _wall_time_here(store: RunStore, protocol: str, base: RunConfig) -> WallTime | None:
+    """How long this protocol's claims took on these models here; None when no run says, or the store is away (the page says so)."""
+    try:
+        runs = store.list_runs(limit=WALL_TIME_RUNS)
+    except Exception as exc:
+        if is_store_fault(exc):
+            return None
+        raise
+    return typical_wall_time(runs, protocol, base)
 
 
 def describe_problems(exc: ValidationError, root: type[BaseModel] = RunConfig) -> str:

@@ -26,7 +26,7 @@ st.caption(
     "claimant, assignee, due and tags columns when the file has them)."
 )
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), run_settings_at_desk(services))
+config = render_config_form(services.corpus_names(), run_settings_at_desk(services), services.store)
 
 upload_tab, paste_tab = st.tabs(["📄 Upload a file", "✍️ Paste a list"])
 with upload_tab:

@@ -46,7 +46,7 @@ st.text_area(
 st.button("Verify", type="primary", on_click=state.request_run, icon="🔎")
 services = get_services()
 st.sidebar.header("Run settings")
-config = render_config_form(services.corpus_names(), run_settings_at_desk(services))
+config = render_config_form(services.corpus_names(), run_settings_at_desk(services), services.store)
 compare_config = render_compare_picker(config)
 prepare_corpus(services, config.corpus)
 

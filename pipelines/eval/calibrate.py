@@ -63,6 +63,7 @@ from pipelines.run.runner import check_names, probability_spec, resume_run
 from pipelines.run.services import Services
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance
 from pipelines.stages.stance_aggregation import stance_features
+from pipelines.text.times import duration
 from pipelines.text.urls import scrub_url
 
 FEATURES = ("net", "gap", "top")
@@ -255,13 +256,7 @@ class Progress:
     def eta(self) -> str:
         if self.seconds_left is None:
             return "time left: known after the first claim"
-        minutes, seconds = divmod(int(self.seconds_left + 0.5), 60)
-        hours, minutes = divmod(minutes, 60)
-        return (
-            "about "
-            + (f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s" if minutes else f"{seconds} s")
-            + " left"
-        )
+        return f"about {duration(self.seconds_left)} left"
 
 
 ProgressListener = Callable[[Progress], None]

@@ -18,3 +18,10 @@ def to_the_second(ts: float | None) -> str:
 def time_of_day(ts: float) -> str:
     """``15:47:03 UTC``, for a moment inside a run the page already dates."""
     return datetime.fromtimestamp(ts, UTC).strftime("%H:%M:%S UTC")
+
+
+def duration(seconds: float) -> str:
+    """``45 s``, ``5 min 07 s``, ``1 h 03 min``: a span of time as a person reads it, to the second under an hour."""
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"

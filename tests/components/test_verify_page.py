@@ -59,3 +59,19 @@ def test_a_first_start_indexes_the_demo_corpus_on_the_page_and_says_what_the_app
     assert "checks a claim against evidence" in landing and "Verify" in landing and "History" in landing
     at.run()  # a second load finds the corpus ready and shows no bar
     assert not at.exception and not at.get("progress")
+
+
+def test_the_protocol_s_caption_says_how_long_a_claim_took_here_once_a_run_has(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
+) -> None:
+    app = fake_app(monkeypatch, demo_data_dir, timeout=120, database_url=f"sqlite:///{tmp_path / 'runs.sqlite'}")  # no run yet
+
+    def took() -> list[str]:
+        return [c.value for c in app.sidebar.caption if "claim took" in c.value]
+
+    assert took() == [], "no run yet: nothing to say"
+    app.text_area(key="claim_text").input("Masks reduce transmission of respiratory viruses")
+    app.button[0].click().run()
+    app.run()
+    protocol = app.sidebar.selectbox[0].value
+    assert len(took()) == 1 and f"Here, a `{protocol}` claim took" in took()[0] and "its last run on these models" in took()[0]

@@ -44,3 +44,17 @@ def test_radar_beside_mad(page) -> None:  # type: ignore[no-untyped-def]
     page.get_by_text("Omitted context the Scientist found").first.wait_for(timeout=30_000)
     page.locator('[data-testid="stPlotlyChart"]').last.wait_for(timeout=30_000)
     screenshot(page, "verify-radar-beside-mad")
+
+
+def test_the_protocol_picker_says_how_long_a_claim_took_here(page) -> None:  # type: ignore[no-untyped-def]
+    """After a run, the picker's caption tells the next checker (or a teacher choosing a debate to show) what a claim of that
+    protocol costs on this machine's models."""
+    pick(page, "Protocol", "toolmad")
+    verify(page)
+    page.get_by_text(re.compile(r"^Verdict\b")).first.wait_for(timeout=90_000)
+    pick(page, "Protocol", "mad")  # away and back: the sidebar is drawn again with the finished run in the store
+    pick(page, "Protocol", "toolmad")
+    took = page.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"^⏱️ Here, a toolmad claim took \d+ s"))
+    expect(took).to_be_visible(timeout=30_000)
+    took.scroll_into_view_if_needed()
+    screenshot(page, "verify-protocol-wall-time")

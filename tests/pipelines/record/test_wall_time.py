@@ -1,0 +1,90 @@
+"""How long a claim takes here: only runs that had the model to themselves, on the same models, tell it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pipelines.config import RunConfig
+from pipelines.record.digest import Cost
+from pipelines.record.store import RunSummary
+from pipelines.record.wall_time import ran_alone, typical_wall_time
+from pipelines.text.times import duration
+
+EMBEDDED = RunConfig()  # every role on the embedded model
+FAKE = RunConfig.model_validate({role: {"backend": "fake"} for role in ("debater", "judge", "scorer")})
+
+
+def run(
+    run_id: str, start: float, seconds: float | None, protocol: str = "toolmad", config: RunConfig = EMBEDDED, **changes: object
+) -> RunSummary:
+    summary = RunSummary(
+        id=run_id,
+        claim="Masks reduce transmission",
+        protocol=protocol,
+        status="completed" if seconds is not None else "running",
+        verdict="SUPPORTS" if seconds is not None else None,
+        confidence=0.8,
+        created_at=start,
+        finished_at=start + seconds if seconds is not None else None,
+        cost=Cost(),
+        config=config.snapshot(),
+    )
+    return replace(summary, **changes)  # type: ignore[arg-type]
+
+
+def test_the_median_of_the_runs_that_ran_alone_on_the_same_models() -> None:
+    runs = [
+        run("a", 0, 300),
+        run("b", 1000, 280),
+        run("c", 2000, 330),
+        run("desk", 3000, 70, protocol="desk"),  # another protocol: ran alone, but not a toolmad claim
+        run("fake", 4000, 2, config=FAKE),  # another model
+    ]
+    took = typical_wall_time(runs, "toolmad", EMBEDDED)
+    assert took is not None and (took.seconds, took.runs) == (300, 3)
+    assert (
+        took.describe("toolmad")
+        == "Here, a `toolmad` claim took 5 min 00 s at the median (its last 3 runs on these models, with the model to itself)."
+    )
+    desk = typical_wall_time(runs, "desk", EMBEDDED)
+    assert (
+        desk is not None
+        and desk.describe("desk") == "Here, a `desk` claim took 1 min 10 s (its last run on these models, with the model to itself)."
+    )
+    fake = typical_wall_time(runs, "toolmad", FAKE)
+    assert fake is not None and fake.seconds == 2
+
+
+def test_runs_that_shared_the_model_or_a_person_s_time_do_not_count() -> None:
+    runs = [
+        run("alone", 0, 300),
+        run("batch-1", 1000, 600),  # a batch of two at once: each took longer for the other
+        run("batch-2", 1010, 590),
+        run("step", 3000, 900, config=RunConfig.model_validate({"pauses": {"step_mode": True}})),  # a person's pauses
+        run("resumed", 5000, 400, attempts=2),  # its time spans the outage and the resume
+        run("imported", 10, 50, origin="imported from a.json"),  # another installation's clock and machine
+        run("failed", 7000, 30, status="failed", verdict=None),
+        run("stopped", 8000, 40, verdict=None, stop_reason="the spend limit"),
+        run("going", 9000, None),  # still running: whatever starts after it shares the model
+        run("after", 9100, 200),
+    ]
+    assert ran_alone(runs) == {"alone", "step", "resumed", "failed", "stopped"}
+    took = typical_wall_time(runs, "toolmad", EMBEDDED)
+    assert took is not None and (took.seconds, took.runs) == (300, 1)
+
+
+def test_nothing_is_said_before_a_run_counts() -> None:
+    assert typical_wall_time([], "toolmad", EMBEDDED) is None
+    assert typical_wall_time([run("a", 0, 100, protocol="desk")], "toolmad", EMBEDDED) is None
+
+
+def test_only_the_newest_runs_count() -> None:
+    """A new machine or model shows within a day: the median is of the newest 20 that count."""
+    old = [run(f"old{i}", i * 1000, 900) for i in range(20)]
+    new = [run(f"new{i}", 100_000 + i * 1000, 100) for i in range(20)]
+    took = typical_wall_time(old + new, "toolmad", EMBEDDED)
+    assert took is not None and (took.seconds, took.runs) == (100, 20)
+
+
+def test_a_duration_reads_as_a_person_says_it() -> None:
+    assert [duration(s) for s in (0.4, 45, 59.6, 307, 3600 + 185)] == ["0 s", "45 s", "1 min 00 s", "5 min 07 s", "1 h 03 min"]
