@@ -16,7 +16,7 @@ from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.record.outage import is_store_fault
 from pipelines.record.store import RunStore
 from pipelines.record.verdict_card import model_caveat
-from pipelines.record.wall_time import WallTime, typical_wall_time
+from pipelines.record.wall_time import WallTime, models_of, typical_wall_time
 from pipelines.run.desk_settings import masked
 from pipelines.text.safety import escape_markdown
 
@@ -85,14 +85,22 @@ def render_config_form(corpora: list[str], base: RunConfig | None = None, store:
 
 
 def _wall_time_here(store: RunStore, protocol: str, base: RunConfig) -> WallTime | None:
-    """How long this protocol's claims took on these models here; None when no run says, or the store is away (the page says so)."""
+    """How long this protocol's claims took on these models here; None when no run says, or the store is away (the page says so).
+    Read again only when a run has started, ended or changed state since: the page draws this on every interaction."""
     try:
-        runs = store.list_runs(limit=WALL_TIME_RUNS)
+        return _wall_time_since(store, store.url, protocol, models_of(base.snapshot()), store.activity())
     except Exception as exc:
         if is_store_fault(exc):
             return None
         raise
-    return typical_wall_time(runs, protocol, base)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _wall_time_since(
+    _store: RunStore, url: str, protocol: str, models: tuple[str, ...], activity: tuple[tuple[str, int, float | None, float | None], ...]
+) -> WallTime | None:
+    """``typical_wall_time`` over the newest runs, kept per store, protocol, models and the store's ``activity``."""
+    return typical_wall_time(_store.list_runs(limit=WALL_TIME_RUNS), protocol, models)
 
 
 def describe_problems(exc: ValidationError, root: type[BaseModel] = RunConfig) -> str:

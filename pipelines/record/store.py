@@ -355,6 +355,13 @@ class RunStore:
                 "statuses": sorted(s.scalars(select(RunRow.status).distinct()).all()),
             }
 
+    def activity(self) -> tuple[tuple[str, int, float | None, float | None], ...]:
+        """Per status, how many runs and the latest start and end: it changes whenever a run starts, ends or changes
+        state, so what is read off the runs can be kept until it does (one small query, not the runs themselves)."""
+        query = select(RunRow.status, func.count(), func.max(RunRow.created_at), func.max(RunRow.finished_at)).group_by(RunRow.status)
+        with Session(self.engine) as s:
+            return tuple(sorted((str(st), int(n), first, last) for st, n, first, last in s.execute(query).all()))
+
     def runs_with_claim(self, claim: str, exclude: str | None = None) -> list[RunSummary]:
         """Other runs of exactly this claim (for side-by-side comparison), newest first."""
         with Session(self.engine) as s:

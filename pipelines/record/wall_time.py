@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.config import ROLES, RunConfig
+from pipelines.config import ROLES
 from pipelines.record.store import RunSummary
 from pipelines.text.times import duration
 
@@ -55,9 +55,9 @@ def ran_alone(runs: Sequence[RunSummary]) -> set[str]:
     return alone
 
 
-def typical_wall_time(runs: Sequence[RunSummary], protocol: str, config: RunConfig) -> WallTime | None:
-    """The median wall time of the newest runs of ``protocol`` on ``config``'s models that say what a claim costs; None when none do."""
-    wanted = models_of(config.snapshot())
+def typical_wall_time(runs: Sequence[RunSummary], protocol: str, models: tuple[str, ...]) -> WallTime | None:
+    """The median wall time of the newest runs of ``protocol`` on ``models`` (``models_of`` a config's snapshot) that say
+    what a claim costs; None when none do."""
     alone = ran_alone(runs)
     seconds = [
         run.finished_at - run.created_at
@@ -70,6 +70,6 @@ def typical_wall_time(runs: Sequence[RunSummary], protocol: str, config: RunConf
         and run.attempts == 1
         and run.finished_at is not None
         and not (run.config.get("pauses") or {}).get("step_mode")
-        and models_of(run.config) == wanted
+        and models_of(run.config) == models
     ][:NEWEST]
     return WallTime(statistics.median(seconds), len(seconds)) if seconds else None

@@ -170,3 +170,26 @@ def test_journal_keeps_answers_per_key_in_order(store_url: str) -> None:  # noqa
         store.journal_put("r", "llm", "k1", payload)
     store.journal_put("r", "web", "k2", '{"results": []}')
     assert store.journal("r") == {("llm", "k1"): ["first", "second"], ("web", "k2"): ['{"results": []}']}
+
+
+def test_activity_changes_whenever_a_run_starts_ends_or_changes_state(store_url: str) -> None:  # noqa: F811
+    """What the protocol picker's wall-time caption is kept by: one small query that moves with every run's life."""
+    store = RunStore(store_url)
+    seen = [store.activity()]
+    assert seen[0] == ()
+    make_run(store, "a", "claim", status="running")
+    seen.append(store.activity())
+    store.append("a", VerdictReached(verdict=Verdict(label="SUPPORTS")))
+    assert store.activity() == seen[-1], "an event that changes no run's state keeps it"
+    store.finish("a", "completed")
+    seen.append(store.activity())
+    make_run(store, "b", "claim", status="failed")
+    seen.append(store.activity())
+    store.reopen("b")
+    seen.append(store.activity())
+    with store.engine.begin() as conn:  # b's process died: reconcile marks it interrupted, its end its last heartbeat
+        conn.execute(text("UPDATE runs SET owner = 'other-host:1:x', heartbeat_at = :t WHERE id = 'b'"), {"t": time.time() - 3600})
+    assert store.reconcile() == ["b"]
+    seen.append(store.activity())
+    assert len(set(seen)) == len(seen), "each step gave a new value"
+    assert {status: n for status, n, _, _ in seen[-1]} == {"completed": 1, "interrupted": 1}

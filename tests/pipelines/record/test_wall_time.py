@@ -7,11 +7,12 @@ from dataclasses import replace
 from pipelines.config import RunConfig
 from pipelines.record.digest import Cost
 from pipelines.record.store import RunSummary
-from pipelines.record.wall_time import ran_alone, typical_wall_time
+from pipelines.record.wall_time import models_of, ran_alone, typical_wall_time
 from pipelines.text.times import duration
 
 EMBEDDED = RunConfig()  # every role on the embedded model
 FAKE = RunConfig.model_validate({role: {"backend": "fake"} for role in ("debater", "judge", "scorer")})
+ON_EMBEDDED, ON_FAKE = models_of(EMBEDDED.snapshot()), models_of(FAKE.snapshot())
 
 
 def run(
@@ -40,18 +41,18 @@ def test_the_median_of_the_runs_that_ran_alone_on_the_same_models() -> None:
         run("desk", 3000, 70, protocol="desk"),  # another protocol: ran alone, but not a toolmad claim
         run("fake", 4000, 2, config=FAKE),  # another model
     ]
-    took = typical_wall_time(runs, "toolmad", EMBEDDED)
+    took = typical_wall_time(runs, "toolmad", ON_EMBEDDED)
     assert took is not None and (took.seconds, took.runs) == (300, 3)
     assert (
         took.describe("toolmad")
         == "Here, a `toolmad` claim took 5 min 00 s at the median (its last 3 runs on these models, with the model to itself)."
     )
-    desk = typical_wall_time(runs, "desk", EMBEDDED)
+    desk = typical_wall_time(runs, "desk", ON_EMBEDDED)
     assert (
         desk is not None
         and desk.describe("desk") == "Here, a `desk` claim took 1 min 10 s (its last run on these models, with the model to itself)."
     )
-    fake = typical_wall_time(runs, "toolmad", FAKE)
+    fake = typical_wall_time(runs, "toolmad", ON_FAKE)
     assert fake is not None and fake.seconds == 2
 
 
@@ -69,20 +70,20 @@ def test_runs_that_shared_the_model_or_a_person_s_time_do_not_count() -> None:
         run("after", 9100, 200),
     ]
     assert ran_alone(runs) == {"alone", "step", "resumed", "failed", "stopped"}
-    took = typical_wall_time(runs, "toolmad", EMBEDDED)
+    took = typical_wall_time(runs, "toolmad", ON_EMBEDDED)
     assert took is not None and (took.seconds, took.runs) == (300, 1)
 
 
 def test_nothing_is_said_before_a_run_counts() -> None:
-    assert typical_wall_time([], "toolmad", EMBEDDED) is None
-    assert typical_wall_time([run("a", 0, 100, protocol="desk")], "toolmad", EMBEDDED) is None
+    assert typical_wall_time([], "toolmad", ON_EMBEDDED) is None
+    assert typical_wall_time([run("a", 0, 100, protocol="desk")], "toolmad", ON_EMBEDDED) is None
 
 
 def test_only_the_newest_runs_count() -> None:
     """A new machine or model shows within a day: the median is of the newest 20 that count."""
     old = [run(f"old{i}", i * 1000, 900) for i in range(20)]
     new = [run(f"new{i}", 100_000 + i * 1000, 100) for i in range(20)]
-    took = typical_wall_time(old + new, "toolmad", EMBEDDED)
+    took = typical_wall_time(old + new, "toolmad", ON_EMBEDDED)
     assert took is not None and (took.seconds, took.runs) == (100, 20)
 
 
