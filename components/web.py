@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -30,6 +31,7 @@ from pipelines.access.sessions import (
     SignInThrottle,
     attempt_sign_in,
     desk_secret,
+    name_problem,
 )
 from pipelines.access.users import UsersFile, UsersFileError
 from pipelines.config import AppSettings
@@ -135,7 +137,9 @@ async def _sign_in_page(request: Request) -> Response:
 
 def _same_origin(request: Request) -> bool:
     """A form posted from this desk's own page: a browser names the page's origin on every POST (a login forged from another
-    site would carry that site's)."""
+    site would carry that site's), and says whether the request crossed sites (``Sec-Fetch-Site``)."""
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return False
     origin = request.headers.get("origin")
     if origin is None or origin == "null":
         return origin is None  # an old client sends none; "null" is a sandboxed or privacy-stripped page
@@ -165,13 +169,17 @@ async def _check_sign_in(request: Request) -> Response:
     next_path, username = local_path(fields.get("next")), fields.get("username", "")[:100]
     if not _same_origin(request):
         return _form(next_path, message="This form was sent from another site; sign in from the desk's own page.", status=403)
+    if (problem := name_problem(username)) is not None:  # a NUL, a control character, nothing visible: no account has it
+        return _form(next_path, message=problem, status=400)
     try:
         users = UsersFile.load(settings.users_file)
     except UsersFileError as exc:  # nobody can sign in until the file is fixed: say how
         return _form(next_path, message=str(exc), status=503)
     sessions, throttle = desk(settings)
     browser = sessions.browser(request.cookies.get(BROWSER_COOKIE))
-    answer = attempt_sign_in(users, sessions, throttle, username, fields.get("password", ""), browser)
+    address = request.client.host if request.client else None
+    # bcrypt takes about 0.3 s by design: in a worker thread, so every other page and socket of the server goes on meanwhile
+    answer = await run_in_threadpool(attempt_sign_in, users, sessions, throttle, username, fields.get("password", ""), browser, address)
     if answer.cookie is None:
         return _form(next_path, message=answer.message, username=username, status=429 if "try again" in answer.message else 401)
     response = RedirectResponse(next_path, status_code=303)
@@ -180,10 +188,17 @@ async def _check_sign_in(request: Request) -> Response:
 
 
 async def _sign_out(request: Request) -> Response:
-    """Ends this browser's session (the page's own Sign out does the same, and this also clears the cookie)."""
-    if _same_origin(request):
-        sessions, _ = desk()
-        sessions.end(request.cookies.get(SESSION_COOKIE))
+    """Ends this browser's session (the page's own Sign out does the same, and this also clears the cookie). A sign-out
+    posted from another site is refused whole: it neither ends the session nor clears the member's cookie."""
+    if not _same_origin(request):
+        return HTMLResponse(
+            "<!doctype html><title>DebateDesk</title><p>⚠️ This sign-out was sent from another site, so nothing was done. "
+            "Sign out from the desk's own page.</p>",
+            status_code=403,
+            headers={"Cache-Control": "no-store"},
+        )
+    sessions, _ = desk()
+    await run_in_threadpool(sessions.end, request.cookies.get(SESSION_COOKIE))
     response = RedirectResponse(SIGN_IN_PATH, status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
     return response

@@ -29,11 +29,16 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pipelines.access.users import User, UsersFile
 from pipelines.tables import DeskTable
+from pipelines.text.safety import is_invisible, unsafe_char
 
 SESSION_COOKIE = "debatedesk_session"
 BROWSER_COOKIE = "debatedesk_browser"
 SECRET_FILE = "sign_in.key"
 FREE_FAILURES = 3  # failures in a row before the next attempt must wait
+# One address (a person, or a newsroom behind one router) may fail more often, over every name it tries, before it waits:
+# a password tried across many names, with the browser cookie dropped each time, is slowed all the same.
+ADDRESS_FREE_FAILURES = 10
+ADDRESS_WINDOW_S = 3600.0  # an address's failures count within an hour of each other; a sign-in never clears them
 FIRST_WAIT_S = 2.0  # the wait after the first failure past the free ones; it doubles with each further failure...
 MAX_WAIT_S = 300.0  # ...up to five minutes
 MAX_NAME_CHARS = 80
@@ -214,19 +219,24 @@ class SignInThrottle:
         with Session(self._engine) as s, s.begin():
             s.execute(delete(SignInFailureRow).where(SignInFailureRow.last_at < now - KEEP_ENDED_S, SignInFailureRow.locked_until < now))
             for key in keys:
+                by_address = key.startswith(ADDRESS_KEY)
                 row = s.get(SignInFailureRow, key)
                 if row is None:
                     row = SignInFailureRow(key=key, failures=0, last_at=now, locked_until=0.0)
                     s.add(row)
+                if by_address and row.last_at < now - ADDRESS_WINDOW_S:  # an hour quiet: the address starts afresh
+                    row.failures = 0
                 row.failures += 1
                 row.last_at = now
-                past = row.failures - FREE_FAILURES
+                past = row.failures - (ADDRESS_FREE_FAILURES if by_address else FREE_FAILURES)
                 if past > 0:
                     row.locked_until = now + min(FIRST_WAIT_S * 2 ** (past - 1), MAX_WAIT_S)
 
     def succeeded(self, keys: list[str]) -> None:
+        """A sign-in that held clears its name's and browser's count; not its address's (one known account must not
+        let an address go on guessing others')."""
         with Session(self._engine) as s, s.begin():
-            s.execute(delete(SignInFailureRow).where(SignInFailureRow.key.in_(keys)))
+            s.execute(delete(SignInFailureRow).where(SignInFailureRow.key.in_([k for k in keys if not k.startswith(ADDRESS_KEY)])))
 
 
 @dataclass(frozen=True)
@@ -242,15 +252,34 @@ class SignInAnswer:
 WRONG = "Unknown user name or wrong password."
 
 
-def throttle_keys(username: str, browser: str | None) -> list[str]:
+ADDRESS_KEY = "address:"
+
+
+def throttle_keys(username: str, browser: str | None, address: str | None = None) -> list[str]:
     keys = ["name:" + " ".join(username.split()).lower()[:200]]
-    return [*keys, "browser:" + browser] if browser else keys
+    keys += ["browser:" + browser] if browser else []
+    return [*keys, ADDRESS_KEY + address[:100]] if address else keys
 
 
-def check_credentials(users: UsersFile, throttle: SignInThrottle, username: str, password: str, browser: str | None = None) -> SignInAnswer:
-    """Check a user name and password: throttled per name (and browser), answered alike, and in the same time, for an
-    unknown name and a wrong password. No session: the command line acts once with the credentials it was given."""
-    keys = throttle_keys(username, browser)
+def name_problem(username: str) -> str | None:
+    """Why a typed user name cannot be any account's (a NUL or another control character, or nothing visible), or None.
+    Answered before the throttle or the database see it: PostgreSQL cannot even store a NUL."""
+    if unsafe_char(username) is not None:
+        return "A user name holds no control characters; type your user name as the desk gave it."
+    if username and is_invisible(username):
+        return "That user name has no visible characters; type your user name as the desk gave it."
+    return None
+
+
+def check_credentials(
+    users: UsersFile, throttle: SignInThrottle, username: str, password: str, browser: str | None = None, address: str | None = None
+) -> SignInAnswer:
+    """Check a user name and password: throttled per name, per browser and per address (over every name it tries),
+    answered alike, and in the same time, for an unknown name and a wrong password. No session: the command line acts once
+    with the credentials it was given."""
+    if (problem := name_problem(username)) is not None:
+        return SignInAnswer(None, None, problem)
+    keys = throttle_keys(username, browser, address)
     wait = throttle.wait_s(keys)
     if wait > 0:
         log.warning("sign-in refused while locked: %s", keys)
@@ -265,10 +294,16 @@ def check_credentials(users: UsersFile, throttle: SignInThrottle, username: str,
 
 
 def attempt_sign_in(
-    users: UsersFile, sessions: SignInSessions, throttle: SignInThrottle, username: str, password: str, browser: str | None
+    users: UsersFile,
+    sessions: SignInSessions,
+    throttle: SignInThrottle,
+    username: str,
+    password: str,
+    browser: str | None,
+    address: str | None = None,
 ) -> SignInAnswer:
-    """``check_credentials``, and a session when they hold."""
-    answer = check_credentials(users, throttle, username, password, browser)
+    """``check_credentials``, and a session when they hold. Blocking (bcrypt, the database): call it from a worker thread."""
+    answer = check_credentials(users, throttle, username, password, browser, address)
     if answer.user is None:
         return answer
     return SignInAnswer(answer.user, sessions.start(answer.user.username), "")

@@ -25,9 +25,20 @@ def public_only(address: Address) -> str | None:
     ):
         if getattr(address, test):
             return why
+    for network, why in _NOT_GLOBAL:
+        if address in network:
+            return why
     if not address.is_global:
         return "not a public internet address"
     return None
+
+
+# Ranges set aside after this Python's table was written, which it still calls global (RFC 9637, 9602, 8215).
+_NOT_GLOBAL: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = (
+    (ipaddress.ip_network("3fff::/20"), "a documentation address (3fff::/20)"),
+    (ipaddress.ip_network("5f00::/16"), "a segment-routing address (5f00::/16), not routed on the internet"),
+    (ipaddress.ip_network("64:ff9b:1::/48"), "a local-use NAT64 address (64:ff9b:1::/48, a private network)"),
+)
 
 
 def _embedded_ipv4_refusal(address: ipaddress.IPv6Address) -> str | None:
@@ -73,6 +84,12 @@ _LOCAL_NAMES = (
     "invalid",
 )
 _NUMERIC_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
+# Wildcard DNS names answer with the address written inside them (nip.io, sslip.io, xip.io and their kind:
+# 127.0.0.1.nip.io, app-10-0-0-1.sslip.io, 7f000001.nip.io), so such a name is judged by that address, whatever the
+# service; and a few names are registered to answer with this machine's address.
+_DOTTED_IPV4 = re.compile(r"(?:^|[.-])((?:\d{1,3}[.-]){3}\d{1,3})(?=$|[.-])")
+_HEX_IPV4 = re.compile(r"(?:^|[.-])([0-9a-f]{8})(?=\.)")
+_LOOPBACK_NAMES = ("localtest.me", "lvh.me", "vcap.me", "lacolhost.com", "localhost.direct")
 
 
 def citable_host(host: str) -> str | None:
@@ -105,4 +122,21 @@ def citable_host(host: str) -> str | None:
         return "a host name without a dot (a name on a private network)"
     if any(name == suffix or name.endswith("." + suffix) for suffix in _LOCAL_NAMES):
         return "a host name for this machine or a private network"
+    if any(name == suffix or name.endswith("." + suffix) for suffix in _LOOPBACK_NAMES):
+        return "a host name registered to answer with this machine's address"
+    return _embedded_address_refusal(name)
+
+
+def _embedded_address_refusal(name: str) -> str | None:
+    """A name that writes an address inside it (as wildcard DNS names do) is judged by that address."""
+    found = [m.group(1).replace("-", ".") for m in _DOTTED_IPV4.finditer(name)]
+    found += [str(ipaddress.IPv4Address(int(m.group(1), 16))) for m in _HEX_IPV4.finditer(name)]
+    for text in found:
+        try:
+            embedded = ipaddress.IPv4Address(text)
+        except ValueError:
+            continue
+        why = public_only(embedded)
+        if why is not None:
+            return f"a name that answers with the address written in it ({embedded}), {why}"
     return None

@@ -22,7 +22,7 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
 from pipelines.errors import DebateDeskError
-from pipelines.text.addresses import Address, public_only
+from pipelines.text.addresses import Address, citable_host, public_only
 
 MAX_BYTES = 2 * 1024 * 1024
 TIMEOUT_S = 10.0
@@ -72,6 +72,8 @@ def fetch_page(
         if parts.username or parts.password:
             raise FetchError("URLs with a user name or password are not fetched")
         port = parts.port or (443 if parts.scheme == "https" else 80)
+        if policy is public_only and (why := citable_host(parts.hostname)) is not None:  # before any look-up: 127.0.0.1.nip.io
+            raise FetchError(f"refused: {parts.hostname} is {why}. Only public web pages can be fetched.")
         addresses = resolve(parts.hostname, port)
         if not addresses:
             raise FetchError(f"{parts.hostname!r} resolves to no address")

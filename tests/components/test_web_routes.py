@@ -112,3 +112,66 @@ def test_a_database_that_cannot_be_reached_gets_a_plain_page_not_a_server_error(
     assert page.status_code == 503 and "database cannot be reached just now" in page.text
     form = client.post(web.SIGN_IN_PATH, data={"username": "ana", "password": "pw-for-tests"}, headers={"origin": "http://desk.test"})
     assert form.status_code == 503 and "database cannot be reached just now" in form.text
+
+
+@pytest.mark.parametrize("name", ["ana\x00", "\x00", "\u200b\u200b"])
+def test_a_user_name_with_a_nul_or_nothing_visible_gets_a_plain_answer_not_a_server_error(client: TestClient, name: str) -> None:
+    answer = sign_in(client, name, "pw-for-tests")
+    assert answer.status_code == 400 and "user name" in answer.text and SESSION_COOKIE not in answer.cookies
+
+
+def test_a_sign_out_posted_from_another_site_neither_ends_the_session_nor_clears_the_cookie(client: TestClient) -> None:
+    sign_in(client, "ana", "pw-for-tests")
+    cookie = client.cookies.get(SESSION_COOKIE)
+    for headers in ({"origin": "http://evil.example"}, {"origin": "http://desk.test", "sec-fetch-site": "cross-site"}):
+        answer = client.post(web.SIGN_OUT_PATH, headers=headers)
+        assert answer.status_code == 403 and "another site" in answer.text
+        assert SESSION_COOKIE not in answer.headers.get("set-cookie", ""), "the member's cookie is left alone"
+    sessions, _ = web.desk()
+    assert sessions.username(cookie) == "ana"
+    assert client.get("/history", headers=HTML).status_code == 200
+
+
+def test_a_sign_in_form_the_browser_says_crossed_sites_is_refused(client: TestClient) -> None:
+    data = {"username": "ana", "password": "pw-for-tests", "next": "/"}
+    answer = client.post(web.SIGN_IN_PATH, data=data, headers={"origin": "http://desk.test", "sec-fetch-site": "cross-site"})
+    assert answer.status_code == 403 and SESSION_COOKIE not in answer.cookies
+
+
+def test_checking_a_password_does_not_hold_up_the_server_s_other_requests(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """bcrypt takes about 0.3 s by design; on the event loop it stalled every page and socket of the server meanwhile."""
+    import asyncio
+    import time
+
+    import httpx
+
+    from pipelines.access.users import UsersFile
+
+    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DEBATEDESK_USERS_FILE", str(users_file(tmp_path / "users.toml")))
+    monkeypatch.setattr(web, "oidc_configured", lambda: False)
+    slow_check = UsersFile.authenticate
+
+    def authenticate(self: UsersFile, username: str, password: str):  # type: ignore[no-untyped-def]
+        time.sleep(0.8)  # a slow hash, as on a busy machine
+        return slow_check(self, username, password)
+
+    monkeypatch.setattr(UsersFile, "authenticate", authenticate)
+    app = Starlette(routes=[*web.ROUTES, Route("/ping", _desk_page)])
+
+    async def both() -> tuple[float, float]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://desk.test") as http:
+            started = time.perf_counter()
+
+            async def ping() -> float:
+                await asyncio.sleep(0.1)  # once the sign-in is checking: a loop held by the check wakes this late
+                await http.get("/ping")
+                return time.perf_counter() - started - 0.1
+
+            data = {"username": "ana", "password": "pw-for-tests"}
+            _, waited = await asyncio.gather(http.post(web.SIGN_IN_PATH, data=data, headers={"origin": "http://desk.test"}), ping())
+            return waited, time.perf_counter() - started
+
+    waited, whole = asyncio.run(both())
+    assert whole >= 0.8 and waited < 0.3, f"another request waited {waited:.2f} s while a password was checked"

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from pipelines.access import sessions as sessions_module
 from pipelines.access.sessions import (
+    ADDRESS_FREE_FAILURES,
     FREE_FAILURES,
     WRONG,
     SignInFailureRow,
@@ -127,6 +128,37 @@ def test_one_browser_trying_many_names_is_slowed_too(engine: Engine, users: User
     answer = attempt_sign_in(users, sessions, throttle, "ana", "pw-for-tests", browser)
     assert answer.user is None and "Too many failed sign-ins" in answer.message
     assert attempt_sign_in(users, sessions, throttle, "ana", "pw-for-tests", None).user is not None, "another browser is not held up"
+
+
+def test_one_address_trying_one_password_across_many_names_without_its_cookie_is_slowed(engine: Engine, users: UsersFile) -> None:
+    sessions, throttle = SignInSessions(engine, SECRET, 3600), SignInThrottle(engine)
+    for n in range(ADDRESS_FREE_FAILURES + 1):  # a new name each time and no browser cookie: only the address ties them
+        assert attempt_sign_in(users, sessions, throttle, f"name{n}", "Spring2026!", None, "203.0.113.9").message == WRONG
+    answer = attempt_sign_in(users, sessions, throttle, "ana", "pw-for-tests", None, "203.0.113.9")
+    assert answer.user is None and "Too many failed sign-ins" in answer.message
+    assert attempt_sign_in(users, sessions, throttle, "ana", "pw-for-tests", None, "198.51.100.4").user is not None, (
+        "another address is not held up"
+    )
+
+
+def test_a_sign_in_that_holds_does_not_clear_its_address_s_count(engine: Engine, users: UsersFile) -> None:
+    sessions, throttle = SignInSessions(engine, SECRET, 3600), SignInThrottle(engine)
+    for n in range(ADDRESS_FREE_FAILURES - 1):
+        attempt_sign_in(users, sessions, throttle, f"name{n}", "wrong", None, "203.0.113.9")
+    assert attempt_sign_in(users, sessions, throttle, "ana", "pw-for-tests", None, "203.0.113.9").user is not None
+    attempt_sign_in(users, sessions, throttle, "other", "wrong", None, "203.0.113.9")  # the address's tenth failure: still free
+    assert throttle.wait_s(["address:203.0.113.9"]) == 0
+    attempt_sign_in(users, sessions, throttle, "another", "wrong", None, "203.0.113.9")
+    assert throttle.wait_s(["address:203.0.113.9"]) > 0, "one known account does not let the address go on guessing"
+
+
+@pytest.mark.parametrize("name", ["ana\x00", "\x00", "ana\x1b[2J", "\u200b\u200b", "\u2800"])
+def test_a_name_no_account_can_have_is_refused_before_the_database_sees_it(engine: Engine, users: UsersFile, name: str) -> None:
+    sessions, throttle = SignInSessions(engine, SECRET, 3600), SignInThrottle(engine)
+    answer = attempt_sign_in(users, sessions, throttle, name, "pw-for-tests", None, "203.0.113.9")
+    assert answer.user is None and "user name" in answer.message
+    with Session(engine) as s:
+        assert s.scalars(select(SignInFailureRow.key)).all() == [], "nothing stored: PostgreSQL cannot even hold a NUL"
 
 
 def test_the_desk_secret_is_made_once_and_readable_by_its_owner_only(tmp_path: Path) -> None:

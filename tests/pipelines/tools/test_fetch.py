@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipelines.text.addresses import Address, public_only
+from pipelines.text.addresses import Address, citable_host, public_only
+from pipelines.text.safety import public_http_url
 from pipelines.tools.fetch import FetchError, fetch_page, html_to_text
 
 PAGE = b"""<html><head><title>Masks &amp; trials</title><script>alert('x')</script><style>p{}</style></head>
@@ -86,7 +87,7 @@ def only_127_0_0_1(address: Address) -> str | None:
     ("url", "why"),
     [
         ("http://127.0.0.1:9/", "loopback"),
-        ("http://localhost/", "loopback"),
+        ("http://localhost/", "loopback|private network"),
         ("http://[::1]/", "loopback"),
         ("http://[::ffff:127.0.0.1]/", "loopback"),
         ("http://169.254.169.254/latest/meta-data/", "link-local"),
@@ -169,3 +170,27 @@ def test_binary_and_missing_pages_get_clear_messages(server: str) -> None:
 def test_html_to_text_keeps_paragraphs_apart() -> None:
     title, text = html_to_text("<title>T</title><p>one</p><p>two</p>")
     assert title == "T" and "one" in text and "two" in text and "onetwo" not in text
+
+
+@pytest.mark.parametrize("address", ["3fff::1", "3fff:fff::1", "5f00::1", "64:ff9b:1::a00:1"])
+def test_ranges_python_still_calls_global_are_refused(address: str) -> None:
+    assert public_only(ipaddress.ip_address(address)) is not None  # 3fff::/20 is for documentation (RFC 9637)
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1.nip.io", "app-10-0-0-1.sslip.io", "7f000001.nip.io", "a.192.168.1.9.xip.io", "localtest.me", "x.lvh.me"]
+)
+def test_names_that_answer_with_a_private_address_written_in_them_are_never_cited_or_fetched(
+    host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert citable_host(host) is not None and not public_http_url(f"https://{host}/report")
+    looked_up: list[str] = []
+    monkeypatch.setattr(socket, "getaddrinfo", lambda name, *a, **k: looked_up.append(name) or [])
+    with pytest.raises(FetchError, match="refused"):
+        fetch_page(f"http://{host}/")
+    assert looked_up == [], "refused before any look-up, whatever a resolver would answer"
+
+
+@pytest.mark.parametrize("host", ["1.2.3.4.nip.io", "www.who.int", "deadbeef.example.com", "2020.12.31.example.com"])
+def test_public_names_and_names_with_public_addresses_in_them_are_still_citable(host: str) -> None:
+    assert citable_host(host) is None
