@@ -22,8 +22,8 @@ from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
 from pydantic import BaseModel, Field, SecretStr, ValidationError
-from sqlalchemy import select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from pipelines.access.roles import ALLOWED, NotAllowedError, require_role
@@ -235,15 +235,24 @@ class DeskSettingsBook:
 
     def _write(self, value: dict[str, Any], version: int, by: str, now: float, changes: list[DeskChange]) -> None:
         """The settings and their audit entries in one transaction (a version changed meanwhile refuses it)."""
-        with Session(self.store.engine) as s, s.begin():
-            row = s.get(DeskSettingRow, ROW, with_for_update=True)
-            if row is None:
-                s.add(DeskSettingRow(name=ROW, value=json.dumps(value), version=1, changed_by=by, changed_at=now))
-            else:
-                if row.version != version:  # saved by someone else between our read and this write
-                    raise DeskSettingsRefusedError("another editor changed the desk's settings at the same moment; reload and try again")
-                row.value, row.version, row.changed_by, row.changed_at = json.dumps(value), row.version + 1, by, now
-            s.add_all(DeskSettingChangeRow(at=c.at, by=c.by, setting=c.setting, before=c.before, after=c.after) for c in changes)
+        at_once = DeskSettingsRefusedError("another editor changed the desk's settings at the same moment; reload and try again")
+        try:
+            with Session(self.store.engine) as s, s.begin():
+                if version == 0:  # never saved: the row's primary key lets one first save in, the other meets IntegrityError
+                    s.add(DeskSettingRow(name=ROW, value=json.dumps(value), version=1, changed_by=by, changed_at=now))
+                    s.flush()
+                else:  # compare-and-set in the statement itself: SQLite reads outside the write lock, so a read-then-write
+                    # check let two saves of one version both through; the row is written only while it holds that version
+                    written = s.execute(
+                        update(DeskSettingRow)
+                        .where(DeskSettingRow.name == ROW, DeskSettingRow.version == version)
+                        .values(value=json.dumps(value), version=version + 1, changed_by=by, changed_at=now)
+                    )
+                    if getattr(written, "rowcount", 0) != 1:  # saved by someone else between our read and this write
+                        raise at_once
+                s.add_all(DeskSettingChangeRow(at=c.at, by=c.by, setting=c.setting, before=c.before, after=c.after) for c in changes)
+        except IntegrityError:
+            raise at_once from None
 
     def changes(self, limit: int = 50) -> list[DeskChange]:
         """The latest audit entries, newest first."""

@@ -81,6 +81,50 @@ def test_a_stale_page_cannot_undo_another_editors_change(fresh: Services) -> Non
     assert book.load().budget.max_calls == 10
 
 
+@pytest.mark.parametrize("saved_before", [False, True], ids=["first-save", "later-save"])
+def test_two_editors_saving_at_once_one_wins_and_the_other_is_told(
+    fresh: Services, monkeypatch: pytest.MonkeyPatch, saved_before: bool
+) -> None:
+    """Both pages read the same version, then both press Save: SQLite let both through (its read was outside the write lock)."""
+    import contextlib
+    import threading
+
+    book = book_of(fresh)
+    if saved_before:
+        book.save(desk_with(fresh, max_calls=10), user=EDITOR, sign_in=True)
+    both_read = threading.Barrier(2)
+    load = DeskSettingsBook.load
+
+    def load_then_wait(self: DeskSettingsBook) -> DeskSettings:
+        seen = load(self)
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_read.wait(timeout=2)  # each save has read the settings before either writes
+        return seen
+
+    monkeypatch.setattr(DeskSettingsBook, "load", load_then_wait)
+    outcomes: dict[int, str] = {}
+
+    def save(limit: int) -> None:
+        try:
+            book.save(desk_with(fresh, max_calls=limit), user=EDITOR, sign_in=True)
+            outcomes[limit] = "saved"
+        except DeskSettingsRefusedError as exc:
+            outcomes[limit] = str(exc)
+
+    savers = [threading.Thread(target=save, args=(limit,)) for limit in (41, 42)]
+    for saver in savers:
+        saver.start()
+    for saver in savers:
+        saver.join(timeout=30)
+    monkeypatch.setattr(DeskSettingsBook, "load", load)
+    assert sorted(outcomes.values()).count("saved") == 1, outcomes
+    refused = next(text for text in outcomes.values() if text != "saved")
+    assert "changed the desk's settings" in refused and "reload" in refused
+    winner = next(limit for limit, text in outcomes.items() if text == "saved")
+    assert book.load().budget.max_calls == winner
+    assert next(c.after for c in book.changes() if c.setting == "budget.max_calls") == str(winner), "only the winner is audited"
+
+
 def test_an_api_key_is_stored_encrypted_and_shown_only_by_its_last_four_characters(fresh: Services) -> None:
     book = book_of(fresh)
     key = "sk-test-0123456789abcdef"
