@@ -14,6 +14,7 @@ from pipelines.events import Event, parse_event
 from pipelines.llm.connection import ConnectionReport
 from pipelines.llm.presets import apply_preset
 from pipelines.run.runner import RunHandle
+from pipelines.text.safety import is_invisible, unsafe_char
 
 CLAIM = "claim_text"
 PENDING_CLAIM = "pending_claim"
@@ -389,15 +390,34 @@ CHECK_FROM_CLAIM = "check_from_claim"  # the queued claim a run on Verify is sta
 COMMENT_MESSAGE = "comment_message"
 
 
+MAX_LINK_ID = 200
+
+
+def link_id_problem(value: str) -> str | None:
+    """Why a link's id cannot be any id of this desk (a control character such as NUL, a direction override, nothing
+    visible, too long), said plainly; None for anything that could be one (looked up as usual: an imported run keeps the
+    id its file gave it)."""
+    if len(value) > MAX_LINK_ID or unsafe_char(value) is not None or is_invisible(value):
+        return (
+            "⚠️ This link's id is not an id this desk makes (it holds a control character, nothing visible, or is over "
+            f"{MAX_LINK_ID} characters long): check the link you were given."
+        )
+    return None
+
+
 def follow_link(param: str) -> str | None:
     """The value of ``?run=``/``?claim=`` when this session has not followed it yet (a link just opened), else None.
 
     Followed once: choosing another run or claim on the page afterwards is not undone by the address on the next rerun.
+    A value no id can be is answered on the page with a warning, and not looked up.
     """
     value = st.query_params.get(param)
     if not value or st.session_state.get(FOLLOWED_PREFIX + param) == value:
         return None
     st.session_state[FOLLOWED_PREFIX + param] = value
+    if (problem := link_id_problem(str(value))) is not None:
+        st.warning(problem)  # markup: our own words
+        return None
     return str(value)
 
 
@@ -428,6 +448,9 @@ def take_check_link() -> str | None:
     value = st.query_params.get(CHECK_PARAM)
     if CHECK_PARAM in st.query_params:
         del st.query_params[CHECK_PARAM]
+    if value and (problem := link_id_problem(str(value))) is not None:
+        st.warning(problem)  # markup: our own words
+        return None
     return str(value) if value else None
 
 
