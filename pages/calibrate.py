@@ -94,7 +94,7 @@ if planned_now:
     state.set_calibration_plan(None)
     try:
         with st.spinner("Asking the endpoint one short question…"):
-            state.set_calibration_plan(cal.plan(chosen_config(), chosen_claims(), services))
+            state.set_calibration_plan(cal.plan(chosen_config(), chosen_claims(), services, user=user))
     except (DebateDeskError, ValueError) as exc:
         st.error(f"⚠️ {escape_markdown(str(exc))}")
 
@@ -223,6 +223,7 @@ if editor and len(reviewed) >= cal.DEFAULT_REFIT_AT:
                 plan.config if plan is not None else base,
                 cal.labelled_set(cal.REVIEWED, limit=None, settings_checkcovid=None, store=services.store),
                 services,
+                user=user,
             )
             result = cal.refit_on_reviewed(
                 refit_plan,

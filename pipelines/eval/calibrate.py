@@ -24,6 +24,7 @@ use against one refitted on them, both cross-validated on the same claims.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pipelines.access.roles import require_role
+from pipelines.access.roles import ALLOWED, require_role
 from pipelines.access.users import User
 from pipelines.calibration import fitting
 from pipelines.calibration.files import (
@@ -65,6 +66,8 @@ from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance
 from pipelines.stages.stance_aggregation import stance_features
 from pipelines.text.times import duration
 from pipelines.text.urls import scrub_url
+
+log = logging.getLogger("debatedesk.access")
 
 FEATURES = ("net", "gap", "top")
 REVIEWED = "reviewed"  # the labelled set of the desk's own claims with an editor's verdict
@@ -549,14 +552,31 @@ def calibration_config(config: RunConfig, *, corpus: str = "") -> RunConfig:
     return updated.model_copy(update={"corpus": corpus}) if corpus else updated
 
 
-def plan(config: RunConfig, labelled: LabelledSet, services: Services) -> Plan:
-    """Check the names, probe the endpoint once, and say what the readings will cost."""
+def plan(config: RunConfig, labelled: LabelledSet, services: Services, *, user: User | None = None) -> Plan:
+    """Check the names, probe the endpoint once, and say what the readings will cost. ``user`` (signed in, read now): a
+    checker may plan only on the desk's own endpoints."""
     config = calibration_config(config, corpus=labelled.corpus)
+    check_reach(config, services, user)
     check_names(config)
     if not labelled.claims:
         raise CalibrationError(f"{labelled.name}: no claims to read")
     found = probe(config, services)
     return Plan(config, labelled, found, calibration_key(found.model, config.desk.reader), cost_note(found, config, len(labelled.claims)))
+
+
+def check_reach(config: RunConfig, services: Services, user: User | None) -> None:
+    """The probe is a call from this server to whatever address the form names: a checker may make it only to an endpoint
+    the desk already uses (its editors chose those); another address is an editor's to try. None: a desk without sign-in."""
+    if user is None or user.role in ALLOWED["calibrate"]:
+        return
+    judge = config.role("judge")
+    own = {(e.backend, e.base_url.strip().rstrip("/")) for e in services.desk_settings().endpoints.values()}
+    if (judge.backend, judge.base_url.strip().rstrip("/")) not in own:
+        log.warning("refused a calibration probe of %s for %s (a %s)", judge.base_url or judge.backend, user.name, user.role)
+        raise CalibrationError(
+            "only an editor may point a calibration at an endpoint the desk does not use; as a checker you can plan on the "
+            "desk's own endpoints (Settings lists them)"
+        )
 
 
 def calibrate(

@@ -70,3 +70,27 @@ def test_a_checker_sees_the_plan_but_cannot_calibrate(monkeypatch: pytest.Monkey
     assert any("only an editor calibrates" in i.value for i in at.info)
     at = plan(at)
     assert not [b for b in at.button if b.label == "Calibrate"]
+
+
+def test_a_checker_cannot_make_the_server_call_an_address_the_desk_does_not_use(
+    monkeypatch: pytest.MonkeyPatch, data_dir: Path, tmp_path: Path
+) -> None:
+    """The probe is a call from the server to the address typed in the form: a checker's is refused before it is made."""
+    from pipelines.eval import calibrate as cal
+
+    probed: list[str] = []
+    real_probe = cal.probe
+    monkeypatch.setattr(cal, "probe", lambda config, services: probed.append(config.role("judge").base_url) or real_probe(config, services))
+    users = users_file(tmp_path / "users.toml")
+    browser(monkeypatch, data_dir, users, "bo")
+    at = fake_app(monkeypatch, data_dir, timeout=300, users_file=str(users))
+    at.switch_page("pages/calibrate.py").run()
+    at.selectbox[0].select("openai")
+    at.text_input[1].input("http://169.254.169.254/latest/v1")
+    at = plan(at)
+    assert any("only an editor may point a calibration at an endpoint the desk does not use" in e.value for e in at.error)
+    assert probed == [], "no call was made"
+    at.selectbox[0].select("fake")  # the desk's own endpoint: the checker may look at its plan
+    at.text_input[1].input("")
+    at = plan(at)
+    assert probed == [""] and any("for 10 claims" in i.value for i in at.info)
