@@ -99,11 +99,13 @@ pytest:
 e2e:
 	$(VENV)/bin/pytest -q tests/e2e
 
-# The tests ignore the shell's DEBATEDESK_* settings (tests/conftest.py clears them): CI runs the protocols, the
-# golden events, the store and the config tests again with hostile ones exported to prove it.
+# The tests ignore the shell's settings for the app (DEBATEDESK_*, OPENAI_*, LANGCHAIN_*, STREAMLIT_*: tests/environment.py;
+# tests/conftest.py clears them): CI runs the protocols, the golden events, the store and the config tests again with
+# hostile ones exported to prove it.
 HOSTILE_SETTINGS := DEBATEDESK_RETRIEVAL__WEB_SEARCH=false DEBATEDESK_PROTOCOL=toolmad DEBATEDESK_DATA_DIR=/nonexistent \
 	DEBATEDESK_DEBATER__BACKEND=openai DEBATEDESK_JUDGE__BACKEND=openai DEBATEDESK_SCORER__BACKEND=openai \
-	DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_DESK__READER=both DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_EMBEDDINGS=torch
+	DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_DESK__READER=both DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_EMBEDDINGS=torch \
+	OPENAI_API_KEY=sk-hostile-shell-key OPENAI_BASE_URL=http://127.0.0.1:9/v1 LANGCHAIN_TRACING_V2=true STREAMLIT_SERVER_PORT=1
 test-isolated: dev
 	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q -n auto --maxprocesses 4 --dist loadfile tests/pipelines/protocols tests/pipelines/test_golden_events.py \
 		tests/pipelines/record tests/pipelines/test_config.py

@@ -1,10 +1,15 @@
-"""Which ``DEBATEDESK_*`` variables are the shell's settings, which the test runner's own, and an environment without the former."""
+"""Which variables are the shell's settings for the app (its own ``DEBATEDESK_*``, and those the libraries it uses read:
+OpenAI's client, LangChain's tracing, Streamlit's configuration), which the test runner's own, and an environment without
+the former."""
 
 from __future__ import annotations
 
 import os
 
 SETTINGS_PREFIX = "DEBATEDESK_"
+# OPENAI_API_KEY and OPENAI_BASE_URL are read by the app itself (pipelines/config.py); LANGCHAIN_*/LANGSMITH_* would turn on
+# tracing to a remote service; STREAMLIT_* set the server's options for an app a test starts.
+SETTINGS_PREFIXES = (SETTINGS_PREFIX, "OPENAI_", "LANGCHAIN_", "LANGSMITH_", "STREAMLIT_")
 # Variables for the test runner, not settings of the app: where this machine keeps the test
 # PostgreSQL, the Check-COVID data and the model, and the golden file's regeneration switch.
 TEST_RUNNER_VARIABLES = frozenset(
@@ -13,11 +18,11 @@ TEST_RUNNER_VARIABLES = frozenset(
 
 
 def shell_settings() -> list[str]:
-    """The ``DEBATEDESK_*`` settings in this process's environment (the test runner's own variables aside)."""
-    return [name for name in os.environ if name.startswith(SETTINGS_PREFIX) and name not in TEST_RUNNER_VARIABLES]
+    """The settings in this process's environment that the app reads (the test runner's own variables aside)."""
+    return [name for name in os.environ if name.startswith(SETTINGS_PREFIXES) and name not in TEST_RUNNER_VARIABLES]
 
 
 def settings_free_environment() -> dict[str, str]:
-    """This process's environment without its ``DEBATEDESK_*`` settings: for an app or CLI a test starts."""
+    """This process's environment without the app's settings (``shell_settings``): for an app or CLI a test starts."""
     dropped = set(shell_settings())
     return {name: value for name, value in os.environ.items() if name not in dropped}

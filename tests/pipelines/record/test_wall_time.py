@@ -10,8 +10,10 @@ from pipelines.record.store import RunSummary
 from pipelines.record.wall_time import models_of, ran_alone, typical_wall_time
 from pipelines.text.times import duration
 
-EMBEDDED = RunConfig()  # every role on the embedded model
-FAKE = RunConfig.model_validate({role: {"backend": "fake"} for role in ("debater", "judge", "scorer")})
+# Built at import, before any fixture clears the shell's settings: every field models_of reads is given, so no
+# DEBATEDESK_* variable a developer exported can change them.
+EMBEDDED = RunConfig.model_validate({role: {"backend": "embedded", "model": "", "base_url": ""} for role in ("debater", "judge", "scorer")})
+FAKE = RunConfig.model_validate({role: {"backend": "fake", "model": "", "base_url": ""} for role in ("debater", "judge", "scorer")})
 ON_EMBEDDED, ON_FAKE = models_of(EMBEDDED.snapshot()), models_of(FAKE.snapshot())
 
 
