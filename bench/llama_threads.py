@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openai import OpenAI
 
-from bench.peak_memory import uncached_embedded_config
+from bench.peak_memory import uncached_config
 from pipelines.config import AppSettings
 from pipelines.llm.embedded import assemble_model, default_threads, ensure_server, stop_server
 from pipelines.record.digest import digest
@@ -36,7 +36,7 @@ from pipelines.run.services import Services
 
 
 def one_debate(services: Services, protocol: str, claim: str) -> dict[str, object]:
-    config = uncached_embedded_config(protocol)
+    config = uncached_config(protocol, "demo")
     started = time.perf_counter()
     run = digest(stream_run(claim, config, services))
     cost = run.cost

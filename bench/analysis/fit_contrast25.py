@@ -6,12 +6,13 @@ Records of ``bench/desk.py --records`` with ``--set desk.reader=contrast --set d
 Feature sets: net/gap/top over the first 5, 10 or all 25 exhibits, and the first 5's plus the other 20's net and gap.
 """
 
+import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, when run as a file
 
 from bench import desk_rescore as rescore
 from pipelines.calibration import fitting
@@ -50,8 +51,12 @@ def load(path):
 
 
 def main():
-    train, y = load(sys.argv[1])
-    dev, y_dev = load(sys.argv[2]) if len(sys.argv) > 2 else ([], None)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("train", help="train records (bench/desk.py --records)")
+    parser.add_argument("dev", nargs="?", help="dev records, scored with the train fit")
+    args = parser.parse_args()
+    train, y = load(args.train)
+    dev, y_dev = load(args.dev) if args.dev else ([], None)
     print(len(train), "train binary claims;", len(dev), "dev")
     for variant in VARIANTS:
         x = np.array([features(stances(r), variant) for r in train])
