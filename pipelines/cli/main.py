@@ -178,10 +178,12 @@ def _parser() -> argparse.ArgumentParser:
     from pipelines.cli.batch import add_batch_command
     from pipelines.cli.calibrate import add_calibrate_command
     from pipelines.cli.eval import add_eval_command
+    from pipelines.cli.queue import add_queue_command
 
     add_eval_command(sub)
     add_batch_command(sub)
     add_calibrate_command(sub)
+    add_queue_command(sub)
     return parser
 
 

@@ -1,0 +1,41 @@
+"""Other organisations' fact-checks, read in from their ClaimReview JSON-LD (pipelines/newsroom/reviews_in.py): kept as
+their reviews, matched against the claims that come in.
+
+Revision ID: 0004
+Revises: 0003
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0004"
+down_revision = "0003"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "outside_reviews",
+        sa.Column("id", sa.String(length=32), nullable=False),
+        sa.Column("organisation", sa.String(length=300), nullable=False),
+        sa.Column("url", sa.Text(), nullable=False),
+        sa.Column("claim_text", sa.Text(), nullable=False),
+        sa.Column("rating", sa.String(length=300), nullable=False),
+        sa.Column("published_on", sa.String(length=10), nullable=False),
+        sa.Column("claimant", sa.String(length=300), nullable=False),
+        sa.Column("language", sa.String(length=16), nullable=False),
+        sa.Column("imported_at", sa.Float(), nullable=False),
+        sa.Column("imported_by", sa.String(length=300), nullable=False),
+        sa.Column("source_file", sa.String(length=300), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    with op.batch_alter_table("outside_reviews", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_outside_reviews_organisation"), ["organisation"], unique=False)
+        batch_op.create_index(batch_op.f("ix_outside_reviews_imported_at"), ["imported_at"], unique=False)
+
+
+def downgrade() -> None:
+    raise NotImplementedError("the run store is not downgraded: restore a backup taken before the upgrade")
