@@ -361,7 +361,7 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
         if changed:
             st.warning(  # markup: our words around escaped lines
                 "⚠️ The record changed since publication: "
-                + "; ".join(escape_markdown(c) for c in changed)
+                + "; ".join(escape_markdown(c.rstrip(".")) for c in changed)
                 + ". An editor confirms the published rating or publishes a correction."
             )
         url = served_url(app_url(), claim.id)
