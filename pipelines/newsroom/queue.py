@@ -653,6 +653,17 @@ class ClaimQueue:
             return f"someone changed this claim meanwhile (it is now {claim.status}); look at it again before you act"
         return f"{refused} (it is {claim.status})"
 
+    def reviews(self) -> list[tuple[str, str, str, float]]:
+        """Every claim an editor reviewed: (claim text, reviewed verdict, the run it rests on, when), oldest first; what the
+        calibration learns from beside History's overrides."""
+        query = (
+            select(QueueClaimRow.text, QueueClaimRow.reviewed_verdict, QueueClaimRow.reviewed_run, QueueClaimRow.reviewed_at)
+            .where(QueueClaimRow.reviewed_verdict.is_not(None), QueueClaimRow.reviewed_run.is_not(None))
+            .order_by(QueueClaimRow.reviewed_at)
+        )
+        with Session(self.engine) as s:
+            return [(str(t), str(v), str(r), float(a or 0.0)) for t, v, r, a in s.execute(query).all()]
+
     def publications(self, claim_id: str) -> list[Publication]:
         """Every version of the claim's public address, oldest first: each stays readable here."""
         with Session(self.engine) as s:
