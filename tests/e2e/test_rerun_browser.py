@@ -35,7 +35,7 @@ def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) 
     nav(page, "History")
     page.get_by_role("textbox", name="Claim contains").fill("libraries")
     page.keyboard.press("Enter")
-    page.get_by_text("1 run", exact=True).wait_for(timeout=60_000)  # the filter has applied: the box lists this run alone
+    page.get_by_text("1 run of this desk", exact=True).wait_for(timeout=60_000)  # the filter has applied: the box lists this run alone
     open_run(page, "single")  # the run is open and replayed
     page.get_by_text("Re-run on this run's evidence").click()
     pick_option(page, "Re-run with protocol", "desk · Desk (default)")
@@ -51,7 +51,7 @@ def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) 
     nav(page, "History")
     page.get_by_role("textbox", name="Claim contains").fill("libraries")
     page.keyboard.press("Enter")
-    page.get_by_text("2 runs").wait_for(timeout=60_000)
+    page.get_by_text("2 runs of this desk").wait_for(timeout=60_000)
     open_run(page, "desk")
     back = page.get_by_role("button", name="Re-run of single")
     expect(back).to_be_visible(timeout=60_000)
