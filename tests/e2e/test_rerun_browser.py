@@ -55,6 +55,8 @@ def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) 
     open_run(page, "desk")
     back = page.get_by_role("button", name="Re-run of single")
     expect(back).to_be_visible(timeout=60_000)
+    # Issue 46: the re-run joins its source run's queued claim (a published claim's record then shows it, flagged)
+    expect(page.get_by_text("In the claims queue: checking")).to_be_visible(timeout=30_000)
     screenshot(page, "rerun-history-link")
     back.click()  # the link opens the source run, which links forward to its re-run
     expect(page.get_by_role("button", name="Re-run as desk")).to_be_visible(timeout=60_000)
