@@ -25,7 +25,7 @@ from pipelines.access.users import User, UsersFile, UsersFileError
 from pipelines.config import AppSettings
 from pipelines.errors import DebateDeskError
 from pipelines.newsroom.intake import claim_of_item, claims_from_file, claims_from_text
-from pipelines.newsroom.publishing import confirm, correct, publish, served_url, unpublish
+from pipelines.newsroom.publishing import confirm, correct, missing_appearance, publish, served_url, unpublish
 from pipelines.newsroom.queue import (
     CLAIM_STATUSES,
     CLOSED_STATUSES,
@@ -411,11 +411,7 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
         _render_correction(queue, store, claim, version, bool(changed))
         return
     if claim.reviewed_verdict is not None and claim.status == "in review":
-        missing = [
-            what
-            for what, value in (("claimant", claim.appearance.claimant), ("address where it appeared", claim.appearance.url))
-            if not value
-        ]
+        missing = missing_appearance(claim)
         if missing:
             st.warning(  # markup: our words only
                 f"⚠️ This claim has no {' and no '.join(missing)}: a fact-check says who made the claim and where, and Google's "
@@ -493,7 +489,8 @@ def _publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, versi
     app = app_url()
 
     def action(user: User) -> str:
-        if missing and not st.session_state.get(f"{K}publish.bare.{claim.id}"):
+        confirmed = bool(st.session_state.get(f"{K}publish.bare.{claim.id}"))
+        if missing and not confirmed:
             raise QueueError(
                 f"this claim has no {' and no '.join(missing)}; add them, or tick “Publish without {' or '.join(missing)}” first"
             )
@@ -507,6 +504,7 @@ def _publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, versi
             app_url=app,
             public_url=settings.public_url,
             expect_version=version,
+            without_appearance=confirmed,  # a claim given them since the page was drawn needs no tick
         )
         return f"Published at {escape_markdown(served_url(app, claim.id))}"
 

@@ -83,8 +83,12 @@ def publish(
     app_url: str,
     public_url: str = "",
     expect_version: int | None = None,
+    without_appearance: bool = False,
 ) -> QueueClaim:
     """An editor publishes a reviewed claim: its ClaimReview stored, and served at its address from the same commit.
+
+    A claim with no claimant or no address where it appeared is published only when the editor confirmed it
+    (``without_appearance``), recorded in the claim's history; else a QueueError names what is missing.
 
     ``expect_version``: the claim's ``publish_version`` on the editor's page (None: as read now); if another editor acted
     on the claim since, nothing is published and the QueueError says who did what.
@@ -100,6 +104,12 @@ def publish(
         raise QueueError(
             f"the claim is {claim.status}{'' if claim.reviewed else ' and not reviewed'}; an editor reviews it before publishing"
         )
+    missing = missing_appearance(claim)
+    if missing and not without_appearance:
+        raise QueueError(
+            f"this claim has no {' and no '.join(missing)}: a fact-check says who made the claim and where; add them, or confirm "
+            "publishing without them"
+        )
     today = _today()
     first = _day_of(claim.first_published_at) if claim.first_published_at else today
     doc = claim_review(
@@ -112,7 +122,13 @@ def publish(
         corrections=_corrections(claim),
     )
     _check(doc)
-    return queue.mark_published(claim.id, by, doc, expect_version=version)
+    return queue.mark_published(claim.id, by, doc, expect_version=version, without=missing)
+
+
+def missing_appearance(claim: QueueClaim) -> list[str]:
+    """What a fact-check should say of the claim that this one lacks: who made it, where it appeared."""
+    fields = (("claimant", claim.appearance.claimant), ("address where it appeared", claim.appearance.url))
+    return [what for what, value in fields if not value]
 
 
 def correct(
@@ -261,6 +277,7 @@ __all__ = [
     "claim_review",
     "confirm",
     "correct",
+    "missing_appearance",
     "publish",
     "served_url",
     "unpublish",

@@ -510,7 +510,9 @@ class ClaimQueue:
             changes["status"] = "in review"
         return self._change_fields(claim_id, by, changes, "reviewed", expect_status=current.status)
 
-    def mark_published(self, claim_id: str, by: User, claimreview: dict[str, Any], *, expect_version: int) -> QueueClaim:
+    def mark_published(
+        self, claim_id: str, by: User, claimreview: dict[str, Any], *, expect_version: int, without: Sequence[str] = ()
+    ) -> QueueClaim:
         """Store the ClaimReview an editor published (``pipelines.newsroom.publishing`` builds it); the address serves it from here.
 
         ``expect_version`` is the claim's ``publish_version`` the editor decided on: if another editor published, corrected
@@ -526,7 +528,8 @@ class ClaimQueue:
             note="",
             where=(QueueClaimRow.status == "in review", QueueClaimRow.reviewed_verdict.is_not(None)),
             values={"status": "published", "claimreview": json.dumps(claimreview), "withdrawn": None},
-            detail={"status": ["in review", "published"], "url": claimreview.get("url", "")},
+            detail={"status": ["in review", "published"], "url": claimreview.get("url", "")}
+            | ({"published without": ", ".join(without)} if without else {}),  # the editor confirmed it, recorded
             refused="only a reviewed claim in review can be published; review it first",
         )
 

@@ -76,10 +76,15 @@ def test_only_an_editor_publishes_and_only_a_reviewed_claim(store_url: str) -> N
     queue.review(claim.id, ANA, "SUPPORTED", "Two trials agree.")
     with pytest.raises(NotAllowedError, match="only an editor may publish"):
         publish(queue, store, claim.id, BO, organisation="Ferry Facts", app_url=APP)
+    # Issue 46: no claimant and no appearance neither refused nor warned; now the editor must confirm it
+    with pytest.raises(QueueError, match="no claimant and no address where it appeared"):
+        publish(queue, store, claim.id, ANA, organisation="Ferry Facts", app_url=APP)
     with pytest.raises(QueueError, match="DEBATEDESK_ORGANISATION"):
-        publish(queue, store, claim.id, ANA, organisation=" ", app_url=APP)
+        publish(queue, store, claim.id, ANA, organisation=" ", app_url=APP, without_appearance=True)
     assert queue.get(claim.id).status == "in review"  # type: ignore[union-attr]
     assert queue.served(claim.id) is None and queue.publications(claim.id) == []
+    publish(queue, store, claim.id, ANA, organisation="Ferry Facts", app_url=APP, without_appearance=True)
+    assert queue.history(claim.id)[-1].detail["published without"] == "claimant, address where it appeared"  # who confirmed it
 
 
 def test_unpublishing_leaves_a_withdrawn_notice_at_the_address_and_keeps_every_version(
