@@ -83,3 +83,23 @@ def test_two_publishes_at_once_leave_the_address_answering(desk: tuple[TestClien
     assert len(told) == 1 and "published this claim meanwhile" in str(told[0])
     answer = client.get(f"/app/static/claimreview/{claim_id}.json")
     assert answer.status_code == 200 and answer.json()["reviewRating"]["alternateName"] == "True"
+
+
+def test_the_address_says_plainly_when_the_database_is_away(
+    desk: tuple[TestClient, RunStore, ClaimQueue, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    client, store, queue, claim_id = desk
+    publish(queue, store, claim_id, ANA, organisation="Ferry Facts", app_url=APP)
+
+    def away(self: ClaimQueue, claim_id: str) -> None:
+        raise OperationalError("SELECT", {}, Exception("server closed the connection"))
+
+    served = ClaimQueue.served
+    monkeypatch.setattr(ClaimQueue, "served", away)
+    answer = client.get(f"/app/static/claimreview/{claim_id}.json")
+    assert answer.status_code == 503 and answer.headers["retry-after"] == "30"
+    assert answer.json() == {"error": "the desk's database cannot be reached just now; try again in a moment"}
+    monkeypatch.setattr(ClaimQueue, "served", served)
+    assert client.get(f"/app/static/claimreview/{claim_id}.json").status_code == 200  # back when the database is
