@@ -158,6 +158,25 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
     ana.get_by_text("Published versions (2)").click()
     ana.get_by_text("v1 · published by Ana Ruiz", exact=False).wait_for(timeout=30_000)  # the earlier version, still listed
 
+    # The record changes again (a second override); the editor stands by the corrected rating: recorded, unflagged, unchanged.
+    follow(ana, run_url, "ana", "History")
+    ana.get_by_role("heading", name=CLAIM).wait_for(timeout=60_000)
+    settled(ana)
+    ana.get_by_text("Override the verdict").click()
+    pick_option(ana, "Your verdict", "NOT ENOUGH INFO")
+    ana.get_by_role("textbox", name="Reason (required)").fill("Checked the revised figures once more.")
+    ana.get_by_role("button", name="Record my verdict").click()
+    ana.get_by_text("Recorded: NOT ENOUGH INFO by Ana Ruiz").wait_for(timeout=60_000)
+    open_claim(ana, url, "ana", claim.id)
+    ana.get_by_text("The record changed since publication").wait_for(timeout=60_000)
+    why.fill("The second look changes nothing: Unproven stands.")
+    ana.get_by_role("button", name="Confirm the published rating").click()
+    ana.get_by_text("Confirmed: the published rating stands").wait_for(timeout=60_000)
+    expect(ana.get_by_text("The record changed since publication")).to_have_count(0)
+    assert served(address)[1] == corrected
+    ana.get_by_text("Published versions (3)").click()
+    ana.get_by_text("v3 · confirmed by Ana Ruiz", exact=False).wait_for(timeout=30_000)
+
     ana.get_by_text("Correct, confirm or unpublish").click()  # folded again once nothing is flagged
     why.fill("The operator withdrew the study.")
     ana.get_by_role("button", name="Unpublish").click()
