@@ -25,7 +25,7 @@ from typing import Any
 from pipelines.access.roles import require_role
 from pipelines.access.users import User
 from pipelines.domain import Evidence
-from pipelines.newsroom.queue import ClaimQueue, QueueClaim, QueueError
+from pipelines.newsroom.queue import ClaimQueue, QueueClaim, QueueError, name_of
 from pipelines.record.claimreview import Correction, Review, build_claimreview, claimreview_problems, withdrawn_notice
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore
@@ -99,7 +99,7 @@ def publish(
         raise QueueError(f"no claim {claim_id!r} in the queue")
     version = claim.publish_version if expect_version is None else expect_version
     if claim.publish_version != version:
-        raise QueueError(queue._why_not(claim_id, version, ""))
+        raise QueueError(queue.why_refused(claim_id, version, ""))
     if claim.status != "in review" or claim.reviewed_verdict is None:
         raise QueueError(
             f"the claim is {claim.status}{'' if claim.reviewed else ' and not reviewed'}; an editor reviews it before publishing"
@@ -111,15 +111,15 @@ def publish(
             "publishing without them"
         )
     today = _today()
-    first = _day_of(claim.first_published_at) if claim.first_published_at else today
+    again = claim.first_published_at is not None  # published again after a withdrawal: its first day and corrections stay
     doc = claim_review(
         claim,
         organisation=organisation,
         url=_address(claim, app_url, public_url),
         citations=_citations(store, claim.reviewed_run),
-        published_on=first,
-        modified_on=today if first != today else "",  # published again after a withdrawal: the first day stays
-        corrections=_corrections(claim),
+        published_on=_day_of(claim.first_published_at) if claim.first_published_at is not None else today,
+        modified_on=today if again else "",
+        corrections=_corrections(queue, claim),
     )
     _check(doc)
     return queue.mark_published(claim.id, by, doc, expect_version=version, without=missing)
@@ -157,7 +157,7 @@ def correct(
         raise QueueError(f"no claim {claim_id!r} in the queue")
     version = claim.publish_version if expect_version is None else expect_version
     if claim.publish_version != version:
-        raise QueueError(queue._why_not(claim_id, version, ""))
+        raise QueueError(queue.why_refused(claim_id, version, ""))
     if claim.status != "published" or claim.claimreview is None or claim.reviewed_verdict is None:
         raise QueueError(f"the claim is {claim.status}; only a published fact-check is corrected (publish it instead)")
     before = claim.claimreview
@@ -169,10 +169,10 @@ def correct(
         citations=_citations(store, claim.reviewed_run),
         published_on=str(before.get("datePublished") or today),
         modified_on=today,
-        corrections=_corrections(claim),
+        corrections=_corrections(queue, claim),
     )
     changed = what_changed(before, draft)
-    note = Correction(on=today, by=_name_of(by), what=changed, why=reason)
+    note = Correction(on=today, by=name_of(by), what=changed, why=reason)
     doc = claim_review(
         claim,
         organisation=organisation,
@@ -180,7 +180,7 @@ def correct(
         citations=_citations(store, claim.reviewed_run),
         published_on=draft["datePublished"],
         modified_on=today,
-        corrections=[*_corrections(claim), note],
+        corrections=[*_corrections(queue, claim), note],
     )
     _check(doc)
     return queue.mark_corrected(claim.id, by, doc, note.text(), expect_version=version)
@@ -206,7 +206,7 @@ def unpublish(
         raise QueueError(f"no claim {claim_id!r} in the queue")
     version = claim.publish_version if expect_version is None else expect_version
     if claim.status != "published" or claim.claimreview is None:
-        raise QueueError(queue._why_not(claim_id, version, "the claim is not published"))
+        raise QueueError(queue.why_refused(claim_id, version, "the claim is not published"))
     before = claim.claimreview
     notice = withdrawn_notice(
         url=str(before.get("url", "")),
@@ -214,7 +214,7 @@ def unpublish(
         organisation=organisation or str((before.get("publisher") or {}).get("name", "")),
         published_on=str(before.get("datePublished", "")),
         withdrawn_on=_today(),
-        by=_name_of(by),
+        by=name_of(by),
         reason=" ".join(reason.split()),
     )
     return queue.mark_unpublished(claim_id, by, reason, withdrawn=notice, expect_version=version)
@@ -239,9 +239,10 @@ def _address(claim: QueueClaim, app_url: str, public_url: str) -> str:
     return f"{public_url.rstrip('/')}/{claim.id}" if public_url else served_url(app_url, claim.id)
 
 
-def _corrections(claim: QueueClaim) -> list[Correction]:
-    """The corrections the claim's published versions carry so far (a new version keeps every earlier note)."""
-    doc = claim.claimreview or {}
+def _corrections(queue: ClaimQueue, claim: QueueClaim) -> list[Correction]:
+    """The corrections the claim's latest ClaimReview carries (a new version keeps every earlier note, a withdrawal loses none)."""
+    served = [p.document for p in queue.publications(claim.id) if p.document and p.document.get("@type") == "ClaimReview"]
+    doc = claim.claimreview or (served[-1] if served else {})
     return [Correction.of(c) for c in doc.get("correction") or [] if isinstance(c, dict)]
 
 
@@ -257,12 +258,6 @@ def _today() -> str:
 
 def _day_of(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).date().isoformat()
-
-
-def _name_of(by: User) -> str:
-    if not by.name.strip():
-        raise QueueError("enter your name first: every change to the queue is recorded with who made it")
-    return by.name
 
 
 def _citations(store: RunStore | None, run_id: str) -> list[Evidence]:

@@ -262,7 +262,7 @@ class ClaimQueue:
                     due_on=checked.due_on or None,
                     tags=_tags_column(checked.tags),
                     created_at=now,
-                    created_by=_name(by),
+                    created_by=name_of(by),
                     updated_at=now,
                 )
             )
@@ -427,7 +427,7 @@ class ClaimQueue:
             row = s.get(QueueClaimRow, claim_id, with_for_update=True)
             if row is None:
                 raise QueueError(f"no claim {claim_id!r} in the queue")
-            s.add(QueueRunRow(run_id=run_id, claim_id=claim_id, linked_at=now, linked_by=_name(by)))
+            s.add(QueueRunRow(run_id=run_id, claim_id=claim_id, linked_at=now, linked_by=name_of(by)))
             detail: dict[str, Any] = {"run": run_id}
             if row.status in ("new", "dismissed"):
                 detail["status"] = [row.status, "checking"]
@@ -461,7 +461,7 @@ class ClaimQueue:
         with Session(self.engine) as s, s.begin():
             if claim_id is not None and s.get(QueueClaimRow, claim_id) is None:
                 raise QueueError(f"no claim {claim_id!r} in the queue")
-            row = CommentRow(claim_id=claim_id, run_id=run_id, evidence_id=evidence_id or None, author=_name(by), at=now, text=body)
+            row = CommentRow(claim_id=claim_id, run_id=run_id, evidence_id=evidence_id or None, author=name_of(by), at=now, text=body)
             s.add(row)
             s.flush()
             if claim_id is not None:
@@ -502,7 +502,7 @@ class ClaimQueue:
         changes: dict[str, Any] = {
             "reviewed_verdict": label,
             "review_reason": why,
-            "reviewed_by": _name(by),
+            "reviewed_by": name_of(by),
             "reviewed_at": time.time(),
             "reviewed_run": run_id or runs[-1],
         }
@@ -612,7 +612,7 @@ class ClaimQueue:
         """One publishing action as one transaction: a compare-and-set on ``publish_version`` with the claim's row, its version
         kept, its audit entry. Two editors at once: the second finds the version moved and is told by whom."""
         now = time.time()
-        name = _name(by)
+        name = name_of(by)
         values = dict(values, publish_version=expect_version + 1, updated_at=now)
         if action in ("published", "corrected", "confirmed"):
             values["record_seen_at"] = now  # what the record held now is what the editor published or stood by
@@ -626,7 +626,7 @@ class ClaimQueue:
             )
             if done.rowcount != 1:  # type: ignore[attr-defined]
                 s.rollback()
-                raise QueueError(self._why_not(claim_id, expect_version, refused))
+                raise QueueError(self.why_refused(claim_id, expect_version, refused))
             s.add(
                 PublicationRow(
                     claim_id=claim_id,
@@ -641,7 +641,8 @@ class ClaimQueue:
             s.add(_change(claim_id, by, action_name or action, detail, now))
         return self._get(claim_id)
 
-    def _why_not(self, claim_id: str, expect_version: int, refused: str) -> str:
+    def why_refused(self, claim_id: str, expect_version: int, refused: str) -> str:
+        """Why a publishing action decided on ``expect_version`` was not applied: who acted on the claim since, else ``refused``."""
         claim = self.get(claim_id)
         if claim is None:
             return f"no claim {claim_id!r} in the queue"
@@ -846,7 +847,8 @@ def _shown(value: Any) -> str:
     return "—" if value in (None, "") else str(value)
 
 
-def _name(by: User) -> str:
+def name_of(by: User) -> str:
+    """Who acts, as every queue record names them; refused when nobody is named."""
     if not by.name.strip():
         raise QueueError("enter your name first: every change to the queue is recorded with who made it")
     return by.name
@@ -854,7 +856,7 @@ def _name(by: User) -> str:
 
 def _change(claim_id: str, by: User, action: str, detail: dict[str, Any], at: float) -> QueueChangeRow:
     detail = {k: v for k, v in detail.items() if not (isinstance(v, list) and v[0] is None and v[1] is None)}
-    return QueueChangeRow(claim_id=claim_id, at=at, by=_name(by), action=action, detail=json.dumps(detail))
+    return QueueChangeRow(claim_id=claim_id, at=at, by=name_of(by), action=action, detail=json.dumps(detail))
 
 
 def _claim(row: QueueClaimRow) -> QueueClaim:
@@ -908,5 +910,6 @@ __all__ = [
     "QueueClaim",
     "QueueError",
     "QueueFilter",
+    "name_of",
     "parse_tags",
 ]

@@ -110,6 +110,20 @@ def test_unpublishing_leaves_a_withdrawn_notice_at_the_address_and_keeps_every_v
 
     again = publish(queue, store, claim_id, ANA, organisation="Ferry Facts", app_url=APP)  # published again: the first day stays
     assert queue.served(claim_id) == again.claimreview and again.claimreview["datePublished"] == today  # type: ignore[index]
+    assert again.claimreview["dateModified"] == today  # type: ignore[index]
+
+
+def test_a_correction_survives_a_withdrawal_and_a_new_publication(reviewed: tuple[RunStore, ClaimQueue, str]) -> None:
+    store, queue, claim_id = reviewed
+    publish(queue, store, claim_id, ANA, organisation="Ferry Facts", app_url=APP)
+    queue.review(claim_id, ANA, "NOT ENOUGH INFO", "The revised figures settle nothing.")
+    corrected = correct(queue, store, claim_id, ANA, "the operator revised its figures", organisation="Ferry Facts", app_url=APP)
+    unpublish(queue, claim_id, ANA, reason="checking again")
+    again = publish(queue, store, claim_id, ANA, organisation="Ferry Facts", app_url=APP)
+    assert again.claimreview is not None and corrected.claimreview is not None
+    assert again.claimreview["correction"] == corrected.claimreview["correction"]  # readers still see what was corrected
+    assert again.claimreview["reviewBody"] == corrected.claimreview["reviewBody"]
+    assert [p.action for p in queue.publications(claim_id)] == ["published", "corrected", "withdrawn", "published"]
 
 
 def test_a_publish_refused_by_the_database_serves_nothing(reviewed: tuple[RunStore, ClaimQueue, str]) -> None:
