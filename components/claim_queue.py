@@ -33,6 +33,7 @@ from pipelines.newsroom.queue import (
     Appearance,
     ClaimQueue,
     NewClaim,
+    Publication,
     QueueClaim,
     QueueError,
     QueueFilter,
@@ -356,8 +357,13 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
         )
         st.markdown("> " + escape_markdown(claim.review_reason).replace("  \n", "  \n> "))
     changed = queue.record_changes([claim]).get(claim.id, []) if claim.status == "published" else []
+    steps = queue.publications(claim.id)
     if claim.status == "published":
-        st.success(f"📰 Published by {escape_markdown(claim.published_by)} on {when(claim.published_at)}.")
+        fixes = [p for p in steps if p.action == "corrected" and p.at >= (claim.published_at or 0)]
+        st.success(  # markup: escaped names, times, a count
+            f"📰 Published by {escape_markdown(claim.published_by)} on {when(claim.published_at)}."
+            + (f" Corrected {len(fixes)}×, last by {escape_markdown(fixes[-1].by)} on {when(fixes[-1].at)}." if fixes else "")
+        )
         if changed:
             st.warning(  # markup: our words around escaped lines
                 "⚠️ The record changed since publication: "
@@ -368,7 +374,7 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
         render_copy_link(url, "the published ClaimReview", "public: anyone can open it")
     elif claim.withdrawn is not None:
         st.info("↩️ Withdrawn: its address now says the fact-check was withdrawn, when and why.")
-    _render_versions(queue, claim)
+    _render_versions(claim, steps)
     if user is not None and user.role != "editor":
         st.caption(f"🔒 Only an editor reviews and publishes; you are signed in as a {user.role}.")  # markup: a role of ours
         return
@@ -458,9 +464,8 @@ def _render_correction(queue: ClaimQueue, store: RunStore | None, claim: QueueCl
         c3.button("Unpublish", key=f"{K}unpub.go.{claim.id}", icon="↩️", on_click=act, args=(_unpublish(queue, claim, version),))
 
 
-def _render_versions(queue: ClaimQueue, claim: QueueClaim) -> None:
+def _render_versions(claim: QueueClaim, steps: list[Publication]) -> None:
     """Every version the claim's address served, and every confirmation, readable as it was."""
-    steps = queue.publications(claim.id)
     if not steps:
         return
     with st.expander(f"🗂️ Published versions ({len(steps)})", key=f"{K}versions.{claim.id}.open", on_change="rerun"):

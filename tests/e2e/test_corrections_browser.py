@@ -143,6 +143,7 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
     why.fill("The ferry operator revised its figures after publication.")
     ana.get_by_role("button", name="Publish a correction").click()
     ana.get_by_text("Correction published (version 2)").wait_for(timeout=60_000)
+    ana.get_by_text("Corrected 1×, last by Ana Ruiz").wait_for(timeout=60_000)
     screenshot(ana, "corrections-editor-corrected")
 
     status, corrected = served(address)
