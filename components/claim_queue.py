@@ -19,13 +19,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from components import state
 from components.comments import render_comments
 from components.links import app_url, claim_link, render_copy_link, run_line
-from components.resources import STATIC_DIR, get_claim_queue, get_services
+from components.resources import get_claim_queue, get_services
 from components.sign_in import acting_user
 from pipelines.access.users import User, UsersFile, UsersFileError
 from pipelines.config import AppSettings
 from pipelines.errors import DebateDeskError
 from pipelines.newsroom.intake import claim_of_item, claims_from_file, claims_from_text
-from pipelines.newsroom.publishing import publish, served_url, unpublish
+from pipelines.newsroom.publishing import confirm, correct, missing_appearance, publish, served_url, unpublish
 from pipelines.newsroom.queue import (
     CLAIM_STATUSES,
     CLOSED_STATUSES,
@@ -33,6 +33,7 @@ from pipelines.newsroom.queue import (
     Appearance,
     ClaimQueue,
     NewClaim,
+    Publication,
     QueueClaim,
     QueueError,
     QueueFilter,
@@ -202,12 +203,14 @@ def render_filters(queue: ClaimQueue) -> QueueFilter:
     )
 
 
-def render_claim_table(claims: list[QueueClaim]) -> None:
+def render_claim_table(claims: list[QueueClaim], changed: dict[str, list[str]] | None = None) -> None:
+    """The list; ``changed``: per published claim, what changed in its record since publication (flagged in its status)."""
     today = datetime.now(UTC).date().isoformat()
+    changed = changed or {}
     table = pd.DataFrame(
         [
             {
-                "status": status_text(c.status),
+                "status": status_text(c.status) + (" ⚠️ record changed" if changed.get(c.id) else ""),
                 "claim": c.text,
                 "claimant": c.appearance.claimant,
                 "appeared": c.appearance.on,
@@ -353,16 +356,27 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
             + (f" (on run `{claim.reviewed_run}`)" if claim.reviewed_run else "")
         )
         st.markdown("> " + escape_markdown(claim.review_reason).replace("  \n", "  \n> "))
+    changed = queue.record_changes([claim]).get(claim.id, []) if claim.status == "published" else []
+    steps = queue.publications(claim.id)
     if claim.status == "published":
-        st.success(f"📰 Published by {escape_markdown(claim.published_by)} on {when(claim.published_at)}.")
+        fixes = [p for p in steps if p.action == "corrected" and p.at >= (claim.published_at or 0)]
+        st.success(  # markup: escaped names, times, a count
+            f"📰 Published by {escape_markdown(claim.published_by)} on {when(claim.published_at)}."
+            + (f" Corrected {len(fixes)}×, last by {escape_markdown(fixes[-1].by)} on {when(fixes[-1].at)}." if fixes else "")
+        )
+        if changed:
+            st.warning(  # markup: our words around escaped lines
+                "⚠️ The record changed since publication: "
+                + "; ".join(escape_markdown(c.rstrip(".")) for c in changed)
+                + ". An editor confirms the published rating or publishes a correction."
+            )
         url = served_url(app_url(), claim.id)
         render_copy_link(url, "the published ClaimReview", "public: anyone can open it")
+    elif claim.withdrawn is not None:
+        st.info("↩️ Withdrawn: its address now says the fact-check was withdrawn, when and why.")
+    _render_versions(claim, steps)
     if user is not None and user.role != "editor":
         st.caption(f"🔒 Only an editor reviews and publishes; you are signed in as a {user.role}.")  # markup: a role of ours
-        return
-    if claim.status == "published":
-        st.text_input("Why unpublish (kept in the history)", key=f"{K}unpub.{claim.id}", max_chars=500)
-        st.button("Unpublish", key=f"{K}unpub.go.{claim.id}", icon="↩️", on_click=act, args=(_unpublish(queue, claim),))
         return
     if claim.status == "dismissed":
         return
@@ -370,13 +384,14 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
         st.caption("An editor reviews a claim once a run has checked it.")
         return
     key = f"{K}review.{claim.id}."
+    version = claim.publish_version  # what the editor sees; each action below is refused if another editor moved it meanwhile
+    title = (
+        "🧑‍⚖️ Review again (then correct the published fact-check)"
+        if claim.status == "published"
+        else "🧑‍⚖️ Review: the verdict the desk stands by"
+    )
     with (  # kept open across reruns, and a form: choosing a verdict and typing the reason send nothing until Record
-        st.expander(
-            "🧑‍⚖️ Review: the verdict the desk stands by",
-            expanded=claim.reviewed_verdict is None and claim.status == "in review",
-            key=key + "open",
-            on_change="rerun",
-        ),
+        st.expander(title, expanded=claim.reviewed_verdict is None and claim.status == "in review", key=key + "open", on_change="rerun"),
         st.form(key + "form", border=False),
     ):
         latest = runs[-1]
@@ -398,24 +413,92 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
             "Reason (published as the explanation, in full)", value=claim.review_reason, key=key + "reason", max_chars=5000, height=120
         )
         st.form_submit_button("Record the review", key=key + "go", icon="🖊️", on_click=act, args=(_review(queue, claim, key),))
+    if claim.status == "published":
+        _render_correction(queue, store, claim, version, bool(changed))
+        return
     if claim.reviewed_verdict is not None and claim.status == "in review":
-        st.button("Publish", key=f"{K}publish.{claim.id}", type="primary", icon="📰", on_click=act, args=(_publish(queue, store, claim),))
-        st.caption("Publishing writes the ClaimReview JSON-LD at a public address and lists it under **Published**.")
+        missing = missing_appearance(claim)
+        if missing:
+            st.warning(  # markup: our words only
+                f"⚠️ This claim has no {' and no '.join(missing)}: a fact-check says who made the claim and where, and Google's "
+                "markup recommends both. Add them under **Change status, assignee…**, or publish without them."
+            )
+            st.checkbox(f"Publish without {' or '.join(missing)}", key=f"{K}publish.bare.{claim.id}")
+        st.button(
+            "Publish",
+            key=f"{K}publish.{claim.id}",
+            type="primary",
+            icon="📰",
+            on_click=act,
+            args=(_publish(queue, store, claim, version, missing),),
+        )
+        st.caption("Publishing puts the ClaimReview JSON-LD at a public address and lists it under **Published**.")
+
+
+def _render_correction(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, version: int, changed: bool) -> None:
+    """A published claim: confirm the published rating, publish a correction, or unpublish; each names the version it saw."""
+    with st.expander("✍️ Correct, confirm or unpublish", expanded=changed, key=f"{K}fix.{claim.id}.open", on_change="rerun"):
+        st.caption(
+            "**Publish a correction**: the address serves a new version from the current review (review again above to change "
+            "the rating), keeps its first publication date, and shows a note of what changed, who and why. "
+            "**Confirm**: the published rating stands; recorded with your name. Every earlier version stays listed below."
+        )
+        st.text_area(
+            "Why (the correction note, or why the rating stands, or why it is withdrawn)",
+            key=f"{K}fix.{claim.id}.why",
+            max_chars=2000,
+            height=80,
+        )
+        c1, c2, c3 = st.columns(3)
+        c1.button(
+            "Publish a correction",
+            key=f"{K}correct.{claim.id}",
+            type="primary",
+            icon="✍️",
+            on_click=act,
+            args=(_correct(queue, store, claim, version),),
+        )
+        c2.button(
+            "Confirm the published rating", key=f"{K}confirm.{claim.id}", icon="✅", on_click=act, args=(_confirm(queue, claim, version),)
+        )
+        c3.button("Unpublish", key=f"{K}unpub.go.{claim.id}", icon="↩️", on_click=act, args=(_unpublish(queue, claim, version),))
+
+
+def _render_versions(claim: QueueClaim, steps: list[Publication]) -> None:
+    """Every version the claim's address served, and every confirmation, readable as it was."""
+    if not steps:
+        return
+    with st.expander(f"🗂️ Published versions ({len(steps)})", key=f"{K}versions.{claim.id}.open", on_change="rerun"):
+        for step in reversed(steps):
+            st.markdown(  # markup: our words, a time, escaped name and note
+                f"**v{step.version} · {escape_markdown(step.action)}** by {escape_markdown(step.by)}, {when(step.at)}"
+                + (f": {escape_markdown(step.note)}" if step.note else "")
+            )
+            if step.document is not None:
+                st.json(step.document, expanded=False)
 
 
 def _review(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], str]:
     def action(user: User) -> str:
         get = st.session_state.get
         done = queue.review(claim.id, user, str(get(key + "label", "")), str(get(key + "reason", "")), run_id=get(key + "run"))
-        return f"Reviewed: {escape_markdown(done.reviewed_verdict.common if done.reviewed_verdict else '')}. Publish it when ready."
+        verdict = escape_markdown(done.reviewed_verdict.common if done.reviewed_verdict else "")
+        if done.status == "published":
+            return f"Reviewed again: {verdict}. The published fact-check is unchanged until you publish a correction (or confirm it)."
+        return f"Reviewed: {verdict}. Publish it when ready."
 
     return action
 
 
-def _publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim) -> Callable[[User], str]:
+def _publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, version: int, missing: list[str]) -> Callable[[User], str]:
     app = app_url()
 
     def action(user: User) -> str:
+        confirmed = bool(st.session_state.get(f"{K}publish.bare.{claim.id}"))
+        if missing and not confirmed:
+            raise QueueError(
+                f"this claim has no {' and no '.join(missing)}; add them, or tick “Publish without {' or '.join(missing)}” first"
+            )
         settings = AppSettings()
         publish(
             queue,
@@ -424,18 +507,58 @@ def _publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim) -> Ca
             user,
             organisation=settings.organisation,
             app_url=app,
-            static_dir=STATIC_DIR,
             public_url=settings.public_url,
+            expect_version=version,
+            without_appearance=confirmed,  # a claim given them since the page was drawn needs no tick
         )
         return f"Published at {escape_markdown(served_url(app, claim.id))}"
 
     return action
 
 
-def _unpublish(queue: ClaimQueue, claim: QueueClaim) -> Callable[[User], str]:
+def _correct(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, version: int) -> Callable[[User], str]:
+    app = app_url()
+
     def action(user: User) -> str:
-        unpublish(queue, claim.id, user, static_dir=STATIC_DIR, reason=str(st.session_state.get(f"{K}unpub.{claim.id}", "")))
-        return "Unpublished: the ClaimReview is no longer served; the history keeps both entries."
+        settings = AppSettings()
+        done = correct(
+            queue,
+            store,
+            claim.id,
+            user,
+            str(st.session_state.get(f"{K}fix.{claim.id}.why", "")),
+            organisation=settings.organisation,
+            app_url=app,
+            public_url=settings.public_url,
+            expect_version=version,
+        )
+        st.session_state[f"{K}fix.{claim.id}.why"] = ""
+        return f"Correction published (version {done.publish_version}) at {escape_markdown(served_url(app, claim.id))}."
+
+    return action
+
+
+def _confirm(queue: ClaimQueue, claim: QueueClaim, version: int) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        confirm(queue, claim.id, user, str(st.session_state.get(f"{K}fix.{claim.id}.why", "")), expect_version=version)
+        st.session_state[f"{K}fix.{claim.id}.why"] = ""
+        return "Confirmed: the published rating stands; recorded with your name."
+
+    return action
+
+
+def _unpublish(queue: ClaimQueue, claim: QueueClaim, version: int) -> Callable[[User], str]:
+    def action(user: User) -> str:
+        unpublish(
+            queue,
+            claim.id,
+            user,
+            reason=str(st.session_state.get(f"{K}fix.{claim.id}.why", "")),
+            organisation=AppSettings().organisation,
+            expect_version=version,
+        )
+        st.session_state[f"{K}fix.{claim.id}.why"] = ""
+        return "Unpublished: its address now says the fact-check was withdrawn; every version stays in the record."
 
     return action
 
@@ -449,6 +572,7 @@ def render_published(queue: ClaimQueue) -> None:
         st.info("Nothing published yet. An editor reviews a checked claim, then presses **Publish**.")
         return
     app = app_url()
+    changed = queue.record_changes(published)
     st.dataframe(
         pd.DataFrame(
             [
@@ -460,6 +584,8 @@ def render_published(queue: ClaimQueue) -> None:
                     "claim page": claim_link(c.id),
                     "claimant": c.appearance.claimant,
                     "editor": c.published_by,
+                    "version": c.publish_version,
+                    "record changed": "⚠️ " + "; ".join(changed[c.id]) if changed.get(c.id) else "",
                 }
                 for c in published
             ]

@@ -14,7 +14,7 @@ from pipelines.config import ROLES, BeliefConfig, ModelSpec, RunConfig, describe
 from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.record.outage import is_store_fault
-from pipelines.record.store import RunStore
+from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import model_caveat
 from pipelines.record.wall_time import WallTime, models_of, typical_wall_time
 from pipelines.run.desk_settings import masked
@@ -100,7 +100,9 @@ def _wall_time_since(
     _store: RunStore, url: str, protocol: str, models: tuple[str, ...], activity: tuple[tuple[str, int, float | None, float | None], ...]
 ) -> WallTime | None:
     """``typical_wall_time`` over the newest runs, kept per store, protocol, models and the store's ``activity``."""
-    return typical_wall_time(_store.list_runs(limit=WALL_TIME_RUNS), protocol, models)
+    return typical_wall_time(
+        _store.list_runs(limit=WALL_TIME_RUNS, where=RunFilter(own_only=True)), protocol, models
+    )  # imported: another desk's
 
 
 def describe_problems(exc: ValidationError, root: type[BaseModel] = RunConfig) -> str:

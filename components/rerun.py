@@ -8,8 +8,10 @@ from collections.abc import Sequence
 import streamlit as st
 
 from components import state
+from components.claim_queue import link_run_to_queue
 from components.config_form import models_summary
 from components.desk import run_settings_at_desk
+from components.resources import get_claim_queue
 from components.sign_in import acting_person
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
@@ -99,4 +101,14 @@ def render_rerun(run: RunSummary, services: Services) -> None:
                 return
             state.set_error(None)
             state.set_active_run(handle)
+            _join_the_claim(run, handle.run_id)
             st.switch_page("pages/verify.py")
+
+
+def _join_the_claim(source: RunSummary, run_id: str) -> None:
+    """A re-run joins its source run's queued claim, whatever its status: a published claim's record then shows the re-run
+    (and flags it, until an editor confirms or corrects the fact-check). Why not, when it could not, is said on Verify."""
+    queue = get_claim_queue()
+    claim = queue.claim_of_run(source.id) if queue is not None else None
+    if claim is not None and (problem := link_run_to_queue(run_id, source.claim, claim_id=claim.id)):
+        state.set_error(problem)

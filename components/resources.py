@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
-
 import streamlit as st
 
 from pipelines.config import AppSettings
 from pipelines.errors import StoreUnavailableError
-from pipelines.newsroom.publishing import sync_published
-from pipelines.newsroom.queue import ClaimQueue, QueueError
+from pipelines.newsroom.queue import ClaimQueue
 from pipelines.run.services import Services
 from pipelines.text.safety import escape_markdown
-
-log = logging.getLogger(__name__)
 
 
 def get_services() -> Services:
@@ -31,9 +25,6 @@ def _services_for(settings_json: str) -> Services:
     return Services.create(AppSettings.model_validate_json(settings_json))
 
 
-STATIC_DIR = Path(__file__).resolve().parents[1] / "static" / "claimreview"  # served at <app>/app/static/claimreview/
-
-
 def get_claim_queue() -> ClaimQueue | None:
     """The desk's claims queue, in the run store's database; None when the app runs without a store."""
     services = get_services()
@@ -46,9 +37,4 @@ def get_claim_queue() -> ClaimQueue | None:
 def _queue_for(url: str) -> ClaimQueue:
     store = get_services().store
     assert store is not None and store.url == url
-    queue = ClaimQueue(store.engine)
-    try:
-        sync_published(queue, STATIC_DIR)  # published fact-checks are served again after a move or a cleaned folder
-    except QueueError as exc:  # a read-only folder: the queue works; publishing says so when it is tried
-        log.warning("published fact-checks not written again: %s", exc)
-    return queue
+    return ClaimQueue(store.engine)  # published fact-checks are served from it (components/published.py), not from files

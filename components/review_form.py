@@ -158,8 +158,10 @@ def _render_paste(round_key: str) -> None:
             c2.button("Remove", key=f"{K}{round_key}.paste.rm.{i}", on_click=state.remove_pasted, args=(i,))
 
 
-def _add_pasted(round_key: str) -> None:
-    """Callback: fetch the URL (public addresses only) or take the pasted text, and queue it for this pause."""
+def _add_pasted(round_key: str) -> bool:
+    """Callback: fetch the URL (public addresses only) or take the pasted text, and queue it for this pause.
+
+    Returns whether it was added; when not, the review's error says why and the boxes keep what was typed."""
     text = str(st.session_state.get(f"{K}{round_key}.paste.text", "")).strip()
     url = str(st.session_state.get(f"{K}{round_key}.paste.url", "")).strip()
     title = str(st.session_state.get(f"{K}{round_key}.paste.title", "")).strip()
@@ -171,11 +173,17 @@ def _add_pasted(round_key: str) -> None:
             evidence = pasted_evidence("new", text, title=title, url=url or None, by=state.checker_name())
     except (DebateDeskError, ValueError) as exc:
         state.set_review_error(f"could not add that evidence: {exc}")
-        return
+        return False
     state.add_pasted(evidence)
     state.set_review_error(None)
     for field in ("text", "url", "title"):
         st.session_state[f"{K}{round_key}.paste.{field}"] = ""
+    return True
+
+
+def _paste_waiting(round_key: str) -> bool:
+    """Whether the paste boxes hold text or an address the checker has not pressed "Add this evidence" for."""
+    return any(str(st.session_state.get(f"{K}{round_key}.paste.{f}", "")).strip() for f in ("text", "url"))
 
 
 def build_review(round_key: str, pending: PendingReview, evidence: dict[str, Evidence], stop: bool) -> Review:
@@ -217,6 +225,11 @@ def _submit(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evide
         state.set_review_error("enter your name in the sidebar: the audit trail records who decided")
         return
     round_key = f"{handle.run_id}.{pending.round}"
+    # Evidence typed or pasted but not "Added" is the checker's too: a person who pasted it expects the run to use it, so it
+    # is added now, as "Add this evidence" would (recorded in the trail with their name). If it cannot be (an address that
+    # does not fetch), the run waits, the boxes keep it and the message says why.
+    if _paste_waiting(round_key) and not _add_pasted(round_key):
+        return
     try:
         review = build_review(round_key, pending, evidence, stop)
         note = str(st.session_state.get(f"{K}{round_key}.note", "")).strip()

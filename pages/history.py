@@ -22,7 +22,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.compare import compare_runs
 from pipelines.record.digest import digest
-from pipelines.record.export import EXPORT_FORMATS, export_filename, export_run, import_run
+from pipelines.record.export import EXPORT_FORMATS, claimreview_refusal, export_filename, export_run, import_run
 from pipelines.record.replay import steps
 from pipelines.record.signing import desk_key, existing_desk_key
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
@@ -133,7 +133,7 @@ table = pd.DataFrame(
             "started": when(r.created_at),
             "claim": r.claim,
             "protocol": r.protocol,
-            "status": status_text(r),
+            "status": ("📥 imported · " if not r.own else "") + status_text(r),  # another desk's file: marked where the eye starts
             "verdict": common_label(r.final_verdict) if r.final_verdict else "",
             "model's word": r.verdict or "",  # the protocol's own label for what the model ruled
             "checker": f"{common_label(r.checker_verdict)} by {r.checker_by}" + (f", {when(r.checker_at)}" if r.checker_at else "")
@@ -151,7 +151,11 @@ table = pd.DataFrame(
         for r in runs
     ]
 )
-st.caption(f"{len(runs)} run{'s' if len(runs) != 1 else ''}")
+own = sum(r.own for r in runs)
+st.caption(  # markup: numbers and our words; the desk's own count, apart from what was imported
+    f"{own} run{'s' if own != 1 else ''} of this desk"
+    + (f" · {len(runs) - own} imported (📥, another desk's file)" if own != len(runs) else "")
+)
 st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(runs)))
 
 by_id = {r.id: r for r in runs}
@@ -228,6 +232,9 @@ if (
 if run.resumable and run.origin == "run" and run.stop_reason and run.stop_reason.startswith("stopped by"):
     render_resume_with_limits(run)
 for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
+    if fmt == "claimreview" and (refusal := claimreview_refusal(run)) is not None:  # a fact-check only for what this desk reviewed
+        column.button(f"⬇️ {FORMAT_LABELS[fmt]}", disabled=True, key=f"history.dl.{fmt}", help=refusal[:1].upper() + refusal[1:] + ".")
+        continue
     try:
         signer = desk_key(services.settings.data_dir) if fmt == "json" else None  # made on first use, in the data folder
         data = export_run(

@@ -43,7 +43,7 @@ with queue_tab:
     where = render_filters(queue)
     claims = queue.find(where)
     if claims:
-        render_claim_table(claims)
+        render_claim_table(claims, queue.record_changes(claims))  # a published claim whose record changed since is flagged
     else:
         st.info("No claims match. Add some under **Add claims**; a run on **Verify** or **Batch** adds its claim here too.")
     by_id = {c.id: c for c in claims}

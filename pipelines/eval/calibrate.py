@@ -18,7 +18,8 @@
 
 The labelled set is Check-COVID (train by default), any labelled JSONL file
 (``eval.datasets``), or the desk's own reviewed claims (``REVIEWED``): runs whose verdict an
-editor overrode with SUPPORTS or REFUTES. On those, ``compare_refit`` sets the calibration in
+editor overrode with SUPPORTS or REFUTES on History, or whose queued claim an editor reviewed as
+SUPPORTED or REFUTED (the run the review rests on). On those, ``compare_refit`` sets the calibration in
 use against one refitted on them, both cross-validated on the same claims.
 """
 
@@ -133,18 +134,29 @@ def labelled_set(
 
 
 def reviewed_claims(store: RunStore) -> list[LabelledClaim]:
-    """The desk's claims whose verdict an editor overrode with SUPPORTS or REFUTES: the latest review of each claim's text."""
+    """The desk's claims an editor gave SUPPORTS or REFUTES: an override on History, or a review on the claims queue (resting on
+    one of this desk's runs). The latest of either for each claim's text counts; an imported run's never does."""
+    from pipelines.newsroom.queue import ClaimQueue  # the queue's tables live in the same database
+
     found: dict[str, LabelledClaim] = {}
     latest: dict[str, float] = {}
-    for run in store.list_runs(limit=100_000):
-        label = canonical(run.checker_verdict) if run.checker_verdict else None
+
+    def keep(run: RunSummary, verdict: str, at: float) -> None:
+        label = canonical(verdict)
         if label not in BINARY or run.origin != "run":
-            continue
+            return
         text = " ".join(run.claim.split())
-        at = run.checker_at or run.created_at
         if text not in latest or at > latest[text]:
             latest[text] = at
             found[text] = LabelledClaim(run.id, run.claim, label, run_id=run.id, corpus=str(run.config.get("corpus", "")))  # type: ignore[arg-type]
+
+    for run in store.list_runs(limit=100_000):
+        if run.checker_verdict:
+            keep(run, run.checker_verdict, run.checker_at or run.created_at)
+    for _text, verdict, run_id, at in ClaimQueue(store.engine).reviews():
+        reviewed_run = store.get_run(run_id)
+        if reviewed_run is not None:
+            keep(reviewed_run, verdict, at)
     return sorted(found.values(), key=lambda c: latest[" ".join(c.claim.split())])
 
 

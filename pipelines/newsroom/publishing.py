@@ -1,36 +1,36 @@
-"""Publishing a reviewed claim: schema.org ClaimReview JSON-LD, written where the app serves it at a stable address.
+"""Publishing a reviewed claim: schema.org ClaimReview JSON-LD at a stable public address, and its corrections.
 
 What goes out is what the desk stands by: the editor's reviewed verdict (never a model's verdict
 nobody reviewed), the editor's whole reason as the explanation, the claimant, where and when the
 claim appeared, the organisation (``DEBATEDESK_ORGANISATION``) and the editor as authors, built
 by the one ClaimReview builder (``pipelines.record.claimreview``).
 
-The file is ``<static_dir>/<claim id>.json``; with Streamlit's static file serving on
-(``server.enableStaticServing``) and ``static_dir`` the app's ``static/claimreview`` folder, it is
-served at ``<app>/app/static/claimreview/<claim id>.json`` as ``application/json``. The database
-keeps the published JSON-LD too: ``sync_published`` writes the files again (a new machine, a
-cleaned folder). A file is written whole or not at all (a temporary file, then a rename).
+The address is ``<app>/app/static/claimreview/<claim id>.json``; it is served from the database
+(``ClaimQueue.served``, by ``components/published.py``), never from a file, so every process of
+the desk serves what the store holds the moment an action commits. Publishing, correcting,
+confirming and unpublishing are each one transaction with a compare-and-set on the claim's
+``publish_version``: two editors at once, one wins and the other is told who did what.
+
+A correction keeps the address and ``datePublished``, adds ``dateModified`` and a note (what
+changed, who, why) both as schema.org ``correction`` (a ``CorrectionComment``) and at the head of
+``reviewBody``, the text readers see; every earlier version stays in ``queue_publications``.
+Unpublishing leaves the address answering a plain "withdrawn" notice (when, who, why), never a 404.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import tempfile
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from pipelines.access.roles import require_role
 from pipelines.access.users import User
 from pipelines.domain import Evidence
-from pipelines.newsroom.queue import ClaimQueue, QueueClaim, QueueError
-from pipelines.record.claimreview import Review, build_claimreview, claimreview_problems
+from pipelines.newsroom.queue import ClaimQueue, QueueClaim, QueueError, name_of
+from pipelines.record.claimreview import Correction, Review, build_claimreview, claimreview_problems, withdrawn_notice
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore
-from pipelines.text.safety import json_for_html
 
-STATIC_ROUTE = "app/static/claimreview"  # where Streamlit serves the app's static/claimreview folder
+STATIC_ROUTE = "app/static/claimreview"  # where components/published.py serves each claim's document from the database
 
 
 def served_url(app_url: str, claim_id: str) -> str:
@@ -38,7 +38,16 @@ def served_url(app_url: str, claim_id: str) -> str:
     return f"{app_url.rstrip('/')}/{STATIC_ROUTE}/{claim_id}.json"
 
 
-def claim_review(claim: QueueClaim, *, organisation: str, url: str, citations: list[Evidence], published_on: str) -> dict[str, Any]:
+def claim_review(
+    claim: QueueClaim,
+    *,
+    organisation: str,
+    url: str,
+    citations: list[Evidence],
+    published_on: str,
+    modified_on: str = "",
+    corrections: list[Correction] | None = None,
+) -> dict[str, Any]:
     """The ClaimReview of a reviewed claim; nothing in it is cut, and no model's word stands in for the editor's."""
     if claim.reviewed_verdict is None:
         raise QueueError("the claim has no reviewed verdict; an editor reviews it before it is published")
@@ -58,6 +67,8 @@ def claim_review(claim: QueueClaim, *, organisation: str, url: str, citations: l
             appeared_on=where.on,
             appeared_url=where.url,
             citations=citations,
+            modified_on=modified_on,
+            corrections=tuple(corrections or ()),
         )
     )
 
@@ -70,76 +81,183 @@ def publish(
     *,
     organisation: str,
     app_url: str,
-    static_dir: Path,
     public_url: str = "",
+    expect_version: int | None = None,
+    without_appearance: bool = False,
 ) -> QueueClaim:
-    """An editor publishes a reviewed claim: the JSON-LD is written, then the claim marked published.
+    """An editor publishes a reviewed claim: its ClaimReview stored, and served at its address from the same commit.
 
-    If the database refuses the change (down, or someone changed the claim meanwhile), the file is
-    taken away again, so nothing is served that the queue does not list as published.
+    A claim with no claimant or no address where it appeared is published only when the editor confirmed it
+    (``without_appearance``), recorded in the claim's history; else a QueueError names what is missing.
+
+    ``expect_version``: the claim's ``publish_version`` on the editor's page (None: as read now); if another editor acted
+    on the claim since, nothing is published and the QueueError says who did what.
     """
     require_role(by, "publish")
     claim = queue.get(claim_id)
     if claim is None:
         raise QueueError(f"no claim {claim_id!r} in the queue")
+    version = claim.publish_version if expect_version is None else expect_version
+    if claim.publish_version != version:
+        raise QueueError(queue.why_refused(claim_id, version, ""))
     if claim.status != "in review" or claim.reviewed_verdict is None:
         raise QueueError(
             f"the claim is {claim.status}{'' if claim.reviewed else ' and not reviewed'}; an editor reviews it before publishing"
         )
-    url = f"{public_url.rstrip('/')}/{claim.id}" if public_url else served_url(app_url, claim.id)
+    missing = missing_appearance(claim)
+    if missing and not without_appearance:
+        raise QueueError(
+            f"this claim has no {' and no '.join(missing)}: a fact-check says who made the claim and where; add them, or confirm "
+            "publishing without them"
+        )
+    today = _today()
+    again = claim.first_published_at is not None  # published again after a withdrawal: its first day and corrections stay
     doc = claim_review(
         claim,
         organisation=organisation,
-        url=url,
+        url=_address(claim, app_url, public_url),
         citations=_citations(store, claim.reviewed_run),
-        published_on=datetime.now(UTC).date().isoformat(),
+        published_on=_day_of(claim.first_published_at) if claim.first_published_at is not None else today,
+        modified_on=today if again else "",
+        corrections=_corrections(queue, claim),
     )
+    _check(doc)
+    return queue.mark_published(claim.id, by, doc, expect_version=version, without=missing)
+
+
+def missing_appearance(claim: QueueClaim) -> list[str]:
+    """What a fact-check should say of the claim that this one lacks: who made it, where it appeared."""
+    fields = (("claimant", claim.appearance.claimant), ("address where it appeared", claim.appearance.url))
+    return [what for what, value in fields if not value]
+
+
+def correct(
+    queue: ClaimQueue,
+    store: RunStore | None,
+    claim_id: str,
+    by: User,
+    why: str,
+    *,
+    organisation: str,
+    app_url: str,
+    public_url: str = "",
+    expect_version: int | None = None,
+) -> QueueClaim:
+    """An editor publishes a correction of a published claim from its current review (re-review it first to change the rating).
+
+    The same address serves the new ClaimReview: ``datePublished`` kept, ``dateModified`` today, and a correction note that
+    says what changed (worked out here), who and why (``why``, required); the version before stays in the record.
+    """
+    require_role(by, "publish")
+    reason = " ".join(why.split())
+    if not reason:
+        raise QueueError("say why the fact-check is corrected: the note is published with it")
+    claim = queue.get(claim_id)
+    if claim is None:
+        raise QueueError(f"no claim {claim_id!r} in the queue")
+    version = claim.publish_version if expect_version is None else expect_version
+    if claim.publish_version != version:
+        raise QueueError(queue.why_refused(claim_id, version, ""))
+    if claim.status != "published" or claim.claimreview is None or claim.reviewed_verdict is None:
+        raise QueueError(f"the claim is {claim.status}; only a published fact-check is corrected (publish it instead)")
+    before = claim.claimreview
+    today = _today()
+    draft = claim_review(
+        claim,
+        organisation=organisation,
+        url=str(before.get("url") or _address(claim, app_url, public_url)),  # the same address, whatever the settings say now
+        citations=_citations(store, claim.reviewed_run),
+        published_on=str(before.get("datePublished") or today),
+        modified_on=today,
+        corrections=_corrections(queue, claim),
+    )
+    changed = what_changed(before, draft)
+    note = Correction(on=today, by=name_of(by), what=changed, why=reason)
+    doc = claim_review(
+        claim,
+        organisation=organisation,
+        url=draft["url"],
+        citations=_citations(store, claim.reviewed_run),
+        published_on=draft["datePublished"],
+        modified_on=today,
+        corrections=[*_corrections(queue, claim), note],
+    )
+    _check(doc)
+    return queue.mark_corrected(claim.id, by, doc, note.text(), expect_version=version)
+
+
+def confirm(queue: ClaimQueue, claim_id: str, by: User, note: str = "", *, expect_version: int | None = None) -> QueueClaim:
+    """An editor stands by the published rating after the record changed: recorded (who, when, why), the flag cleared."""
+    require_role(by, "publish")
+    claim = queue.get(claim_id)
+    if claim is None:
+        raise QueueError(f"no claim {claim_id!r} in the queue")
+    version = claim.publish_version if expect_version is None else expect_version
+    return queue.confirm_published(claim_id, by, note, expect_version=version)
+
+
+def unpublish(
+    queue: ClaimQueue, claim_id: str, by: User, *, reason: str = "", organisation: str = "", expect_version: int | None = None
+) -> QueueClaim:
+    """Take a claim off: its address then serves a plain "withdrawn" notice (when, who, why); every version stays in the record."""
+    require_role(by, "publish")
+    claim = queue.get(claim_id)
+    if claim is None:
+        raise QueueError(f"no claim {claim_id!r} in the queue")
+    version = claim.publish_version if expect_version is None else expect_version
+    if claim.status != "published" or claim.claimreview is None:
+        raise QueueError(queue.why_refused(claim_id, version, "the claim is not published"))
+    before = claim.claimreview
+    notice = withdrawn_notice(
+        url=str(before.get("url", "")),
+        claim=claim.text,
+        organisation=organisation or str((before.get("publisher") or {}).get("name", "")),
+        published_on=str(before.get("datePublished", "")),
+        withdrawn_on=_today(),
+        by=name_of(by),
+        reason=" ".join(reason.split()),
+    )
+    return queue.mark_unpublished(claim_id, by, reason, withdrawn=notice, expect_version=version)
+
+
+def what_changed(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """What a correction changes in the published ClaimReview, in plain words (the note readers see starts with it)."""
+    parts = []
+    rating_before, rating_after = before.get("reviewRating") or {}, after.get("reviewRating") or {}
+    if rating_before.get("alternateName") != rating_after.get("alternateName"):
+        parts.append(f"rating changed from {rating_before.get('alternateName')} to {rating_after.get('alternateName')}")
+    if rating_before.get("ratingExplanation") != rating_after.get("ratingExplanation"):
+        parts.append("explanation rewritten")
+    if before.get("citation") != after.get("citation"):
+        parts.append("sources changed")
+    if before.get("itemReviewed") != after.get("itemReviewed"):
+        parts.append("who made the claim, or where or when, changed")
+    return "; ".join(parts) or "rating and explanation unchanged"
+
+
+def _address(claim: QueueClaim, app_url: str, public_url: str) -> str:
+    return f"{public_url.rstrip('/')}/{claim.id}" if public_url else served_url(app_url, claim.id)
+
+
+def _corrections(queue: ClaimQueue, claim: QueueClaim) -> list[Correction]:
+    """The corrections the claim's latest ClaimReview carries (a new version keeps every earlier note, a withdrawal loses none)."""
+    served = [p.document for p in queue.publications(claim.id) if p.document and p.document.get("@type") == "ClaimReview"]
+    doc = claim.claimreview or (served[-1] if served else {})
+    return [Correction.of(c) for c in doc.get("correction") or [] if isinstance(c, dict)]
+
+
+def _check(doc: dict[str, Any]) -> None:
     problems = claimreview_problems(doc, reviewer_required=True)
     if problems:
         raise QueueError("the ClaimReview is incomplete: " + "; ".join(problems))
-    path = write_claimreview(static_dir, claim.id, doc)
-    try:
-        return queue.mark_published(claim.id, by, doc)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
 
 
-def unpublish(queue: ClaimQueue, claim_id: str, by: User, *, static_dir: Path, reason: str = "") -> QueueClaim:
-    """Take a claim off: recorded first (the audit entry of its publishing stays), then its file removed."""
-    claim = queue.mark_unpublished(claim_id, by, reason)
-    (static_dir / f"{claim_id}.json").unlink(missing_ok=True)
-    return claim
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
 
 
-def write_claimreview(static_dir: Path, claim_id: str, doc: dict[str, Any]) -> Path:
-    """Write the JSON-LD whole (safe inside a ``<script>`` block too), under the claim's id, which is ours (hex)."""
-    if not re.fullmatch(r"[0-9a-f]{6,32}", claim_id):
-        raise QueueError(f"not a claim id: {claim_id!r}")
-    path = static_dir / f"{claim_id}.json"
-    tmp_name = ""
-    try:
-        static_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=static_dir, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as tmp:
-            tmp.write(json_for_html(doc) + "\n")
-        os.chmod(tmp_name, 0o644)
-        os.replace(tmp_name, path)
-    except OSError as exc:
-        if tmp_name:
-            Path(tmp_name).unlink(missing_ok=True)
-        raise QueueError(f"could not write the published file in {static_dir} ({exc.strerror}); nothing was published") from exc
-    return path
-
-
-def sync_published(queue: ClaimQueue, static_dir: Path) -> int:
-    """Write the file of every published claim that lacks one; returns how many were written."""
-    written = 0
-    for claim in queue.published():
-        if claim.claimreview and not (static_dir / f"{claim.id}.json").exists():
-            write_claimreview(static_dir, claim.id, claim.claimreview)
-            written += 1
-    return written
+def _day_of(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).date().isoformat()
 
 
 def _citations(store: RunStore | None, run_id: str) -> list[Evidence]:
@@ -152,9 +270,11 @@ def _citations(store: RunStore | None, run_id: str) -> list[Evidence]:
 __all__ = [
     "STATIC_ROUTE",
     "claim_review",
+    "confirm",
+    "correct",
+    "missing_appearance",
     "publish",
     "served_url",
-    "sync_published",
     "unpublish",
-    "write_claimreview",
+    "what_changed",
 ]

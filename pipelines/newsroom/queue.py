@@ -22,14 +22,14 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, String, Text, func, or_, select, update
+from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func, or_, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from pipelines.access.roles import NotAllowedError, require_role
 from pipelines.access.users import User
 from pipelines.errors import DebateDeskError, InvalidClaimError
 from pipelines.record.comments import MAX_COMMENT, Comment
-from pipelines.record.verdict_card import COMMON_LABELS, CardLabel
+from pipelines.record.verdict_card import COMMON_LABELS, CardLabel, common_label
 from pipelines.run.runner import validate_claim
 from pipelines.tables import DeskTable
 from pipelines.text.safety import unsafe_char
@@ -78,6 +78,12 @@ class QueueClaimRow(DeskTable):
     published_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     published_by: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True)
     claimreview: Mapped[str | None] = mapped_column(Text, nullable=True)  # the published JSON-LD, as served
+    # Added for corrections (migration 0004). publish_version: bumped by every publish, correction, confirmation and
+    # unpublishing, each of which names the version it was decided on (compare-and-set), so two editors at once: one wins.
+    publish_version: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
+    first_published_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # the datePublished every later version keeps
+    record_seen_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # changes to the record after it are flagged
+    withdrawn: Mapped[str | None] = mapped_column(Text, nullable=True)  # the "withdrawn" document served after unpublishing
 
 
 class QueueRunRow(DeskTable):
@@ -104,6 +110,22 @@ class QueueChangeRow(DeskTable):
     detail: Mapped[str] = mapped_column(Text, default="{}")  # JSON: field -> [before, after], or what the action names
 
 
+class PublicationRow(DeskTable):
+    """Every version of a claim's public address, kept: each publication, correction, confirmation and withdrawal."""
+
+    __tablename__ = "queue_publications"
+    __table_args__ = (UniqueConstraint("claim_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    claim_id: Mapped[str] = mapped_column(ForeignKey("queue_claims.id", ondelete="CASCADE"), index=True)
+    version: Mapped[int] = mapped_column(Integer)  # the claim's publish_version this action made
+    at: Mapped[float] = mapped_column(Float)
+    by: Mapped[str] = mapped_column(String(MAX_FIELD))
+    action: Mapped[str] = mapped_column(String(16))  # published, corrected, confirmed, withdrawn
+    note: Mapped[str] = mapped_column(Text, default="")  # the correction note, why it was confirmed or withdrawn
+    document: Mapped[str | None] = mapped_column(Text, nullable=True)  # what the address served from then (None: unchanged)
+
+
 class CommentRow(DeskTable):
     __tablename__ = "comments"
     __table_args__ = (Index("ix_comments_run_evidence", "run_id", "evidence_id"),)
@@ -117,7 +139,8 @@ class CommentRow(DeskTable):
     text: Mapped[str] = mapped_column(Text)
 
 
-QUEUE_TABLES = [row.__tablename__ for row in (QueueClaimRow, QueueRunRow, QueueChangeRow, CommentRow)]
+QUEUE_TABLES = [row.__tablename__ for row in (QueueClaimRow, QueueRunRow, QueueChangeRow, PublicationRow, CommentRow)]
+PUBLISH_ACTIONS = ("published", "corrected", "confirmed", "withdrawn")
 
 
 @dataclass(frozen=True)
@@ -149,10 +172,26 @@ class QueueClaim:
     published_at: float | None = None
     published_by: str = ""
     claimreview: dict[str, Any] | None = None
+    publish_version: int = 0
+    first_published_at: float | None = None
+    record_seen_at: float | None = None
+    withdrawn: dict[str, Any] | None = None
 
     @property
     def reviewed(self) -> bool:
         return self.reviewed_verdict is not None
+
+
+@dataclass(frozen=True)
+class Publication:
+    """One version of a claim's public address: who published, corrected, confirmed or withdrew it, when, why, and what it served."""
+
+    version: int
+    at: float
+    by: str
+    action: str
+    note: str
+    document: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -223,7 +262,7 @@ class ClaimQueue:
                     due_on=checked.due_on or None,
                     tags=_tags_column(checked.tags),
                     created_at=now,
-                    created_by=_name(by),
+                    created_by=name_of(by),
                     updated_at=now,
                 )
             )
@@ -388,7 +427,7 @@ class ClaimQueue:
             row = s.get(QueueClaimRow, claim_id, with_for_update=True)
             if row is None:
                 raise QueueError(f"no claim {claim_id!r} in the queue")
-            s.add(QueueRunRow(run_id=run_id, claim_id=claim_id, linked_at=now, linked_by=_name(by)))
+            s.add(QueueRunRow(run_id=run_id, claim_id=claim_id, linked_at=now, linked_by=name_of(by)))
             detail: dict[str, Any] = {"run": run_id}
             if row.status in ("new", "dismissed"):
                 detail["status"] = [row.status, "checking"]
@@ -422,7 +461,7 @@ class ClaimQueue:
         with Session(self.engine) as s, s.begin():
             if claim_id is not None and s.get(QueueClaimRow, claim_id) is None:
                 raise QueueError(f"no claim {claim_id!r} in the queue")
-            row = CommentRow(claim_id=claim_id, run_id=run_id, evidence_id=evidence_id or None, author=_name(by), at=now, text=body)
+            row = CommentRow(claim_id=claim_id, run_id=run_id, evidence_id=evidence_id or None, author=name_of(by), at=now, text=body)
             s.add(row)
             s.flush()
             if claim_id is not None:
@@ -453,55 +492,243 @@ class ClaimQueue:
             raise QueueError(f"the reviewed verdict is one of {', '.join(COMMON_LABELS)}, not {verdict!r}")
         why = _prose(reason, "reason", MAX_REASON, "say why: the reason is published as the fact-check's explanation")
         current = self._get(claim_id)
-        if current.status in CLOSED_STATUSES:
-            raise QueueError(f"the claim is {current.status}; {'unpublish' if current.status == 'published' else 'reopen'} it first")
+        if current.status == "dismissed":
+            raise QueueError("the claim is dismissed; reopen it first")
         runs = self.runs_of(claim_id)
         if run_id is not None and run_id not in runs:
             raise QueueError(f"run {run_id} is not one of this claim's runs")
         if not runs:
             raise QueueError("no run has checked this claim yet; check it first (Verify, or Batch)")
-        changes = {
+        changes: dict[str, Any] = {
             "reviewed_verdict": label,
             "review_reason": why,
-            "reviewed_by": _name(by),
+            "reviewed_by": name_of(by),
             "reviewed_at": time.time(),
             "reviewed_run": run_id or runs[-1],
-            "status": "in review",
         }
-        return self._change_fields(claim_id, by, changes, "reviewed")
+        if current.status != "published":  # a published claim stays published: the new review is flagged until corrected or confirmed
+            changes["status"] = "in review"
+        return self._change_fields(claim_id, by, changes, "reviewed", expect_status=current.status)
 
-    def mark_published(self, claim_id: str, by: User, claimreview: dict[str, Any]) -> QueueClaim:
-        """Store the ClaimReview an editor published (``pipelines.newsroom.publishing`` builds and writes it)."""
+    def mark_published(
+        self, claim_id: str, by: User, claimreview: dict[str, Any], *, expect_version: int, without: Sequence[str] = ()
+    ) -> QueueClaim:
+        """Store the ClaimReview an editor published (``pipelines.newsroom.publishing`` builds it); the address serves it from here.
+
+        ``expect_version`` is the claim's ``publish_version`` the editor decided on: if another editor published, corrected
+        or unpublished it meanwhile, nothing changes and the message says who did what.
+        """
         require_role(by, "publish")
+        return self._publication_step(
+            claim_id,
+            by,
+            expect_version,
+            action="published",
+            document=claimreview,
+            note="",
+            where=(QueueClaimRow.status == "in review", QueueClaimRow.reviewed_verdict.is_not(None)),
+            values={"status": "published", "claimreview": json.dumps(claimreview), "withdrawn": None},
+            detail={"status": ["in review", "published"], "url": claimreview.get("url", "")}
+            | ({"published without": ", ".join(without)} if without else {}),  # the editor confirmed it, recorded
+            refused="only a reviewed claim in review can be published; review it first",
+        )
+
+    def mark_corrected(self, claim_id: str, by: User, claimreview: dict[str, Any], note: str, *, expect_version: int) -> QueueClaim:
+        """Store a correction of a published claim: the address serves the corrected ClaimReview; the version before stays listed."""
+        require_role(by, "publish")
+        return self._publication_step(
+            claim_id,
+            by,
+            expect_version,
+            action="corrected",
+            document=claimreview,
+            note=note,
+            where=(QueueClaimRow.status == "published",),
+            values={"claimreview": json.dumps(claimreview)},
+            detail={"correction": note},
+            refused="only a published claim can be corrected",
+        )
+
+    def confirm_published(self, claim_id: str, by: User, note: str = "", *, expect_version: int) -> QueueClaim:
+        """An editor looked at what changed in the record since publication and stands by the published rating: recorded, unflagged."""
+        require_role(by, "publish")
+        why = _prose(note, "note", MAX_REASON, "") if note.strip() else ""
+        return self._publication_step(
+            claim_id,
+            by,
+            expect_version,
+            action="confirmed",
+            document=None,
+            note=why,
+            where=(QueueClaimRow.status == "published",),
+            values={},
+            detail={"confirmed": why or "the published rating stands"},
+            refused="only a published claim can be confirmed",
+        )
+
+    def mark_unpublished(self, claim_id: str, by: User, reason: str = "", *, withdrawn: dict[str, Any], expect_version: int) -> QueueClaim:
+        """Take a published claim back to in review; its address serves ``withdrawn`` (a plain notice) from then, never nothing.
+        Every version it served, and its audit entries, stay."""
+        require_role(by, "publish")
+        why = reason.strip()[:MAX_REASON]
+        detail: dict[str, Any] = {"status": ["published", "in review"]}
+        if why:
+            detail["reason"] = why
+        return self._publication_step(
+            claim_id,
+            by,
+            expect_version,
+            action="withdrawn",
+            document=withdrawn,
+            note=why,
+            where=(QueueClaimRow.status == "published",),
+            values={
+                "status": "in review",
+                "published_at": None,
+                "published_by": None,
+                "claimreview": None,
+                "withdrawn": json.dumps(withdrawn),
+            },
+            detail=detail,
+            refused="the claim is not published",
+            action_name="unpublished",
+        )
+
+    def _publication_step(
+        self,
+        claim_id: str,
+        by: User,
+        expect_version: int,
+        *,
+        action: str,
+        document: dict[str, Any] | None,
+        note: str,
+        where: tuple[Any, ...],
+        values: dict[str, Any],
+        detail: dict[str, Any],
+        refused: str,
+        action_name: str = "",
+    ) -> QueueClaim:
+        """One publishing action as one transaction: a compare-and-set on ``publish_version`` with the claim's row, its version
+        kept, its audit entry. Two editors at once: the second finds the version moved and is told by whom."""
         now = time.time()
+        name = name_of(by)
+        values = dict(values, publish_version=expect_version + 1, updated_at=now)
+        if action in ("published", "corrected", "confirmed"):
+            values["record_seen_at"] = now  # what the record held now is what the editor published or stood by
+        if action == "published":
+            values.update(published_at=now, published_by=name, first_published_at=func.coalesce(QueueClaimRow.first_published_at, now))
         with Session(self.engine) as s, s.begin():
             done = s.execute(
                 update(QueueClaimRow)
-                .where(QueueClaimRow.id == claim_id, QueueClaimRow.status == "in review", QueueClaimRow.reviewed_verdict.is_not(None))
-                .values(status="published", published_at=now, published_by=_name(by), claimreview=json.dumps(claimreview), updated_at=now)
+                .where(QueueClaimRow.id == claim_id, func.coalesce(QueueClaimRow.publish_version, 0) == expect_version, *where)
+                .values(**values)
             )
             if done.rowcount != 1:  # type: ignore[attr-defined]
-                raise QueueError("only a reviewed claim in review can be published; review it first (or someone changed it meanwhile)")
-            s.add(_change(claim_id, by, "published", {"status": ["in review", "published"], "url": claimreview.get("url", "")}, now))
+                s.rollback()
+                raise QueueError(self.why_refused(claim_id, expect_version, refused))
+            s.add(
+                PublicationRow(
+                    claim_id=claim_id,
+                    version=expect_version + 1,
+                    at=now,
+                    by=name,
+                    action=action,
+                    note=note,
+                    document=json.dumps(document) if document is not None else None,
+                )
+            )
+            s.add(_change(claim_id, by, action_name or action, detail, now))
         return self._get(claim_id)
 
-    def mark_unpublished(self, claim_id: str, by: User, reason: str = "") -> QueueClaim:
-        """Take a published claim back to in review; its audit entries, the publishing one too, stay."""
-        require_role(by, "publish")
-        now = time.time()
-        with Session(self.engine) as s, s.begin():
-            done = s.execute(
-                update(QueueClaimRow)
-                .where(QueueClaimRow.id == claim_id, QueueClaimRow.status == "published")
-                .values(status="in review", published_at=None, published_by=None, claimreview=None, updated_at=now)
-            )
-            if done.rowcount != 1:  # type: ignore[attr-defined]
-                raise QueueError("the claim is not published")
-            detail: dict[str, Any] = {"status": ["published", "in review"]}
-            if reason.strip():
-                detail["reason"] = reason.strip()[:MAX_REASON]
-            s.add(_change(claim_id, by, "unpublished", detail, now))
-        return self._get(claim_id)
+    def why_refused(self, claim_id: str, expect_version: int, refused: str) -> str:
+        """Why a publishing action decided on ``expect_version`` was not applied: who acted on the claim since, else ``refused``."""
+        claim = self.get(claim_id)
+        if claim is None:
+            return f"no claim {claim_id!r} in the queue"
+        if claim.publish_version != expect_version:
+            last = self.publications(claim_id)
+            if last:
+                step = last[-1]
+                return (
+                    f"{step.by} {step.action} this claim meanwhile (it is now {claim.status}); nothing you did was applied. "
+                    "Look at it again before you act."
+                )
+            return f"someone changed this claim meanwhile (it is now {claim.status}); look at it again before you act"
+        return f"{refused} (it is {claim.status})"
+
+    def reviews(self) -> list[tuple[str, str, str, float]]:
+        """Every claim an editor reviewed: (claim text, reviewed verdict, the run it rests on, when), oldest first; what the
+        calibration learns from beside History's overrides."""
+        query = (
+            select(QueueClaimRow.text, QueueClaimRow.reviewed_verdict, QueueClaimRow.reviewed_run, QueueClaimRow.reviewed_at)
+            .where(QueueClaimRow.reviewed_verdict.is_not(None), QueueClaimRow.reviewed_run.is_not(None))
+            .order_by(QueueClaimRow.reviewed_at)
+        )
+        with Session(self.engine) as s:
+            return [(str(t), str(v), str(r), float(a or 0.0)) for t, v, r, a in s.execute(query).all()]
+
+    def publications(self, claim_id: str) -> list[Publication]:
+        """Every version of the claim's public address, oldest first: each stays readable here."""
+        with Session(self.engine) as s:
+            rows = s.scalars(select(PublicationRow).where(PublicationRow.claim_id == claim_id).order_by(PublicationRow.version)).all()
+            return [Publication(r.version, r.at, r.by, r.action, r.note, json.loads(r.document) if r.document else None) for r in rows]
+
+    def served(self, claim_id: str) -> dict[str, Any] | None:
+        """What the claim's public address serves now, read from the database: the ClaimReview while it is published, the
+        withdrawal notice once unpublished, else None (never published)."""
+        with Session(self.engine) as s:
+            row = s.execute(
+                select(QueueClaimRow.status, QueueClaimRow.claimreview, QueueClaimRow.withdrawn).where(QueueClaimRow.id == claim_id)
+            ).first()
+        if row is None:
+            return None
+        status, claimreview, withdrawn = row
+        if status == "published" and claimreview:
+            return dict(json.loads(claimreview))
+        return dict(json.loads(withdrawn)) if withdrawn else None
+
+    def record_changes(self, claims: Sequence[QueueClaim]) -> dict[str, list[str]]:
+        """For each published claim, what changed in its record since it was published, corrected or confirmed (plain lines,
+        not escaped): a run joined it, one of its runs had its verdict overridden, or it was reviewed again. Empty: nothing."""
+        from pipelines.record.store import RunRow  # the runs table, in the same database
+
+        published = {c.id: c for c in claims if c.status == "published"}
+        changes: dict[str, list[str]] = {cid: [] for cid in published}
+        if not published:
+            return changes
+        with Session(self.engine) as s:
+            rows = s.execute(
+                select(
+                    QueueRunRow.claim_id,
+                    QueueRunRow.run_id,
+                    QueueRunRow.linked_at,
+                    RunRow.verdict,
+                    RunRow.checker_verdict,
+                    RunRow.checker_by,
+                    RunRow.checker_at,
+                    RunRow.checker_note,
+                )
+                .join(RunRow, RunRow.id == QueueRunRow.run_id, isouter=True)
+                .where(QueueRunRow.claim_id.in_(list(published)))
+                .order_by(QueueRunRow.linked_at)
+            ).all()
+        for claim_id, run_id, linked_at, verdict, checker_verdict, checker_by, checker_at, checker_note in rows:
+            seen = _seen(published[claim_id])
+            if linked_at > seen:
+                final = checker_verdict or verdict
+                said = common_label(final) if final else "no verdict yet"
+                changes[claim_id].append(f"run {run_id} joined the claim ({said})")
+            if checker_at is not None and checker_at > seen and checker_verdict:
+                note = " ".join((checker_note or "").split())
+                changes[claim_id].append(
+                    f"run {run_id}'s verdict was overridden to {common_label(checker_verdict)} by {checker_by or 'someone'}"
+                    + (f": {note[:200]}" if note else "")
+                )
+        for claim_id, claim in published.items():
+            if claim.reviewed_at is not None and claim.reviewed_at > _seen(claim) and claim.reviewed_verdict is not None:
+                changes[claim_id].append(f"reviewed again as {claim.reviewed_verdict.common} by {claim.reviewed_by}")
+        return changes
 
     def published(self) -> list[QueueClaim]:
         """Published claims, newest publication first."""
@@ -620,7 +847,8 @@ def _shown(value: Any) -> str:
     return "—" if value in (None, "") else str(value)
 
 
-def _name(by: User) -> str:
+def name_of(by: User) -> str:
+    """Who acts, as every queue record names them; refused when nobody is named."""
     if not by.name.strip():
         raise QueueError("enter your name first: every change to the queue is recorded with who made it")
     return by.name
@@ -628,7 +856,7 @@ def _name(by: User) -> str:
 
 def _change(claim_id: str, by: User, action: str, detail: dict[str, Any], at: float) -> QueueChangeRow:
     detail = {k: v for k, v in detail.items() if not (isinstance(v, list) and v[0] is None and v[1] is None)}
-    return QueueChangeRow(claim_id=claim_id, at=at, by=_name(by), action=action, detail=json.dumps(detail))
+    return QueueChangeRow(claim_id=claim_id, at=at, by=name_of(by), action=action, detail=json.dumps(detail))
 
 
 def _claim(row: QueueClaimRow) -> QueueClaim:
@@ -651,7 +879,15 @@ def _claim(row: QueueClaimRow) -> QueueClaim:
         published_at=row.published_at,
         published_by=row.published_by or "",
         claimreview=json.loads(row.claimreview) if row.claimreview else None,
+        publish_version=row.publish_version or 0,
+        first_published_at=row.first_published_at,
+        record_seen_at=row.record_seen_at,
+        withdrawn=json.loads(row.withdrawn) if row.withdrawn else None,
     )
+
+
+def _seen(claim: QueueClaim) -> float:
+    return claim.record_seen_at or claim.published_at or 0.0
 
 
 def _comment(row: CommentRow) -> Comment:
@@ -669,9 +905,11 @@ __all__ = [
     "ClaimStatus",
     "NewClaim",
     "NotAllowedError",
+    "Publication",
     "QueueChange",
     "QueueClaim",
     "QueueError",
     "QueueFilter",
+    "name_of",
     "parse_tags",
 ]

@@ -27,6 +27,43 @@ GOOGLE_REQUIRED = ("claimReviewed", "reviewRating", "url")
 
 
 @dataclass(frozen=True)
+class Correction:
+    """A correction of a published fact-check: the day, the editor, what changed and why.
+
+    schema.org has no correction field on ClaimReview itself; CreativeWork's ``correction`` (a ``CorrectionComment``) is
+    where a crawler looks, and ``reviewBody`` is the text a reader is shown, so the note goes in both.
+    """
+
+    on: str  # YYYY-MM-DD
+    by: str
+    what: str
+    why: str
+
+    def text(self) -> str:
+        return f"Correction, {self.on}, by {self.by}: {self.what}. Why: {self.why}"
+
+    def json_ld(self) -> dict[str, Any]:
+        return {
+            "@type": "CorrectionComment",
+            "text": self.text(),
+            "datePublished": self.on,
+            "author": {"@type": "Person", "name": self.by},
+            "about": self.what,
+            "description": self.why,
+        }
+
+    @classmethod
+    def of(cls, doc: dict[str, Any]) -> Correction:
+        """A correction as a published document holds it."""
+        return cls(
+            on=str(doc.get("datePublished", "")),
+            by=str((doc.get("author") or {}).get("name", "")),
+            what=str(doc.get("about", "")),
+            why=str(doc.get("description", "")),
+        )
+
+
+@dataclass(frozen=True)
 class Review:
     """What a ClaimReview says: the claim, the verdict in the one vocabulary with its explanation, who stands by it, where."""
 
@@ -43,6 +80,7 @@ class Review:
     appeared_on: str = ""  # when the claim appeared (YYYY-MM-DD)
     appeared_url: str = ""
     citations: list[Evidence] = field(default_factory=list)
+    corrections: tuple[Correction, ...] = ()  # oldest first; each published version keeps every earlier one
 
 
 def build_claimreview(review: Review) -> dict[str, Any]:
@@ -85,6 +123,10 @@ def build_claimreview(review: Review) -> dict[str, Any]:
         doc["editor"] = {"@type": "Person", "name": review.editor}
     if review.modified_on:
         doc["dateModified"] = review.modified_on
+    if review.corrections:
+        doc["correction"] = [c.json_ld() for c in review.corrections]
+        notes = "\n".join(c.text() for c in reversed(review.corrections))  # the newest first, where a reader starts
+        doc["reviewBody"] = f"{notes}\n\n{review.explanation}"
     cited = [
         {"@type": "CreativeWork", "name": e.title or e.source_label, "url": e.url}
         for e in review.citations
@@ -92,6 +134,30 @@ def build_claimreview(review: Review) -> dict[str, Any]:
     ]
     if cited:
         doc["citation"] = cited
+    return doc
+
+
+def withdrawn_notice(
+    *, url: str, claim: str, organisation: str, published_on: str, withdrawn_on: str, by: str, reason: str
+) -> dict[str, Any]:
+    """What a withdrawn fact-check's address serves: a plain notice, not a ClaimReview (no rating stays readable as the desk's),
+    saying it was withdrawn, when, by whom and why. schema.org's ``creativeWorkStatus`` names the state."""
+    why = reason or "no reason given"
+    org = {"@type": "Organization", "name": organisation.strip()} if organisation.strip() else None
+    doc: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "CreativeWork",
+        "url": url,
+        "name": "Fact-check withdrawn",
+        "creativeWorkStatus": "Withdrawn",
+        "about": {"@type": "Claim", "text": claim},
+        "text": f"This fact-check was withdrawn on {withdrawn_on} by {by}. Why: {why}",
+        "datePublished": published_on,
+        "dateModified": withdrawn_on,
+        "withdrawn": {"on": withdrawn_on, "by": by, "reason": why},
+    }
+    if org is not None:
+        doc["publisher"] = org
     return doc
 
 
@@ -126,4 +192,4 @@ def claimreview_problems(doc: dict[str, Any], *, reviewer_required: bool = False
     return problems
 
 
-__all__ = ["GOOGLE_REQUIRED", "RATINGS", "Review", "build_claimreview", "claimreview_problems"]
+__all__ = ["GOOGLE_REQUIRED", "RATINGS", "Correction", "Review", "build_claimreview", "claimreview_problems", "withdrawn_notice"]

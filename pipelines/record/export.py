@@ -629,6 +629,19 @@ def _trail(entries: Sequence[AuditEntry]) -> str:
 # --- schema.org ClaimReview -------------------------------------------------------------------
 
 
+def claimreview_refusal(summary: RunSummary) -> str | None:
+    """Why History offers no ClaimReview for this run, or None when it does: a fact-check is a claim a person of this desk
+    reviewed (an override set here), never a run's model verdict nobody reviewed, nor an imported file's word."""
+    if not summary.own:
+        return "an imported run is the file's word, not a fact-check of this desk: no ClaimReview is offered for it"
+    if not (summary.checker_verdict and summary.checker_by):
+        return (
+            "nobody on this desk has reviewed this run's verdict: an editor overrides it here (the verdict the desk stands by, "
+            "with the reason), or reviews its claim on the claims queue and publishes it there"
+        )
+    return None
+
+
 def to_claimreview(summary: RunSummary, events: Sequence[Event], *, public_url: str = "", publisher: str = "DebateDesk") -> dict[str, Any]:
     """schema.org ClaimReview JSON-LD for the run's final verdict: this desk's checker's when they set one, else the model's.
 
@@ -780,6 +793,7 @@ __all__ = [
     "RecordCheck",
     "RecordError",
     "RunRecord",
+    "claimreview_refusal",
     "export_run",
     "import_run",
     "load_record",

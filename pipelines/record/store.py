@@ -32,6 +32,7 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    or_,
     select,
     update,
 )
@@ -181,6 +182,11 @@ class RunSummary:
     def resumable(self) -> bool:
         return self.status in RESUMABLE
 
+    @property
+    def own(self) -> bool:
+        """Run here, by this desk (not imported from another desk's file): what the desk's own counts take."""
+        return self.origin == "run"
+
 
 @dataclass(frozen=True)
 class RunFilter:
@@ -194,6 +200,7 @@ class RunFilter:
     statuses: tuple[str, ...] = ()
     since: float | None = None  # created at or after (epoch seconds)
     until: float | None = None  # created before
+    own_only: bool = False  # only the desk's own runs, no imported ones (what the desk's counts and wall times take)
 
 
 class RunStore:
@@ -336,6 +343,8 @@ class RunStore:
             query = query.where(RunRow.protocol.in_(where.protocols))
         if where.statuses:
             query = query.where(RunRow.status.in_(where.statuses))
+        if where.own_only:
+            query = query.where(or_(RunRow.origin == "run", RunRow.origin.is_(None)))
         if where.since is not None:
             query = query.where(RunRow.created_at >= where.since)
         if where.until is not None:

@@ -3,14 +3,15 @@ a run on Verify joins the queue; comments show with their author, escaped."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.resources import STATIC_DIR
+from pipelines.config import AppSettings
+from pipelines.newsroom.queue import ClaimQueue
+from pipelines.record.store import RunStore
 from tests.components.conftest import ROOT, fake_app
 from tests.components.test_sign_in import browser
 from tests.fakes import users_file
@@ -132,7 +133,7 @@ def test_check_it_on_verify_is_a_link_that_fills_the_box_and_the_run_joins_the_c
     assert any("No claim 0000nothere in the claims queue" in w.value for w in at.warning), [w.value for w in at.warning]
 
 
-def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(
+def test_only_an_editor_reviews_and_publishes_and_the_address_serves_it(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
 ) -> None:
     users = users_file(tmp_path / "users.toml")
@@ -163,15 +164,18 @@ def test_only_an_editor_reviews_and_publishes_and_the_file_is_served(
     at.text_area(key=f"queue.review.{claim_id}.reason").input("The boat operator's figures show no change.")
     next(b for b in at.button if b.label == "Record the review").click().run()  # a form: the choices go with the button
     assert any("Reviewed: REFUTED" in s.value for s in at.success), [e.value for e in at.error]
+    # No claimant and no address where it appeared: the editor is warned, and Publish asks for a tick first (issue 46).
+    assert any("This claim has no claimant and no address where it appeared" in w.value for w in at.warning), [w.value for w in at.warning]
+    next(b for b in at.button if b.label == "Publish").click().run()
+    assert any("tick “Publish without claimant or address where it appeared”" in e.value for e in at.error), [e.value for e in at.error]
+    queue = ClaimQueue(RunStore(AppSettings().sqlite_url).engine)
+    assert queue.get(claim_id).status == "in review" and queue.served(claim_id) is None  # type: ignore[union-attr]
+    at.checkbox(key=f"queue.publish.bare.{claim_id}").check()
     next(b for b in at.button if b.label == "Publish").click().run()
     assert any("Published at" in s.value for s in at.success), [e.value for e in at.error]
-    path = STATIC_DIR / f"{claim_id}.json"
-    try:
-        doc = json.loads(path.read_text())
-        assert doc["reviewRating"]["alternateName"] == "False" and doc["author"][0]["name"] == "River Facts"
-        assert doc["author"][1]["name"] == "Ana Ruiz"
-    finally:
-        path.unlink(missing_ok=True)
+    doc = queue.served(claim_id)  # what its public address answers, from the database
+    assert doc is not None and doc["reviewRating"]["alternateName"] == "False" and doc["author"][0]["name"] == "River Facts"
+    assert doc["author"][1]["name"] == "Ana Ruiz"
 
 
 def test_a_batch_adds_each_claim_to_the_queue_with_its_run(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path) -> None:

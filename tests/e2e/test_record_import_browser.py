@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from playwright.sync_api import expect
 
 from pipelines.record.export import import_run, load_record, to_json
 from pipelines.record.signing import DeskKey, desk_key
@@ -81,6 +82,9 @@ def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser,
         assert "Checker's verdict" not in body, "the file's override is never this desk's verdict"
         assert "the protocol's word: SUPPORTS" in body, "the card leads with the model's verdict in the one vocabulary"
         screenshot(page, "history-forged-import")
+        # Issue 46: no ClaimReview is offered for it (the file's word is no fact-check of this desk), and History's list marks it.
+        expect(page.get_by_role("button", name="ClaimReview JSON-LD")).to_be_disabled()
+        page.locator('[role="gridcell"]', has_text="📥 imported · ").first.wait_for(state="attached", timeout=30_000)
 
         with page.expect_download() as download:  # this desk's export of what it imported: signed with its own key
             page.get_by_role("button", name="JSON record").click()
@@ -103,7 +107,8 @@ def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser,
         settled(other)
         other.get_by_role("textbox", name="Claim contains").fill("Eiffel Tower grows")
         other.keyboard.press("Enter")
-        other.get_by_text("1 run", exact=True).wait_for(timeout=60_000)  # the filtered list, before choosing from it
+        # the filtered list, before choosing from it: the imported run is not counted as the desk's own
+        other.get_by_text("0 runs of this desk · 1 imported (📥, another desk's file)", exact=True).wait_for(timeout=60_000)
         settled(other)
         other.get_by_role("combobox", name="Open a run").click()
         option = other.get_by_role("option").filter(has_text="Eiffel Tower grows").first

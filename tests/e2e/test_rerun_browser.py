@@ -35,7 +35,7 @@ def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) 
     nav(page, "History")
     page.get_by_role("textbox", name="Claim contains").fill("libraries")
     page.keyboard.press("Enter")
-    page.get_by_text("1 run", exact=True).wait_for(timeout=60_000)  # the filter has applied: the box lists this run alone
+    page.get_by_text("1 run of this desk", exact=True).wait_for(timeout=60_000)  # the filter has applied: the box lists this run alone
     open_run(page, "single")  # the run is open and replayed
     page.get_by_text("Re-run on this run's evidence").click()
     pick_option(page, "Re-run with protocol", "desk · Desk (default)")
@@ -51,10 +51,12 @@ def test_a_rerun_on_frozen_evidence_with_another_protocol_links_both_runs(page) 
     nav(page, "History")
     page.get_by_role("textbox", name="Claim contains").fill("libraries")
     page.keyboard.press("Enter")
-    page.get_by_text("2 runs").wait_for(timeout=60_000)
+    page.get_by_text("2 runs of this desk").wait_for(timeout=60_000)
     open_run(page, "desk")
     back = page.get_by_role("button", name="Re-run of single")
     expect(back).to_be_visible(timeout=60_000)
+    # Issue 46: the re-run joins its source run's queued claim (a published claim's record then shows it, flagged)
+    expect(page.get_by_text("In the claims queue: checking")).to_be_visible(timeout=30_000)
     screenshot(page, "rerun-history-link")
     back.click()  # the link opens the source run, which links forward to its re-run
     expect(page.get_by_role("button", name="Re-run as desk")).to_be_visible(timeout=60_000)

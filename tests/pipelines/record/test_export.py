@@ -7,6 +7,7 @@ import io
 import json
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from pipelines.llm.fake import FakeChatModel
 from pipelines.record.claimreview import RATINGS, claimreview_problems
 from pipelines.record.export import (
     RecordError,
+    claimreview_refusal,
     export_filename,
     export_run,
     import_run,
@@ -26,7 +28,7 @@ from pipelines.record.export import (
     to_json,
     to_markdown,
 )
-from pipelines.record.store import RunStore
+from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
@@ -95,6 +97,21 @@ def test_claimreview_has_the_required_fields(finished: tuple[RunStore, str]) -> 
     assert doc["editor"] == {"@type": "Person", "name": "Ana"} and doc["author"] == [{"@type": "Organization", "name": "DebateDesk"}]
     assert [c["url"] for c in doc["citation"]] and all(c["url"].startswith("https://") for c in doc["citation"]), "no javascript: links"
     assert len(doc["datePublished"]) == 10
+
+
+def test_history_offers_a_claimreview_only_for_a_run_this_desk_reviewed(finished: tuple[RunStore, str], store_url: str) -> None:  # noqa: F811
+    """Issue 46: History's ClaimReview download rated any run (unreviewed, imported) as a fact-check."""
+    store, run_id = finished
+    reviewed = store.get_run(run_id)
+    assert reviewed is not None and claimreview_refusal(reviewed) is None  # an editor of this desk set its verdict
+    unreviewed = replace(reviewed, checker_verdict=None, checker_by=None)
+    assert "nobody on this desk has reviewed this run's verdict" in (claimreview_refusal(unreviewed) or "")
+    other = RunStore(store_url)  # another desk imports the reviewed run: still the file's word there
+    imported = import_run(other, to_json(reviewed, store.events(run_id)), source="their.json", by="Ben").summary
+    assert not imported.own and "an imported run is the file's word" in (claimreview_refusal(imported) or "")
+    assert claimreview_refusal(replace(imported, checker_verdict="REFUTED", checker_by="Ben")) is not None
+    assert [r.id for r in other.list_runs()] == [imported.id]  # History lists it (marked)...
+    assert other.list_runs(where=RunFilter(own_only=True)) == []  # ...the desk's own counts and wall times leave it out
 
 
 def test_rating_scale_speaks_the_one_vocabulary_within_bounds() -> None:

@@ -1,8 +1,8 @@
 """Other organisations' fact-checks, read in from their ClaimReview JSON-LD (pipelines/newsroom/reviews_in.py): kept as
 their reviews, matched against the claims that come in.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
