@@ -35,6 +35,7 @@ from pipelines.config import AppSettings, RunConfig, describe_invalid, load_run_
 
 if TYPE_CHECKING:
     from pipelines.record.store import RunStore
+    from pipelines.run.services import Services
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     AgreementChecked,
@@ -187,25 +188,36 @@ def _parser() -> argparse.ArgumentParser:
 
 def _verify(args: argparse.Namespace) -> int:
     from pipelines.run.runner import check_names, stream_run, validate_claim
-    from pipelines.run.services import Services
 
     overrides = {"protocol": args.protocol, "corpus": args.corpus, "backend": args.backend, "model": args.model, "no_web": args.no_web}
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
     check_names(load_run_config().with_overrides(**overrides))
     by = acting_person(args.by, "run")
-    services = Services.create()
+    services = _services()
     config = services.desk_settings().apply(load_run_config()).with_overrides(**overrides)  # the desk's endpoints, prices and limits
     return _print_events(stream_run(args.claim, config, services, by=by), as_json=args.json)
 
 
+def _services() -> Services:
+    """The services a run uses; spill files refused or set aside at start are said on stderr, and the command goes on."""
+    from pipelines.run.services import Services
+
+    services = Services.create()
+    for problem in services.spill_problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return services
+
+
 def _store() -> RunStore:
-    from pipelines.record.spill import replay_spills, spill_dirs
+    from pipelines.record.spill import replay_spills
     from pipelines.record.store import RunStore
 
     settings = AppSettings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = RunStore(settings.sqlite_url)
-    replay_spills(store, spill_dirs(settings.data_dir))  # a run's events kept on disk while the store was away go in first
+    # A run's events kept on disk while the store was away go in first; a spill file refused or set aside is said, and the command goes on.
+    for problem in replay_spills(store, settings.data_dir).problems:
+        print(f"warning: {problem}", file=sys.stderr)
     return store
 
 
@@ -286,10 +298,9 @@ def _verify_record(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     from pipelines.run.runner import resume_run
-    from pipelines.run.services import Services
 
     by = acting_person(args.by, "run")
-    services = Services.create()
+    services = _services()
     handle = resume_run(args.run_id, services, secrets_from=load_run_config(), by=by)  # the limits stored with the run hold
     return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
 

@@ -20,7 +20,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 from pipelines.errors import StoreUnavailableError
 from pipelines.events import Event
 from pipelines.record.outage import fault_message, is_store_fault
-from pipelines.record.spill import Spill, replay_spills, spill_dirs
+from pipelines.record.spill import Spill, replay_spills
 from pipelines.record.store import OWNER, RunStatus, RunStore
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,13 @@ class EventWriter:
     def __init__(self, store: RunStore, run_id: str, *, data_dir: Path | None = None, patience_s: float | None = None) -> None:
         self._store = store
         self._run_id = run_id
-        self._dirs = spill_dirs(data_dir)
+        self._data_dir = data_dir
+        self._head: str | None = None  # the run's chain link as last stored (a spill continues from it)
+        try:
+            self._head = store.head(run_id, fresh=True)  # read once, while the store answers (one row)
+        except Exception as exc:
+            if not is_store_fault(exc):
+                raise
         self._patience_s = STORE_PATIENCE_S if patience_s is None else patience_s
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._idle = threading.Condition()
@@ -118,7 +124,7 @@ class EventWriter:
                 log.error("run %s: its end (%s) could not be kept: %s", self._run_id, status, exc)
             self.spill.close()
             # An outage of seconds may be over by now: store the spill at once (each line once), not at the next start.
-            replay_spills(self._store, [self.spill.path.parent])
+            replay_spills(self._store, self._data_dir)
 
     def _drain(self) -> None:
         stopping = False
@@ -159,6 +165,7 @@ class EventWriter:
             self._store.journal_put(unit.run_id, unit.kind, unit.key, unit.payload)
         else:
             self._store.append_many(self._run_id, unit, owner=OWNER)  # stored only while this process owns the run
+            self._head = self._store.head(self._run_id)  # the store's own link, as it just stored it (no second hashing)
 
     def _spill_unit(self, unit: list[Event] | _JournalEntry) -> None:
         assert self.spill is not None
@@ -200,11 +207,16 @@ class EventWriter:
         """The store stayed away: open the spill (raises OSError when no folder takes it) and say why the run pauses."""
         what = fault_message(self._store.url, exc)
         try:
-            self.spill = Spill.open(self._dirs, self._store, self._run_id, OWNER)
-        except OSError as spill_exc:
+            if self._head is None:
+                raise OSError("where the run's record stands could not be read from the store")
+            self.spill = Spill.open(self._data_dir, self._store, self._run_id, OWNER, self._head)
+        except Exception as spill_exc:  # no spill folder of the desk's own: no shared fallback, the run stops here
+            if not isinstance(spill_exc, OSError) and not is_store_fault(spill_exc):
+                raise
             self.down = StoreUnavailableError(
-                f"{what}, and {spill_exc}; the run is stopped. Free some space or make the data folder writable, "
-                "then resume it (what was stored before stays)"
+                f"{what}, and its events cannot be kept on disk: {spill_exc}. The run is paused: what was stored before stays. "
+                f"Free some space or make the data folder writable, then resume it from History or with "
+                f"`python -m pipelines resume {self._run_id}`"
             )
             raise self.down from exc
         self.down = StoreUnavailableError(

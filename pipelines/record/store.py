@@ -457,6 +457,17 @@ class RunStore:
             self._seq[run_id], self._head[run_id] = seq, head
             return seq
 
+    def head(self, run_id: str, *, fresh: bool = False) -> str:
+        """The link of the run's last stored event (GENESIS when none, or stored before chaining); ``fresh`` reads the database."""
+        with self._lock:
+            cached = None if fresh else self._head.get(run_id)
+            if cached is not None:
+                return cached
+            seq, head = self._last_link(run_id)
+            if run_id in self._seq or fresh:  # another process may have stored events: the next append follows on from the database
+                self._seq[run_id], self._head[run_id] = seq, head
+            return head
+
     def events(self, run_id: str) -> list[Event]:
         with Session(self.engine) as s:
             payloads = s.scalars(select(EventRow.payload).where(EventRow.run_id == run_id).order_by(EventRow.seq)).all()

@@ -51,7 +51,7 @@ from pipelines.record.journal import (
 )
 from pipelines.record.outage import fault_message, is_store_fault, store_faults_plain
 from pipelines.record.redaction import Redactor, StreamRedactor
-from pipelines.record.spill import replay_spills, spill_dirs
+from pipelines.record.spill import replay_spills
 from pipelines.record.store import RunStore, busy_message
 from pipelines.run import step_gate
 from pipelines.run.context import Review, RunContext, Toolbox
@@ -392,7 +392,7 @@ def _resume(
     limits: BudgetConfig | None,
     may_raise: bool,
 ) -> RunHandle:
-    replay_spills(store, spill_dirs(services.settings.data_dir))  # events kept on disk while the store was away go in first
+    replay_spills(store, services.settings.data_dir)  # events kept on disk while the store was away go in first
     store.reconcile()
     summary = store.get_run(run_id)
     if summary is None:
