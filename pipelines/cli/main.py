@@ -7,7 +7,7 @@ python -m pipelines model prepare
 python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V]
 python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
 python -m pipelines import FILE --by NAME
-python -m pipelines verify-record FILE [--expect FINGERPRINT]
+python -m pipelines verify-record FILE [--expect FINGERPRINT] [--trusted-keys FILE]   (exit 0 only when intact and trusted)
 python -m pipelines resume RUN_ID [--json]
 python -m pipelines override RUN_ID --verdict LABEL --by NAME --reason TEXT
 
@@ -152,7 +152,16 @@ def _parser() -> argparse.ArgumentParser:
         "verify-record", help="say whether an exported JSON record is intact, whose key signed it and where it was altered"
     )
     check.add_argument("file", type=Path)
-    check.add_argument("--expect", default="", metavar="FINGERPRINT", help="the fingerprint of the key it should be signed with")
+    check.add_argument(
+        "--expect", default="", metavar="FINGERPRINT", help="the fingerprint of the one key it must be signed with (instead of this desk's)"
+    )
+    check.add_argument(
+        "--trusted-keys",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a file of keys you trust besides this desk's: one fingerprint (SHA256:...) or base64 public key a line, then a name",
+    )
     check.set_defaults(handler=_verify_record)
 
     resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
@@ -279,21 +288,30 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _verify_record(args: argparse.Namespace) -> int:
-    """Exit 0 when the record is intact (and signed with the expected key, when one is named), 1 when not."""
+    """Exit 0 only for an intact record signed with a trusted key (this desk's, --expect's, or --trusted-keys'); see ``Outcome``."""
     from pipelines.record.signing import existing_desk_key
-    from pipelines.record.verification import verify_record
+    from pipelines.record.verification import Outcome, judge, read_record_file, read_trusted_keys, verify_record
 
     if not args.file.is_file():
         raise ValueError(f"{args.file}: no such file")
-    desk = existing_desk_key(AppSettings().data_dir)
-    check = verify_record(args.file.read_bytes(), desk_public_raw=desk.public_raw if desk is not None else None)
+    settings = AppSettings()
+    trusted = read_trusted_keys(args.trusted_keys) if args.trusted_keys else {}
+    expected = " ".join(args.expect.split())
+    data = read_record_file(args.file, int(settings.max_record_mb * 1_000_000))
+    if data is None:
+        size = args.file.stat().st_size / 1e6
+        print(
+            f"not checked: {args.file} is {size:,.1f} MB; the limit is {settings.max_record_mb:g} MB "
+            "(DEBATEDESK_MAX_RECORD_MB). A run's record is well under it: is this the right file?"
+        )
+        return int(Outcome.UNREADABLE)
+    desk = existing_desk_key(settings.data_dir)
+    check = verify_record(data, desk_public_raw=desk.public_raw if desk is not None else None)
     for line in check.lines():
         print(line)
-    expected = " ".join(args.expect.split())
-    if expected and check.signer != expected:
-        print(f"expected a signature by {expected}; " + (f"it is signed by {check.signer}" if check.signed else "it is not signed"))
-        return 1
-    return 0 if check.intact else 1
+    outcome, reason = judge(check, trusted, expect=expected)  # with --expect, that key only: this desk's own is not enough
+    print(reason)
+    return int(outcome)
 
 
 def _resume(args: argparse.Namespace) -> int:
