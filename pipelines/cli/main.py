@@ -8,7 +8,7 @@ python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V
 python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
 python -m pipelines import FILE --by NAME
 python -m pipelines verify-record FILE [--expect FINGERPRINT] [--trusted-keys FILE]   (exit 0 only when intact and trusted)
-python -m pipelines resume RUN_ID [--json]
+python -m pipelines resume RUN_ID [--json] [--by NAME]
 python -m pipelines override RUN_ID --verdict LABEL --by NAME --reason TEXT
 
 With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and override act as the account named by --by, and only
@@ -167,6 +167,7 @@ def _parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
     resume.add_argument("run_id")
     resume.add_argument("--json", action="store_true", help="print one JSON line per new event")
+    resume.add_argument("--by", default="", help="who resumes it; " + BY_HELP)
     resume.set_defaults(handler=_resume)
 
     override = sub.add_parser("override", help="record the checker's verdict beside the model's")
