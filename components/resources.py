@@ -28,7 +28,7 @@ def get_services() -> Services:
         # A spill file refused or set aside at start (planted, another account's, cut short): once a session, named.
         st.session_state[SPILL_PROBLEMS_SHOWN] = True
         for problem in services.spill_problems:
-            st.warning("⚠️ " + escape_markdown(problem))  # markup: escaped paths and reasons
+            st.warning("⚠️ Events kept on disk during a store outage: " + escape_markdown(problem))  # markup: escaped paths, reasons
     return services
 
 
