@@ -10,7 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from components import state
 from components.sign_in import acting_user
 from pipelines.newsroom.queue import ClaimQueue, QueueError
-from pipelines.record.comments import Comment
+from pipelines.record.comments import Comment, CommentRefusedError, check_comment
 from pipelines.text.safety import escape_markdown
 from pipelines.text.times import when
 
@@ -51,15 +51,12 @@ def _add(queue: ClaimQueue, key: str, claim_id: str | None, run_id: str | None) 
         )
         return
     on = st.session_state.get(f"{key}.on", RUN)
+    evidence_id = None if on == RUN else str(on)
     try:
-        queue.comment(
-            user,
-            str(st.session_state.get(f"{key}.text", "")),
-            claim_id=claim_id,
-            run_id=run_id,
-            evidence_id=None if on == RUN else str(on),
-        )
-    except QueueError as exc:
+        # What the record keeps is checked first: something visible, no NUL, about a run and an exhibit that exist.
+        text = check_comment(queue.engine, str(st.session_state.get(f"{key}.text", "")), run_id=run_id, evidence_id=evidence_id)
+        queue.comment(user, text, claim_id=claim_id, run_id=run_id, evidence_id=evidence_id)
+    except (QueueError, CommentRefusedError) as exc:
         state.set_message(state.COMMENT_MESSAGE + key, ("error", f"⚠️ {escape_markdown(str(exc))}"))
         return
     except (SQLAlchemyError, OSError) as exc:  # the database went away: the comment stays in the box to send again

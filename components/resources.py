@@ -14,10 +14,19 @@ from pipelines.text.safety import escape_markdown
 def get_services() -> Services:
     """The services for the current settings (one set per distinct data folder, database and Chroma server)."""
     try:
-        return _services_for(AppSettings().model_dump_json())
+        services = _services_for(AppSettings().model_dump_json())
     except StoreUnavailableError as exc:  # the database away, the disk full, the folder read-only: said plainly, tried again next time
         st.error(escape_markdown(str(exc)))
         st.stop()
+    if services.spill_problems and not st.session_state.get(SPILL_PROBLEMS_SHOWN):
+        # A spill file refused or set aside at start (planted, another account's, cut short): once a session, named.
+        st.session_state[SPILL_PROBLEMS_SHOWN] = True
+        for problem in services.spill_problems:
+            st.warning("⚠️ Events kept on disk during a store outage: " + escape_markdown(problem))  # markup: escaped paths, reasons
+    return services
+
+
+SPILL_PROBLEMS_SHOWN = "resources.spill_problems_shown"
 
 
 @st.cache_resource(show_spinner="Loading the embedding model and the evidence index…")

@@ -957,6 +957,12 @@ class AppSettings(BaseSettings):
         title="Embedded model slots",
         description="Calls the embedded model's native llama.cpp server decodes together (continuous batching); 0 means 1 on up to 2 threads (on 2 cores, 4 together gave only 1.07x the tokens per second and batched answers differ from one-at-a-time ones), else one per thread, at most 4. Each slot has the whole context (about 28 KB of memory per token). The Python server has one. A running server keeps its slots until `python -m pipelines model stop`.",
     )
+    max_record_mb: float = Field(
+        default=20.0,
+        gt=0,
+        title="Largest record file checked (MB)",
+        description="`python -m pipelines verify-record` refuses a larger file before reading it (a record of a long debate is well under 5 MB; a 46 MB file once took 36 s to check).",
+    )
     llama_cache_ram: int = Field(
         default=LLAMA_CACHE_RAM_MIB,
         ge=-1,

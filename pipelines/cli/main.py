@@ -7,8 +7,8 @@ python -m pipelines model prepare
 python -m pipelines runs [--claim TEXT] [--status S] [--protocol P] [--verdict V]
 python -m pipelines export RUN_ID --format json|md|csv|claimreview [-o FILE]
 python -m pipelines import FILE --by NAME
-python -m pipelines verify-record FILE [--expect FINGERPRINT]
-python -m pipelines resume RUN_ID [--json]
+python -m pipelines verify-record FILE [--expect FINGERPRINT] [--trusted-keys FILE]   (exit 0 only when intact and trusted)
+python -m pipelines resume RUN_ID [--json] [--by NAME]
 python -m pipelines override RUN_ID --verdict LABEL --by NAME --reason TEXT
 
 With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and override act as the account named by --by, and only
@@ -35,6 +35,7 @@ from pipelines.config import AppSettings, RunConfig, describe_invalid, load_run_
 
 if TYPE_CHECKING:
     from pipelines.record.store import RunStore
+    from pipelines.run.services import Services
 from pipelines.errors import DebateDeskError
 from pipelines.events import (
     AgreementChecked,
@@ -151,12 +152,22 @@ def _parser() -> argparse.ArgumentParser:
         "verify-record", help="say whether an exported JSON record is intact, whose key signed it and where it was altered"
     )
     check.add_argument("file", type=Path)
-    check.add_argument("--expect", default="", metavar="FINGERPRINT", help="the fingerprint of the key it should be signed with")
+    check.add_argument(
+        "--expect", default="", metavar="FINGERPRINT", help="the fingerprint of the one key it must be signed with (instead of this desk's)"
+    )
+    check.add_argument(
+        "--trusted-keys",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a file of keys you trust besides this desk's: one fingerprint (SHA256:...) or base64 public key a line, then a name",
+    )
     check.set_defaults(handler=_verify_record)
 
     resume = sub.add_parser("resume", help="go on with a failed or interrupted run from its last completed step")
     resume.add_argument("run_id")
     resume.add_argument("--json", action="store_true", help="print one JSON line per new event")
+    resume.add_argument("--by", default="", help="who resumes it; " + BY_HELP)
     resume.set_defaults(handler=_resume)
 
     override = sub.add_parser("override", help="record the checker's verdict beside the model's")
@@ -189,25 +200,36 @@ def _parser() -> argparse.ArgumentParser:
 
 def _verify(args: argparse.Namespace) -> int:
     from pipelines.run.runner import check_names, stream_run, validate_claim
-    from pipelines.run.services import Services
 
     overrides = {"protocol": args.protocol, "corpus": args.corpus, "backend": args.backend, "model": args.model, "no_web": args.no_web}
     validate_claim(args.claim)  # cheap checks first: bad input answers in a blink, not after loading models
     check_names(load_run_config().with_overrides(**overrides))
     by = acting_person(args.by, "run")
-    services = Services.create()
+    services = _services()
     config = services.desk_settings().apply(load_run_config()).with_overrides(**overrides)  # the desk's endpoints, prices and limits
     return _print_events(stream_run(args.claim, config, services, by=by), as_json=args.json)
 
 
+def _services() -> Services:
+    """The services a run uses; spill files refused or set aside at start are said on stderr, and the command goes on."""
+    from pipelines.run.services import Services
+
+    services = Services.create()
+    for problem in services.spill_problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return services
+
+
 def _store() -> RunStore:
-    from pipelines.record.spill import replay_spills, spill_dirs
+    from pipelines.record.spill import replay_spills
     from pipelines.record.store import RunStore
 
     settings = AppSettings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = RunStore(settings.sqlite_url)
-    replay_spills(store, spill_dirs(settings.data_dir))  # a run's events kept on disk while the store was away go in first
+    # A run's events kept on disk while the store was away go in first; a spill file refused or set aside is said, and the command goes on.
+    for problem in replay_spills(store, settings.data_dir).problems:
+        print(f"warning: {problem}", file=sys.stderr)
     return store
 
 
@@ -269,29 +291,37 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _verify_record(args: argparse.Namespace) -> int:
-    """Exit 0 when the record is intact (and signed with the expected key, when one is named), 1 when not."""
+    """Exit 0 only for an intact record signed with a trusted key (this desk's, --expect's, or --trusted-keys'); see ``Outcome``."""
     from pipelines.record.signing import existing_desk_key
-    from pipelines.record.verification import verify_record
+    from pipelines.record.verification import Outcome, judge, read_record_file, read_trusted_keys, verify_record
 
     if not args.file.is_file():
         raise ValueError(f"{args.file}: no such file")
-    desk = existing_desk_key(AppSettings().data_dir)
-    check = verify_record(args.file.read_bytes(), desk_public_raw=desk.public_raw if desk is not None else None)
+    settings = AppSettings()
+    trusted = read_trusted_keys(args.trusted_keys) if args.trusted_keys else {}
+    expected = " ".join(args.expect.split())
+    data = read_record_file(args.file, int(settings.max_record_mb * 1_000_000))
+    if data is None:
+        size = args.file.stat().st_size / 1e6
+        print(
+            f"not checked: {args.file} is {size:,.1f} MB; the limit is {settings.max_record_mb:g} MB "
+            "(DEBATEDESK_MAX_RECORD_MB). A run's record is well under it: is this the right file?"
+        )
+        return int(Outcome.UNREADABLE)
+    desk = existing_desk_key(settings.data_dir)
+    check = verify_record(data, desk_public_raw=desk.public_raw if desk is not None else None)
     for line in check.lines():
         print(line)
-    expected = " ".join(args.expect.split())
-    if expected and check.signer != expected:
-        print(f"expected a signature by {expected}; " + (f"it is signed by {check.signer}" if check.signed else "it is not signed"))
-        return 1
-    return 0 if check.intact else 1
+    outcome, reason = judge(check, trusted, expect=expected)  # with --expect, that key only: this desk's own is not enough
+    print(reason)
+    return int(outcome)
 
 
 def _resume(args: argparse.Namespace) -> int:
     from pipelines.run.runner import resume_run
-    from pipelines.run.services import Services
 
     by = acting_person(args.by, "run")
-    services = Services.create()
+    services = _services()
     handle = resume_run(args.run_id, services, secrets_from=load_run_config(), by=by)  # the limits stored with the run hold
     return _print_events(handle.stream(start=handle.resumed_at), as_json=args.json)
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from pipelines.errors import StoreUnavailableError
-from pipelines.events import Event
+from pipelines.events import Event, ModelCallCompleted
 from pipelines.record.outage import fault_message, is_store_fault
-from pipelines.record.spill import Spill, replay_spills, spill_dirs
+from pipelines.record.spill import Spill, replay_spills
 from pipelines.record.store import OWNER, RunStatus, RunStore
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,13 @@ class EventWriter:
     def __init__(self, store: RunStore, run_id: str, *, data_dir: Path | None = None, patience_s: float | None = None) -> None:
         self._store = store
         self._run_id = run_id
-        self._dirs = spill_dirs(data_dir)
+        self._data_dir = data_dir
+        self._head: str | None = None  # the run's chain link as last stored (a spill continues from it)
+        try:
+            self._head = store.head(run_id, fresh=True)  # read once, while the store answers (one row)
+        except Exception as exc:
+            if not is_store_fault(exc):
+                raise
         self._patience_s = STORE_PATIENCE_S if patience_s is None else patience_s
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._idle = threading.Condition()
@@ -77,6 +83,8 @@ class EventWriter:
 
     def journal_put(self, run_id: str, kind: str, key: str, payload: str) -> None:
         """The run journal's sink (the RunStore method of the same name, queued)."""
+        if run_id != self._run_id:
+            raise ValueError(f"the writer of run {self._run_id} keeps no journal of run {run_id}")
         self._enqueue(_JournalEntry(run_id, kind, key, payload))
 
     def _enqueue(self, item: Event | _JournalEntry) -> None:
@@ -118,7 +126,7 @@ class EventWriter:
                 log.error("run %s: its end (%s) could not be kept: %s", self._run_id, status, exc)
             self.spill.close()
             # An outage of seconds may be over by now: store the spill at once (each line once), not at the next start.
-            replay_spills(self._store, [self.spill.path.parent])
+            replay_spills(self._store, self._data_dir)
 
     def _drain(self) -> None:
         stopping = False
@@ -128,7 +136,12 @@ class EventWriter:
                 try:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
-                    break
+                    if not _answer_follows(batch[-1]):
+                        break
+                    try:  # a paid call's answer is put right after its accounting: both go in this transaction, or neither
+                        batch.append(self._queue.get(timeout=ANSWER_WAIT_S))
+                    except queue.Empty:
+                        break
             stopping = any(item is self._STOP for item in batch)
             items = [item for item in batch if item is not self._STOP]
             if self.error is None:
@@ -142,31 +155,32 @@ class EventWriter:
                 self._idle.notify_all()
 
     def _write(self, items: list[object]) -> None:
-        # One unit is one transaction; a unit stored is never written again, so a retry doubles nothing.
-        for unit in _units(items):
-            if self.spill is None:
-                try:
-                    self._retrying(lambda u=unit: self._store_unit(u))  # type: ignore[misc]
-                    continue
-                except Exception as exc:
-                    if not is_store_fault(exc):
-                        raise
-                    self._go_down(exc)
-            self._spill_unit(unit)
+        # One batch is one transaction; a batch stored is never written again, so a retry doubles nothing.
+        if not items:
+            return
+        unit = _Unit.of(items)
+        if self.spill is None:
+            try:
+                self._retrying(lambda: self._store_unit(unit))
+                return
+            except Exception as exc:
+                if not is_store_fault(exc):
+                    raise
+                self._go_down(exc)
+        self._spill_unit(unit)
 
-    def _store_unit(self, unit: list[Event] | _JournalEntry) -> None:
-        if isinstance(unit, _JournalEntry):
-            self._store.journal_put(unit.run_id, unit.kind, unit.key, unit.payload)
-        else:
-            self._store.append_many(self._run_id, unit, owner=OWNER)  # stored only while this process owns the run
+    def _store_unit(self, unit: _Unit) -> None:
+        # Stored only while this process owns the run; the events and the journal entries of one batch in one transaction.
+        self._store.append_many(self._run_id, unit.events, owner=OWNER, journal=unit.journal)
+        if unit.events:
+            self._head = self._store.head(self._run_id)  # the store's own link, as it just stored it (no second hashing)
 
-    def _spill_unit(self, unit: list[Event] | _JournalEntry) -> None:
+    def _spill_unit(self, unit: _Unit) -> None:
         assert self.spill is not None
         try:
-            if isinstance(unit, _JournalEntry):
-                self.spill.journal(unit.run_id, unit.kind, unit.key, unit.payload)
-            else:
-                self.spill.events(unit)
+            self.spill.events(unit.events)
+            for kind, key, payload in unit.journal:
+                self.spill.journal(self._run_id, kind, key, payload)
         except OSError as exc:  # the spill's disk filled too: say so plainly; what is in the spill and the store stays
             self.down = StoreUnavailableError(
                 f"{self.down or 'the run store is away'}; and the spill file {self.spill.path} could not take more "
@@ -200,11 +214,16 @@ class EventWriter:
         """The store stayed away: open the spill (raises OSError when no folder takes it) and say why the run pauses."""
         what = fault_message(self._store.url, exc)
         try:
-            self.spill = Spill.open(self._dirs, self._store, self._run_id, OWNER)
-        except OSError as spill_exc:
+            if self._head is None:
+                raise OSError("where the run's record stands could not be read from the store")
+            self.spill = Spill.open(self._data_dir, self._store, self._run_id, OWNER, self._head)
+        except Exception as spill_exc:  # no spill folder of the desk's own: no shared fallback, the run stops here
+            if not isinstance(spill_exc, OSError) and not is_store_fault(spill_exc):
+                raise
             self.down = StoreUnavailableError(
-                f"{what}, and {spill_exc}; the run is stopped. Free some space or make the data folder writable, "
-                "then resume it (what was stored before stays)"
+                f"{what}, and its events cannot be kept on disk: {spill_exc}. The run is paused: what was stored before stays. "
+                f"Free some space or make the data folder writable, then resume it from History or with "
+                f"`python -m pipelines resume {self._run_id}`"
             )
             raise self.down from exc
         self.down = StoreUnavailableError(
@@ -214,22 +233,26 @@ class EventWriter:
         log.error("run %s: %s", self._run_id, self.down)
 
 
-def _units(items: Sequence[object]) -> list[list[Event] | _JournalEntry]:
-    """Consecutive events as one unit (one transaction), each journal entry as one."""
-    units: list[list[Event] | _JournalEntry] = []
-    events: list[Event] = []
-    for item in items:
-        if isinstance(item, Event):
-            events.append(item)
-            continue
-        if events:
-            units.append(events)
-            events = []
-        assert isinstance(item, _JournalEntry)
-        units.append(item)
-    if events:
-        units.append(events)
-    return units
+ANSWER_WAIT_S = 0.5  # how long the writer waits for a paid call's answer to follow its accounting (it is put microseconds later)
+
+
+def _answer_follows(item: object) -> bool:
+    """A live model call's accounting: its answer's journal entry comes next, and goes in the same transaction."""
+    return isinstance(item, ModelCallCompleted) and not item.cached and not item.cancelled
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One transaction: the events of a batch in order, and its journal entries (kind, key, payload) in order."""
+
+    events: list[Event]
+    journal: list[tuple[str, str, str]]
+
+    @classmethod
+    def of(cls, items: Sequence[object]) -> _Unit:
+        events = [item for item in items if isinstance(item, Event)]
+        journal = [(item.kind, item.key, item.payload) for item in items if isinstance(item, _JournalEntry)]
+        return cls(events, journal)
 
 
 @dataclass(frozen=True)

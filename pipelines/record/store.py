@@ -303,6 +303,11 @@ class RunStore:
         with self.engine.begin() as conn:
             conn.execute(query.values(status=status, finished_at=time.time()))
 
+    def keep_config(self, run_id: str, config: dict[str, Any]) -> None:
+        """Replace the run's stored config snapshot (a resume keeps the limits it goes on under, so the next resume holds them)."""
+        with self.engine.begin() as conn:
+            conn.execute(update(RunRow).where(RunRow.id == run_id).values(config=json.dumps(config)))
+
     def touch(self, run_id: str) -> None:
         """A heartbeat: the run is alive (called while it waits on a model or on the checker)."""
         with Session(self.engine) as s, s.begin():
@@ -403,17 +408,24 @@ class RunStore:
         """Persist one event now; returns its sequence number in the run."""
         return self.append_many(run_id, [evt])
 
-    def append_many(self, run_id: str, events: Sequence[Event], *, owner: str | None = None) -> int:
+    def append_many(
+        self, run_id: str, events: Sequence[Event], *, owner: str | None = None, journal: Sequence[tuple[str, str, str]] = ()
+    ) -> int:
         """Persist events in order in one transaction (the runner's writer stores what queued up at once); returns the last seq.
 
         With ``owner`` (the runner's writer), the events are stored only while that owner holds
         the run: a process whose run was taken over after it went silent stores nothing more.
+        ``journal`` entries (kind, key, payload) go in the same transaction: a model call's
+        accounting and its answer are stored together or not at all, so a resume after a kill
+        never pays for a call whose cost is in the record but whose answer is not.
         """
         with self._lock:
             seq, head = self._seq.get(run_id), self._head.get(run_id)
             if seq is None or head is None:
                 seq, head = self._last_link(run_id)
             if not events:
+                if journal:
+                    self._put_journal(run_id, journal)
                 return seq
             rows = []
             for evt in events:
@@ -459,12 +471,29 @@ class RunStore:
                     if conn.execute(guard.values(**values)).rowcount != 1 and owner is not None:
                         raise RunBusyError(f"run {run_id} was taken over by another process; this one stops writing to it")
                     conn.execute(insert(EventRow), rows)
+                    if journal:
+                        now = time.time()
+                        conn.execute(
+                            insert(JournalRow),
+                            [{"run_id": run_id, "kind": k, "key": key, "payload": p, "at": now} for k, key, p in journal],
+                        )
             except Exception:
                 self._seq.pop(run_id, None)  # read the last seq and link again next time, not a cached guess
                 self._head.pop(run_id, None)
                 raise
             self._seq[run_id], self._head[run_id] = seq, head
             return seq
+
+    def head(self, run_id: str, *, fresh: bool = False) -> str:
+        """The link of the run's last stored event (GENESIS when none, or stored before chaining); ``fresh`` reads the database."""
+        with self._lock:
+            cached = None if fresh else self._head.get(run_id)
+            if cached is not None:
+                return cached
+            seq, head = self._last_link(run_id)
+            if run_id in self._seq or fresh:  # another process may have stored events: the next append follows on from the database
+                self._seq[run_id], self._head[run_id] = seq, head
+            return head
 
     def events(self, run_id: str) -> list[Event]:
         with Session(self.engine) as s:
@@ -488,8 +517,12 @@ class RunStore:
     # --- journal ----------------------------------------------------------------------------
 
     def journal_put(self, run_id: str, kind: str, key: str, payload: str) -> None:
-        with Session(self.engine) as s, s.begin():
-            s.add(JournalRow(run_id=run_id, kind=kind, key=key, payload=payload, at=time.time()))
+        self._put_journal(run_id, [(kind, key, payload)])
+
+    def _put_journal(self, run_id: str, entries: Sequence[tuple[str, str, str]]) -> None:
+        now = time.time()
+        with self.engine.begin() as conn:
+            conn.execute(insert(JournalRow), [{"run_id": run_id, "kind": k, "key": key, "payload": p, "at": now} for k, key, p in entries])
 
     def journal(self, run_id: str) -> dict[tuple[str, str], list[str]]:
         """Every journalled answer of a run: (kind, key) -> payloads in the order they were produced."""

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from pipelines.errors import DebateDeskError
 from pipelines.record import chain
 from pipelines.record.signing import fingerprint, verify_signature
 from pipelines.text.safety import JsonTooDeepError, load_json
@@ -162,4 +166,102 @@ def _unreadable(problem: str) -> RecordCheck:
     return RecordCheck(0, False, False, (), False, False, "", False, "", problem=problem)
 
 
-__all__ = ["RecordCheck", "signed_part", "verify_record"]
+# --- what an auditor's script can trust: the exit status of ``verify-record`` ---------------------------------
+
+
+class Outcome(enum.IntEnum):
+    """``verify-record``'s exit status: 0 only for an intact record signed with a key the checker trusts (docs/security.md)."""
+
+    TRUSTED = 0  # intact, and signed with this desk's key, the key named by --expect, or one in --trusted-keys
+    ALTERED = 1  # an event, the run's details or the chain changed after signing (or the signature does not hold)
+    USAGE = 2  # no such file, an unreadable trusted-keys file, a bad option: nothing was checked
+    UNTRUSTED_KEY = 3  # intact, but signed with a key that is none of those: anyone with a key could have made it
+    UNSIGNED = 4  # no signature (or no chain): anyone could have written it
+    UNREADABLE = 5  # not JSON, not a DebateDesk record, or larger than the limit
+
+
+class TrustedKeysError(DebateDeskError, ValueError):
+    """The trusted-keys file cannot be read; the message says which line and why."""
+
+
+def read_trusted_keys(path: Path) -> dict[str, str]:
+    """An auditor's trusted keys: fingerprint -> the name given it.
+
+    One key a line: its fingerprint as ``verify-record`` and the Settings page print it
+    (``SHA256:...``), or its public key in base64 (the ``public_key`` of a signed record),
+    then optionally a name; blank lines and lines starting with ``#`` are skipped.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TrustedKeysError(f"cannot read the trusted keys file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    keys: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, name = line.partition(" ")
+        if word.startswith("SHA256:") and len(word) == len("SHA256:") + 43:
+            keys[word] = name.strip()
+            continue
+        try:
+            raw = base64.b64decode(word, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) != 32:
+            raise TrustedKeysError(
+                f"{path}, line {number}: {word[:60]!r} is neither a key fingerprint (SHA256:...) nor a base64 ed25519 public key"
+            )
+        keys[fingerprint(raw)] = name.strip()
+    return keys
+
+
+def read_record_file(path: Path, max_bytes: int) -> bytes | None:
+    """The file's bytes, or None when it is larger than ``max_bytes`` (known from its size, never by reading it all)."""
+    with path.open("rb") as handle:
+        if os.fstat(handle.fileno()).st_size > max_bytes:
+            return None
+        data = handle.read(max_bytes + 1)  # a file that grows while it is read is cut here, and refused
+    return None if len(data) > max_bytes else data
+
+
+def judge(check: RecordCheck, trusted: dict[str, str], *, expect: str = "") -> tuple[Outcome, str]:
+    """The exit status for ``check`` and why, in one plain line.
+
+    ``trusted`` holds the fingerprints the checker trusts besides this desk's own (-> a name or "");
+    ``expect`` names the one key it must be signed with, and then nothing else is trusted.
+    """
+    if check.problem:
+        return Outcome.UNREADABLE, f"not checked: {check.problem}"
+    if check.status == "altered":
+        return Outcome.ALTERED, "ALTERED: the record was changed after it was signed"
+    if not check.signed:
+        return Outcome.UNSIGNED, "NOT TRUSTED: the record is not signed; anyone could have written it"
+    if not check.chained:
+        return Outcome.UNSIGNED, "NOT TRUSTED: the record is not chained; its events cannot be checked"
+    if expect:
+        if check.signer == expect:
+            return Outcome.TRUSTED, f"trusted: intact and signed with the expected key {expect}"
+        return Outcome.UNTRUSTED_KEY, f"NOT TRUSTED: expected a signature by {expect}; it is signed by {check.signer}"
+    if check.this_desk:
+        return Outcome.TRUSTED, f"trusted: intact and signed with this desk's key ({check.signer})"
+    if check.signer in trusted:
+        name = trusted[check.signer]
+        return Outcome.TRUSTED, f"trusted: intact and signed with a trusted key{f' ({name})' if name else ''}: {check.signer}"
+    return (
+        Outcome.UNTRUSTED_KEY,
+        f"NOT TRUSTED: intact, but signed with {check.signer}, which is not this desk's key nor one you trust "
+        "(name it with --expect, or list it in a --trusted-keys file)",
+    )
+
+
+__all__ = [
+    "Outcome",
+    "RecordCheck",
+    "TrustedKeysError",
+    "judge",
+    "read_record_file",
+    "read_trusted_keys",
+    "signed_part",
+    "verify_record",
+]

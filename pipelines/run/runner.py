@@ -51,7 +51,7 @@ from pipelines.record.journal import (
 )
 from pipelines.record.outage import fault_message, is_store_fault, store_faults_plain
 from pipelines.record.redaction import Redactor, StreamRedactor
-from pipelines.record.spill import replay_spills, spill_dirs
+from pipelines.record.spill import replay_spills
 from pipelines.record.store import RunStore, busy_message
 from pipelines.run import step_gate
 from pipelines.run.context import Review, RunContext, Toolbox
@@ -392,7 +392,7 @@ def _resume(
     limits: BudgetConfig | None,
     may_raise: bool,
 ) -> RunHandle:
-    replay_spills(store, spill_dirs(services.settings.data_dir))  # events kept on disk while the store was away go in first
+    replay_spills(store, services.settings.data_dir)  # events kept on disk while the store was away go in first
     store.reconcile()
     summary = store.get_run(run_id)
     if summary is None:
@@ -408,7 +408,12 @@ def _resume(
         config = config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
     then = summary.config.get(DESK_LIMITS)
     desk_then = BudgetConfig.model_validate(then) if isinstance(then, dict) else None
-    held = limits_on_resume(config.budget, desk_then, services.desk_settings().budget, limits, may_raise=may_raise)
+    desk_now = services.desk_settings()
+    if desk_now.version == 0:
+        # No editor ever saved the desk's settings: its limits "now" are only this shell's environment, which may set none.
+        # A run follows a raise of the desk's limit by an editor, never a shell that lacks the variable: its stored limits hold.
+        desk_then = None
+    held = limits_on_resume(config.budget, desk_then, desk_now.budget, limits, may_raise=may_raise)
     config = config.model_copy(update={"budget": held})
     check_names(config)
     check_priced(config)
@@ -422,6 +427,10 @@ def _resume(
         store.release_run(run_id)
         raise
     try:
+        # The limits it goes on under are stored with it (beside the desk's now): the next resume holds them, whatever its shell says.
+        store.keep_config(
+            run_id, {**summary.config, "budget": held.model_dump(mode="json"), DESK_LIMITS: desk_now.budget.model_dump(mode="json")}
+        )
         recorded = store.events(run_id)  # read once the run is ours: nobody else adds to it now
         source = next((e.source_run for e in recorded if isinstance(e, RunStarted)), "")
         frozen = frozen_evidence(source, services) if source else None

@@ -16,7 +16,7 @@ from pipelines.llm.cache import DiskResponseCache
 from pipelines.llm.client import ResponseCache
 from pipelines.llm.limits import Limiters
 from pipelines.llm.registry import build_chat_model, get_backend
-from pipelines.record.spill import replay_spills, spill_dirs
+from pipelines.record.spill import replay_spills
 from pipelines.record.store import RunStore
 from pipelines.run.desk_settings import DeskSettings, DeskSettingsBook
 from pipelines.tools.corpus_index import CorpusIndex
@@ -42,6 +42,7 @@ class Services:
     # Shared by every run of the process: one concurrency bound per endpoint, one response cache.
     limiters: Limiters = field(default_factory=Limiters)
     response_cache: ResponseCache | None = None
+    spill_problems: list[str] = field(default_factory=list)  # spill files refused or set aside at start, in words (naming each)
 
     @classmethod
     def create(cls, settings: AppSettings | None = None, *, embedder: Embedder | None = None, with_store: bool = True) -> Services:
@@ -58,7 +59,8 @@ class Services:
             response_cache=DiskResponseCache(settings.data_dir / "cache" / "responses"),
         )
         if services.store is not None:
-            replay_spills(services.store, spill_dirs(settings.data_dir))  # a run's events kept on disk while the store was away
+            # A run's events kept on disk while the store was away; a file refused or set aside is said, never raised.
+            services.spill_problems = replay_spills(services.store, settings.data_dir).problems
             # Through the cache too: the claim a memory recall embeds, and the evidence it keeps, were often embedded already.
             services.memory = EvidenceMemory(services.store.engine, cached)
         services.builtin_corpora = {

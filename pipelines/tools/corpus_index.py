@@ -24,6 +24,7 @@ every search also compares the passage count, which costs a scan of the collecti
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import re
@@ -42,7 +43,7 @@ from filelock import FileLock
 
 from corpora.base import Passage
 from pipelines.config import AppSettings
-from pipelines.errors import UnknownCorpusError
+from pipelines.errors import StoreUnavailableError, UnknownCorpusError
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.fusion import min_max, ranked
 from pipelines.tools.lexical import LexicalIndex, passage_tokens
@@ -163,6 +164,26 @@ class _ChromaEmbeddingFunction:
         return self(input)
 
 
+@contextmanager
+def _plain_disk_faults(path: Path) -> Iterator[None]:
+    """A full disk or a read-only folder met by Chroma (whose errors carry SQLite's words) said plainly, naming the folder."""
+    try:
+        yield
+    except StoreUnavailableError:
+        raise
+    except Exception as exc:
+        text = str(exc).lower()
+        if "disk is full" in text or "no space" in text or getattr(exc, "errno", None) == errno.ENOSPC:
+            raise StoreUnavailableError(
+                f"the disk holding the corpus index at {path} is full; nothing was changed. Free some space, then try again"
+            ) from exc
+        if "readonly" in text or "read-only" in text or getattr(exc, "errno", None) in (errno.EROFS, errno.EACCES):
+            raise StoreUnavailableError(
+                f"the corpus index at {path} cannot be written (its folder is read-only or not ours); nothing was changed"
+            ) from exc
+        raise
+
+
 class CorpusIndex:
     """Named corpora of passages, with ingestion that never duplicates and search by meaning."""
 
@@ -185,7 +206,7 @@ class CorpusIndex:
             path.mkdir(parents=True, exist_ok=True)
             # Processes opening a new store at once race in Chroma's own schema creation ("table collections
             # already exists"): they open it one at a time.
-            with FileLock(str(settings.data_dir / "chroma.open.lock")):
+            with FileLock(str(settings.data_dir / "chroma.open.lock")), _plain_disk_faults(path):
                 self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
         self._embedder = embedder
         self._query_embedder = query_embedder or embedder

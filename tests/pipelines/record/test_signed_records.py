@@ -179,8 +179,61 @@ def test_verify_record_on_the_command_line(run: tuple[RunStore, str], tmp_path: 
         out = capsys.readouterr().out
         i = _verdict_index(record)
         assert out.startswith(f"record: ALTERED: event {i} was changed") and f"  - event {i} was changed" in out
-        assert main(["verify-record", str(good), "--expect", "SHA256:someone-else"]) == 1
+        assert main(["verify-record", str(good), "--expect", "SHA256:someone-else"]) == 3
         assert "expected a signature by SHA256:someone-else" in capsys.readouterr().out
+
+
+def test_verify_record_is_strict_by_default(run: tuple[RunStore, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 46: an auditor's script trusting the exit status passed a record signed with another key, or not signed at all."""
+    store, run_id = run
+    data = tmp_path / "data"
+    mine, theirs = desk_key(data), other_key(tmp_path)
+    signed_elsewhere = tmp_path / "elsewhere.json"
+    signed_elsewhere.write_text(json.dumps(exported(store, run_id, theirs)))
+    unsigned = tmp_path / "unsigned.json"
+    unsigned.write_text(json.dumps(exported(store, run_id, None)))
+    ours = tmp_path / "ours.json"
+    ours.write_text(json.dumps(exported(store, run_id, mine)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DEBATEDESK_DATA_DIR", str(data))
+        assert main(["verify-record", str(signed_elsewhere)]) == 3
+        assert f"NOT TRUSTED: intact, but signed with {theirs.fingerprint}" in capsys.readouterr().out
+        assert main(["verify-record", str(unsigned)]) == 4
+        assert "NOT TRUSTED: the record is not signed" in capsys.readouterr().out
+        assert main(["verify-record", str(ours)]) == 0
+        assert main(["verify-record", str(signed_elsewhere), "--expect", theirs.fingerprint]) == 0
+        assert main(["verify-record", str(ours), "--expect", theirs.fingerprint]) == 3  # --expect names the one key: ours is not it
+        capsys.readouterr()
+
+        keys = tmp_path / "trusted-keys.txt"
+        keys.write_text(f"# keys this newsroom's auditor trusts\n\n{theirs.fingerprint} Partner desk\n")
+        assert main(["verify-record", str(signed_elsewhere), "--trusted-keys", str(keys)]) == 0
+        assert f"trusted: intact and signed with a trusted key (Partner desk): {theirs.fingerprint}" in capsys.readouterr().out
+        keys.write_text(f"{theirs.public_b64}\n")  # the public key as a record carries it works too
+        assert main(["verify-record", str(signed_elsewhere), "--trusted-keys", str(keys)]) == 0
+        assert main(["verify-record", str(unsigned), "--trusted-keys", str(keys)]) == 4
+        keys.write_text("not a key\n")
+        assert main(["verify-record", str(signed_elsewhere), "--trusted-keys", str(keys)]) == 2
+        assert "line 1" in capsys.readouterr().err
+
+
+def test_verify_record_refuses_a_file_over_the_limit_without_reading_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.record import verification
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as out:
+        out.write(b'{"events": [' + b"{}," * 1_000_000 + b"{}]}")  # 3 MB
+    monkeypatch.setenv("DEBATEDESK_MAX_RECORD_MB", "1")
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a file over the limit was read and checked")
+
+    monkeypatch.setattr(verification, "verify_record", never)
+    assert main(["verify-record", str(big)]) == 5
+    out = capsys.readouterr().out
+    assert "is 3.0 MB; the limit is 1 MB" in out and "DEBATEDESK_MAX_RECORD_MB" in out
 
 
 # --- imports kept as imported ---------------------------------------------------------------------------------

@@ -165,3 +165,68 @@ def test_a_run_left_running_by_a_dead_process_is_marked_interrupted(fresh: Servi
     record = store.events("orphan")
     assert [type(e).__name__ for e in record[:2]] == ["RunStarted", "RunResumed"] and isinstance(record[-1], VerdictReached)
     assert json.dumps([e.model_dump(mode="json") for e in record]).count('"RunStarted"') == 1
+
+
+@pytest.mark.parametrize("killed_after", [1, 2, 3])
+def test_a_call_stored_just_before_a_kill_is_read_back_not_paid_twice(
+    fresh: Services, monkeypatch: pytest.MonkeyPatch, killed_after: int
+) -> None:
+    """Issue 46: a kill right after a paid call's accounting reached the store, before its answer did, paid the call twice."""
+    assert fresh.store is not None
+    counter = FakeChatModel()
+    list(stream_run(CLAIM, fake_config(protocol="single"), fresh.__class__(**{**fresh.__dict__, "chat_override": counter})))
+    total = counter.calls
+    real_append, real_journal = RunStore.append_many, RunStore.journal_put
+    state = {"paid": 0, "dead": False}
+
+    def append_many(self: RunStore, run_id: str, events: list[Event], **kwargs: object) -> int:
+        if state["dead"]:
+            return 0  # the process is gone: nothing more reaches the database
+        paid = [i for i, e in enumerate(events) if isinstance(e, ModelCallCompleted) and not e.cached]
+        if paid and state["paid"] + len(paid) >= killed_after:
+            state["dead"] = True  # killed just after this transaction, which stored the call's accounting, committed
+        state["paid"] += len(paid)
+        return real_append(self, run_id, events, **kwargs)  # type: ignore[arg-type]
+
+    def journal_put(self: RunStore, *args: str) -> None:
+        if not state["dead"]:
+            real_journal(self, *args)
+
+    monkeypatch.setattr(RunStore, "append_many", append_many)
+    monkeypatch.setattr(RunStore, "journal_put", journal_put)
+    monkeypatch.setattr(RunStore, "finish", lambda self, *a, **k: None)  # nor its end
+    fresh.chat_override = FakeChatModel()
+    handle = stream_run(CLAIM, fake_config(protocol="single"), fresh)
+    run_id = next(handle).run_id  # type: ignore[attr-defined]
+    list(handle)
+    monkeypatch.undo()
+    with fresh.store.engine.begin() as conn:  # what the next start says of a run whose process died
+        conn.execute(text("UPDATE runs SET status = 'interrupted' WHERE id = :r"), {"r": run_id})
+
+    paid_before = fresh.store.get_run(run_id).cost.calls  # type: ignore[union-attr]
+    model = FakeChatModel()
+    again = reopen(fresh, model)
+    list(resume_run(run_id, again).stream())
+    assert killed_after <= paid_before <= total  # (calls that end together are stored in one transaction)
+    assert model.calls == total - paid_before, "a call whose cost is in the record was paid again on resume"
+    run = again.store.get_run(run_id)  # type: ignore[union-attr]
+    assert run is not None and run.status == "completed" and run.cost.calls == total
+
+
+def test_a_limit_set_in_the_environment_holds_on_resume_from_a_shell_without_it(fresh: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46: a run stopped by a call limit set only in the environment ran unlimited when resumed from a shell without it."""
+    assert fresh.store is not None
+    monkeypatch.setenv("DEBATEDESK_BUDGET__MAX_CALLS", "1")
+    fresh.chat_override = FakeChatModel()
+    stopped = list(stream_run(CLAIM, fake_config(protocol="single"), fresh))
+    run_id = stopped[0].run_id  # type: ignore[attr-defined]
+    assert fresh.store.get_run(run_id).status == "interrupted"  # type: ignore[union-attr]
+
+    monkeypatch.delenv("DEBATEDESK_BUDGET__MAX_CALLS")  # another shell, which sets no limit
+    model = FakeChatModel()
+    again = reopen(fresh, model)
+    resumed = list(resume_run(run_id, again).stream())
+    assert model.calls == 0, "the run went past the limit it was stopped by"
+    assert resumed[-1].type == "RunInterrupted" and "limit" in resumed[-1].reason  # type: ignore[attr-defined]
+    run = again.store.get_run(run_id)  # type: ignore[union-attr]
+    assert run is not None and run.status == "interrupted" and run.config["budget"]["max_calls"] == 1

@@ -84,7 +84,7 @@ def test_events_are_stored_off_the_event_loop_in_order_and_complete_when_the_str
 def test_a_store_that_cannot_take_an_event_fails_the_run(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
     assert services.store is not None
 
-    def broken(run_id: str, events: object, owner: str | None = None) -> int:
+    def broken(run_id: str, events: object, owner: str | None = None, journal: object = ()) -> int:
         raise OSError("disk full")
 
     monkeypatch.setattr(services.store, "append_many", broken)
