@@ -28,7 +28,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from pipelines.access.roles import NotAllowedError, require_role
 from pipelines.access.users import User
 from pipelines.errors import DebateDeskError, InvalidClaimError
-from pipelines.record.comments import MAX_COMMENT, Comment
+from pipelines.record.comments import MAX_COMMENT, Comment, CommentRefusedError, check_comment
 from pipelines.record.verdict_card import COMMON_LABELS, CardLabel, common_label
 from pipelines.run.runner import validate_claim
 from pipelines.tables import DeskTable
@@ -451,7 +451,12 @@ class ClaimQueue:
     def comment(
         self, by: User, text: str, *, claim_id: str | None = None, run_id: str | None = None, evidence_id: str | None = None
     ) -> Comment:
-        """A comment on a claim, a run, or one exhibit of a run (``run_id`` and ``evidence_id``); anyone on the desk may comment."""
+        """A comment on a claim, a run, or one exhibit of a run (``run_id`` and ``evidence_id``); anyone on the desk may comment.
+        Refused plainly: nothing visible, a control character, a run or an exhibit this desk does not hold (``check_comment``)."""
+        try:
+            check_comment(self.engine, text, run_id=run_id, evidence_id=evidence_id)
+        except CommentRefusedError as exc:
+            raise QueueError(str(exc)) from None
         body = _prose(text, "comment", MAX_COMMENT, "the comment is empty; write something first")
         if evidence_id and not run_id:
             raise QueueError("a comment on an exhibit needs the run the exhibit belongs to")

@@ -6,6 +6,7 @@ import pytest
 
 from pipelines.access.users import User
 from pipelines.domain import Evidence, Verdict
+from pipelines.errors import DebateDeskError
 from pipelines.events import EvidenceRetrieved, RunStarted, VerdictReached
 from pipelines.newsroom.intake import claims_from_file, claims_from_text
 from pipelines.newsroom.queue import MAX_REASON, Appearance, ClaimQueue, NewClaim, NotAllowedError, QueueError, QueueFilter
@@ -197,3 +198,21 @@ def test_a_comment_and_a_reason_are_refused_alike_when_empty_too_long_or_hiding_
         write("Two lines\n\tindented are fine.")
     assert queue.comments_on_claim(claim.id)[0].text == "Two lines\n\tindented are fine."
     assert queue.get(claim.id).review_reason == "Two lines\n\tindented are fine."  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "text,kwargs,why",
+    [
+        ("\u200b\u200b\u200b", {}, "shows nothing"),
+        ("ok\x00", {}, "U\\+0000"),
+        ("a real remark", {"run_id": "no-such-run"}, "no-such-run"),
+    ],
+)
+def test_a_comment_through_the_queue_itself_is_checked_as_the_page_checks_it(
+    stores: tuple[RunStore, ClaimQueue], text: str, kwargs: dict[str, str], why: str
+) -> None:
+    _, queue = stores
+    claim = queue.add(NewClaim(CLAIM), ANA)
+    with pytest.raises(DebateDeskError, match=why):
+        queue.comment(BO, text, claim_id=None if kwargs else claim.id, **kwargs)
+    assert queue.comments_on_claim(claim.id) == []
