@@ -20,6 +20,7 @@ from components import state
 from components.comments import render_comments
 from components.links import app_url, claim_link, render_copy_link, run_line
 from components.resources import get_claim_queue, get_services
+from components.seen_before import on_intake, render_outside_reviews, render_seen_before
 from components.sign_in import acting_user
 from pipelines.access.users import User, UsersFile, UsersFileError
 from pipelines.config import AppSettings
@@ -48,6 +49,7 @@ from pipelines.text.times import when
 K = state.QUEUE_PREFIX
 STATUS_ICONS = {"new": "🆕", "checking": "🔎", "in review": "🧑‍⚖️", "published": "📰", "dismissed": "🗑️"}
 NOBODY = "(nobody)"
+UNKNOWN_LANGUAGE = "(not told)"
 QUEUE_TABS = ("📥 Queue", "➕ Add claims", "📰 Published")
 
 
@@ -100,7 +102,7 @@ def desk_people(queue: ClaimQueue) -> list[str]:
 
 
 def render_add_claims(queue: ClaimQueue) -> None:
-    typed, pasted, from_file = st.tabs(["✍️ Type one", "📋 Paste a list", "📄 From a file"])
+    typed, pasted, from_file, reviews = st.tabs(["✍️ Type one", "📋 Paste a list", "📄 From a file", "🌐 Other fact-checkers' reviews"])
     with typed:
         st.text_area("Claim", key=K + "new.text", max_chars=2000, height=80, placeholder="The statement to check, as it was made")
         c1, c2, c3 = st.columns([3, 1, 2])
@@ -118,6 +120,9 @@ def render_add_claims(queue: ClaimQueue) -> None:
         )
         c5.date_input("Due", value=None, key=K + "new.due", format="YYYY-MM-DD")
         c6.text_input("Tags (comma-separated)", key=K + "new.tags", max_chars=500)
+        st.text_input(
+            "Language (ISO code, e.g. en, es)", key=K + "new.language", max_chars=16, placeholder="told from the text when left empty"
+        )
         st.button("➕ Add to the queue", key=K + "new.go", type="primary", on_click=act, args=(_add_typed(queue),))
     with pasted:
         st.text_area("Claims, one per line", key=K + "paste", height=140)
@@ -131,6 +136,8 @@ def render_add_claims(queue: ClaimQueue) -> None:
             "Optional columns: url, date, claimant, assignee, due, tags.",
         )
         st.button("➕ Add from the file", key=K + "file.go", on_click=act, args=(_add_file(queue),))
+    with reviews:
+        render_outside_reviews(queue)
 
 
 def _day(value: Any) -> str:
@@ -149,14 +156,15 @@ def _add_typed(queue: ClaimQueue) -> Callable[[User], str]:
                 assignee=str(get(K + "new.assignee") or ""),
                 due_on=_day(get(K + "new.due")),
                 tags=parse_tags(str(get(K + "new.tags", ""))),
+                language=str(get(K + "new.language", "")),
             ),
             user,
         )
-        for field in ("text", "url", "claimant", "tags"):
+        for field in ("text", "url", "claimant", "tags", "language"):
             st.session_state[K + "new." + field] = ""
         state.open_queue_claim(claim.id)
         st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]  # show the claim just added
-        return f"Added: {escape_markdown(claim.text[:80])}"
+        return f"Added: {escape_markdown(claim.text[:80])}" + on_intake(queue, [claim], user)
 
     return action
 
@@ -165,7 +173,7 @@ def _add_pasted(queue: ClaimQueue) -> Callable[[User], str]:
     def action(user: User) -> str:
         added = queue.add_many(claims_from_text(str(st.session_state.get(K + "paste", ""))), user)
         st.session_state[K + "paste"] = ""
-        return f"Added {len(added)} claim{'s' if len(added) != 1 else ''} to the queue."
+        return f"Added {len(added)} claim{'s' if len(added) != 1 else ''} to the queue." + on_intake(queue, added, user)
 
     return action
 
@@ -176,7 +184,8 @@ def _add_file(queue: ClaimQueue) -> Callable[[User], str]:
         if upload is None:
             return "Choose a file first."
         added = queue.add_many(claims_from_file(upload.getvalue(), upload.name), user)
-        return f"Added {len(added)} claim{'s' if len(added) != 1 else ''} from {escape_markdown(upload.name)}."
+        found = on_intake(queue, added, user)
+        return f"Added {len(added)} claim{'s' if len(added) != 1 else ''} from {escape_markdown(upload.name)}." + found
 
     return action
 
@@ -186,13 +195,14 @@ def _add_file(queue: ClaimQueue) -> Callable[[User], str]:
 
 def render_filters(queue: ClaimQueue) -> QueueFilter:
     facets = queue.facets()
-    c1, c2, c3, c4, c5, c6 = st.columns([3, 2, 2, 2, 2, 2])
+    c1, c2, c3, c4, c5, c6, c7 = st.columns([3, 2, 2, 2, 2, 2, 1])
     text = c1.text_input("Claim, claimant or address contains", key=K + "f.text")
     statuses = c2.multiselect("Status", list(CLAIM_STATUSES), key=K + "f.status", format_func=status_text)
     assignees = c3.multiselect("Assignee", [NOBODY, *facets["assignees"]], key=K + "f.assignee")
     tags = c4.multiselect("Tags", facets["tags"], key=K + "f.tags")
     due = c5.date_input("Due by", value=None, key=K + "f.due", format="YYYY-MM-DD")
     claimant = c6.selectbox("Claimant", facets["claimants"], index=None, key=K + "f.claimant", placeholder="anyone")
+    languages = c7.multiselect("Language", [UNKNOWN_LANGUAGE, *facets["languages"]], key=K + "f.language")
     return QueueFilter(
         text=text,
         statuses=tuple(statuses),
@@ -200,6 +210,7 @@ def render_filters(queue: ClaimQueue) -> QueueFilter:
         tags=tuple(tags),
         due_by=_day(due),
         claimant=claimant or "",
+        languages=tuple("" if code == UNKNOWN_LANGUAGE else code for code in languages),
     )
 
 
@@ -210,13 +221,14 @@ def render_claim_table(claims: list[QueueClaim], changed: dict[str, list[str]] |
     table = pd.DataFrame(
         [
             {
-                "status": status_text(c.status) + (" ⚠️ record changed" if changed.get(c.id) else ""),
+                "status": status_text(c.status) + (" ⚠️ record changed" if changed.get(c.id) else "") + (" 🔁 repeats" if c.repeats else ""),
                 "claim": c.text,
                 "claimant": c.appearance.claimant,
                 "appeared": c.appearance.on,
                 "assignee": c.assignee,
                 "due": c.due_on + (" ⚠️ overdue" if c.due_on and c.due_on < today and c.status not in CLOSED_STATUSES else ""),
                 "tags": ", ".join(c.tags),
+                "language": c.language,
                 "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
                 "added": when(c.created_at),
                 "id": c.id,
@@ -258,6 +270,7 @@ def render_claim(queue: ClaimQueue, claim: QueueClaim) -> None:
     st.markdown(" ".join(s for s in said if s))  # markup: escaped fields and dates we checked
     st.caption(f"Added by {escape_markdown(claim.created_by)} on {when(claim.created_at)} · id {escape_markdown(claim.id)}")
     render_copy_link(claim_link(claim.id), "this claim")
+    render_seen_before(queue, claim)
 
     if claim.status not in CLOSED_STATUSES:  # a link, not a button: a page switch from a button's run could lose
         # the race with a rerun the browser already asked of this page, and leave the person here with the claim closed

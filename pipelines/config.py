@@ -1029,6 +1029,20 @@ class AppSettings(BaseSettings):
         title="Check-COVID folder",
         description="Path to the Check-COVID dataset (corpus.json and the claim files).",
     )
+    match_suggest: float = Field(
+        default=0.65,
+        gt=0,
+        le=1,
+        title="Seen before: offer from",
+        description="A claim added to the queue is offered the earlier fact-checks (the desk's reviewed claims, imported ClaimReviews) that score at least this alike (docs/queue.md#seen-before; chosen on paraphrased PolitiFact claims).",
+    )
+    match_join: float = Field(
+        default=0.85,
+        gt=0,
+        le=1,
+        title="Seen before: join from",
+        description="At or above this similarity a new claim is joined to the earlier fact-check it repeats: its verdict shown as a proposal, never as this desk's rating. Not below the offer threshold.",
+    )
     fake_latency_s: float = Field(
         default=0.0,
         ge=0,

@@ -1,6 +1,6 @@
 """``python -m pipelines queue ...``: the desk's claims queue from the command line, and "seen before?" on every claim added.
 
-    python -m pipelines queue add "TEXT" [--claimant NAME] [--appearance URL] [--appeared-on YYYY-MM-DD] [--json]
+    python -m pipelines queue add "TEXT" [--claimant NAME] [--appearance URL] [--language xx] [--json]
     python -m pipelines queue list [--status new] [--assignee NAME] [--json]
     python -m pipelines queue show ID [--json]
     python -m pipelines queue assign ID NAME
@@ -34,6 +34,7 @@ def add_queue_command(sub: Any) -> None:
     add.add_argument("--claimant", default="", help="who made the claim")
     add.add_argument("--appearance", default="", help="where it appeared (a public http(s) address)")
     add.add_argument("--appeared-on", default="", help="when it appeared (YYYY-MM-DD)")
+    add.add_argument("--language", default="", help="its language (ISO 639: en, es...); told from the text when not given")
     add.add_argument("--json", action="store_true", help='one JSON object: {"id": ..., "matches": [...]}')
     add.add_argument("--by", default="", help=BY_HELP)
     add.set_defaults(handler=_add)
@@ -93,12 +94,18 @@ def _open() -> tuple[Any, Any, Any]:
     return ClaimQueue(store.engine), OutsideReviews(store.engine), settings
 
 
-def _matches(text: str, queue: Any, outside: Any) -> list[Any]:
+def _thresholds(settings: Any) -> Any:
+    from pipelines.newsroom.matching import thresholds_of
+
+    return thresholds_of(settings.match_suggest, settings.match_join)
+
+
+def _matches(text: str, queue: Any, outside: Any, settings: Any) -> list[Any]:
     from pipelines.newsroom.matching import earlier_checks, nearest
     from pipelines.tools.embeddings import default_embedder
 
     checked = earlier_checks(queue.find(limit=5000), outside.all())
-    return nearest(text, checked, default_embedder()) if checked else []
+    return nearest(text, checked, default_embedder(), thresholds=_thresholds(settings)) if checked else []
 
 
 def _match_json(match: Any) -> dict[str, Any]:
@@ -131,17 +138,22 @@ def _print_matches(matches: list[Any]) -> None:
 
 
 def _add(args: argparse.Namespace) -> int:
+    from pipelines.newsroom.matching import check_on_intake
     from pipelines.newsroom.queue import Appearance, NewClaim
+    from pipelines.tools.embeddings import default_embedder
 
     user = _user(args.by)
-    queue, outside, _ = _open()
-    claim = queue.add(NewClaim(args.text, Appearance(url=args.appearance, on=args.appeared_on, claimant=args.claimant)), user)
-    matches = _matches(claim.text, queue, outside)
-    matches = [m for m in matches if m.checked.key != f"claim:{claim.id}"]
+    queue, outside, settings = _open()
+    thresholds = _thresholds(settings)
+    appearance = Appearance(url=args.appearance, on=args.appeared_on, claimant=args.claimant)
+    claim = queue.add(NewClaim(args.text, appearance, language=args.language), user)
+    matches = check_on_intake(claim, queue, outside.all(), default_embedder(), user, thresholds=thresholds)
+    claim = queue.get(claim.id) or claim
     if args.json:
-        print(json.dumps({"id": claim.id, "matches": [_match_json(m) for m in matches if m.level != "nearest"]}, ensure_ascii=False))
+        shown = [_match_json(m) for m in matches if m.level != "nearest"]
+        print(json.dumps({"id": claim.id, "language": claim.language, "repeats": claim.repeats, "matches": shown}, ensure_ascii=False))
     else:
-        print(f"added {claim.id}: {claim.text[:120]}")
+        print(f"added {claim.id}{f' ({claim.language})' if claim.language else ''}: {claim.text[:120]}")
         _print_matches(matches)
     return 0
 
@@ -170,6 +182,8 @@ def _claim_json(claim: Any) -> dict[str, Any]:
         "due_on": claim.due_on,
         "tags": list(claim.tags),
         "claimant": claim.appearance.claimant,
+        "language": claim.language,
+        "repeats": claim.repeats,
         "appearance": claim.appearance.url,
         "appeared_on": claim.appearance.on,
         "reviewed_verdict": claim.reviewed_verdict,
@@ -245,8 +259,8 @@ def _seen(args: argparse.Namespace) -> int:
     from pipelines.run.runner import validate_claim
 
     validate_claim(args.text)
-    queue, outside, _ = _open()
-    matches = _matches(args.text, queue, outside)
+    queue, outside, settings = _open()
+    matches = _matches(args.text, queue, outside, settings)
     if args.json:
         print(json.dumps({"matches": [_match_json(m) for m in matches]}, ensure_ascii=False))
     else:

@@ -22,7 +22,8 @@ from typing import Literal
 
 import numpy as np
 
-from pipelines.newsroom.queue import QueueClaim
+from pipelines.access.users import User
+from pipelines.newsroom.queue import ClaimQueue, QueueClaim
 from pipelines.newsroom.reviews_in import OutsideReview
 from pipelines.tools.embeddings import Embedder
 from pipelines.tools.lexical import tokenize
@@ -133,6 +134,7 @@ def earlier_checks(claims: Sequence[QueueClaim], outside: Sequence[OutsideReview
             date=day(c.published_at or c.reviewed_at),
             link=f"/queue?claim={c.id}",
             source="this desk" + (" (published)" if c.status == "published" else " (reviewed)"),
+            language=c.language,
         )
         for c in claims
         if c.reviewed_verdict is not None
@@ -150,3 +152,28 @@ def earlier_checks(claims: Sequence[QueueClaim], outside: Sequence[OutsideReview
         for r in outside
     ]
     return own + theirs
+
+
+def thresholds_of(suggest: float, join: float) -> Thresholds:
+    """The desk's thresholds (``DEBATEDESK_MATCH_SUGGEST``, ``DEBATEDESK_MATCH_JOIN``); ValueError says what is wrong."""
+    return Thresholds(suggest=suggest, join=join)
+
+
+def check_on_intake(
+    claim: QueueClaim,
+    queue: ClaimQueue,
+    outside: Sequence[OutsideReview],
+    embedder: Embedder,
+    by: User,
+    *,
+    thresholds: Thresholds | None = None,
+) -> list[Match]:
+    """Seen before? for a claim just added: the nearest earlier fact-checks (never itself), and at or above the join
+    threshold the claim is joined to the best one (recorded in its history; its verdict a proposal only)."""
+    checked = [c for c in earlier_checks(queue.find(limit=5000), outside) if c.key != f"claim:{claim.id}"]
+    if not checked:
+        return []
+    matches = nearest(claim.text, checked, embedder, thresholds=thresholds)
+    if matches and matches[0].level == "join" and not claim.repeats:
+        queue.set_repeats(claim.id, by, matches[0].checked.key, matches[0].score)
+    return matches

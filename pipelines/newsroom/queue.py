@@ -32,6 +32,8 @@ from pipelines.record.comments import MAX_COMMENT, Comment, CommentRefusedError,
 from pipelines.record.verdict_card import COMMON_LABELS, CardLabel, common_label
 from pipelines.run.runner import validate_claim
 from pipelines.tables import DeskTable
+from pipelines.text.language import checked_code
+from pipelines.text.language import detect as detect_language
 from pipelines.text.safety import unsafe_char
 
 ClaimStatus = Literal["new", "checking", "in review", "published", "dismissed"]
@@ -84,6 +86,11 @@ class QueueClaimRow(DeskTable):
     first_published_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # the datePublished every later version keeps
     record_seen_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # changes to the record after it are flagged
     withdrawn: Mapped[str | None] = mapped_column(Text, nullable=True)  # the "withdrawn" document served after unpublishing
+    # Added for intake (migration 0005): the claim's language (ISO 639, "" unknown), and the earlier fact-check it repeats
+    # ("claim:ID" or "review:ID", joined at or above the desk's join threshold, or by a person) with the similarity.
+    language: Mapped[str | None] = mapped_column(String(16), nullable=True, index=True)
+    repeats: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    repeats_score: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class QueueRunRow(DeskTable):
@@ -176,6 +183,9 @@ class QueueClaim:
     first_published_at: float | None = None
     record_seen_at: float | None = None
     withdrawn: dict[str, Any] | None = None
+    language: str = ""
+    repeats: str = ""  # "claim:ID" or "review:ID": the earlier fact-check this claim repeats (its verdict a proposal only)
+    repeats_score: float | None = None
 
     @property
     def reviewed(self) -> bool:
@@ -224,6 +234,7 @@ class QueueFilter:
     tags: tuple[str, ...] = ()  # a claim with any of them
     due_by: str = ""  # due on or before this day (YYYY-MM-DD)
     claimant: str = ""
+    languages: tuple[str, ...] = ()  # "" stands for not told
 
 
 @dataclass(frozen=True)
@@ -235,6 +246,7 @@ class NewClaim:
     assignee: str = ""
     due_on: str = ""
     tags: tuple[str, ...] = ()
+    language: str = ""  # ISO 639; "" has it told from the text (pipelines/text/language.py)
 
 
 class ClaimQueue:
@@ -264,6 +276,7 @@ class ClaimQueue:
                     created_at=now,
                     created_by=name_of(by),
                     updated_at=now,
+                    language=checked.language or None,
                 )
             )
             s.flush()
@@ -319,17 +332,24 @@ class ClaimQueue:
             query = query.where(QueueClaimRow.due_on.is_not(None), QueueClaimRow.due_on <= _day(where.due_by, "due by"))
         if where.claimant.strip():
             query = query.where(QueueClaimRow.claimant.icontains(where.claimant.strip(), autoescape=True))
+        if where.languages:
+            told = [code for code in where.languages if code]
+            clauses = [QueueClaimRow.language.in_(told)] if told else []
+            if "" in where.languages:
+                clauses.append(QueueClaimRow.language.is_(None))
+            query = query.where(or_(*clauses))
         with Session(self.engine) as s:
             rows = s.scalars(query.order_by(QueueClaimRow.created_at.desc(), QueueClaimRow.id).limit(limit)).all()
             return [_claim(r) for r in rows]
 
     def facets(self) -> dict[str, list[str]]:
-        """The assignees, tags and claimants present, for filter widgets."""
+        """The assignees, tags, claimants and languages present, for filter widgets."""
         with Session(self.engine) as s:
             assignees = sorted(a for a in s.scalars(select(QueueClaimRow.assignee).distinct()).all() if a)
             claimants = sorted(c for c in s.scalars(select(QueueClaimRow.claimant).distinct()).all() if c)
             tags = sorted({t for column in s.scalars(select(QueueClaimRow.tags).distinct()).all() for t in _tags_of(column)})
-        return {"assignees": assignees, "tags": tags, "claimants": claimants}
+            languages = sorted(code for code in s.scalars(select(QueueClaimRow.language).distinct()).all() if code)
+        return {"assignees": assignees, "tags": tags, "claimants": claimants, "languages": languages}
 
     def update(
         self,
@@ -340,8 +360,9 @@ class ClaimQueue:
         assignee: str | None = None,
         due_on: str | None = None,
         tags: Iterable[str] | None = None,
+        language: str | None = None,
     ) -> QueueClaim:
-        """Change where it appeared, who has it, when it is due or its tags; only what differs is recorded."""
+        """Change where it appeared, who has it, when it is due, its tags or its language; only what differs is recorded."""
         changes: dict[str, Any] = {}
         if appearance is not None:
             checked = _checked_appearance(appearance)
@@ -352,7 +373,19 @@ class ClaimQueue:
             changes["due_on"] = _day(due_on, "due date") if due_on.strip() else None
         if tags is not None:
             changes["tags"] = _tags_column(_checked_tags(tags))
+        if language is not None:
+            changes["language"] = _language(language) or None
         return self._change_fields(claim_id, by, changes, "changed")
+
+    def set_repeats(self, claim_id: str, by: User, repeats: str, score: float | None) -> QueueClaim:
+        """Join the claim to the earlier fact-check it repeats (``claim:ID`` or ``review:ID``), or "" to part them; recorded.
+        The earlier verdict is a proposal shown beside the claim, never this claim's review or rating."""
+        if repeats and not re.fullmatch(r"(claim|review):[A-Za-z0-9_-]{1,40}", repeats):
+            raise QueueError(f"{repeats[:60]!r} is not an earlier fact-check (claim:ID or review:ID)")
+        if repeats == f"claim:{claim_id}":
+            raise QueueError("a claim cannot repeat itself")
+        changes = {"repeats": repeats or None, "repeats_score": round(score, 4) if repeats and score is not None else None}
+        return self._change_fields(claim_id, by, changes, "joined" if repeats else "parted")
 
     def set_status(self, claim_id: str, status: str, by: User) -> QueueClaim:
         """A plain status change (new, checking, in review, dismissed); publishing is ``publish``."""
@@ -763,6 +796,7 @@ def _checked_new(claim: NewClaim) -> NewClaim:
         assignee=_text_field(claim.assignee, "assignee"),
         due_on=_day(claim.due_on, "due date") if claim.due_on.strip() else "",
         tags=_checked_tags(claim.tags),
+        language=_language(claim.language) if claim.language.strip() else detect_language(text),
     )
 
 
@@ -836,7 +870,14 @@ def _tags_of(column: str | None) -> tuple[str, ...]:
 def _fields_of(claim: NewClaim) -> dict[str, Any]:
     a = claim.appearance
     return {"claim": claim.text, "appeared at": a.url, "appeared on": a.on, "claimant": a.claimant, "assignee": claim.assignee,
-            "due": claim.due_on, "tags": ", ".join(claim.tags)}  # fmt: skip
+            "due": claim.due_on, "tags": ", ".join(claim.tags), "language": claim.language}  # fmt: skip
+
+
+def _language(code: str) -> str:
+    try:
+        return checked_code(code)
+    except ValueError as exc:
+        raise QueueError(str(exc)) from None
 
 
 def _public(name: str, value: Any) -> Any:
@@ -888,6 +929,9 @@ def _claim(row: QueueClaimRow) -> QueueClaim:
         first_published_at=row.first_published_at,
         record_seen_at=row.record_seen_at,
         withdrawn=json.loads(row.withdrawn) if row.withdrawn else None,
+        language=row.language or "",
+        repeats=row.repeats or "",
+        repeats_score=row.repeats_score,
     )
 
 

@@ -44,7 +44,7 @@ BELOW: dict[str, set[str]] = {  # room -> the rooms it may import (besides its o
     "protocols": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts", "stages", "calibration", "pipelines"},
     "record": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "calibration", "pipelines"},
     "run": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "prompts", "record", "calibration", "pipelines", "access"},
-    "eval": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration", "access"},
+    "eval": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration", "access", "newsroom"},
     "access": GROUND | {"config"},
     "newsroom": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "access", "pipelines"},
     "cli": {"*"},

@@ -72,3 +72,17 @@ def test_claims_import_from_a_file_and_bad_files_are_answered_plainly(tmp_path: 
     assert code == 2 and "bad.json: review 1: its reviewRating has no alternateName" in err and "Traceback" not in err
     code, _, err = run(capsys, "show", "nothere")
     assert code == 2 and "no claim 'nothere' in the queue" in err
+
+
+def test_a_claim_that_repeats_an_earlier_check_word_for_word_is_joined_to_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    feed = tmp_path / "feed.json"
+    feed.write_text(json.dumps(FEED))
+    run(capsys, "import-reviews", str(feed))
+    code, out, _ = run(capsys, "add", "Only about 250 Texans have been killed in action since 9/11.", "--json")
+    added = json.loads(out)
+    assert code == 0 and added["repeats"].startswith("review:") and added["matches"][0]["level"] == "join"
+    assert added["language"] == "en", "told from the text"
+    code, out, _ = run(capsys, "show", added["id"])
+    assert "joined (repeats" in out
+    code, _, err = run(capsys, "add", "Las mascarillas reducen la transmisión", "--language", "Spanish")
+    assert code == 2 and "not a language code" in err

@@ -54,7 +54,12 @@ def test_a_claim_added_with_where_it_appeared_is_found_by_every_filter(stores: t
         assert [c.id for c in queue.find(where)] == [claim.id], where
     assert len(queue.find(QueueFilter(assignees=("",)))) == 1  # nobody has the Moon claim
     assert queue.find(QueueFilter(tags=("heal", "ferr", "%"))) == []  # a tag is matched whole; a wildcard is a character
-    assert queue.facets() == {"assignees": ["Bo Lind"], "tags": ["ferries", "health", "space"], "claimants": ["Mayor Jones"]}
+    assert queue.facets() == {
+        "assignees": ["Bo Lind"],
+        "tags": ["ferries", "health", "space"],
+        "claimants": ["Mayor Jones"],
+        "languages": ["en"],
+    }
     [entry] = queue.history(claim.id)
     assert (entry.by, entry.action, entry.detail["claimant"]) == ("Ana Ruiz", "added", "Mayor Jones")
 

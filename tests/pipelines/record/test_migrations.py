@@ -125,7 +125,8 @@ def test_sign_in_and_queue_tables_made_by_their_own_code_before_migration_0003_a
     with engine.begin() as conn:  # an older queue: no published ClaimReview column, no index on the due day
         conn.execute(sa.text("DROP INDEX ix_queue_claims_due_on"))
         conn.execute(sa.text("ALTER TABLE queue_claims DROP COLUMN claimreview"))
-        for column in ("publish_version", "first_published_at", "record_seen_at", "withdrawn"):  # added by 0004
+        conn.execute(sa.text("DROP INDEX ix_queue_claims_language"))  # added by 0005, with its columns
+        for column in ("publish_version", "first_published_at", "record_seen_at", "withdrawn", "language", "repeats", "repeats_score"):
             conn.execute(sa.text(f"ALTER TABLE queue_claims DROP COLUMN {column}"))
         conn.execute(
             sa.text(
