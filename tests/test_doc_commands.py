@@ -2,7 +2,7 @@
 
 The commands are read from the pages, not copied here: a command added to README or docs/ is run by this test the day
 it is added. Each runs in a fresh data folder, in a working folder holding the files the examples name (``notes/``,
-``claims.csv``, ``record.json``...), with every role on the fake backend (``--backend X`` becomes ``--backend fake``, a
+``claims.csv``, ``record.json``, ``reviews.json``...), with every role on the fake backend (``--backend X`` becomes ``--backend fake``, a
 ``--limit`` larger than 2 becomes 2, placeholders such as ``RUN_ID`` become real ones). ``resume RUN_ID`` resumes a run
 cut short as a kill leaves one. What each prints is not judged here (other tests do); that it works is: exit status 0
 (or the documented one), no traceback.
@@ -109,6 +109,15 @@ def desk(tmp_path_factory: pytest.TempPathFactory, checkcovid_data_dir: Path, ch
     (work / "notes" / "masks.md").write_text("# Masks\n\nRandomized trials found masks reduce transmission of respiratory viruses.\n")
     (work / "passages.jsonl").write_text(json.dumps({"id": "p1", "text": "Hand washing reduces the spread of influenza."}) + "\n")
     (work / "claims.csv").write_text(f"claim\n{CLAIM}\n")
+    (work / "claims.txt").write_text("Tides follow the Moon\nThe Moon landing was filmed in a studio\n")
+    review = {
+        "@type": "ClaimReview",
+        "url": "https://factcheck.example.org/texans",
+        "claimReviewed": "Only about 250 Texans have been killed in action since 9/11.",
+        "author": {"name": "Example Checks"},
+        "reviewRating": {"alternateName": "Mostly false"},
+    }
+    (work / "reviews.json").write_text(json.dumps({"@type": "DataFeed", "dataFeedElement": [review]}))
     with (work / "claims.jsonl").open("w") as out:
         out.write(json.dumps({"claim": CLAIM, "label": "True"}) + "\n")
         out.write(json.dumps({"claim": "Masks cause respiratory viruses", "label": "Pants on fire"}) + "\n")
@@ -159,9 +168,12 @@ def test_every_documented_command_works_on_the_fake_backend(desk: dict[str, obje
     cut_short_like_a_kill(data, cut_id)
     exported = run(desk, [sys.executable, "-m", "pipelines", "export", run_id, "--format", "json", "-o", "record.json"])
     assert exported.returncode == 0, exported.stderr
+    queued = run(desk, [sys.executable, "-m", "pipelines", "queue", "add", "Tides follow the Moon", "--json"])
+    assert queued.returncode == 0, queued.stderr
     from pipelines.record.signing import desk_key
 
     names = {
+        "CLAIM_ID": json.loads(queued.stdout)["id"],
         "RUN_ID": run_id,
         '"CLAIM"': f'"{CLAIM}"',
         "NAME": "fake-model",

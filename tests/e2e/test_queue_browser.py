@@ -149,5 +149,47 @@ def test_two_people_take_a_claim_from_the_queue_to_a_published_fact_check(browse
     screenshot(ana, "queue-published-view")
     follow(bo, claim_url, "bo", "Claims queue")
     bo.get_by_text("Published by Ana Ruiz on").first.wait_for(timeout=60_000)  # (its versions list says "published by" too)
+
+    # Seen before: the checker adds the same claim, worded differently; the editor's published fact-check is offered
+    bo.get_by_role("tab", name="➕ Add claims").click()
+    bo.get_by_role("textbox", name="Claim", exact=True).fill("On river ferries, masks cut the spread of respiratory viruses")
+    bo.get_by_role("button", name="Add to the queue").click()
+    told = bo.get_by_text("checked on", exact=False).filter(has_text="this desk (published): REFUTED")
+    told.first.wait_for(timeout=60_000)
+    screenshot(bo, "queue-seen-before-offered")
+    bo.context.close()
+    ana.context.close()
+
+
+def test_an_imported_claimreview_is_matched_when_a_colleague_adds_the_claim(browser, desk_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ana = signed_in(browser, desk_url, "ana")
+    PAGES.update(ana=ana)
+    ana.get_by_role("link", name="Claims queue").click()
+    ana.get_by_role("tab", name="➕ Add claims").click()
+    ana.get_by_role("tab", name="🌐 Other fact-checkers' reviews").click()
+    review = {
+        "@type": "ClaimReview",
+        "url": "https://factcheck.example.org/texans",
+        "claimReviewed": "Only about 250 Texans have been killed in action since 9/11.",
+        "datePublished": "2026-11-30",
+        "author": {"name": "Example Checks"},
+        "reviewRating": {"alternateName": "Mostly false"},
+    }
+    path = tmp_path / "reviews.json"
+    path.write_text(json.dumps({"@type": "DataFeed", "dataFeedElement": [review]}))
+    ana.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(str(path))
+    ana.get_by_text("reviews.json").first.wait_for(timeout=30_000)
+    ana.get_by_role("button", name="Read the reviews in").click()
+    ana.get_by_text("1 added").first.wait_for(timeout=60_000)
+    screenshot(ana, "queue-reviews-read-in")
+
+    bo = signed_in(browser, desk_url, "bo")
+    PAGES.update(bo=bo)
+    bo.get_by_role("link", name="Claims queue").click()
+    bo.get_by_role("tab", name="➕ Add claims").click()
+    bo.get_by_role("textbox", name="Claim", exact=True).fill("Since September 11 only around 250 soldiers from Texas died in combat.")
+    bo.get_by_role("button", name="Add to the queue").click()
+    bo.get_by_text("by Example Checks: Mostly false", exact=False).first.wait_for(timeout=60_000)
+    screenshot(bo, "queue-imported-review-matched")
     bo.context.close()
     ana.context.close()
