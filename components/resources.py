@@ -44,6 +44,11 @@ def get_claim_queue() -> ClaimQueue | None:
 
 @st.cache_resource(show_spinner=False)
 def _queue_for(url: str) -> ClaimQueue:
-    store = get_services().store
+    services = get_services()
+    store = services.store
     assert store is not None and store.url == url
+    if services.settings.webhook_url:  # every change, once stored, to the desk's chat tool (pipelines/newsroom/notices.py)
+        from pipelines.newsroom.notices import Webhook, attach_webhook
+
+        attach_webhook(store.engine, Webhook(services.settings.webhook_url, services.settings.data_dir))
     return ClaimQueue(store.engine)  # published fact-checks are served from it (components/published.py), not from files

@@ -1043,6 +1043,11 @@ class AppSettings(BaseSettings):
         title="Seen before: join from",
         description="At or above this similarity a new claim is joined to the earlier fact-check it repeats: its verdict shown as a proposal, never as this desk's rating. Not below the offer threshold.",
     )
+    webhook_url: str = Field(
+        default="",
+        title="Webhook",
+        description="An http(s) address the desk POSTs every claims-queue change to (JSON, signed with the desk's ed25519 key in X-DebateDesk-Signature), for its chat tool; empty sends nothing.",
+    )
     fake_latency_s: float = Field(
         default=0.0,
         ge=0,

@@ -91,6 +91,10 @@ def _open() -> tuple[Any, Any, Any]:
     settings = AppSettings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = RunStore(settings.sqlite_url)
+    if settings.webhook_url:  # every change, once stored, to the desk's chat tool, as the app sends it
+        from pipelines.newsroom.notices import Webhook, attach_webhook
+
+        attach_webhook(store.engine, Webhook(settings.webhook_url, settings.data_dir, wait=True))
     return ClaimQueue(store.engine), OutsideReviews(store.engine), settings
 
 

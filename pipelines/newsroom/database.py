@@ -5,11 +5,11 @@ from __future__ import annotations
 from sqlalchemy import MetaData
 
 from pipelines.access import sessions
-from pipelines.newsroom import queue, reviews_in
+from pipelines.newsroom import notices, queue, reviews_in
 from pipelines.record import store
 from pipelines.tables import DeskTable
 
-DECLARED_IN = (store, sessions, queue, reviews_in)  # the modules whose tables make up the database; importing them declares them
+DECLARED_IN = (store, sessions, queue, reviews_in, notices)  # the modules whose tables make up the database; importing them declares them
 
 
 def desk_schema() -> MetaData:

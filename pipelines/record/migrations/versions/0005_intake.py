@@ -1,6 +1,6 @@
 """Intake: other organisations' fact-checks, read in from their ClaimReview JSON-LD (pipelines/newsroom/reviews_in.py), kept
 as their reviews and matched against the claims that come in; and on each queued claim its language and the earlier
-fact-check it repeats, with the similarity.
+fact-check it repeats, with the similarity; and up to when each person has read their notices.
 
 Revision ID: 0005
 Revises: 0004
@@ -36,6 +36,12 @@ def upgrade() -> None:
     with op.batch_alter_table("outside_reviews", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_outside_reviews_organisation"), ["organisation"], unique=False)
         batch_op.create_index(batch_op.f("ix_outside_reviews_imported_at"), ["imported_at"], unique=False)
+    op.create_table(
+        "notice_reads",
+        sa.Column("person", sa.String(length=300), nullable=False),
+        sa.Column("read_until", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("person"),
+    )
     with op.batch_alter_table("queue_claims", schema=None) as batch_op:
         batch_op.add_column(sa.Column("language", sa.String(length=16), nullable=True))
         batch_op.add_column(sa.Column("repeats", sa.String(length=64), nullable=True))
