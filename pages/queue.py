@@ -15,6 +15,7 @@ from components.claim_queue import (
     render_published,
 )
 from components.links import address_picker
+from components.notices_view import filters_in_use, in_view, render_bulk, render_notices, render_view_choice
 from components.pages import render_page_header
 from components.resources import get_claim_queue
 from components.sign_in import acting_user
@@ -33,6 +34,7 @@ if (linked := state.follow_link(state.CLAIM_PARAM)) is not None:  # ?claim=ID: a
     state.open_queue_claim(linked)
     st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]
 render_message()
+render_notices(queue)
 
 queue_tab, add_tab, published_tab = st.tabs(list(QUEUE_TABS), key=state.QUEUE_TABS, on_change="rerun")  # the open tab stays open
 with add_tab:
@@ -40,12 +42,16 @@ with add_tab:
 with published_tab:
     render_published(queue)
 with queue_tab:
+    view = render_view_choice()
     where = render_filters(queue)
-    claims = queue.find(where)
+    claims = in_view(queue, queue.find(where), view)
     if claims:
         render_claim_table(claims, queue.record_changes(claims))  # a published claim whose record changed since is flagged
+        render_bulk(queue, claims)
+    elif hiding := filters_in_use(where, view):
+        st.info(f"No claims match {hiding}: clear {'it' if ',' not in hiding else 'them'} to see the rest.")  # markup: our words
     else:
-        st.info("No claims match. Add some under **Add claims**; a run on **Verify** or **Batch** adds its claim here too.")
+        st.info("No claims yet. Add some under **Add claims**; a run on **Verify** or **Batch** adds its claim here too.")
     by_id = {c.id: c for c in claims}
     chosen = state.queue_claim()
     if chosen is not None and chosen not in by_id:
