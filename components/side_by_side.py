@@ -8,12 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from components import state
+from components.claim_queue import link_run_to_queue
 from components.sign_in import acting_person
 from components.transcript import RunView, replay
 from pipelines.access.roles import require
 from pipelines.config import RunConfig
 from pipelines.errors import DebateDeskError
-from pipelines.events import Event
+from pipelines.events import Event, RunStarted
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.record.verdict_card import common_label
 from pipelines.run.runner import preflight
@@ -89,6 +90,10 @@ def run_side_by_side(claim: str, configs: Sequence[RunConfig], services: Service
             view.finish()
         if any(runs):
             state.set_last_comparison(runs)
+    for events in runs:  # each run joins the claim's queued claim (or makes one), as a single run on Verify does
+        started = next((e for e in events if isinstance(e, RunStarted)), None)
+        if started is not None and (problem := link_run_to_queue(started.run_id, claim)):
+            state.set_error(problem)
     _render_summary(summary, runs)
 
 

@@ -54,6 +54,7 @@ from pipelines.events import (
     ReasoningStepTaken,
     RoundStarted,
     RunFailed,
+    RunStarted,
     ScoreComputed,
     StageFailed,
     StageStarted,
@@ -207,7 +208,20 @@ def _verify(args: argparse.Namespace) -> int:
     by = acting_person(args.by, "run")
     services = _services()
     config = services.desk_settings().apply(load_run_config()).with_overrides(**overrides)  # the desk's endpoints, prices and limits
-    return _print_events(stream_run(args.claim, config, services, by=by), as_json=args.json)
+    started: list[str] = []
+
+    def noted(events: Iterable[Event]) -> Iterator[Event]:
+        for evt in events:
+            if isinstance(evt, RunStarted) and not started:
+                started.append(evt.run_id)
+            yield evt
+
+    code = _print_events(noted(stream_run(args.claim, config, services, by=by)), as_json=args.json)
+    if started and services.store is not None:  # the run joins its queued claim, as a run on Verify does
+        from pipelines.cli.queue import join_queue
+
+        print(join_queue(services.store.engine, started[0], args.claim, by), file=sys.stderr)
+    return code
 
 
 def _services() -> Services:

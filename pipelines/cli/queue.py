@@ -75,11 +75,28 @@ def add_queue_command(sub: Any) -> None:
 
 def _user(by: str) -> User:
     """Who acts: with a users file, the account whose password was given; else the name given, holding every role."""
-    person = acting_person(by, "comment")  # adding and assigning claims is anyone's on the desk
+    return user_of(acting_person(by, "comment"))  # adding and assigning claims is anyone's on the desk
+
+
+def user_of(person: Any) -> User:
+    """The queue's person for who acts from the command line (a Person proven by a password, or the name given)."""
     if isinstance(person, str):
         name = " ".join(person.split()) or "the command line"
         return User(username=name.lower(), name=name, role="editor")
     return User(username=person.account or person.name, name=person.name, role=person.role or "checker")
+
+
+def join_queue(engine: Any, run_id: str, claim: str, person: Any) -> str:
+    """A run from the command line joins its queued claim (or makes one), as a run from the page does; why not, plainly."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from pipelines.newsroom.queue import ClaimQueue
+
+    try:
+        joined = ClaimQueue(engine).link_run(run_id, claim, user_of(person))
+    except (DebateDeskError, SQLAlchemyError, OSError) as exc:
+        return f"the run is stored, but it did not join the claims queue: {exc}"
+    return f"in the claims queue as {joined.id} ({joined.status})"
 
 
 def _open() -> tuple[Any, Any, Any]:

@@ -67,8 +67,21 @@ def test_mermaid_shows_triplets_and_steps(app: AppTest) -> None:
     assert list(triplets["relation"]) == ["reduce"]
 
 
+def queued_runs() -> int:
+    """How many runs the queued claim of CLAIM holds, in the app's own store (0 when it is not queued)."""
+    from pipelines.config import AppSettings
+    from pipelines.newsroom.queue import ClaimQueue, QueueFilter
+    from pipelines.record.store import RunStore
+
+    queue = ClaimQueue(RunStore(AppSettings().sqlite_url).engine)
+    claims = [c for c in queue.find(QueueFilter(text=CLAIM)) if c.text == CLAIM]
+    return sum(len(queue.runs_of(c.id)) for c in claims)
+
+
 def test_two_protocols_side_by_side_and_still_there_after_a_rerun(app: AppTest) -> None:
+    before = queued_runs()
     run_claim(app, "radar", compare="mad")
+    assert queued_runs() == before + 2, "both runs of a comparison join the claims queue, as a single run does"
 
     summary = next(d.value for d in app.dataframe if "model calls" in d.value.columns)
     assert list(summary["protocol"]) == ["radar", "mad"]

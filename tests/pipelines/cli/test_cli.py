@@ -35,6 +35,10 @@ def test_verify_json_prints_one_event_per_line_ending_in_a_verdict(data_dir: Pat
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["type"] == "RunStarted" and lines[-1]["type"] == "VerdictReached"
     assert lines[-1]["verdict"]["label"] in {"SUPPORTS", "REFUTES", "NOT ENOUGH INFO"}
+    assert "in the claims queue as" in result.stderr, "a run from the command line joins the queue as a run on Verify does"
+    listed = cli("queue", "list", "--json", data_dir=data_dir)
+    claims = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert any(c["text"] == "Masks reduce transmission of respiratory viruses" and c["status"] == "checking" for c in claims)
 
 
 def test_ingest_then_corpora_lists_counts(data_dir: Path, tmp_path: Path) -> None:
