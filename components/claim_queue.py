@@ -118,7 +118,7 @@ def render_add_claims(queue: ClaimQueue) -> None:
             accept_new_options=AppSettings().users_file is None,
             placeholder="nobody yet",
         )
-        c5.date_input("Due", value=None, key=K + "new.due", format="YYYY-MM-DD")
+        c5.date_input("Due date (to finish by)", value=None, key=K + "new.due", format="YYYY-MM-DD")
         c6.text_input("Tags (comma-separated)", key=K + "new.tags", max_chars=500)
         st.text_input(
             "Language (ISO code, e.g. en, es)", key=K + "new.language", max_chars=16, placeholder="told from the text when left empty"
@@ -200,7 +200,9 @@ def render_filters(queue: ClaimQueue) -> QueueFilter:
     statuses = c2.multiselect("Status", list(CLAIM_STATUSES), key=K + "f.status", format_func=status_text)
     assignees = c3.multiselect("Assignee", [NOBODY, *facets["assignees"]], key=K + "f.assignee")
     tags = c4.multiselect("Tags", facets["tags"], key=K + "f.tags")
-    due = c5.date_input("Due by", value=None, key=K + "f.due", format="YYYY-MM-DD")
+    due = c5.date_input(
+        "Due on or before", value=None, key=K + "f.due", format="YYYY-MM-DD", help="claims whose due date is this day or earlier"
+    )
     claimant = c6.selectbox("Claimant", facets["claimants"], index=None, key=K + "f.claimant", placeholder="anyone")
     languages = c7.multiselect("Language", [UNKNOWN_LANGUAGE, *facets["languages"]], key=K + "f.language")
     return QueueFilter(
@@ -330,8 +332,12 @@ def _render_edit(queue: ClaimQueue, claim: QueueClaim) -> None:
         key=key + "assignee",
         accept_new_options=AppSettings().users_file is None,
     )
-    c3.date_input("Due", value=date.fromisoformat(claim.due_on) if claim.due_on else None, key=key + "due", format="YYYY-MM-DD")
-    st.text_input("Tags (comma-separated)", value=", ".join(claim.tags), key=key + "tags", max_chars=500)
+    c3.date_input(
+        "Due date (to finish by)", value=date.fromisoformat(claim.due_on) if claim.due_on else None, key=key + "due", format="YYYY-MM-DD"
+    )
+    t1, t2 = st.columns([4, 1])
+    t1.text_input("Tags (comma-separated)", value=", ".join(claim.tags), key=key + "tags", max_chars=500)
+    t2.text_input("Language (ISO code)", value=claim.language, key=key + "language", max_chars=16, help="en, es, fr...; empty: not told")
     c4, c5, c6 = st.columns([3, 1, 2])
     c4.text_input("Where it appeared (address)", value=claim.appearance.url, key=key + "url", max_chars=2000)
     c5.date_input(
@@ -352,6 +358,7 @@ def _save(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], st
             assignee="" if assignee == NOBODY else assignee,
             due_on=_day(get(key + "due")),
             tags=parse_tags(str(get(key + "tags", ""))),
+            language=str(get(key + "language", "")),
         )
         status = str(get(key + "status") or claim.status)
         if status != claim.status:

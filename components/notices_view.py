@@ -65,7 +65,7 @@ def filters_in_use(where: QueueFilter, view: str) -> str:
     """The filters that are set, in words ("the view Assigned to me, Status and Tags"), or "" when none is."""
     names = [name for name, value in (
         ("Claim, claimant or address", where.text.strip()), ("Status", where.statuses), ("Assignee", where.assignees),
-        ("Tags", where.tags), ("Due by", where.due_by), ("Claimant", where.claimant), ("Language", where.languages),
+        ("Tags", where.tags), ("Due on or before", where.due_by), ("Claimant", where.claimant), ("Language", where.languages),
     ) if value]  # fmt: skip
     if view != VIEWS[0]:
         names.insert(0, f"the view {view}")

@@ -69,6 +69,7 @@ def claim_review(
             citations=citations,
             modified_on=modified_on,
             corrections=tuple(corrections or ()),
+            language=claim.language,
         )
     )
 

@@ -81,6 +81,7 @@ class Review:
     appeared_url: str = ""
     citations: list[Evidence] = field(default_factory=list)
     corrections: tuple[Correction, ...] = ()  # oldest first; each published version keeps every earlier one
+    language: str = ""  # ISO 639 (BCP 47) of the claim and the review, when told
 
 
 def build_claimreview(review: Review) -> dict[str, Any]:
@@ -119,6 +120,8 @@ def build_claimreview(review: Review) -> dict[str, Any]:
         },
         "itemReviewed": item,
     }
+    if review.language:
+        doc["inLanguage"] = review.language
     if review.editor:
         doc["editor"] = {"@type": "Person", "name": review.editor}
     if review.modified_on:

@@ -55,6 +55,7 @@ def test_the_published_claimreview_carries_what_the_desk_reviewed(reviewed: tupl
     assert item["firstAppearance"]["url"] == item["appearance"][0]["url"] == "https://example.org/post</script>"
     assert doc["citation"] == [{"@type": "CreativeWork", "name": "Ferry study", "url": "https://example.org/ferry"}]
     assert "dateModified" not in doc and "correction" not in doc
+    assert doc["inLanguage"] == "en", "the claim's language, told from its text"
     assert [h.action for h in queue.history(claim_id)][-1] == "published"
     assert [(p.version, p.action, p.by, p.document) for p in queue.publications(claim_id)] == [(1, "published", "Ana Ruiz", doc)]
 
