@@ -79,6 +79,11 @@ def request_run() -> None:
     st.session_state[LAST_ERROR] = None
 
 
+def claim_waiting() -> bool:
+    """Whether Verify was just pressed (the run starts further down this page's run)."""
+    return bool(st.session_state.get(PENDING_CLAIM))
+
+
 def take_pending_claim() -> str | None:
     claim = st.session_state.get(PENDING_CLAIM)
     st.session_state[PENDING_CLAIM] = None

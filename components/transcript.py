@@ -55,17 +55,19 @@ COST_REDRAW_S = 0.25  # a live run redraws its cost at most this often (a fast b
 
 
 class RunView:
-    """Feeds events into Streamlit elements laid out as: status, verdict, transcript, evidence."""
+    """Feeds events into Streamlit elements laid out as: verdict, status, cost, transcript, evidence."""
 
     def __init__(self, live: bool = True, key: str = "run") -> None:
         self.live = live
         self.key = key
+        # The verdict first: empty (and taking no room) while the run goes, it is the first thing on screen once it rules,
+        # above the run's status and its cost (a checker reads the verdict, its confidence and what it rests on first).
+        self.verdict_slot = st.empty()
         self.status: Any = st.status("Starting…", expanded=True) if live else None
         self.digest = RunDigest()
         self.cost_line = st.empty()
         with st.expander("Cost by stage", expanded=False):
             self.cost_table = st.empty()
-        self.verdict_slot = st.empty()
         panels_area = st.container()
         self.transcript = st.container()
         with st.expander("Evidence", expanded=True):

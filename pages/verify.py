@@ -23,7 +23,8 @@ from pipelines.text.safety import escape_markdown
 state.ensure_framed("pages/verify.py")
 
 render_page_header("pages/verify.py")
-if state.active_run() is None and not state.last_events() and not state.last_comparison():  # the first thing a newcomer reads
+showing_a_run = state.active_run() is not None or state.last_events() or state.last_comparison() or state.claim_waiting()
+if not showing_a_run:  # the first thing a newcomer reads; once a run is on screen its verdict must fit the first screen
     st.markdown(
         "DebateDesk checks a claim against evidence: AI agents search your corpora (and the web, when it is on), argue over "
         "what they find, and a judge or a panel rules.  \n"
