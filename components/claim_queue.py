@@ -195,11 +195,12 @@ def _add_file(queue: ClaimQueue) -> Callable[[User], str]:
 
 def render_filters(queue: ClaimQueue) -> QueueFilter:
     facets = queue.facets()
-    c1, c2, c3, c4, c5, c6, c7 = st.columns([3, 2, 2, 2, 2, 2, 1])
+    c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
     text = c1.text_input("Claim, claimant or address contains", key=K + "f.text")
     statuses = c2.multiselect("Status", list(CLAIM_STATUSES), key=K + "f.status", format_func=status_text)
     assignees = c3.multiselect("Assignee", [NOBODY, *facets["assignees"]], key=K + "f.assignee")
     tags = c4.multiselect("Tags", facets["tags"], key=K + "f.tags")
+    c5, c6, c7, _ = st.columns([3, 2, 2, 2])
     due = c5.date_input(
         "Due on or before", value=None, key=K + "f.due", format="YYYY-MM-DD", help="claims whose due date is this day or earlier"
     )
@@ -224,22 +225,31 @@ def render_claim_table(claims: list[QueueClaim], changed: dict[str, list[str]] |
         [
             {
                 "status": status_text(c.status) + (" ⚠️ record changed" if changed.get(c.id) else "") + (" 🔁 repeats" if c.repeats else ""),
+                "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
+                "id": c.id,
                 "claim": c.text,
-                "claimant": c.appearance.claimant,
-                "appeared": c.appearance.on,
                 "assignee": c.assignee,
                 "due": c.due_on + (" ⚠️ overdue" if c.due_on and c.due_on < today and c.status not in CLOSED_STATUSES else ""),
+                "claimant": c.appearance.claimant,
                 "tags": ", ".join(c.tags),
                 "language": c.language,
-                "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
                 "added": when(c.created_at),
-                "id": c.id,
             }
             for c in claims
         ]
     )
     st.caption(f"{len(claims)} claim{'s' if len(claims) != 1 else ''}")
-    st.dataframe(table, hide_index=True, width="stretch", height=min(400, 38 + 35 * len(claims)))
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=min(400, 38 + 35 * len(claims)),
+        column_config={  # the verdict and the id whole; the claim takes the room that is left
+            "verdict": st.column_config.TextColumn("verdict", width="small"),
+            "claim": st.column_config.TextColumn("claim", width="medium"),
+            "id": st.column_config.TextColumn("id", width="small"),
+        },
+    )
 
 
 def describe(claim: QueueClaim) -> str:

@@ -30,7 +30,7 @@ def evidence_frame(
                 "id": e.id,
                 "source": e.source,
                 "document": e.source_label if e.source != "web" else e.title,
-                "link": e.url if e.url and is_web_url(e.url) else None,
+                "link": e.url if e.url and is_web_url(e.url) else "",
                 "found by": e.found_by,
                 "query": e.query,
                 "round": e.round,
@@ -65,6 +65,11 @@ def position_label(e: Evidence) -> str:
     return label
 
 
+# What a checker reads first fits a laptop's width (no column cut off); how each item was found is a toggle away.
+ESSENTIAL = ("id", "document", "text", "cited by", "statements", "checker", "score", "position", "link")
+RETRIEVAL = ("source", "found by", "query", "round", "dense", "lexical", "fused")
+
+
 def render_evidence_table(
     items: list[Evidence],
     cited_by: dict[str, list[str]] | None = None,
@@ -75,11 +80,19 @@ def render_evidence_table(
     if not items:
         st.caption("No evidence retrieved yet.")
         return
+    frame = evidence_frame(items, cited_by, statements, struck)
+    details = st.toggle(
+        "How each was found (source, query, round, search scores)",
+        key=f"{key}.details",
+        help="The retrieval's columns beside the essentials.",
+    )
+    shown = [c for c in (*ESSENTIAL, *(RETRIEVAL if details else ())) if c in frame.columns]
     st.dataframe(
-        evidence_frame(items, cited_by, statements, struck),
+        frame,
         hide_index=True,
         width="stretch",
         key=key,
+        column_order=shown,
         column_config={
             "link": st.column_config.LinkColumn("link", display_text="open ↗"),
             "score": st.column_config.NumberColumn("score", format="%.3f", help="What ranked this item: the fused score in hybrid search."),
@@ -92,6 +105,6 @@ def render_evidence_table(
             ),
             "position": st.column_config.TextColumn("position", help="Which passage of the document, and which of its sentences."),
             "statements": st.column_config.TextColumn("statements resting on it", width="large"),
-            "text": st.column_config.TextColumn("text", width="large"),
+            "text": st.column_config.TextColumn("text", width="medium", help="The passage as retrieved; hover or widen to read it whole."),
         },
     )
