@@ -273,6 +273,11 @@ def _export(args: argparse.Namespace) -> int:
     summary = store.get_run(args.run_id)
     if summary is None:
         raise ValueError(f"no run {args.run_id!r}; list runs with `python -m pipelines runs`")
+    if args.format == "claimreview":  # the same rule as History's button: a fact-check is what a person of this desk reviewed
+        from pipelines.record.export import claimreview_refusal
+
+        if (why := claimreview_refusal(summary)) is not None:
+            raise DebateDeskError(f"no ClaimReview for run {args.run_id}: {why}")
     settings = AppSettings()
     signer = desk_key(settings.data_dir) if args.format == "json" else None
     stored_chain = store.stored_chain(args.run_id).describe() if args.format == "json" else ""

@@ -70,3 +70,16 @@ def test_runs_lists_and_filters_in_the_one_vocabulary(stored: tuple[RunStore, st
     assert f"\t{common}" in line and (own == common or f"(the protocol's word: {own})" in line)
     other = next(label for label in COMMON_LABELS if label != common)
     assert main(["runs", "--verdict", other]) == 0 and run_id not in capsys.readouterr().out
+
+
+def test_export_gives_a_claimreview_only_for_a_run_this_desk_reviewed(
+    stored: tuple[RunStore, str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """History's button follows this rule; the command line rated any run, unreviewed ones included, as a fact-check."""
+    _, run_id, _ = stored
+    assert main(["export", run_id, "--format", "claimreview"]) == 2
+    assert "nobody on this desk has reviewed this run's verdict" in capsys.readouterr().err
+    assert main(["override", run_id, "--verdict", "REFUTED", "--by", "Ana", "--reason", "the trial was retracted"]) == 0
+    capsys.readouterr()
+    assert main(["export", run_id, "--format", "claimreview"]) == 0
+    assert json.loads(capsys.readouterr().out)["reviewRating"]["name"] == "REFUTED"
