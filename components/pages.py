@@ -29,6 +29,7 @@ class PageInfo:
 PAGES = (
     PageInfo("pages/verify.py", "Verify a claim", "⚖️"),
     PageInfo("pages/history.py", "History", "🗂️"),
+    PageInfo("pages/replay.py", "Replay", "🎓"),
     PageInfo("pages/queue.py", "Claims queue", "📥"),
     PageInfo("pages/corpora.py", "Corpora", "📚"),
     PageInfo("pages/batch.py", "Batch", "📋"),

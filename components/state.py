@@ -384,7 +384,8 @@ def take_return_to() -> tuple[str, dict[str, str]] | None:
 RUN_PARAM = "run"  # ?run=ID opens the run on History
 CLAIM_PARAM = "claim"  # ?claim=ID opens the claim on the queue page
 CHECK_PARAM = "check"  # ?check=ID on Verify: the queued claim's text in the claim box, its run joins that claim
-LINK_PARAMS = (RUN_PARAM, CLAIM_PARAM, CHECK_PARAM)
+REPLAY_PARAM = "replay"  # ?replay=ID on the Replay page: the run alone, step by step, for a class
+LINK_PARAMS = (RUN_PARAM, CLAIM_PARAM, CHECK_PARAM, REPLAY_PARAM)
 RETURN_PARAMS = "return_params"
 FOLLOWED_PREFIX = "followed."  # the link parameter value this session already followed, per parameter
 QUEUE_CLAIM = "queue_claim"  # the claim open on the queue page

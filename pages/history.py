@@ -7,7 +7,6 @@ import streamlit as st
 
 from components import state
 from components.comments import render_comments
-from components.courtroom import render_courtroom_audit
 from components.desk import render_resume_with_limits
 from components.links import address_picker, render_copy_link, run_line, run_link
 from components.pages import render_page_header
@@ -16,6 +15,7 @@ from components.resources import get_claim_queue, get_services
 from components.review_form import render_override_form
 from components.run_compare import render_comparison
 from components.sign_in import acting_person
+from components.stepper import render_stepper
 from components.transcript import replay
 from pipelines.access.roles import require
 from pipelines.errors import DebateDeskError
@@ -23,7 +23,6 @@ from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.compare import compare_runs
 from pipelines.record.digest import digest
 from pipelines.record.export import EXPORT_FORMATS, claimreview_refusal, export_filename, export_run, import_run
-from pipelines.record.replay import steps
 from pipelines.record.signing import desk_key, existing_desk_key
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
 from pipelines.record.verdict_card import common_label, imported_summary, imported_trail
@@ -258,24 +257,10 @@ if queue is not None:
 
 tab_replay, tab_compare = st.tabs(["📼 Replay, step by step", "🆚 Compare with another run"])
 with tab_replay:
-    cuts = steps(events)
-    step_key = f"{state.HISTORY_STEP}.{run.id}"
-    st.session_state.setdefault(step_key, len(cuts))
-    if len(cuts) > 1:
-
-        def move(delta: int, key: str = step_key, total: int = len(cuts)) -> None:
-            st.session_state[key] = max(1, min(total, int(st.session_state.get(key, total)) + delta))
-
-        nav = st.columns([1, 6, 1])
-        nav[0].button("◀ Previous", key="history.prev", on_click=move, args=(-1,), width="stretch")
-        nav[2].button("Next ▶", key="history.next", on_click=move, args=(1,), width="stretch")
-        nav[1].slider("Step", 1, len(cuts), key=step_key, format="%d", help="Walk through the run as it happened, for a class or an audit.")
-    step = cuts[int(st.session_state.get(step_key, len(cuts))) - 1]
-    st.caption(
-        f"Step {cuts.index(step) + 1} of {len(cuts)}: **{escape_markdown(step.title)}** ({step.end} of {len(events)} events)"
-    )  # markup: numbers
-    replay(events[: step.end], key=f"history-{run.id}-{step.end}")
-    render_courtroom_audit(list(events[: step.end]), key=f"history-{run.id}")
+    st.page_link(
+        "pages/replay.py", label="Open the replay on its own page (for a class)", icon="🎓", query_params={state.REPLAY_PARAM: run.id}
+    )
+    render_stepper(run.id, events, key="history")
 
 with tab_compare:
     # Any run: those of the same queued claim and of this exact text first, then the rest, newest first.

@@ -1,0 +1,60 @@
+"""Replay page: one stored run alone, step by step, at the top of the page, for a class to watch (History shows the same
+under its list, its filters and the run's record)."""
+
+import streamlit as st
+
+from components import state
+from components.links import address_picker, run_line
+from components.pages import render_page_header
+from components.resources import get_services
+from components.stepper import render_stepper
+from pipelines.text.safety import escape_markdown
+from pipelines.text.times import when
+
+state.ensure_framed("pages/replay.py")
+
+store = get_services().store
+render_page_header("pages/replay.py")
+if store is None:
+    st.error("This app runs without a run store, so there is nothing to replay.")
+    st.stop()
+
+CHOSEN = "replay.chosen"
+
+
+def choose(run_id: str | None) -> None:
+    st.session_state[CHOSEN] = run_id
+
+
+linked = state.follow_link(state.REPLAY_PARAM)  # ?replay=ID: History's link, or one a teacher saved
+if linked is not None:
+    st.session_state[CHOSEN] = linked
+linked = st.session_state.get(CHOSEN)
+runs = store.list_runs(limit=200)
+by_id = {r.id: r for r in runs}
+if linked is not None and linked not in by_id:
+    found = store.get_run(linked)
+    if found is None:
+        st.warning(f"No run {escape_markdown(linked[:64])} on this desk: the link may be wrong, or the run was made elsewhere.")
+        st.session_state[CHOSEN] = linked = None
+    else:
+        by_id = {linked: found, **by_id}
+if not by_id:
+    st.info("No run yet. Runs appear here as soon as they start on the **Verify** page.")
+    st.stop()
+selected = address_picker(
+    "Run to replay",
+    {run_id: run_line(run) for run_id, run in by_id.items()},
+    chosen=linked,
+    key="replay.run",
+    param=state.REPLAY_PARAM,
+    placeholder="Choose a run to walk through, step by step",
+    on_open=choose,
+)
+if selected is None:
+    st.caption("Choose a run: its evidence, its arguments and its verdict come back in the order they happened.")
+    st.stop()
+run = by_id[selected]
+st.subheader(escape_markdown(run.claim))
+st.caption(f"{escape_markdown(run.protocol)} · {when(run.created_at)} · {'imported' if not run.own else 'this desk'}")  # markup: escaped
+render_stepper(run.id, store.events(run.id), key="replay")
