@@ -233,7 +233,6 @@ def render_claim_table(claims: list[QueueClaim], changed: dict[str, list[str]] |
                 "claimant": c.appearance.claimant,
                 "tags": ", ".join(c.tags),
                 "language": c.language,
-                "added": when(c.created_at),
             }
             for c in claims
         ]
@@ -247,7 +246,7 @@ def render_claim_table(claims: list[QueueClaim], changed: dict[str, list[str]] |
         column_config={  # the verdict and the id whole; the claim takes the room that is left
             "verdict": st.column_config.TextColumn("verdict", width="small"),
             "claim": st.column_config.TextColumn("claim", width="medium"),
-            "id": st.column_config.TextColumn("id", width="small"),
+            "id": st.column_config.TextColumn("id", width=110),  # 12 characters, whole
         },
     )
 
