@@ -37,7 +37,6 @@ from pipelines.llm.client import LLM
 from pipelines.llm.limits import Budget, BudgetExhaustedError
 from pipelines.llm.registry import get_backend
 from pipelines.protocols.base import get_protocol
-from pipelines.protocols.grounding import ground, rule_beside
 from pipelines.record.digest import digest
 from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.journal import (
@@ -56,6 +55,7 @@ from pipelines.record.store import RunStore, busy_message
 from pipelines.run import step_gate
 from pipelines.run.context import Review, RunContext, Toolbox
 from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
+from pipelines.run.grounding import ground, rule_beside
 from pipelines.run.server_restart import ServerRestarts
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, StepGate, make_reviewer
@@ -205,7 +205,7 @@ async def execute(
     ctx.reserved_ids = reserved_evidence_ids(recorded)
     ctx.reviewer = make_reviewer(emit, gate, step_gate.recorded_reviews(recorded), next_id=ctx.next_evidence_id)
     reading = await ground(ctx)  # a debate grounded in desk's exhibits reads them first (belief.grounded)
-    verdict = await protocol.run(ctx)
+    verdict = await protocol.runner()(ctx)
     verdict = await rule_beside(ctx, verdict, reading, turns)  # the calibrated ruling beside the protocol's own (belief.verdict)
     emit(VerdictReached(verdict=verdict))
     return verdict

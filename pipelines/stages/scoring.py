@@ -15,11 +15,10 @@ from pipelines.config import RunConfig
 from pipelines.domain import Evidence, Turn
 from pipelines.errors import DebateDeskError
 from pipelines.events import ScoreComputed, StageFailed, StatementChecked
+from pipelines.protocols.base import find_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult
 from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
-
-SCORED = ("toolmad",)  # the protocols whose answers are scored (F and AR)
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,8 @@ class AnswerScores:
 
 def reads_faithfulness(config: RunConfig) -> bool:
     """Whether this run's scorer answers are read from token probabilities (its embedded server must keep them)."""
-    return config.protocol in SCORED and config.toolmad.faithfulness_reader == "read"
+    protocol = find_protocol(config.protocol)  # one whose answers are scored (F and AR) says so in its declaration
+    return protocol is not None and protocol.scored_answers and getattr(config, protocol.name).faithfulness_reader == "read"
 
 
 async def score_answer(

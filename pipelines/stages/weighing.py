@@ -29,6 +29,7 @@ from pipelines.calibration.files import Calibration
 from pipelines.domain import Evidence, Turn
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import latest_by_agent
+from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.stance import Stance, argument_text, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, aggregate
 
@@ -74,7 +75,7 @@ async def weigh(
 
     Returns the weighing, the ids read with arguments, and the ids read for the first time without any.
     """
-    desk = ctx.config.desk
+    desk = exhibit_settings(ctx.config)
     new = [t for t in turns if t.id not in weighing.weighed_turns and t.round > 0]
     weighing.weighed_turns.update(t.id for t in new)
     found = {e.id: e for e in evidence}
