@@ -1,7 +1,8 @@
 """The registry of debate methods: each protocol is a folder under ``pipelines/protocols/`` that declares itself here.
 
-A protocol's folder holds its run, its settings class, its own prompts, its fake responder and one ``PROTOCOL``
-(a :class:`Protocol`) in its ``__init__.py``. The project lists each one in pyproject.toml's entry-point group
+A protocol's folder holds its run (``run.py``), its settings class (``settings.py``), its own prompts (``prompts/``),
+its fake responders (``fake.py``), what it tells the rest of the desk (``protocol.toml``) and, in its ``__init__.py``,
+its one ``PROTOCOL`` (a :class:`Protocol`, built from them by :func:`declare`). The project lists each one in pyproject.toml's entry-point group
 ``debatedesk.protocols`` (``name = "pipelines.protocols.NAME:PROTOCOL"``), and this module finds them there, as
 simonw/llm finds its plugins. Everything the rest of the code asks of a protocol is a field of its declaration:
 nothing outside its folder names it. A declaration imports only its settings (pydantic), never its run: the config
@@ -14,11 +15,11 @@ import importlib
 import tomllib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
+from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from pipelines.errors import UnknownProtocolError
 
@@ -43,6 +44,13 @@ class CardFacts:
     def how(self, decided_by: str) -> str:
         """How a verdict decided by ``decided_by`` was reached."""
         return self.how_decided_by.get(decided_by, self.how_decided)
+
+
+class ProtocolSettings(BaseModel):
+    """The base of a protocol's settings class: each field's description (the sidebar's help, docs/options.md) is the
+    docstring under it."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,24 @@ class Protocol:
         fn = getattr(importlib.import_module(module), name)
         assert callable(fn), self.run
         return fn  # type: ignore[no-any-return]
+
+
+def declare(package: str, settings: type[BaseModel]) -> Protocol:
+    """The declaration of the protocol in ``package`` (its folder): what its ``protocol.toml`` says of it, its run
+    ``run.py``'s ``run_NAME``, its fake responders ``fake.py`` where it has one, and ``settings`` as its section of RunConfig."""
+    folder = resources.files(package)
+    name = package.rsplit(".", 1)[-1]
+    told = tomllib.loads(folder.joinpath("protocol.toml").read_text(encoding="utf-8"))
+    card = told.pop("card", {})
+    said: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value for key, value in told.items()}
+    return Protocol(
+        name=name,
+        run=f"{package}.run:run_{name}",
+        settings=Settings(settings, said.pop("settings")),
+        card=CardFacts(**card),
+        fake=f"{package}.fake" if folder.joinpath("fake.py").is_file() else "",
+        **said,
+    )
 
 
 PROTOCOLS: dict[str, Protocol] = {}

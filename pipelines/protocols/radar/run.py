@@ -24,7 +24,7 @@ from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
 from pipelines.personas import POLITICIAN, SCIENTIST, Persona
 from pipelines.prompts import load_prompt
-from pipelines.protocols.radar.settings import LABELS
+from pipelines.protocols.radar import PROTOCOL
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import read_belief
@@ -32,6 +32,7 @@ from pipelines.stages.debate_history import format_history
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, report
 from pipelines.stages.retrieval import exhibits_as_shared_evidence, format_evidence, retrieve_for_claim
 
+LABELS = PROTOCOL.labels  # its verdicts (protocol.toml)
 STOP_OPTIONS = ("STOP", "CONTINUE")
 PHASES = ("opening", "rebuttal", "closing")
 STAGE_NAMES = dict(enumerate(PHASES, start=1))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from pipelines.protocols.base import ProtocolSettings
 
 
-class SingleConfig(BaseModel):
+class SingleConfig(ProtocolSettings):
     """The `single` baseline: one agent, one query, one answer."""
 
-    queries: int = Field(default=1, ge=1, le=5, title="Queries", description="How many search queries the agent writes from the claim.")
+    queries: int = Field(default=1, ge=1, le=5, title="Queries")
+    """How many search queries the agent writes from the claim."""

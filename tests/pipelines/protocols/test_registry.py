@@ -43,7 +43,9 @@ def test_every_entry_in_pyproject_is_a_discovered_protocol_in_its_own_folder() -
     for name, value in listed.items():
         assert value == f"pipelines.protocols.{name}:PROTOCOL", "a protocol's declaration is its folder's PROTOCOL"
         folder = ROOT / "pipelines" / "protocols" / name
-        assert (folder / "run.py").exists() and (folder / "settings.py").exists(), f"{name}: its run and its settings in its folder"
+        assert all((folder / f).exists() for f in ("run.py", "settings.py", "protocol.toml")), (
+            f"{name}: its run, settings and what it says of itself"
+        )
         protocol = get_protocol(name)
         assert protocol.settings is not None and name in RunConfig.model_fields, f"{name}: its settings are RunConfig's section {name}"
         assert RunConfig.model_fields[name].annotation is protocol.settings.model
@@ -78,29 +80,34 @@ TOY = {
     "__init__.py": '''
         """`toy`: a protocol written by the test, as docs/architecture.md says to."""
 
-        from pipelines.protocols.base import CardFacts, Protocol, Settings
-        from toyproto.settings import ToyConfig
+        from pipelines.protocols.base import declare
+        from toy.settings import ToyConfig
 
-        PROTOCOL = Protocol(
-            name="toy",
-            run="toyproto.run:run_toy",
-            title="Toy",
-            description="One search, the best passage's words as the answer.",
-            card=CardFacts(how_decided="The toy read one passage."),
-            settings=Settings(ToyConfig, "Settings of the toy protocol."),
-            gathers_evidence=False,
-            ruled_beside=False,
-            decided_by={"toy": "the toy said"},
-        )
+        PROTOCOL = declare(__name__, ToyConfig)
     ''',
+    "protocol.toml": """
+        title = "Toy"
+        description = "One search, the best passage's words as the answer."
+        settings = "Settings of the toy protocol."
+        ruled_beside = false
+
+        [decided_by]
+        toy = "the toy said"
+
+        [card]
+        how_decided = "The toy read one passage."
+    """,
     "settings.py": '''
-        from pydantic import BaseModel, Field
+        from pydantic import Field
+
+        from pipelines.protocols.base import ProtocolSettings
 
 
-        class ToyConfig(BaseModel):
+        class ToyConfig(ProtocolSettings):
             """`toy`: one search."""
 
-            passages: int = Field(default=2, ge=1, le=5, title="Passages", description="How many passages the toy reads.")
+            passages: int = Field(default=2, ge=1, le=5, title="Passages")
+            """How many passages the toy reads."""
     ''',
     "run.py": """
         from pipelines.domain import Verdict
@@ -121,14 +128,14 @@ TOY = {
 @pytest.fixture
 def toy_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[type[RunConfig]]:
     """The toy's folder and its entry point in a temporary folder on the path; RunConfig composed again with it."""
-    package = tmp_path / "toyproto"
+    package = tmp_path / "toy"
     package.mkdir()
     for name, text in TOY.items():
         (package / name).write_text(textwrap.dedent(text).lstrip())
     info = tmp_path / "toyproto-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyproto\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{GROUP}]\ntoy = toyproto:PROTOCOL\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\ntoy = toy:PROTOCOL\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     before = dict(PROTOCOLS)
     rediscover()
@@ -139,12 +146,13 @@ def toy_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ty
     PROTOCOLS.clear()
     PROTOCOLS.update(before)
     base._discovered[:] = [True]
-    for module in [m for m in sys.modules if m == "toyproto" or m.startswith("toyproto.")]:
+    for module in [m for m in sys.modules if m == "toy" or m.startswith("toy.")]:
         del sys.modules[module]
 
 
 def test_a_new_protocol_is_a_folder_and_an_entry(toy_protocol: type[RunConfig], demo_data_dir: Path, embedder: MiniLMEmbedder) -> None:
     assert "toy" in protocol_names() and "toy" in toy_protocol.model_fields
+    assert get_protocol("toy").card.how_decided == "The toy read one passage." and not get_protocol("toy").ruled_beside
     options = cli_main.options_table()
     assert "| `toy.passages` | `DEBATEDESK_TOY__PASSAGES` | `2` | How many passages the toy reads. |" in options
     config = toy_protocol.model_validate(fake_config(protocol="toy").model_dump() | {"toy": {"passages": 3}})
