@@ -57,7 +57,6 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     from pipelines.config import AppSettings, RunConfig
     from pipelines.eval import calibrate as cal
     from pipelines.run.services import Services
-    from pipelines.stages.exhibit_reading import exhibit_settings
 
     settings = AppSettings()
     config = RunConfig()
@@ -72,7 +71,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     if args.max_calls:
         config = config.model_copy(update={"budget": config.budget.model_copy(update={"batch_max_calls": args.max_calls})})
     model = cal.judge_model_name(config)
-    reader = exhibit_settings(config).reader
+    reader = cal.exhibit_settings(config).reader
 
     if args.list:
         services = Services.create(settings, with_store=False)
@@ -94,7 +93,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     print(f"probing {model} with one short call...", file=sys.stderr, flush=True)
     planned = cal.plan(config, labelled, services)
     print(
-        f"calibrating desk ({exhibit_settings(planned.config).reader} question, {exhibit_settings(planned.config).exhibits} exhibits) for {model} on {labelled.name}"
+        f"calibrating desk ({cal.exhibit_settings(planned.config).reader} question, {cal.exhibit_settings(planned.config).exhibits} exhibits) for {model} on {labelled.name}"
     )
     print(f"  {planned.cost}")
     print(f"  kept under {planned.key} in {settings.data_dir / 'calibrations'}")

@@ -62,8 +62,9 @@ from pipelines.protocols.base import exhibit_reader
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore, RunSummary
 from pipelines.run.batch import BatchItem, run_claim
-from pipelines.run.runner import check_names, probability_spec, resume_run
+from pipelines.run.runner import check_names, resume_run
 from pipelines.run.services import Services
+from pipelines.run.wiring import probability_spec
 from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance
 from pipelines.stages.stance_aggregation import stance_features

@@ -78,7 +78,6 @@ class Protocol:
     ruled_beside: bool = True  # the calibrated reading of its evidence is given beside its own ruling (grounding)
     scored_answers: bool = False  # its debaters' answers are scored for faithfulness and answer relevance (stages/scoring)
     decided_by: Mapping[str, str] = field(default_factory=dict)  # its decided_by values -> how the card says who ruled
-    belief_readings: str = "after each round"  # when the judge's belief is read in its run (the belief setting's help)
     fake: str = ""  # the module of its fake responders ("" when the shared ones answer it)
     default: bool = False  # the protocol a new run takes (one declares it)
     benchmark: bool = False  # picked by default on the benchmark page

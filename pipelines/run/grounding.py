@@ -53,7 +53,7 @@ async def ground(ctx: RunContext) -> Reading | None:
         return None
     ctx.emit(StageStarted(stage="grounding", detail="the debate starts from desk's exhibits: each is read for its stance first"))
     reading = await read_exhibits(ctx, review=False)
-    ctx.exhibits = reading.ranked
+    ctx.exhibits.extend(reading.ranked)
     order = [e.id for e in reading.exhibits]
     weighed = start_weighing(
         ctx, negation=reading.negation, calibration=reading.calibration, stances=reading.stances, read_as=reading.read_as, order=order

@@ -48,8 +48,7 @@ class Weighing:
 
 def weighs(ctx: RunContext) -> Weighing | None:
     """This run's weighing, when its belief is weighed (``belief.debate_reader``, a grounded debate on a calibrated model)."""
-    weighing = ctx.weighing
-    return weighing if isinstance(weighing, Weighing) else None
+    return ctx.state.get(Weighing)
 
 
 def start_weighing(
@@ -64,8 +63,7 @@ def start_weighing(
     """After grounding: the debate's belief will be weighed from desk's reading (``belief.debate_reader`` weighed, with a calibration)."""
     if ctx.config.belief.debate_reader != "weighed" or calibration is None:
         return None
-    ctx.weighing = Weighing(negation, calibration, dict(stances), dict(read_as), list(order))
-    return ctx.weighing
+    return ctx.state.keep(Weighing(negation, calibration, dict(stances), dict(read_as), list(order)))
 
 
 async def weigh(
