@@ -19,6 +19,7 @@ from pipelines.protocols.base import find_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult
 from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
+from pipelines.stages.faithfulness import Reader as FaithfulnessReader
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,11 @@ async def score_answer(
     max_statements: int = 8,
     questions: int = 3,
     evidence_chars: int = 700,
+    reader: FaithfulnessReader = "generated",
     role: str = "scorer",
 ) -> AnswerScores:
     """F against ``evidence`` and AR against the claim, both at once; each emitted as it is ready."""
     llm = ctx.llm(role)
-    reader = ctx.config.toolmad.faithfulness_reader
     faithfulness = Faithfulness(llm, max_statements=max_statements, evidence_chars=evidence_chars, reader=reader)
     relevance = AnswerRelevance(llm, ctx.tools.embedder, questions=questions)
     where = f"{turn.agent} round {turn.round}" if turn.round else turn.agent

@@ -286,6 +286,7 @@ async def _debate_turn(
         max_statements=cfg.max_statements,
         questions=cfg.relevance_questions,
         evidence_chars=cfg.evidence_chars,
+        reader=cfg.faithfulness_reader,
     )
 
 

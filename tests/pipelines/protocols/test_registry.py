@@ -60,20 +60,22 @@ def test_no_file_outside_a_protocols_folder_names_it() -> None:
         parts = path.relative_to(ROOT).parts
         own = parts[2] if parts[:2] == ("pipelines", "protocols") and len(parts) > 3 else None
         for node in ast.walk(ast.parse(path.read_text())):
-            named = isinstance(node, ast.Constant) and node.value in names and node.value != own
-            if named and (relative, node.value) not in NOT_THE_PROTOCOL:
-                found.append(f"{relative}:{node.lineno} names {node.value!r}")
+            name = node.value if isinstance(node, ast.Constant) else node.attr if isinstance(node, ast.Attribute) else None
+            named = isinstance(name, str) and name in names and name != own  # "toolmad", or config.toolmad
+            if named and (relative, name) not in NOT_THE_PROTOCOL:
+                found.append(f"{relative}:{node.lineno} names {name!r}")
     assert not found, "ask the protocol's declaration (pipelines/protocols/base.py) instead:\n" + "\n".join(found)
 
 
 def test_the_check_finds_a_protocol_named_outside_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     stray = tmp_path / "pipelines" / "stray.py"
     stray.parent.mkdir()
-    stray.write_text('GROUNDABLE = ("toolmad", "radar")\n')
+    stray.write_text('GROUNDABLE = ("toolmad", "radar")\nREADER = config.desk.reader\n')
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     monkeypatch.setattr(sys.modules[__name__], "APP_CODE", [tmp_path / "pipelines"])
-    with pytest.raises(AssertionError, match="stray.py:1 names 'toolmad'"):
+    with pytest.raises(AssertionError, match="stray.py:1 names 'toolmad'") as caught:
         test_no_file_outside_a_protocols_folder_names_it()
+    assert "stray.py:2 names 'desk'" in str(caught.value), "by attribute too"
 
 
 TOY = {
