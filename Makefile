@@ -37,8 +37,12 @@ $(PY):
 
 # llama-cpp-python is installed without compiling its own llama.cpp (its CMake options LLAMA_BUILD and
 # LLAVA_BUILD off): the library it loads is the one built below, so the app on the fake backend needs no compiler.
-$(VENV)/.installed: requirements.txt | $(PY)
+# The project itself is installed in editable mode (no dependencies: they are the pinned ones above) so that
+# importlib.metadata sees its entry points: the protocols are found through them (pipelines/protocols/base.py).
+# No build isolation: the setuptools that requirements.txt brings (torch needs it) builds it, nothing is downloaded.
+$(VENV)/.installed: requirements.txt pyproject.toml | $(PY)
 	CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" $(PIP) install -r requirements.txt
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 $(VENV)/.dev-installed: requirements-dev.txt $(VENV)/.installed

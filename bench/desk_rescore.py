@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.calibration.files import Calibration, calibration_key, load_shipped
 from pipelines.calibration.fitting import scores
-from pipelines.config import DeskConfig
 from pipelines.eval import metrics
+from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, StanceKey, mean_reading, mixed
 from pipelines.stages.stance_aggregation import aggregate
 

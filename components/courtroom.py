@@ -22,7 +22,7 @@ from components.proclaim_charts import (
 )
 from components.state import AUDIT_PREFIX
 from pipelines.events import Event
-from pipelines.protocols.proclaim_record import CourtRecord
+from pipelines.protocols.proclaim.record import CourtRecord
 from pipelines.text.safety import escape_markdown
 
 TABS = ["🧾 Evidence inspector", "⚖️ Panel", "📈 Rounds", "✅ Premises"]

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from pipelines.protocols.proclaim_record import CourtRecord
+from pipelines.protocols.proclaim.record import CourtRecord
 from pipelines.tools.web import is_web_url
 
 STATUS_COLOURS = {

@@ -194,8 +194,8 @@ class ProtocolPanels:
             self._render_confidence()
 
     def _render_confidence(self) -> None:
-        radar = self.config.get("radar", {})
-        figure = build_confidence_figure(list(self.points.values()), tau_s=radar.get("tau_s"), tau_v=radar.get("tau_v"))
+        own = self.config.get(self.config.get("protocol") or "", {})  # the run's protocol's settings (radar's stop thresholds)
+        figure = build_confidence_figure(list(self.points.values()), tau_s=own.get("tau_s"), tau_v=own.get("tau_v"))
         slot = self._slot("confidence")
         # Rendered here rather than by the page: the plot grows round by round while the run streams.
         slot.plotly_chart(figure, key=f"{self.key}-confidence-{len(self.points)}-{id(figure)}", width="stretch")

@@ -58,7 +58,10 @@ with st.form("benchmark"):
         "Check-COVID always searches the check-covid corpus.",
     )
     protocols = right.multiselect(
-        "Protocols", protocol_names(), default=["desk", "single"], format_func=lambda n: f"{n} — {get_protocol(n).title}"
+        "Protocols",
+        protocol_names(),
+        default=[n for n in protocol_names() if get_protocol(n).benchmark],
+        format_func=lambda n: f"{n} — {get_protocol(n).title}",
     )
     backends = backend_names()
     default_backend = RunConfig().debater.backend

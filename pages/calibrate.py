@@ -18,6 +18,7 @@ from pipelines.errors import DebateDeskError
 from pipelines.eval import calibrate as cal
 from pipelines.eval import metrics
 from pipelines.llm.registry import backend_names
+from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/calibrate.py")
@@ -103,8 +104,8 @@ if plan is not None:
     kind = st.info if plan.probe.logprobs else st.warning
     kind(f"{'✅' if plan.probe.logprobs else '⚠️'} {escape_markdown(plan.cost)}")
     st.caption(  # markup: escaped names and numbers
-        f"{len(plan.labelled.claims)} claims: {escape_markdown(plan.labelled.name)} · desk reads {plan.config.desk.exhibits} exhibits "
-        f"with the {escape_markdown(plan.config.desk.reader)} question · kept as {escape_markdown(plan.key)}"
+        f"{len(plan.labelled.claims)} claims: {escape_markdown(plan.labelled.name)} · desk reads {exhibit_settings(plan.config).exhibits} exhibits "
+        f"with the {escape_markdown(exhibit_settings(plan.config).reader)} question · kept as {escape_markdown(plan.key)}"
     )
     if editor and st.button("Calibrate", type="primary", icon="🎯"):
         bar = st.progress(0.0, text="Preparing the corpus…")
@@ -163,7 +164,7 @@ if outcome is not None:
 # --- 3. the kept calibrations and rolling back -------------------------------------------------------
 st.header("Calibrations kept for this model")
 model_name = cal.judge_model_name(plan.config if plan is not None else base)
-reader = (plan.config if plan is not None else base).desk.reader
+reader = exhibit_settings(plan.config if plan is not None else base).reader
 versions = list(cal.iter_versions(services, model_name, reader))
 shipped = load_shipped(model_name, reader)
 rows = [

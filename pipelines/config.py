@@ -13,9 +13,9 @@ import os
 import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, create_model, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from pipelines.errors import DebateDeskError
@@ -126,350 +126,7 @@ class RetrievalConfig(BaseModel):
         return parse_domains(value if isinstance(value, str | list | tuple) else str(value))
 
 
-class SingleConfig(BaseModel):
-    """The `single` baseline: one agent, one query, one answer."""
-
-    queries: int = Field(default=1, ge=1, le=5, title="Queries", description="How many search queries the agent writes from the claim.")
-
-
-StanceReader = Literal["both", "separate", "contrast"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
 LLAMA_CACHE_RAM_MIB = 512  # the embedded server's prompt cache (docs/measurements/2026-11-26-server-memory.md)
-CONTRAST_SHARE = 0.3  # the contrast question's weight with the reader "both", fitted on Check-COVID train (pipelines/calibration)
-
-
-class DeskConfig(BaseModel):
-    """`desk`: exhibits read for their stance from label probabilities, a calibrated verdict, a debate only where exhibits conflict."""
-
-    exhibits: int = Field(
-        default=25,
-        ge=1,
-        le=30,
-        title="Exhibits",
-        description="Most passages read for their stance (from the claim's search, its rewrites and the web), best first. On Check-COVID dev the deciding abstract was among the first 25 for 0.93 of claims, among the first 5 for 0.74; each exhibit costs about 1.5 s on the embedded model.",
-    )
-    rewrites: int = Field(
-        default=0,
-        ge=0,
-        le=5,
-        title="Query rewrites",
-        description="The model rewrites the claim into this many search queries, each searched too (one extra call).",
-    )
-    reader: StanceReader = Field(
-        default="contrast",
-        title="Stance question",
-        description="contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; 2 calls an exhibit, so 25 exhibits take about 1.5 times as long as 'both' takes for 5; use 2 option orders with it); separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; both: the separate questions, then the contrast one in 2 orders, weighed by 'Contrast question's share' (the best verdict over 5 exhibits on Check-COVID train, 8 calls an exhibit; use 3 option orders and 5 exhibits with it).",
-    )
-    contrast_share: float = Field(
-        default=CONTRAST_SHARE,
-        ge=0.0,
-        le=1.0,
-        title="Contrast question's share",
-        description="With the stance question 'both': the contrast question's weight in each exhibit's stance (fitted on Check-COVID train).",
-    )
-    orders: Literal[1, 2, 3, 6] = Field(
-        default=2,
-        title="Option orders",
-        description="How many orders of the answer options each exhibit is read in; averaging them cancels the model's preference for a position (separate, 3: each answer takes each position once; contrast, 2: the claim and its opposite swap letters).",
-    )
-    unit: Literal["passage", "document"] = Field(
-        default="passage",
-        title="Read each exhibit as",
-        description="passage (the retrieved passage, a few sentences) or document (the whole document it comes from, cut at 2,400 characters).",
-    )
-    negation: bool = Field(
-        default=True,
-        title="Read the claim's opposite too",
-        description="For the separate question: the model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls. The contrast question always reads the opposite.",
-    )
-    shots: int = Field(
-        default=0,
-        ge=0,
-        le=3,
-        title="Worked examples",
-        description="Worked examples from Check-COVID train shown before each reading (one passage that supports its claim, one that does not address it, one that contradicts it).",
-    )
-    quotes: int = Field(
-        default=2, ge=1, le=5, title="Quoted sentences", description="Sentences quoted from each exhibit (those closest to the claim)."
-    )
-    debate: bool = Field(
-        default=True,
-        title="Debate conflicts",
-        description="When strong exhibits point both ways, two advocates argue from their side's exhibits and the contested exhibits are read again in the light of both.",
-    )
-    strong_at: float = Field(
-        default=0.5,
-        ge=0,
-        le=1,
-        title="Strong exhibit",
-        description="An exhibit counts as strong for a side when its probability of that stance is at least this.",
-    )
-    decide_at: float = Field(
-        default=0.0,
-        ge=0,
-        le=1,
-        title="Least confidence",
-        description="NOT ENOUGH INFO when the calibrated probability of the likelier side is below this (0: the calibration file's own threshold).",
-    )
-    argument_tokens: int = Field(default=120, ge=32, le=600, title="Argument length", description="Most tokens an advocate may write.")
-
-
-class ToolMadConfig(BaseModel):
-    """`toolmad`: a RAG debater and a Search debater argue; faithfulness and answer relevance gate an early stop."""
-
-    rounds: int = Field(default=3, ge=1, le=10, title="Rounds (T)", description="Most debate rounds before the judge rules.")
-    rag_top_k: int = Field(default=3, ge=1, le=20, title="RAG passages", description="Corpus passages the RAG debater retrieves per round.")
-    search_top_k: int = Field(
-        default=3,
-        ge=1,
-        le=20,
-        title="Search results",
-        description="Web results the Search debater retrieves per round (corpus passages when the web is down).",
-    )
-    faithfulness_threshold: float = Field(
-        default=0.7,
-        ge=0,
-        le=1,
-        title="F threshold",
-        description="Faithfulness each answer needs for an early stop (supported statements / all).",
-    )
-    relevance_threshold: float = Field(
-        default=0.8,
-        ge=0,
-        le=1,
-        title="AR threshold",
-        description="Answer relevance each answer needs for an early stop (mean cosine, claim vs questions).",
-    )
-    relevance_questions: int = Field(
-        default=3,
-        ge=1,
-        le=10,
-        title="AR questions",
-        description="Questions generated from each answer to measure its relevance to the claim.",
-    )
-    max_statements: int = Field(
-        default=8, ge=1, le=30, title="Statements per answer", description="Most atomic statements checked per answer for faithfulness."
-    )
-    faithfulness_reader: Literal["generated", "read"] = Field(
-        default="generated",
-        title="Faithfulness reader",
-        description=(
-            "generated: the scorer writes the statements and their verdicts as JSON (ragas's way); read: the statements are the "
-            "answer's sentences and each is one letter (which item states it, or none) read from token probabilities, one token "
-            "written a statement. Read took 40% of the time on the embedded model but passed nearly every answer and its "
-            "debaters copied each other again (docs/measurements/2026-11-27-toolmad-faithfulness.md)."
-        ),
-    )
-    early_stop: bool = Field(
-        default=True, title="Early stop", description="Stop when both labels agree and both answers pass the F and AR thresholds."
-    )
-    evidence_chars: int = Field(
-        default=700,
-        ge=100,
-        le=4000,
-        title="Evidence length",
-        description="Characters of each evidence item shown to the debaters and the scorer.",
-    )
-    judge_evidence_chars: int = Field(
-        default=400,
-        ge=100,
-        le=4000,
-        title="Judge evidence length",
-        description="Characters of each evidence item shown to the judge (it sees every round's).",
-    )
-
-
-class ProClaimConfig(BaseModel):
-    """The `proclaim` courtroom: every threshold and weight of the published method, each adjustable."""
-
-    max_premises: int = Field(
-        default=5, ge=1, le=10, title="Max premises", description="Most atomic premises the claim is decomposed into."
-    )
-    premise_top_k: int = Field(
-        default=3, ge=1, le=20, title="Passages per premise", description="Initial retrieval: top k per premise into the shared pool."
-    )
-    stance_top_k: int = Field(
-        default=3,
-        ge=1,
-        le=20,
-        title="Passages per stance query",
-        description="Initial retrieval: top k for the supporting and the challenging query.",
-    )
-    round_top_k: int = Field(
-        default=3, ge=1, le=20, title="Passages per round query", description="Progressive retrieval: top k per counsel query each round."
-    )
-    admit_above: float = Field(
-        default=0.5, ge=0, le=1, title="Admit above w", description="An exhibit is admitted when w = relevance x credibility is above this."
-    )
-    discard_at_or_below: float = Field(
-        default=0.1,
-        ge=0,
-        le=1,
-        title="Discard at or below w",
-        description="An exhibit is discarded when w is at or below this; between the two it is disputed.",
-    )
-    novelty_admit_at: float = Field(
-        default=0.20,
-        ge=0,
-        le=1,
-        title="Novelty to join",
-        description="A new item joins the pool only if 1 - max cosine to the pool is at least this.",
-    )
-    max_rounds: int = Field(
-        default=10, ge=1, le=30, title="Max rounds", description="The debate stops after this many rounds at the latest."
-    )
-    first_stop_check_round: int = Field(
-        default=2,
-        ge=1,
-        le=30,
-        title="First stop check",
-        description="No stop rule is checked before this round (max rounds always applies).",
-    )
-    logic_weight: float = Field(
-        default=0.4, ge=0, le=1, title="s_ref: logic weight", description="Weight of logic in s_ref = a logic + b novelty + c rebuttal."
-    )
-    novelty_weight: float = Field(
-        default=0.3, ge=0, le=1, title="s_ref: novelty weight", description="Weight of novelty in the self-reflection score s_ref."
-    )
-    rebuttal_weight: float = Field(
-        default=0.3, ge=0, le=1, title="s_ref: rebuttal weight", description="Weight of rebuttal in the self-reflection score s_ref."
-    )
-    plateau_delta: float = Field(
-        default=0.05,
-        ge=0,
-        le=1,
-        title="Plateau |Δs_ref| below",
-        description="Reflection plateau: every side's s_ref changes by less than this...",
-    )
-    plateau_rounds: int = Field(
-        default=2,
-        ge=1,
-        le=10,
-        title="Plateau rounds",
-        description="...for this many consecutive rounds (0 change threshold turns the rule off).",
-    )
-    novelty_exhausted_below: float = Field(
-        default=0.10,
-        ge=0,
-        le=1,
-        title="Exhausted novelty below",
-        description="Novelty exhaustion: the mean novelty of a round's retrieval is below this...",
-    )
-    novelty_exhausted_retrievals: int = Field(
-        default=2,
-        ge=1,
-        le=10,
-        title="Exhausted retrievals",
-        description="...for this many consecutive retrievals (0 threshold turns the rule off).",
-    )
-    critic_can_resolve: bool = Field(
-        default=True, title="Critic may end the debate", description="Stop when the critic declares the debate resolved."
-    )
-    judge_can_close: bool = Field(
-        default=True, title="Presiding judge may close", description="Stop when the presiding judge says the court is ready to deliberate."
-    )
-    expert_witness: bool = Field(
-        default=True, title="Expert witnesses", description="Counsels may ask for an expert witness; the presiding judge decides."
-    )
-    max_experts: int = Field(
-        default=2, ge=0, le=10, title="Max expert witnesses", description="Most expert witnesses the court hears in one debate."
-    )
-    role_switch: bool = Field(
-        default=True,
-        title="Role switch",
-        description="After the debate counsels swap sides and argue again; their consistency adjusts the confidence.",
-    )
-    role_switch_rounds: int = Field(default=1, ge=1, le=5, title="Role-switch rounds", description="Rounds argued with the sides swapped.")
-    gamma_high: float = Field(
-        default=7.0, ge=0, le=10, title="Consistent gamma", description="gamma (0-10) at or above this earns the high adjustment."
-    )
-    gamma_mid: float = Field(
-        default=5.0,
-        ge=0,
-        le=10,
-        title="Neutral gamma",
-        description="gamma at or above this (and below the high mark) earns the neutral adjustment.",
-    )
-    delta_rs_high: float = Field(
-        default=0.10, ge=-1, le=1, title="delta_rs when consistent", description="Confidence adjustment when gamma >= the consistent mark."
-    )
-    delta_rs_mid: float = Field(
-        default=0.0, ge=-1, le=1, title="delta_rs when neutral", description="Confidence adjustment when gamma is between the two marks."
-    )
-    delta_rs_low: float = Field(
-        default=-0.05,
-        ge=-1,
-        le=1,
-        title="delta_rs when inconsistent",
-        description="Confidence adjustment when gamma is below the neutral mark.",
-    )
-    tie_break: Literal["INCONCLUSIVE", "strongest judge"] = Field(
-        default="INCONCLUSIVE",
-        title="Split-panel tie-break",
-        description="A panel with no majority rules INCONCLUSIVE, or follows the judge with the highest mean quality score.",
-    )
-    vote_share_weight: float = Field(
-        default=0.8, ge=0, le=2, title="c_base: vote-share weight", description="c_base = this x (winning votes / total) + ..."
-    )
-    quality_weight: float = Field(
-        default=0.3,
-        ge=0,
-        le=2,
-        title="c_base: quality weight",
-        description="... + this x (sum of the judges' mean quality scores / (10 x judges)).",
-    )
-    ref_center: float = Field(
-        default=0.5,
-        ge=0,
-        le=1,
-        title="delta_ref centre",
-        description="delta_ref = max(floor, (s_ref - centre) x scale) of the winning side.",
-    )
-    ref_scale: float = Field(
-        default=0.6, ge=0, le=2, title="delta_ref scale", description="How strongly the winning side's s_ref moves the confidence."
-    )
-    ref_floor: float = Field(
-        default=-0.15, ge=-1, le=0, title="delta_ref floor", description="The most delta_ref can take off the confidence."
-    )
-    confidence_floor: float = Field(
-        default=0.10, ge=0, le=1, title="Confidence floor", description="Lowest confidence when a majority of judges agree."
-    )
-    floor_min_agreeing: int = Field(
-        default=2, ge=1, le=3, title="Judges agreeing for the floor", description="How many judges must agree for the floor to apply."
-    )
-    judge_1_backend: str = Field(default="", title="Judge 1 backend", description="Backend of panel judge 1; empty means the judge role's.")
-    judge_1_model: str = Field(default="", title="Judge 1 model", description="Model of panel judge 1; empty means the judge role's.")
-    judge_1_base_url: str = Field(
-        default="", title="Judge 1 base URL", description="Endpoint of panel judge 1; empty means the judge role's."
-    )
-    judge_2_backend: str = Field(default="", title="Judge 2 backend", description="Backend of panel judge 2; empty means the judge role's.")
-    judge_2_model: str = Field(default="", title="Judge 2 model", description="Model of panel judge 2; empty means the judge role's.")
-    judge_2_base_url: str = Field(
-        default="", title="Judge 2 base URL", description="Endpoint of panel judge 2; empty means the judge role's."
-    )
-    judge_3_backend: str = Field(default="", title="Judge 3 backend", description="Backend of panel judge 3; empty means the judge role's.")
-    judge_3_model: str = Field(default="", title="Judge 3 model", description="Model of panel judge 3; empty means the judge role's.")
-    judge_3_base_url: str = Field(
-        default="", title="Judge 3 base URL", description="Endpoint of panel judge 3; empty means the judge role's."
-    )
-    exhibits_in_prompt: int = Field(
-        default=12,
-        ge=1,
-        le=60,
-        title="Exhibits per prompt",
-        description="Most exhibits (admitted first, by w) shown to a counsel, critic or judge.",
-    )
-    premise_addressed_at: float = Field(
-        default=0.5,
-        ge=0,
-        le=1,
-        title="Premise addressed at",
-        description="An argument addresses a premise when a sentence of it has at least this cosine to the premise.",
-    )
-
-    def panel_seat(self, number: int) -> dict[str, str]:
-        """The overrides of panel judge ``number`` (1-3): only the fields that are set."""
-        fields = {"backend": f"judge_{number}_backend", "model": f"judge_{number}_model", "base_url": f"judge_{number}_base_url"}
-        return {key: str(getattr(self, name)) for key, name in fields.items() if getattr(self, name)}
 
 
 class PauseConfig(BaseModel):
@@ -673,164 +330,17 @@ class BeliefConfig(BaseModel):
     )
 
 
-class MadConfig(BaseModel):
-    """The `mad` baseline: two debaters argue from what they know (no retrieval), a judge rules."""
-
-    rounds: int = Field(default=3, ge=1, le=6, title="Rounds", description="How many rounds the two debaters argue before the judge rules.")
-    stop_on_agreement: bool = Field(
-        default=False,
-        title="Stop on agreement",
-        description="End early when both debaters give the same label (the published baseline runs every round).",
-    )
-
-
-class RadarConfig(BaseModel):
-    """`radar`: Politician vs Scientist over shared evidence, early stop from label probabilities."""
-
-    top_k: int = Field(
-        default=20,
-        ge=1,
-        le=50,
-        title="Shared passages",
-        description="How many corpus passages are retrieved once for the claim and shared by all agents.",
-    )
-    web_results: int = Field(
-        default=0,
-        ge=0,
-        le=20,
-        title="Web results",
-        description="Web results added to the shared evidence when web search is on (0: corpus only, as published).",
-    )
-    tau_s: float = Field(
-        default=-0.15,
-        ge=-1,
-        le=1,
-        title="Stop margin threshold τs",
-        description="Stop early only if p(STOP) - p(CONTINUE) is at least this.",
-    )
-    tau_v: float = Field(
-        default=0.7,
-        ge=0,
-        le=1,
-        title="Confidence threshold τv",
-        description="Stop early only if the round judge's top label probability is at least this.",
-    )
-    early_stop: bool = Field(
-        default=True, title="Early stop", description="Run the stop agent and round judge after the opening and the rebuttal."
-    )
-    top_logprobs: int = Field(
-        default=10,
-        ge=1,
-        le=20,
-        title="Top tokens",
-        description="How many alternative tokens per position the model reports when label probabilities are read from logprobs.",
-    )
-    samples: int = Field(
-        default=5,
-        ge=2,
-        le=20,
-        title="Samples (fallback)",
-        description="Answers sampled and counted when the backend gives no token probabilities.",
-    )
-    sample_temperature: float = Field(
-        default=0.8, gt=0, le=2, title="Sampling temperature (fallback)", description="Temperature of the sampled answers in the fallback."
-    )
-    explain_verdict: bool = Field(
-        default=True,
-        title="Judge explains",
-        description="After the verdict the judge writes a short explanation (one more model call).",
-    )
-
-
-class MadkeConfig(BaseModel):
-    """`madke`: one shared evidence pool, each debater picks from it every turn, a judge checks agreement."""
-
-    corpus_k: int = Field(
-        default=10,
-        ge=0,
-        le=50,
-        title="Corpus passages",
-        description="Corpus passages retrieved for the claim into the shared pool before the debate.",
-    )
-    web_k: int = Field(
-        default=5,
-        ge=0,
-        le=20,
-        title="Web results",
-        description="Web results added to the pool when web search is on; offline the debate goes on without them.",
-    )
-    max_picks: int = Field(
-        default=3,
-        ge=1,
-        le=10,
-        title="Picks per turn",
-        description="Most pool items a debater may pick in one turn (it may also say none helps).",
-    )
-    max_rounds: int = Field(
-        default=3, ge=1, le=6, title="Rounds", description="Most debate rounds; the judge may end the debate earlier when the agents agree."
-    )
-
-
-class MermaidConfig(BaseModel):
-    """`mermaid`: triplet decomposition, a ReAct loop over tools, and an evidence memory across claims."""
-
-    max_steps: int = Field(
-        default=5,
-        ge=1,
-        le=10,
-        title="ReAct steps",
-        description="Most reasoning steps (tool calls or the answer); at the cap an answer is forced.",
-    )
-    use_memory: bool = Field(
-        default=True,
-        title="Recall memory",
-        description="Recall evidence kept from earlier claims (by entity match and embedding similarity).",
-    )
-    remember: bool = Field(
-        default=True, title="Remember evidence", description="Keep the evidence this run finds in the memory for later claims."
-    )
-    memory_tool: bool = Field(
-        default=True,
-        title="Memory lookup tool",
-        description="Offer memory lookup as a ReAct tool, besides the recall for the claim at the start.",
-    )
-    memory_k: int = Field(
-        default=5, ge=1, le=20, title="Memory items", description="Most memory items recalled for a claim or returned by one memory lookup."
-    )
-    memory_similarity: float = Field(
-        default=0.55,
-        ge=0,
-        le=1,
-        title="Memory similarity",
-        description="Least cosine similarity between the claim and a kept item for it to be recalled without an entity match.",
-    )
-    triplets: str = Field(
-        default="",
-        title="Triplets (override)",
-        description="Your own decomposition, e.g. 'masks | reduce | transmission; masks | protect | wearers'; empty lets the model decompose the claim.",
-    )
-    topic: str = Field(default="", title="Topic (override)", description="Your own topic for the claim; empty lets the model name it.")
-
-
 class RunConfig(BaseSettings):
     """Everything one run depends on. Snapshotted into the run record (without secrets)."""
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="ignore")
 
-    protocol: str = Field(default="desk", title="Protocol", description="The debate method to run.")
+    protocol: str = Field(default="", title="Protocol", description="The debate method to run.")  # default: the registry's (below)
     corpus: str = Field(default="demo", title="Corpus", description="Local evidence corpus to search.")
     debater: ModelSpec = Field(default_factory=ModelSpec, title="Debater model", description="The model that argues.")
     judge: ModelSpec = Field(default_factory=ModelSpec, title="Judge model", description="The model that rules.")
     scorer: ModelSpec = Field(default_factory=ModelSpec, title="Scorer model", description="The model that scores answers and evidence.")
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, title="Retrieval", description="How evidence is found.")
-    single: SingleConfig = Field(default_factory=SingleConfig, title="single", description="Settings of the single-agent baseline.")
-    desk: DeskConfig = Field(
-        default_factory=DeskConfig, title="desk", description="Settings of the desk protocol (exhibit stances, calibrated verdict)."
-    )
-    toolmad: ToolMadConfig = Field(
-        default_factory=ToolMadConfig, title="toolmad", description="Settings of the Tool-MAD debate (RAG vs Search, F and AR scores)."
-    )
-    proclaim: ProClaimConfig = Field(default_factory=ProClaimConfig, title="proclaim", description="Settings of the courtroom protocol.")
     pauses: PauseConfig = Field(
         default_factory=PauseConfig,
         title="Pauses",
@@ -839,19 +349,16 @@ class RunConfig(BaseSettings):
     budget: BudgetConfig = Field(
         default_factory=BudgetConfig, title="Spend limits", description="Most calls, tokens or money a run or a batch may spend."
     )
-    mad: MadConfig = Field(default_factory=MadConfig, title="mad", description="Settings of the plain debate baseline.")
-    radar: RadarConfig = Field(
-        default_factory=RadarConfig, title="radar", description="Settings of the Politician-vs-Scientist half-truth debate."
-    )
-    madke: MadkeConfig = Field(default_factory=MadkeConfig, title="madke", description="Settings of the shared-knowledge-pool debate.")
-    mermaid: MermaidConfig = Field(
-        default_factory=MermaidConfig, title="mermaid", description="Settings of the triplet + ReAct + memory protocol."
-    )
     belief: BeliefConfig = Field(
         default_factory=BeliefConfig,
         title="Belief and rulings",
         description="The judge's belief after each round, the calibrated ruling beside the protocol's own, debates grounded in desk's exhibits.",
     )
+    # then one section per registered protocol, its settings class named after it (composed below, from the registry)
+
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any: ...  # a protocol's section: ``config.toolmad.rounds``
 
     def with_backend(self, backend: str, model: str = "") -> RunConfig:
         """The same config with every role on one backend (the CLI's --backend)."""
@@ -901,6 +408,29 @@ class RunConfig(BaseSettings):
 
 
 ROLES: tuple[Literal["debater", "judge", "scorer"], ...] = ("debater", "judge", "scorer")
+
+
+def compose_run_config() -> type[RunConfig]:
+    """``RunConfig`` with a section per registered protocol (pipelines/protocols/base.py), named after it, in the registry's
+    order, and the default protocol the one whose declaration says so: the sidebar, the CLI and docs/options.md read these.
+    Done once at import; a test that registers a protocol composes it again."""
+    from pipelines.protocols.base import discover
+
+    base = _COMMON
+
+    declared = discover()
+    default = next((name for name, p in declared.items() if p.default), next(iter(declared), ""))
+    protocol = base.model_fields["protocol"]
+    fields: dict[str, Any] = {"protocol": (str, Field(default=default, title=protocol.title, description=protocol.description))}
+    for name, p in declared.items():
+        if p.settings is not None:
+            fields[name] = (p.settings.model, Field(default_factory=p.settings.model, title=name, description=p.settings.description))
+    return create_model("RunConfig", __base__=base, __module__=__name__, __doc__=base.__doc__, **fields)
+
+
+_COMMON = RunConfig  # the settings every run has, before the protocols' sections are added
+if not TYPE_CHECKING:
+    RunConfig = compose_run_config()
 
 
 def _base_urls(data: Any) -> list[str]:

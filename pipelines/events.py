@@ -221,6 +221,16 @@ class BudgetStop(BaseModel):
     used: float
     allowed: float
 
+    def says(self) -> str:
+        """``stopped by budget: 40 of 40 model calls`` (a batch's limit says so)."""
+        whose = "the batch's budget" if self.scope == "batch" else "budget"
+        if self.limit == "cost":
+            return f"stopped by {whose}: {self.used:.4g} of {self.allowed:.4g} spent"
+        return f"stopped by {whose}: {self.used:,.0f} of {self.allowed:,.0f} {LIMIT_WORDS[self.limit]}"
+
+
+LIMIT_WORDS = {"calls": "model calls", "tokens": "tokens", "cost": "spent"}
+
 
 class RunInterrupted(Event):
     """The run stopped without failing (a step-mode pause nobody answered, a spend limit reached); it can be resumed."""
@@ -229,6 +239,16 @@ class RunInterrupted(Event):
     reason: str
     budget: BudgetStop | None = None  # set when a spend limit stopped it
     paused_round: int | None = None  # set when the page holding a step-mode pause went away: free for anyone to take over
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the run stands stopped where it can be taken up again (a spend limit, a pause its page left), from the
+        event's fields, never from ``reason``'s words; None for another interruption (the store went away, a crash)."""
+        if self.budget is not None:
+            return self.budget.says()
+        if self.paused_round is not None:
+            return f"paused at round {self.paused_round}, free to take over"
+        return None
 
 
 class StepPaused(Event):

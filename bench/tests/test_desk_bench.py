@@ -6,8 +6,8 @@ import pytest
 
 from bench.desk import ROWS, ClaimRecord, deciding, run_bench, selective_accuracy, summarise, table
 from bench.desk_rescore import stances_as
-from pipelines.config import DeskConfig
 from pipelines.eval.datasets import load_dataset
+from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.stages.exhibits import same_text
 from pipelines.stages.stance_aggregation import aggregate
 from tests.conftest import CHECK_COVID, EVAL_SAMPLE

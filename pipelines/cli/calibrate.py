@@ -71,7 +71,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     if args.max_calls:
         config = config.model_copy(update={"budget": config.budget.model_copy(update={"batch_max_calls": args.max_calls})})
     model = cal.judge_model_name(config)
-    reader = config.desk.reader
+    reader = cal.exhibit_settings(config).reader
 
     if args.list:
         services = Services.create(settings, with_store=False)
@@ -93,7 +93,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
     print(f"probing {model} with one short call...", file=sys.stderr, flush=True)
     planned = cal.plan(config, labelled, services)
     print(
-        f"calibrating desk ({planned.config.desk.reader} question, {planned.config.desk.exhibits} exhibits) for {model} on {labelled.name}"
+        f"calibrating desk ({cal.exhibit_settings(planned.config).reader} question, {cal.exhibit_settings(planned.config).exhibits} exhibits) for {model} on {labelled.name}"
     )
     print(f"  {planned.cost}")
     print(f"  kept under {planned.key} in {settings.data_dir / 'calibrations'}")

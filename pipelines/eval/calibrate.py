@@ -58,11 +58,14 @@ from pipelines.events import BeliefRead, Event, ExhibitStanceRead
 from pipelines.llm.client import LLM
 from pipelines.llm.limits import Budget, describe_stop
 from pipelines.llm.registry import get_backend
+from pipelines.protocols.base import exhibit_reader
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore, RunSummary
 from pipelines.run.batch import BatchItem, run_claim
-from pipelines.run.runner import check_names, probability_spec, resume_run
+from pipelines.run.runner import check_names, resume_run
 from pipelines.run.services import Services
+from pipelines.run.wiring import probability_spec
+from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance
 from pipelines.stages.stance_aggregation import stance_features
 from pipelines.text.times import duration
@@ -210,14 +213,14 @@ def probe(config: RunConfig, services: Services) -> Probe:
 
 def readings_per_exhibit(config: RunConfig) -> int:
     """The one-token questions desk asks of each exhibit with these settings."""
-    cfg = config.desk
+    cfg = exhibit_settings(config)
     separate = cfg.orders * (2 if cfg.negation else 1)
     return {"contrast": cfg.orders, "separate": separate, "both": separate + CONTRAST_ORDERS_MIXED}[cfg.reader]
 
 
 def calls_per_claim(config: RunConfig, *, logprobs: bool) -> int:
     """At most this many model calls a claim (a debate over conflicting exhibits adds a few)."""
-    cfg = config.desk
+    cfg = exhibit_settings(config)
     readings = cfg.exhibits * readings_per_exhibit(config) * (1 if logprobs else SAMPLES)
     return readings + 1 + cfg.rewrites  # the claim's opposite, its rewrites
 
@@ -303,7 +306,7 @@ def reading_signature(config: dict[str, Any]) -> tuple[Any, ...]:
         config.get("protocol"),
         judge.get("backend"),
         judge.get("model"),
-        tuple(sorted((config.get("desk") or {}).items())),
+        tuple(sorted((config.get(exhibit_reader()) or {}).items())),
         config.get("corpus"),
         bool(retrieval.get("web_search")),
     )
@@ -452,7 +455,7 @@ def fit_readings(
     p = np.array(result.predicted)
     reliability = metrics.calibration(np.maximum(p, 1 - p).tolist(), ((p >= 0.5) == (y == 1)).tolist(), 10)
     name = judge_model_name(config)
-    key = calibration_key(name, config.desk.reader)
+    key = calibration_key(name, exhibit_settings(config).reader)
     decide_at, decide_at_from = _decide_at(readings, result, labelled, current)
     if not result.separates:
         refused = (
@@ -461,7 +464,7 @@ def fit_readings(
             "will not show a confident-looking probability for it; a stronger model is the remedy."
         )
         return Fitted(result, None, refused, reliability, decide_at_from)
-    cfg = config.desk
+    cfg = exhibit_settings(config)
     judge = config.role("judge")
     calibration = Calibration(
         name=f"{key}@new",
@@ -555,7 +558,7 @@ def calibration_config(config: RunConfig, *, corpus: str = "") -> RunConfig:
     """The run config of a calibration: desk, web search off (readings repeat), the labelled set's corpus."""
     updated = config.model_copy(
         update={
-            "protocol": "desk",
+            "protocol": exhibit_reader(),
             "retrieval": config.retrieval.model_copy(update={"web_search": False}),
             # the judge asked over the exhibits, as a debate's belief is: the calibration measures how well that tells the labels apart
             "belief": config.belief.model_copy(update={"desk_weighed": False}),
@@ -573,7 +576,13 @@ def plan(config: RunConfig, labelled: LabelledSet, services: Services, *, user: 
     if not labelled.claims:
         raise CalibrationError(f"{labelled.name}: no claims to read")
     found = probe(config, services)
-    return Plan(config, labelled, found, calibration_key(found.model, config.desk.reader), cost_note(found, config, len(labelled.claims)))
+    return Plan(
+        config,
+        labelled,
+        found,
+        calibration_key(found.model, exhibit_settings(config).reader),
+        cost_note(found, config, len(labelled.claims)),
+    )
 
 
 def check_reach(config: RunConfig, services: Services, user: User | None) -> None:
@@ -608,7 +617,7 @@ def calibrate(
     )
     if stopped or len(readings) < fitting.FOLDS * 2:
         return Outcome(planned, tuple(readings), None, None, stopped or f"only {len(readings)} claims could be read", failed)
-    current = load_calibration(planned.probe.model, planned.config.desk.reader, services.settings.data_dir)
+    current = load_calibration(planned.probe.model, exhibit_settings(planned.config).reader, services.settings.data_dir)
     fitted = fit_readings(readings, planned.config, planned.labelled, logprobs=planned.probe.logprobs, current=current)
     measured = belief_separation(readings, services.store) if services.store is not None else None
     if fitted.calibration is not None and measured is not None:  # how far the belief chart's level can be read, for this model
@@ -686,7 +695,7 @@ def refit_on_reviewed(
     if stopped:
         raise CalibrationError(stopped)
     data_dir = services.settings.data_dir
-    current = load_calibration(planned.probe.model, planned.config.desk.reader, data_dir)
+    current = load_calibration(planned.probe.model, exhibit_settings(planned.config).reader, data_dir)
     comparison = compare_refit(readings, planned.config, planned.labelled, current, logprobs=planned.probe.logprobs)
     keep = comparison.better if choose == "better" else choose
     refit = comparison.refitted.calibration

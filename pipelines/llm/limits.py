@@ -117,8 +117,6 @@ class Limiters:
 
 # --- Spend limits: how many calls, tokens or how much money a run (and its batch) may spend ---
 
-LIMIT_WORDS = {"calls": "model calls", "tokens": "tokens", "cost": "spent"}
-
 
 class BudgetExhaustedError(Exception):
     """A spend limit is reached: the run stops before its next model call.
@@ -134,10 +132,7 @@ class BudgetExhaustedError(Exception):
 
 def describe_stop(stop: BudgetStop) -> str:
     """``stopped by budget: 40 of 40 model calls`` (a batch's limit says so)."""
-    whose = "the batch's budget" if stop.scope == "batch" else "budget"
-    if stop.limit == "cost":
-        return f"stopped by {whose}: {stop.used:.4g} of {stop.allowed:.4g} spent"
-    return f"stopped by {whose}: {stop.used:,.0f} of {stop.allowed:,.0f} {LIMIT_WORDS[stop.limit]}"
+    return stop.says()
 
 
 class Budget:

@@ -47,9 +47,11 @@ def _placeholders(variables: tuple[str, ...]) -> re.Pattern[str]:
 
 
 @cache
-def load_prompt(name: str) -> Prompt:
-    """The prompt in ``pipelines/prompts/NAME.md``."""
-    text = resources.files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8")
+def load_prompt(name: str, package: str | None = None) -> Prompt:
+    """The shared prompt in ``pipelines/prompts/NAME.md``, or with ``package`` (a protocol's, passing its ``__package__``)
+    its own in ``pipelines/protocols/PROTOCOL/prompts/NAME.md``."""
+    folder = resources.files(package).joinpath("prompts") if package else resources.files(__package__)
+    text = folder.joinpath(f"{name}.md").read_text(encoding="utf-8")
     header, _, body = text.partition("\n")
     if not header.startswith("vars:"):
         raise ValueError(f"prompt {name}: first line must be 'vars: a, b'")

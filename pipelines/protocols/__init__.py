@@ -1,3 +1,1 @@
-"""The debate protocols, each registered by name (see base.get_protocol)."""
-
-from pipelines.protocols import desk, mad, madke, mermaid, proclaim, radar, single, toolmad  # noqa: F401
+"""The debate protocols: one folder each, declared in pyproject.toml's ``debatedesk.protocols`` entry points (see base.py)."""

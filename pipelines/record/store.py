@@ -443,10 +443,8 @@ class RunStore:
             if added.verdict is not None:
                 values.update(verdict=added.verdict.label, confidence=added.verdict.confidence)
             for evt in events:  # the last stop (or resume) in these events says whether the run now stands stopped by a limit
-                if isinstance(evt, RunInterrupted) and evt.budget is not None:
-                    values["stop_reason"] = evt.reason.split(";")[0]
-                elif isinstance(evt, RunInterrupted) and evt.paused_round is not None:
-                    values["stop_reason"] = f"paused at round {evt.paused_round}, free to take over"
+                if isinstance(evt, RunInterrupted) and evt.stop_reason is not None:
+                    values["stop_reason"] = evt.stop_reason
                 elif isinstance(evt, RunResumed):
                     values["stop_reason"] = None
             if added.override is not None:

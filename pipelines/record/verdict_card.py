@@ -274,19 +274,17 @@ def _facts(run: RunDigest) -> CardFacts:
     return protocol.card if protocol is not None else CardFacts()
 
 
-DEBATE_STAGE = "debate"  # desk's stage of arguing over contested exhibits (a stage with model calls only when it took place)
+DEBATE_STAGE = "debate"  # the stage of arguing over contested exhibits (a stage with model calls only when it took place)
 
 
 def _reason(run: RunDigest, verdict: Verdict) -> str:
     """How the verdict was reached, in plain words, then the gist of the model's own answer."""
-    how = _facts(run).how(verdict.decided_by)
+    facts = _facts(run)
+    how = facts.how(verdict.decided_by)
     gist = _gist(verdict.rationale)
-    parts = [p for p in (how, f"In the model's words: “{gist}”" if gist and run.protocol != "desk" else gist) if p]
-    if run.protocol == "desk" and DEBATE_STAGE in run.by_stage:  # desk debates only where strong exhibits conflict: say it did
-        parts.append(
-            "Strong exhibits pointed both ways, so two advocates argued over them and the contested exhibits were read again "
-            "in the light of both sides; this verdict is that second reading (the debate is under Round 1 below)."
-        )
+    parts = [p for p in (how, f"In the model's words: “{gist}”" if gist and facts.quotes_model else gist) if p]
+    if facts.debate_note and DEBATE_STAGE in run.by_stage:  # a protocol that debates only sometimes (desk) says it did
+        parts.append(facts.debate_note)
     return " ".join(parts)
 
 

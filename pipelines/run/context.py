@@ -6,12 +6,11 @@ reaches up into the other.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pipelines.config import ModelSpec, RunConfig
 from pipelines.domain import Claim, Evidence
@@ -36,8 +35,53 @@ class Toolbox:
 
 
 @dataclass
+class EvidenceIds:
+    """A run's evidence ids (``E1``, ``E2``...); a resumed run gives an item found again the id it had before."""
+
+    reserved: Mapping[str, str] = field(default_factory=dict)  # resume: evidence key -> the id it had before
+    _counter: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def next(self, key: str | None = None) -> str:
+        """The id for the item found under ``key``: its reserved one, else a fresh one no reserved id takes.
+
+        Reserving by key keeps ids stable however concurrent searches interleave on replay,
+        so the replayed prompts match the journal.
+        """
+        if key is not None and key in self.reserved:
+            return self.reserved[key]
+        taken = set(self.reserved.values())
+        while True:
+            candidate = f"E{next(self._counter)}"
+            if candidate not in taken:
+                return candidate
+
+
+T = TypeVar("T")
+
+
+class RunState:
+    """What stages keep between their calls in one run, one value per type: the claim's rewrites being written
+    (stages/retrieval.py), a weighed belief's readings (stages/weighing.py). Typed by the stage that owns the value."""
+
+    def __init__(self) -> None:
+        self._held: dict[type, object] = {}
+
+    def get(self, kind: type[T]) -> T | None:
+        held = self._held.get(kind)
+        return held if isinstance(held, kind) else None
+
+    def keep(self, value: T) -> T:
+        self._held[type(value)] = value
+        return value
+
+
+@dataclass(frozen=True)
 class RunContext:
-    """Everything a protocol needs, passed in: models per role, tools, the event sink."""
+    """Everything a protocol needs, passed in whole when the run starts: models per role, tools, the event sink.
+
+    Frozen: no field is set after construction. What changes as the run goes is in its containers: the evidence
+    ``pool``, what the checker ``struck`` and ``admitted``, the ``exhibits`` grounding reads, the stages' ``state``.
+    """
 
     run_id: str
     claim: Claim
@@ -49,13 +93,11 @@ class RunContext:
     struck: dict[str, str] = field(default_factory=dict)
     admitted: dict[str, str] = field(default_factory=dict)  # evidence id -> the checker's reason
     reviewer: Reviewer | None = None
-    reserved_ids: dict[str, str] = field(default_factory=dict)  # resume: evidence key -> the id it had before
+    ids: EvidenceIds = field(default_factory=EvidenceIds)
     llm_factory: LLMFactory | None = None
-    rewrites: asyncio.Future[list[str]] | None = None  # the claim's rewrites, written once per run (retrieval.rewrites)
     calibration_dir: Path | None = None  # the data folder whose calibrations/ desk reads first (None: the shipped ones only)
-    exhibits: list[Evidence] = field(default_factory=list)  # a grounded debate's starting evidence: desk's exhibits, ranked
-    weighing: object | None = None  # a weighed debate belief's state (stages/weighing.py), set by grounding
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    exhibits: list[Evidence] = field(default_factory=list)  # a grounded debate's starting evidence: the exhibits, ranked
+    state: RunState = field(default_factory=RunState)
 
     def llm(self, role: str) -> LLM:
         return self.llms[role]
@@ -93,18 +135,8 @@ class RunContext:
         return [e for e in items if e.id not in self.struck]
 
     def next_evidence_id(self, key: str | None = None) -> str:
-        """A fresh id (``E1``, ``E2``...); a resumed run gives an item found again the id it had before.
-
-        Reserving by key keeps ids stable however concurrent searches interleave on replay,
-        so the replayed prompts match the journal.
-        """
-        if key is not None and key in self.reserved_ids:
-            return self.reserved_ids[key]
-        taken = set(self.reserved_ids.values())
-        while True:
-            candidate = f"E{next(self._ids)}"
-            if candidate not in taken:
-                return candidate
+        """A fresh evidence id, or the one a resumed run's item had before (``EvidenceIds.next``)."""
+        return self.ids.next(key)
 
 
 LLMFactory = Callable[[str, ModelSpec], Awaitable[LLM]]

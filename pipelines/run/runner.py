@@ -8,63 +8,46 @@ keys out of them ``redaction.Redactor``'s, answering a resumed run's calls the `
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
-import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 
 from pipelines.access.roles import Person, acting_name
 from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ConfigError, ModelSpec, RunConfig
 from pipelines.domain import Claim, Turn, Verdict
-from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError, StoreUnavailableError
+from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
 from pipelines.events import (
-    ArgumentDelta,
     Event,
     ModelCallCompleted,
-    RunFailed,
-    RunInterrupted,
     RunResumed,
     RunStarted,
-    StageCompleted,
-    StageStarted,
     TurnCompleted,
     VerdictReached,
 )
-from pipelines.llm.cache import caches
-from pipelines.llm.client import LLM
-from pipelines.llm.limits import Budget, BudgetExhaustedError
+from pipelines.llm.limits import Budget
 from pipelines.llm.registry import get_backend
 from pipelines.protocols.base import get_protocol
-from pipelines.protocols.grounding import ground, rule_beside
 from pipelines.record.digest import digest
-from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.journal import (
-    EventDeduper,
     Journal,
-    JournalCache,
-    JournaledIndex,
-    JournaledWeb,
-    JournalFirstCache,
     reserved_evidence_ids,
 )
-from pipelines.record.outage import fault_message, is_store_fault, store_faults_plain
-from pipelines.record.redaction import Redactor, StreamRedactor
+from pipelines.record.outage import store_faults_plain
 from pipelines.record.spill import replay_spills
 from pipelines.record.store import RunStore, busy_message
 from pipelines.run import step_gate
-from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.context import EvidenceIds, Review, RunContext
 from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
-from pipelines.run.server_restart import ServerRestarts
+from pipelines.run.grounding import ground, rule_beside
+from pipelines.run.life import RunLife
 from pipelines.run.services import Services
-from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, StepGate, make_reviewer
+from pipelines.run.step_gate import PendingReview, StepGate, make_reviewer
+from pipelines.run.wiring import Models, tool_layers, wire_tools
 from pipelines.stages.scoring import reads_faithfulness
 from pipelines.text.safety import check_claim_text
 from pipelines.text.urls import scrub_url
-from pipelines.tools.corpus_index import CorpusIndex
-from pipelines.tools.frozen import FrozenEvidence, FrozenIndex, FrozenWeb
-from pipelines.tools.web import PolicyFilteredSearch, WebSearch, filtered, source_policy
+from pipelines.tools.frozen import FrozenEvidence
 
 log = logging.getLogger(__name__)
 
@@ -138,61 +121,14 @@ async def execute(
     a call over it; with ``frozen`` evidence every search is answered from a stored run's.
     """
     protocol = get_protocol(config.protocol)
-    journal_cache = JournalCache(journal) if journal is not None else None
-    announced: set[str] = set()
-    restarts = ServerRestarts(services, emit)
-
-    async def make_llm(role: str, spec: ModelSpec) -> LLM:
-        backend = get_backend(spec.backend)
-        announce = backend.name == "embedded" and not announced
-        if announce:
-            emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
-        # Building a model can take long (the embedded server starts), so off the loop; one built before is at hand.
-        chat = services.built_chat_model(spec)
-        if chat is None:
-            chat = await asyncio.to_thread(services.chat_model, spec)
-        if announce:
-            emit(StageCompleted(stage="model"))
-            announced.add(backend.name)
-        return LLM(
-            chat,
-            role=role,
-            model_name=spec.model or backend.default_model or backend.name,
-            max_retries=spec.max_retries,
-            limiter=services.limiters.get(
-                f"{spec.backend}|{spec.base_url}", backend.parallel_calls(chat, services.settings, spec.concurrency)
-            ),
-            on_call=emit,
-            cache=JournalFirstCache.over(journal_cache, services.response_cache if caches(spec) else None),
-            params={"temperature": spec.temperature, "max_tokens": spec.max_tokens, "base_url": spec.base_url},
-            budget=budget,
-            # A local server the run started can be started again when it dies mid-run; a remote endpoint cannot.
-            reconnect=restarts.hook(role, spec) if backend.still_serves is not None else None,
-        )
-
-    # Roles that want token probabilities first: the embedded server they start (with
-    # logits_all) also serves the other roles, instead of a second server beside it.
-    wanted = {
+    models = Models(services, emit, journal=journal, budget=budget)
+    wanted = {  # the roles whose answers are read from token probabilities
         *protocol.probability_roles,
         *(("judge",) if config.belief.per_round or config.belief.calibrated_ruling else ()),
         *(("scorer",) if reads_faithfulness(config) else ()),
     }
-    specs = {role: probability_spec(config.role(role)) if role in wanted else config.role(role) for role in ROLES}
-    llms: dict[str, LLM] = {}
-    for role in sorted(ROLES, key=lambda r: not specs[r].logprobs):
-        llms[role] = await make_llm(role, specs[role])
-    index: CorpusIndex = services.index
-    web: WebSearch = services.web_search(config)
-    memory = services.memory
-    if frozen is not None:  # a re-run: the stored run's evidence is all there is (no search, no memory of other claims)
-        index, web, memory = FrozenIndex(frozen, services.embedder), filtered(FrozenWeb(frozen), source_policy(config.retrieval)), None
-    if journal is not None:
-        # The journal keeps what the search engine returned; the run's source policy stays the outer layer,
-        # so the retrieval stage still reports what it refused.
-        policy = source_policy(config.retrieval)
-        raw_web = web.inner if isinstance(web, PolicyFilteredSearch) else web
-        index, web = JournaledIndex(index, journal), filtered(JournaledWeb(raw_web, journal), policy)
-    tools = Toolbox(index=index, web=web, embedder=services.embedder, memory=memory)
+    llms = await models.for_roles(config, wanted)
+    tools = wire_tools(services, config, tool_layers(config, frozen=frozen, journal=journal))
     turns: list[Turn] = []  # every argument, for the calibrated ruling's second reading of the contested exhibits
 
     def emit_keeping_turns(evt: Event) -> None:
@@ -200,22 +136,24 @@ async def execute(
             turns.append(evt.turn)
         emit(evt)
 
-    ctx = RunContext(run_id=run_id, claim=claim, config=config, llms=llms, tools=tools, emit=emit_keeping_turns, llm_factory=make_llm)
-    ctx.calibration_dir = services.settings.data_dir  # the desk's own calibrations (python -m pipelines calibrate) before the shipped ones
-    ctx.reserved_ids = reserved_evidence_ids(recorded)
-    ctx.reviewer = make_reviewer(emit, gate, step_gate.recorded_reviews(recorded), next_id=ctx.next_evidence_id)
+    ids = EvidenceIds(reserved_evidence_ids(recorded))
+    ctx = RunContext(
+        run_id=run_id,
+        claim=claim,
+        config=config,
+        llms=llms,
+        tools=tools,
+        emit=emit_keeping_turns,
+        reviewer=make_reviewer(emit, gate, step_gate.recorded_reviews(recorded), next_id=ids.next),
+        ids=ids,
+        llm_factory=models,
+        calibration_dir=services.settings.data_dir,  # the desk's own calibrations (python -m pipelines calibrate) before the shipped ones
+    )
     reading = await ground(ctx)  # a debate grounded in desk's exhibits reads them first (belief.grounded)
-    verdict = await protocol.run(ctx)
+    verdict = await protocol.runner()(ctx)
     verdict = await rule_beside(ctx, verdict, reading, turns)  # the calibrated ruling beside the protocol's own (belief.verdict)
     emit(VerdictReached(verdict=verdict))
     return verdict
-
-
-def probability_spec(spec: ModelSpec) -> ModelSpec:
-    """A role whose answers are read from token probabilities: on the embedded backend its server must keep them (logits_all)."""
-    if spec.backend == "embedded" and not spec.logprobs:
-        return spec.model_copy(update={"logprobs": True})
-    return spec
 
 
 class RunHandle:
@@ -332,12 +270,8 @@ def start_run(
     if store is not None:
         with store_faults_plain(store.url):
             store.create_run(run_id, claim.text, config.protocol, snapshot, source_run=source, by=by)
-    _launch(
-        handle,
-        services,
-        attempt_events=[RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=snapshot, by=by, source_run=source)],
-        budget=Budget.for_run(config.budget, parent=batch_budget),
-        frozen=frozen,
+    RunLife(handle, services, budget=Budget.for_run(config.budget, parent=batch_budget), frozen=frozen).start(
+        [RunStarted(run_id=run_id, claim=claim.text, protocol=config.protocol, config=snapshot, by=by, source_run=source)]
     )
     return handle
 
@@ -439,16 +373,10 @@ def _resume(
         raise
     gate = _gate_for(config, store, run_id) if interactive else None
     handle = RunHandle(run_id, Claim(text=summary.claim), config, gate, recorded)
-    _launch(
-        handle,
-        services,
-        attempt_events=[RunResumed(attempt=attempt, replayed=len(recorded), by=by)],
-        recorded=recorded,
-        answers=store.journal(run_id),
-        claimed=True,
-        budget=_budget_after(config.budget, recorded),
-        frozen=frozen,
+    life = RunLife(
+        handle, services, recorded=recorded, answers=store.journal(run_id), budget=_budget_after(config.budget, recorded), frozen=frozen
     )
+    life.start([RunResumed(attempt=attempt, replayed=len(recorded), by=by)], claimed=True)
     return handle
 
 
@@ -478,126 +406,6 @@ def _gate_for(config: RunConfig, store: RunStore | None, run_id: str) -> StepGat
         return None
     heartbeat = (lambda: store.touch(run_id)) if store is not None else None
     return StepGate(timeout_s=config.pauses.pause_timeout_min * 60, heartbeat=heartbeat, page_gone_after_s=step_gate.PAGE_GONE_AFTER_S)
-
-
-def _launch(
-    handle: RunHandle,
-    services: Services,
-    *,
-    attempt_events: list[Event],
-    recorded: Sequence[Event] = (),
-    answers: dict[tuple[str, str], list[str]] | None = None,
-    claimed: bool = False,
-    budget: Budget | None = None,
-    frozen: FrozenEvidence | None = None,
-) -> None:
-    """Start the run's thread; ``recorded`` and ``answers`` are a resumed run's stored events and journal (``claimed`` by it already)."""
-    store = services.store
-    run_id = handle.run_id
-    redact = Redactor(handle.config.secrets())
-    stream = StreamRedactor(redact.secrets, redact.text, redact.event)  # a key split across two chunks is caught whole
-    dedupe = EventDeduper(recorded)
-    writer = EventWriter(store, run_id, data_dir=services.settings.data_dir) if store is not None else None
-    journal = Journal(writer, run_id, answers)
-    journal.redact = redact.text
-    emit_lock = threading.Lock()  # the stream redactor holds state; events come from the loop and from this thread
-
-    def emit(evt: Event) -> None:
-        with emit_lock:
-            for safe in stream.feed(evt):
-                _pass_on(safe)
-
-    def flush_stream() -> None:
-        with emit_lock:
-            for safe in stream.flush():
-                _pass_on(safe)
-
-    def emit_step(evt: Event) -> None:
-        # The protocol's emit: once the store stayed away past the writer's patience, the run stops at the next event
-        # that ends a piece of work (not a streamed chunk, not a call's accounting, which precede its answer's journal entry).
-        emit(evt)
-        if writer is not None and writer.down is not None and not isinstance(evt, ModelCallCompleted | ArgumentDelta):
-            raise StorePaused()
-
-    def _pass_on(evt: Event) -> None:
-        kept = dedupe.admit(evt)
-        if kept is None:
-            return
-        if writer is not None:
-            writer.put(kept)
-        handle.push(kept)
-
-    def worker() -> None:
-        status = "failed"
-        error: BaseException | None = None
-        stop_beat = threading.Event()
-        if store is not None:
-            threading.Thread(target=_heartbeat, args=(store, run_id, stop_beat), name=f"beat-{run_id}", daemon=True).start()
-        try:
-            asyncio.run(
-                execute(
-                    handle.claim,
-                    handle.config,
-                    services,
-                    emit_step,
-                    run_id,
-                    journal=journal,
-                    gate=handle.gate,
-                    recorded=recorded,
-                    budget=budget,
-                    frozen=frozen,
-                )
-            )
-            if writer is not None:
-                writer.flush()  # a store that failed to take an event fails the run, as when events were written inline
-            status = "completed"
-        except (StorePaused, StoreUnavailableError) as exc:  # the store stayed away: stopped between two steps, kept, resumable
-            status = "interrupted"
-            emit(RunInterrupted(reason=str(writer.down if writer is not None and writer.down is not None else exc)))
-        except PauseFreedError as exc:  # the page went away: stopped at the pause, free for anyone to take over
-            status = "interrupted"
-            emit(RunInterrupted(reason=str(exc), paused_round=exc.round))
-        except RunInterruptedError as exc:
-            status = "interrupted"
-            emit(RunInterrupted(reason=str(exc)))
-        except BudgetExhaustedError as exc:  # stopped between two calls: what it did so far is kept, and it can be resumed
-            status = "interrupted"
-            emit(RunInterrupted(reason=f"{exc}; raise the limit on the Settings page to go on", budget=exc.stop))
-        except DebateDeskError as exc:
-            emit(RunFailed(reason=str(exc)))
-        except Exception as exc:  # a bug: record it, then hand it to the caller to raise
-            log.error("run %s crashed:\n%s", run_id, redact.text(traceback.format_exc()))
-            emit(RunFailed(reason=f"internal error (please report): {type(exc).__name__}: {exc}"))
-            error = exc
-        finally:
-            try:
-                flush_stream()  # what a stream cut short held back (redacted) is kept, before the record closes
-                stop_beat.set()
-                if writer is not None:
-                    writer.close()  # every event is stored (or spilled) before the run is marked finished and its stream ends
-                    writer.finish(status)  # type: ignore[arg-type]
-            finally:
-                if store is not None:
-                    store.release_run(run_id)
-                handle.close(status, error)  # whatever the store did: the page and the CLI learn the run ended
-
-    if store is not None and not claimed:
-        store.claim_run(run_id)
-    for evt in attempt_events:
-        emit(evt)
-    handle.thread = threading.Thread(target=worker, name=f"run-{run_id}", daemon=True)
-    handle.thread.start()
-
-
-def _heartbeat(store: RunStore, run_id: str, stop: threading.Event, every_s: float = 30.0) -> None:
-    # A long model call emits nothing for minutes; the heartbeat tells other processes the run is alive.
-    while not stop.wait(every_s):
-        try:
-            store.touch(run_id)
-        except Exception as exc:  # the store away: the event writer waits for it and says so; the beat tries again later
-            if not is_store_fault(exc):
-                raise
-            log.warning("run %s: heartbeat not stored: %s", run_id, fault_message(store.url, exc))
 
 
 def stream_run(

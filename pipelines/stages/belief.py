@@ -27,6 +27,7 @@ from pipelines.events import BeliefRead, StageCompleted, StageFailed, StageStart
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import NO_HISTORY, format_history
+from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance_aggregation import Aggregate
@@ -156,7 +157,7 @@ def reliability(ctx: RunContext) -> str:
     (desk's first reading) and keeps the AUC of p(supported) - p(refuted) in the calibration;
     a measure of another belief prompt does not count.
     """
-    calibration = load_calibration(ctx.llm("judge").model_name, ctx.config.desk.reader, ctx.calibration_dir)
+    calibration = load_calibration(ctx.llm("judge").model_name, exhibit_settings(ctx.config).reader, ctx.calibration_dir)
     measured = calibration.settings.get("belief") if calibration is not None else None
     if not isinstance(measured, dict) or measured.get("prompt_sha") != belief_prompt_sha():
         return ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pipelines.domain import Evidence
@@ -99,9 +100,15 @@ async def claim_rewrites(ctx: RunContext, n: int | None = None) -> list[str]:
     n = ctx.config.retrieval.rewrites if n is None else n
     if n <= 0:
         return []
-    if ctx.rewrites is None:
-        ctx.rewrites = asyncio.ensure_future(_write_rewrites(ctx, n))
-    return list(await asyncio.shield(ctx.rewrites))
+    written = ctx.state.get(Rewrites) or ctx.state.keep(Rewrites(asyncio.ensure_future(_write_rewrites(ctx, n))))
+    return list(await asyncio.shield(written.future))
+
+
+@dataclass(frozen=True)
+class Rewrites:
+    """The claim's rewrites, written once per run (the run's state holds them)."""
+
+    future: asyncio.Future[list[str]]
 
 
 async def _write_rewrites(ctx: RunContext, n: int) -> list[str]:

@@ -15,11 +15,11 @@ from pipelines.config import RunConfig
 from pipelines.domain import Evidence, Turn
 from pipelines.errors import DebateDeskError
 from pipelines.events import ScoreComputed, StageFailed, StatementChecked
+from pipelines.protocols.base import find_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult
 from pipelines.stages.faithfulness import Faithfulness, FaithfulnessResult
-
-SCORED = ("toolmad",)  # the protocols whose answers are scored (F and AR)
+from pipelines.stages.faithfulness import Reader as FaithfulnessReader
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,8 @@ class AnswerScores:
 
 def reads_faithfulness(config: RunConfig) -> bool:
     """Whether this run's scorer answers are read from token probabilities (its embedded server must keep them)."""
-    return config.protocol in SCORED and config.toolmad.faithfulness_reader == "read"
+    protocol = find_protocol(config.protocol)  # one whose answers are scored (F and AR) says so in its declaration
+    return protocol is not None and protocol.scored_answers and getattr(config, protocol.name).faithfulness_reader == "read"
 
 
 async def score_answer(
@@ -63,11 +64,11 @@ async def score_answer(
     max_statements: int = 8,
     questions: int = 3,
     evidence_chars: int = 700,
+    reader: FaithfulnessReader = "generated",
     role: str = "scorer",
 ) -> AnswerScores:
     """F against ``evidence`` and AR against the claim, both at once; each emitted as it is ready."""
     llm = ctx.llm(role)
-    reader = ctx.config.toolmad.faithfulness_reader
     faithfulness = Faithfulness(llm, max_statements=max_statements, evidence_chars=evidence_chars, reader=reader)
     relevance = AnswerRelevance(llm, ctx.tools.embedder, questions=questions)
     where = f"{turn.agent} round {turn.round}" if turn.round else turn.agent

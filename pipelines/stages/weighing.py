@@ -29,6 +29,7 @@ from pipelines.calibration.files import Calibration
 from pipelines.domain import Evidence, Turn
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import latest_by_agent
+from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.stance import Stance, argument_text, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, aggregate
 
@@ -47,8 +48,7 @@ class Weighing:
 
 def weighs(ctx: RunContext) -> Weighing | None:
     """This run's weighing, when its belief is weighed (``belief.debate_reader``, a grounded debate on a calibrated model)."""
-    weighing = ctx.weighing
-    return weighing if isinstance(weighing, Weighing) else None
+    return ctx.state.get(Weighing)
 
 
 def start_weighing(
@@ -63,8 +63,7 @@ def start_weighing(
     """After grounding: the debate's belief will be weighed from desk's reading (``belief.debate_reader`` weighed, with a calibration)."""
     if ctx.config.belief.debate_reader != "weighed" or calibration is None:
         return None
-    ctx.weighing = Weighing(negation, calibration, dict(stances), dict(read_as), list(order))
-    return ctx.weighing
+    return ctx.state.keep(Weighing(negation, calibration, dict(stances), dict(read_as), list(order)))
 
 
 async def weigh(
@@ -74,7 +73,7 @@ async def weigh(
 
     Returns the weighing, the ids read with arguments, and the ids read for the first time without any.
     """
-    desk = ctx.config.desk
+    desk = exhibit_settings(ctx.config)
     new = [t for t in turns if t.id not in weighing.weighed_turns and t.round > 0]
     weighing.weighed_turns.update(t.id for t in new)
     found = {e.id: e for e in evidence}

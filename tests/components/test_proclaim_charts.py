@@ -18,7 +18,7 @@ from pipelines.events import (
     StageFailed,
     VoteCast,
 )
-from pipelines.protocols.proclaim_record import CourtRecord
+from pipelines.protocols.proclaim.record import CourtRecord
 from pipelines.tools.embeddings import MiniLMEmbedder
 from tests.fakes import fake_config, make_services
 

@@ -3,6 +3,8 @@
 From the bottom up:
 - the ground: ``errors``, ``domain``, ``personas``, ``machine``, ``tables`` (the database's declarative base) and ``text/``
   (safe text, redaction, addresses);
+- the protocols' declarations (``protocols.declared``: the registry ``protocols/base.py``, each protocol folder's
+  ``__init__.py`` and ``settings.py``), which ``config`` composes ``RunConfig`` from;
 - ``config`` and ``events``; ``eval/metrics.py`` (pure scores);
 - ``calibration/`` (where a model's calibration is kept, and how one is fitted);
 - ``llm/`` (model backends) and ``tools/`` (corpus, web, fetch, memory);
@@ -32,30 +34,51 @@ BELOW: dict[str, set[str]] = {  # room -> the rooms it may import (besides its o
     "tables": set(),
     "errors": set(),
     "tools.source_policy": GROUND,
-    "config": GROUND | {"tools.source_policy"},
+    "protocols.declared": GROUND | {"protocols.declared"},
+    "config": GROUND | {"tools.source_policy", "protocols.declared"},
     "events": GROUND,
-    "llm": GROUND | {"config", "events"},
-    "tools": GROUND | {"config", "events", "tools.source_policy"},
-    "run.context": GROUND | {"config", "events", "llm", "tools"},
-    "prompts": GROUND | {"config"},
+    "llm": GROUND | {"config", "events", "protocols.declared"},
+    "tools": GROUND | {"config", "events", "tools.source_policy", "protocols.declared"},
+    "run.context": GROUND | {"config", "events", "llm", "tools", "protocols.declared"},
+    "prompts": GROUND | {"config", "protocols.declared"},
     "eval.metrics": set(),
-    "calibration": GROUND | {"config", "events", "eval.metrics"},
-    "stages": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts", "calibration"},
-    "protocols": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts", "stages", "calibration", "pipelines"},
-    "record": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "calibration", "pipelines"},
-    "run": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "prompts", "record", "calibration", "pipelines", "access"},
-    "eval": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration", "access", "newsroom"},
-    "access": GROUND | {"config"},
-    "newsroom": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "access", "pipelines"},
+    "calibration": GROUND | {"config", "events", "eval.metrics", "protocols.declared"},
+    "stages": GROUND | {"config", "events", "llm", "tools", "run.context", "prompts", "calibration", "protocols.declared"},
+    "protocols": GROUND
+    | {"config", "events", "llm", "tools", "run.context", "prompts", "stages", "calibration", "pipelines", "protocols.declared"},
+    "record": GROUND | {"config", "events", "llm", "tools", "stages", "protocols", "calibration", "pipelines", "protocols.declared"},
+    "run": GROUND
+    | {
+        "config",
+        "events",
+        "llm",
+        "tools",
+        "stages",
+        "protocols",
+        "prompts",
+        "record",
+        "calibration",
+        "pipelines",
+        "access",
+        "protocols.declared",
+    },
+    "eval": GROUND
+    | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration", "access", "newsroom", "protocols.declared"},
+    "access": GROUND | {"config", "protocols.declared"},
+    "newsroom": GROUND
+    | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "access", "pipelines", "protocols.declared"},
     "cli": {"*"},
 }
 
 
 def room_of(module: str) -> str:
-    """``pipelines.run.context`` -> ``run.context``, ``pipelines.record.store`` -> ``record``, ``pipelines`` -> ``pipelines``."""
+    """``pipelines.run.context`` -> ``run.context``, ``pipelines.record.store`` -> ``record``, ``pipelines`` -> ``pipelines``;
+    ``pipelines.protocols.base``, ``pipelines.protocols.desk`` and ``pipelines.protocols.desk.settings`` -> ``protocols.declared``."""
     parts = module.split(".")[1:]
     if not parts:
         return "pipelines"
+    if parts[0] == "protocols" and (parts[1:] == ["base"] or len(parts) == 2 or parts[2:] in (["__init__"], ["settings"])):
+        return "protocols.declared"
     if parts[:2] in (["run", "context"], ["tools", "source_policy"], ["eval", "metrics"]):
         return ".".join(parts[:2])
     return parts[0]
@@ -80,7 +103,7 @@ def test_each_room_imports_only_the_rooms_below_it(path: Path) -> None:
     if room == "__init__" or room == "pipelines":
         return
     allowed = BELOW[room]
-    own = room.split(".")[0]
+    own = room if room == "protocols.declared" else room.split(".")[0]  # a declaration never imports its protocol's run
     upward = sorted(
         name
         for name in imported_modules(path)

@@ -3,7 +3,7 @@
 - ``prompt``: what the fake reads out of a prompt (``PromptView``) and word overlap;
 - ``registry``: responders registered by schema name, option set or prompt marker;
 - ``generic``: the answers where none is registered (an argument, a choice, a filled schema);
-- ``responders``: one module per protocol;
+- ``responders``: the shared ones (retrieval, belief); each protocol's own are in ``pipelines/protocols/NAME/fake.py``;
 - ``model``: ``FakeChatModel`` and the backend's registration (``BACKEND``).
 """
 

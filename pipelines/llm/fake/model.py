@@ -45,6 +45,7 @@ from pipelines.llm.fake.generic import argue, choice_distribution, choice_logpro
 from pipelines.llm.fake.prompt import PromptView
 from pipelines.llm.fake.responders import RESPONDERS, TEXT_RESPONDERS
 from pipelines.llm.registry import Backend
+from pipelines.protocols.base import load_fake_responders
 
 
 class FakeChatModel(BaseChatModel):
@@ -90,6 +91,7 @@ class FakeChatModel(BaseChatModel):
             broken = response_format is not None and self.malformed > 0
             if broken:
                 self.malformed -= 1
+        load_fake_responders()  # each protocol's own, registered on first use (its folder's fake.py)
         view = PromptView.parse(messages)
         if self.fail_after is not None and number > self.fail_after:
             raise BackendUnavailableError(f"fake backend stopped after {self.fail_after} calls (a simulated crash)")

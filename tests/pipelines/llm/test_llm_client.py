@@ -22,7 +22,9 @@ def make(chat: FakeChatModel, calls: list[ModelCallCompleted] | None = None, ret
 def test_streaming_gives_deltas_that_add_up_and_counts_tokens() -> None:
     calls: list[ModelCallCompleted] = []
     deltas: list[str] = []
-    messages = load_prompt("single_answer").render(claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses.")
+    messages = load_prompt("single_answer", "pipelines.protocols.single").render(
+        claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses."
+    )
     text = asyncio.run(make(FakeChatModel(), calls).stream(messages, deltas.append))
     assert len(deltas) > 1 and "".join(deltas) == text
     assert text.rstrip().endswith("Label: SUPPORTS")
@@ -111,7 +113,9 @@ def test_prompt_tokens_the_server_reused_are_recorded_and_counted_apart() -> Non
     from pipelines.record.digest import Cost
 
     calls: list[ModelCallCompleted] = []
-    messages = load_prompt("single_answer").render(claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses.")
+    messages = load_prompt("single_answer", "pipelines.protocols.single").render(
+        claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses."
+    )
     asyncio.run(make(PromptCached(), calls).reply(messages))
     asyncio.run(make(FakeChatModel(), calls).reply(messages))  # a server that says nothing of its cache: nothing reused
     assert calls[0].tokens_in > 3 and calls[0].tokens_reused == calls[0].tokens_in - 3
@@ -198,7 +202,9 @@ def test_only_a_lost_connection_asks_for_a_new_server() -> None:
 
 
 def test_an_answer_broken_mid_stream_goes_on_from_where_it_was_shown() -> None:
-    messages = load_prompt("single_answer").render(claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses.")
+    messages = load_prompt("single_answer", "pipelines.protocols.single").render(
+        claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses."
+    )
     whole = asyncio.run(make(FakeChatModel()).stream(messages, lambda _: None))
     deltas: list[str] = []
     llm, asked = reconnecting(_Breaks(broken=1, shown=2), FakeChatModel())

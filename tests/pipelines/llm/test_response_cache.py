@@ -34,7 +34,9 @@ def test_disk_cache_get_put_delete_and_survives_reopening(tmp_path: Path) -> Non
 def test_a_repeated_call_comes_from_the_cache_and_is_recorded_as_cached(tmp_path: Path) -> None:
     chat, calls = FakeChatModel(), []
     llm = make(chat, DiskResponseCache(tmp_path), calls)
-    messages = load_prompt("single_answer").render(claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses.")
+    messages = load_prompt("single_answer", "pipelines.protocols.single").render(
+        claim="Masks reduce spread", evidence="[E1] Masks reduce spread of viruses."
+    )
     deltas: list[str] = []
     first = asyncio.run(llm.stream(messages, deltas.append))
     second = asyncio.run(llm.stream(messages, deltas.append))

@@ -3,17 +3,28 @@ from importlib import resources
 import pytest
 
 from pipelines.prompts import load_prompt
+from pipelines.protocols.base import protocol_names
 
 
-def prompt_names() -> list[str]:
-    return sorted(p.name[:-3] for p in resources.files("pipelines.prompts").iterdir() if p.name.endswith(".md"))
+def prompt_names() -> list[tuple[str, str | None]]:
+    """Every prompt: the shared ones, and each protocol's own in its folder's prompts/."""
+    shared = [(p.name[:-3], None) for p in resources.files("pipelines.prompts").iterdir() if p.name.endswith(".md")]
+    folders = (f"pipelines.protocols.{name}" for name in protocol_names())
+    own = [
+        (p.name[:-3], f)
+        for f in folders
+        if (d := resources.files(f).joinpath("prompts")).is_dir()
+        for p in d.iterdir()
+        if p.name.endswith(".md")
+    ]
+    return sorted(shared) + sorted(own)
 
 
-@pytest.mark.parametrize("name", prompt_names())
-def test_every_prompt_declares_exactly_the_variables_it_uses(name: str) -> None:
+@pytest.mark.parametrize(("name", "package"), prompt_names())
+def test_every_prompt_declares_exactly_the_variables_it_uses(name: str, package: str | None) -> None:
     import re
 
-    prompt = load_prompt(name)
+    prompt = load_prompt(name, package)
     used = set(re.findall(r"\{([a-z_]+)\}", prompt.system + prompt.user))
     assert used == set(prompt.variables), f"{name}: declares {prompt.variables}, uses {sorted(used)}"
     assert prompt.system and prompt.user
@@ -21,7 +32,7 @@ def test_every_prompt_declares_exactly_the_variables_it_uses(name: str) -> None:
 
 def test_render_refuses_missing_variables() -> None:
     with pytest.raises(TypeError, match="missing"):
-        load_prompt("single_answer").render(claim="x")
+        load_prompt("single_answer", "pipelines.protocols.single").render(claim="x")
 
 
 def test_braces_that_are_not_variables_are_left_alone() -> None:

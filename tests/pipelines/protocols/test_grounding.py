@@ -17,12 +17,12 @@ from pipelines.events import (
     VerdictAggregated,
     VerdictReached,
 )
-from pipelines.protocols import desk, grounding
-from pipelines.protocols.grounding import CALIBRATED, grounded, published_says
 from pipelines.record.verdict_card import rulings_line
+from pipelines.run import grounding
+from pipelines.run.grounding import CALIBRATED, grounded, published_says
 from pipelines.run.runner import stream_run
 from pipelines.stages import belief as belief_stage
-from pipelines.stages import weighing
+from pipelines.stages import exhibit_reading, weighing
 from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -37,7 +37,7 @@ def _config(protocol: str, **belief: object):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def calibrated(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake model with a desk calibration, as the embedded model has one."""
-    monkeypatch.setattr(desk, "load_calibration", lambda model, reader="separate", data_dir=None: FITTED)
+    monkeypatch.setattr(exhibit_reading, "load_calibration", lambda model, reader="separate", data_dir=None: FITTED)
     monkeypatch.setattr(grounding, "load_calibration", lambda model, reader="separate", data_dir=None: FITTED)
 
 

@@ -12,7 +12,7 @@ from pipelines import events as ev
 from pipelines.config import ROLES, RunConfig
 from pipelines.domain import Claim
 from pipelines.llm.client import LLM
-from pipelines.protocols.proclaim import run_proclaim
+from pipelines.protocols.proclaim.run import run_proclaim
 from pipelines.run.context import Review, RunContext, Toolbox
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services

@@ -5,9 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from pipelines.config import ProClaimConfig
 from pipelines.domain import Admissibility, Evidence
-from pipelines.protocols.proclaim_scoring import (
+from pipelines.protocols.proclaim.scoring import (
     has_plateaued,
     novelty_exhausted,
     panel_confidence,
@@ -15,6 +14,7 @@ from pipelines.protocols.proclaim_scoring import (
     reflection_score,
     role_switch_delta,
 )
+from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.stages.admissibility import admissibility_status, admissibility_weight, ranked_record, rule_admissibility
 from pipelines.stages.novelty import assess_novelty, mean_novelty, novelty
 from pipelines.stages.panel import Ballot, PanelJudgment, majority_vote

@@ -14,8 +14,8 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.fake import FakeChatModel
-from pipelines.protocols.madke import run_madke
-from pipelines.protocols.radar import run_radar, should_stop, stop_margin
+from pipelines.protocols.madke.run import run_madke
+from pipelines.protocols.radar.run import run_radar, should_stop, stop_margin
 from pipelines.run.context import Review
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services

@@ -13,7 +13,7 @@ from pipelines import events as ev
 from pipelines.domain import Claim, Verdict
 from pipelines.llm.client import LLM
 from pipelines.llm.fake import FakeChatModel
-from pipelines.protocols.toolmad import run_toolmad
+from pipelines.protocols.toolmad.run import run_toolmad
 from pipelines.record.timeline import peak_in_flight
 from pipelines.run.context import Review, RunContext, Toolbox
 from pipelines.run.runner import stream_run

@@ -10,8 +10,11 @@ from sqlalchemy import text
 
 from pipelines.domain import Evidence, Verdict
 from pipelines.events import (
+    BudgetStop,
     EvidenceRetrieved,
     ModelCallCompleted,
+    RunInterrupted,
+    RunResumed,
     RunStarted,
     StageStarted,
     VerdictOverridden,
@@ -128,6 +131,20 @@ def test_runs_filter_by_claim_verdict_protocol_status_and_date(store_url: str) -
     assert facets["verdicts"] == ["SUPPORTED", "REFUTED"] and facets["protocols"] == ["single", "toolmad"]
     assert facets["statuses"] == ["completed", "failed", "running"]
     assert [r.id for r in store.runs_with_claim("Masks reduce transmission")] == ["a"]
+
+
+def test_a_runs_stop_reason_comes_from_the_events_fields_not_from_its_message(store_url: str) -> None:  # noqa: F811
+    store = RunStore(store_url)
+    make_run(store, "r1", "Masks work", status="running")
+    stop = BudgetStop(scope="batch", limit="calls", used=9, allowed=9)
+    store.append("r1", RunInterrupted(reason="the desk's limit; see Settings; or ask an editor", budget=stop))
+    assert store.get_run("r1").stop_reason == "stopped by the batch's budget: 9 of 9 model calls"  # type: ignore[union-attr]
+    store.append("r1", RunInterrupted(reason="the store went away"))  # no limit, no pause: the stop stands as it was
+    assert store.get_run("r1").stop_reason == "stopped by the batch's budget: 9 of 9 model calls"  # type: ignore[union-attr]
+    store.append("r1", RunResumed(attempt=2, replayed=3))
+    assert store.get_run("r1").stop_reason is None  # type: ignore[union-attr]
+    store.append("r1", RunInterrupted(reason="nobody answered", paused_round=2))
+    assert store.get_run("r1").stop_reason == "paused at round 2, free to take over"  # type: ignore[union-attr]
 
 
 def test_reconcile_marks_orphaned_and_silent_runs_interrupted(store_url: str) -> None:  # noqa: F811

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import get_args
 
-from pipelines.config import DeskConfig, StanceReader
+from pipelines.protocols.desk.settings import DeskConfig, StanceReader
 from pipelines.stages import stance
 
 

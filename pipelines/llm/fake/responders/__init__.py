@@ -1,6 +1,7 @@
-"""How the fake answers each protocol's requests, one module per protocol; importing this package registers them all."""
+"""How the fake answers the requests protocols share (retrieval, the belief); each protocol's own are in its folder's
+``fake.py`` (registered on first use through pipelines.protocols.base.load_fake_responders)."""
 
 from pipelines.llm.fake.registry import CHOICE_RESPONDERS, RESPONDERS, TEXT_RESPONDERS
-from pipelines.llm.fake.responders import desk, madke, mermaid, proclaim, radar, retrieval, toolmad
+from pipelines.llm.fake.responders import belief, retrieval
 
-__all__ = ["CHOICE_RESPONDERS", "RESPONDERS", "TEXT_RESPONDERS", "desk", "madke", "mermaid", "proclaim", "radar", "retrieval", "toolmad"]
+__all__ = ["CHOICE_RESPONDERS", "RESPONDERS", "TEXT_RESPONDERS", "belief", "retrieval"]

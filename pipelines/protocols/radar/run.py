@@ -24,7 +24,7 @@ from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
 from pipelines.personas import POLITICIAN, SCIENTIST, Persona
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
+from pipelines.protocols.radar import PROTOCOL
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import read_belief
@@ -32,7 +32,7 @@ from pipelines.stages.debate_history import format_history
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, report
 from pipelines.stages.retrieval import exhibits_as_shared_evidence, format_evidence, retrieve_for_claim
 
-LABELS = ("TRUE", "HALF-TRUE", "FALSE")
+LABELS = PROTOCOL.labels  # its verdicts (protocol.toml)
 STOP_OPTIONS = ("STOP", "CONTINUE")
 PHASES = ("opening", "rebuttal", "closing")
 STAGE_NAMES = dict(enumerate(PHASES, start=1))
@@ -138,7 +138,7 @@ async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
 
 
 async def _speak(ctx: RunContext, role: Persona, number: int, phase: str, evidence: Sequence[Evidence], history: Sequence[Turn]) -> Turn:
-    messages = load_prompt("radar_turn").render(
+    messages = load_prompt("radar_turn", __package__).render(
         role=role.name,
         brief=role.brief,
         claim=ctx.claim.text,
@@ -173,8 +173,8 @@ async def _assess(
     }
     try:
         stop, judge = await asyncio.gather(
-            _estimate(ctx, load_prompt("radar_stop").render(**variables), STOP_OPTIONS),
-            _estimate(ctx, load_prompt("radar_judge").render(**variables), LABELS),
+            _estimate(ctx, load_prompt("radar_stop", __package__).render(**variables), STOP_OPTIONS),
+            _estimate(ctx, load_prompt("radar_judge", __package__).render(**variables), LABELS),
         )
     except ModelOutputError as exc:
         ctx.emit(StageFailed(stage="stop check", reason=f"{exc}; the debate goes on"))
@@ -201,7 +201,7 @@ async def _assess(
 
 async def _final_ruling(ctx: RunContext, evidence: Sequence[Evidence], history: Sequence[Turn], round: int) -> LabelDistribution:
     ctx.emit(StageStarted(stage="judge", detail="ruling on the whole debate"))
-    messages = load_prompt("radar_judge").render(
+    messages = load_prompt("radar_judge", __package__).render(
         claim=ctx.claim.text,
         evidence=format_evidence(list(evidence), max_chars=JUDGE_EVIDENCE_CHARS),
         history=format_history(history, stage_names=STAGE_NAMES),
@@ -230,7 +230,7 @@ async def _estimate(ctx: RunContext, messages: Sequence[BaseMessage], options: S
 
 async def _explain(ctx: RunContext, evidence: Sequence[Evidence], history: Sequence[Turn], label: str) -> Turn:
     ctx.emit(StageStarted(stage="explanation", detail=f"the judge explains {label}"))
-    messages = load_prompt("radar_explain").render(
+    messages = load_prompt("radar_explain", __package__).render(
         claim=ctx.claim.text,
         evidence=format_evidence(list(evidence), max_chars=JUDGE_EVIDENCE_CHARS),
         history=format_history(history, stage_names=STAGE_NAMES),
@@ -244,22 +244,3 @@ async def _explain(ctx: RunContext, evidence: Sequence[Evidence], history: Seque
 def _plain_rationale(decided: LabelDistribution) -> str:
     shares = ", ".join(f"{label} {p:.2f}" for label, p in decided.probabilities.items())
     return f"Judge's label probabilities ({decided.method}): {shares}."
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="radar",
-        run=run_radar,
-        title="RADAR: Politician vs Scientist (half-truths)",
-        description=(
-            "A Politician and a Scientist debate over 20 shared passages (opening, rebuttal, closing); the Scientist lists "
-            "omitted context. Stops early when the stop margin and the judge's confidence clear their thresholds. "
-            "TRUE / HALF-TRUE / FALSE."
-        ),
-        labels=LABELS,
-        card=CardFacts(
-            how_decided="Debaters opened and rebutted; a judge ruled as soon as it was sure enough.",
-            confidence_source="the judge's probability for the label, read from the model's token probabilities or sampling",
-        ),
-    )
-)

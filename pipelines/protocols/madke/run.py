@@ -19,7 +19,6 @@ from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
 from pipelines.personas import MADKE_DEBATERS, Persona
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.agreement import check_agreement
 from pipelines.stages.argument import stream_turn
@@ -93,7 +92,7 @@ async def _turn(
     picks = await select_evidence(
         ctx, role=role, round=number, pool=pool, max_picks=ctx.config.madke.max_picks, previous=own.text if own else None
     )
-    messages = load_prompt("madke_turn").render(
+    messages = load_prompt("madke_turn", __package__).render(
         agent=role.name,
         brief=role.brief,
         claim=ctx.claim.text,
@@ -103,20 +102,3 @@ async def _turn(
         round=number,
     )
     return await stream_turn(ctx, agent=role.name, round=number, messages=messages), picks
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="madke",
-        run=run_madke,
-        title="MADKE: shared knowledge pool",
-        description=(
-            "One evidence pool (10 corpus passages + 5 web results) before the debate; each turn each debater picks up to 3 "
-            "items or none; a judge stops the debate when the debaters agree; a summarizer writes the answer."
-        ),
-        card=CardFacts(
-            how_decided="Two debaters argued, each from evidence it chose; the debate ended when a judge found them agreeing or the rounds ran out.",
-            no_confidence="the summarizer or the judge writes the label; no probability is read and no vote is taken.",
-        ),
-    )
-)

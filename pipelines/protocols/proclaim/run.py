@@ -28,7 +28,6 @@ import numpy as np
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from pipelines.config import ProClaimConfig
 from pipelines.domain import Evidence, Turn, Verdict
 from pipelines.errors import ModelOutputError, StageFailedError
 from pipelines.events import (
@@ -50,8 +49,7 @@ from pipelines.events import (
 from pipelines.llm.registry import get_backend
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
-from pipelines.protocols.proclaim_schemas import (
+from pipelines.protocols.proclaim.schemas import (
     ConsistencyRating,
     CriticReport,
     EvidenceGap,
@@ -61,19 +59,20 @@ from pipelines.protocols.proclaim_schemas import (
     SelfReflection,
     StanceQuery,
 )
-from pipelines.protocols.proclaim_scoring import (
+from pipelines.protocols.proclaim.scoring import (
     has_plateaued,
     novelty_exhausted,
     panel_confidence,
     reflection_score,
     role_switch_delta,
 )
+from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.stages.admissibility import assess_admissibility, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
 from pipelines.stages.belief import read_belief
 from pipelines.stages.novelty import filter_novel
-from pipelines.stages.panel import PANEL_LABELS, Ballot, JudgeSeat, convene_panel, majority_vote
+from pipelines.stages.panel import Ballot, JudgeSeat, convene_panel, majority_vote
 from pipelines.stages.retrieval import claim_rewrites, format_evidence, retrieve
 
 T = TypeVar("T", bound=BaseModel)
@@ -218,7 +217,7 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
 
 async def _decompose(ctx: RunContext, cfg: ProClaimConfig) -> list[str]:
     ctx.emit(StageStarted(stage="premises", detail="decomposing the claim into testable premises"))
-    messages = load_prompt("proclaim_premises").render(claim=ctx.claim.text, n=cfg.max_premises)
+    messages = load_prompt("proclaim_premises", __package__).render(claim=ctx.claim.text, n=cfg.max_premises)
     answer = await _ask(ctx, PRESIDING_JUDGE, messages, PremiseList, stage="premises", fallback="using the claim as its only premise")
     premises = list(dict.fromkeys(" ".join(p.split()) for p in (answer.premises if answer else []) if p.strip()))[: cfg.max_premises]
     premises = premises or [ctx.claim.text]
@@ -259,7 +258,7 @@ async def _opening_candidates(ctx: RunContext, cfg: ProClaimConfig, court: Court
         return found
 
     async def stance_query(counsel: CourtPersona) -> str:
-        messages = load_prompt("proclaim_stance_query").render(
+        messages = load_prompt("proclaim_stance_query", __package__).render(
             role=counsel.name, brief=counsel.brief, claim=ctx.claim.text, premises=_premise_lines(court.premises)
         )
         answer = await _ask(ctx, counsel, messages, StanceQuery, stage=f"{counsel.name} query", fallback="searching with the claim")
@@ -301,7 +300,7 @@ async def _plan(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, round: in
 
     gaps = dict(zip([c.name for c in COUNSELS], await asyncio.gather(*(gap(c) for c in COUNSELS)), strict=True))
     drafts = {side: _clean_query(g.query, ctx.claim.text) for side, g in gaps.items()}
-    messages = load_prompt("proclaim_docket").render(
+    messages = load_prompt("proclaim_docket", __package__).render(
         claim=ctx.claim.text,
         round=round,
         premises=_premise_lines(court.premises),
@@ -367,7 +366,7 @@ async def _expert_witness(ctx: RunContext, cfg: ProClaimConfig, court: Court, nu
         return
     ctx.emit(StageStarted(stage=f"round {number}: expert witness", detail="the presiding judge rules on expert requests"))
     for side, field_name in plan.experts.items():
-        messages = load_prompt("proclaim_expert_ruling").render(
+        messages = load_prompt("proclaim_expert_ruling", __package__).render(
             claim=ctx.claim.text, requested_by=side, field=field_name, experts="; ".join(court.experts) or "none"
         )
         ruling = await _ask(ctx, PRESIDING_JUDGE, messages, ExpertRuling, stage="expert ruling", fallback="no expert is heard")
@@ -385,7 +384,7 @@ async def _expert_witness(ctx: RunContext, cfg: ProClaimConfig, court: Court, nu
         )
         if not granted:
             continue
-        messages = load_prompt("proclaim_testimony").render(
+        messages = load_prompt("proclaim_testimony", __package__).render(
             persona=persona, field=field_name, claim=ctx.claim.text, evidence=_show(ctx, cfg, court)
         )
         turn = await stream_turn(ctx, agent=EXPERT_WITNESS.name, round=number, messages=messages, role=EXPERT_WITNESS.model_role)
@@ -437,7 +436,7 @@ async def _reflections(ctx: RunContext, cfg: ProClaimConfig, court: Court, numbe
 
     async def reflect(counsel: CourtPersona) -> None:
         turn = turns[counsel.name]
-        messages = load_prompt("proclaim_reflection").render(
+        messages = load_prompt("proclaim_reflection", __package__).render(
             role=counsel.name,
             claim=ctx.claim.text,
             round=number,
@@ -479,7 +478,7 @@ async def _reflections(ctx: RunContext, cfg: ProClaimConfig, court: Court, numbe
 
 async def _critic(ctx: RunContext, cfg: ProClaimConfig, court: Court, number: int, turns: dict[str, Turn]) -> None:
     ctx.emit(StageStarted(stage=f"round {number}: critic", detail="the critic scores both sides"))
-    messages = load_prompt("proclaim_critic").render(
+    messages = load_prompt("proclaim_critic", __package__).render(
         claim=ctx.claim.text,
         round=number,
         plaintiff=turns[PLAINTIFF.name].text,
@@ -562,7 +561,9 @@ async def _role_switch(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, af
         switched_turns += [turns[c.name] for c in COUNSELS]
     # The judge's belief once each counsel has argued the other side too: did hearing both cases from each move it?
     await _read_court_belief(ctx, court, round=after_round + cfg.role_switch_rounds, what="after the role switch", more=switched_turns)
-    messages = load_prompt("proclaim_consistency").render(claim=ctx.claim.text, original=original, switched="\n\n".join(switched_messages))
+    messages = load_prompt("proclaim_consistency", __package__).render(
+        claim=ctx.claim.text, original=original, switched="\n\n".join(switched_messages)
+    )
     rating = await _ask(ctx, PRESIDING_JUDGE, messages, ConsistencyRating, stage="role switch", fallback="delta_rs is 0")
     if rating is None:
         ctx.emit(StageCompleted(stage="role switch", detail="no consistency score"))
@@ -619,7 +620,7 @@ async def _convene(ctx: RunContext, cfg: ProClaimConfig, court: Court, seats: Se
     arguments = _final_arguments(court)
     record = _panel_record(court)
     messages_for = {
-        seat.name: load_prompt("panel_judgment").render(
+        seat.name: load_prompt("panel_judgment", __package__).render(
             judge=seat.name,
             outlook=seat.outlook,
             claim=ctx.claim.text,
@@ -727,7 +728,7 @@ def _show(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> str:
 
 def _counsel_prompt(name: str, ctx: RunContext, court: Court, counsel: CourtPersona, round: int, **shown: str) -> list[BaseMessage]:
     """A counsel's prompt: its role and brief, the claim, the round and the premises, with what this step ``shown`` to it."""
-    return load_prompt(name).render(
+    return load_prompt(name, __package__).render(
         role=counsel.name, brief=counsel.brief, claim=ctx.claim.text, round=round, premises=_premise_lines(court.premises), **shown
     )
 
@@ -768,19 +769,3 @@ def _sentences(text: str) -> list[str]:
 def _id_number(evidence_id: str) -> int:
     digits = "".join(ch for ch in evidence_id if ch.isdigit())
     return int(digits) if digits else 0
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="proclaim",
-        run=run_proclaim,
-        title="Courtroom (PROClaim)",
-        description="Plaintiff and Defense argue over admitted evidence gathered round by round; a panel of three judges votes "
-        "and the confidence is computed from the votes, the judges' scores, a role switch and self-reflection.",
-        labels=PANEL_LABELS,
-        card=CardFacts(
-            how_decided="A court-style debate over admitted exhibits, then a panel of judges voted.",
-            confidence_source="the panel's vote share and the quality of the arguments, adjusted by the role switch",
-        ),
-    )
-)

@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from pipelines.config import ToolMadConfig
 from pipelines.domain import Evidence, Label, Turn, Verdict
 from pipelines.errors import DebateDeskError, StageFailedError
 from pipelines.events import RoundStarted, StageCompleted, StageFailed, StageStarted
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
+from pipelines.protocols.toolmad.settings import ToolMadConfig
 from pipelines.run.context import Review, RunContext
 from pipelines.stages.argument import named_labels, stream_turn, strip_label_line
 from pipelines.stages.belief import read_belief
@@ -162,7 +161,7 @@ async def _first_query(ctx: RunContext, me: DebaterState, failed: FailureSink) -
     """Round 1's query, from the claim alone; the claim itself when the model gives none."""
     stage = f"{me.role.name} round 1 query"
     ctx.emit(StageStarted(stage=stage, detail=f"{me.role.name} writes a {me.role.tool} query from the claim"))
-    messages = load_prompt("toolmad_query").render(claim=ctx.claim.text, tool=me.role.tool_description)
+    messages = load_prompt("toolmad_query", __package__).render(claim=ctx.claim.text, tool=me.role.tool_description)
     try:
         me.query = (await ctx.llm("debater").structured(messages, NextQuery)).query.strip()
     except DebateDeskError as exc:
@@ -179,7 +178,7 @@ async def _next_query(ctx: RunContext, me: DebaterState, opponent: DebaterState,
         me.rewritten = False
         return
     ctx.emit(StageStarted(stage=stage, detail=f"{me.role.name} keeps or rewrites its query after {opponent.role.name}'s answer"))
-    messages = load_prompt("toolmad_rewrite").render(
+    messages = load_prompt("toolmad_rewrite", __package__).render(
         claim=ctx.claim.text,
         tool=me.role.tool_description,
         previous_query=me.query,
@@ -264,7 +263,7 @@ async def _debate_turn(
         if their
         else ""
     )
-    messages = load_prompt("toolmad_answer").render(
+    messages = load_prompt("toolmad_answer", __package__).render(
         claim=ctx.claim.text,
         role=f"the {role.name} debater",
         tool=role.tool_description,
@@ -287,6 +286,7 @@ async def _debate_turn(
         max_statements=cfg.max_statements,
         questions=cfg.relevance_questions,
         evidence_chars=cfg.evidence_chars,
+        reader=cfg.faithfulness_reader,
     )
 
 
@@ -375,7 +375,7 @@ async def _judge(ctx: RunContext, debaters: list[DebaterState], last_round: int,
                 f"Round {number}, {d.role.name} (query: {d.queries.get(number, '')!r}; {_scores_text(d.scores.get(number), thresholds)}):\n"
                 f"{_answer_for_prompt(turn)}"
             )
-    messages = load_prompt("toolmad_judge").render(
+    messages = load_prompt("toolmad_judge", __package__).render(
         claim=ctx.claim.text,
         rounds=last_round,
         evidence=format_evidence(evidence, max_chars=cfg.judge_evidence_chars),
@@ -419,24 +419,3 @@ def _fallback_verdict(debaters: list[DebaterState], reason: str) -> Verdict:
     agreed = labels[0] if len(set(labels)) == 1 else None
     label: Label = agreed or "NOT ENOUGH INFO"
     return Verdict(label=label, rationale="", decided_by="fallback", stop_reason=reason + f"; the debaters' latest labels give {label}")
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="toolmad",
-        run=run_toolmad,
-        title="Tool-MAD (RAG vs Search)",
-        description=(
-            "Two debaters with different tools (local corpus vs web) argue up to 3 rounds, rewriting their queries "
-            "each round; every answer gets faithfulness and answer-relevance scores; they stop on a grounded "
-            "agreement, else a judge rules."
-        ),
-        card=CardFacts(
-            how_decided="Two debaters, one searching the corpus and one the web, did not reach a grounded agreement; a judge ruled.",
-            no_confidence="the label is the debaters' consensus or a judge's ruling; the F and AR scores check the answers, not the label.",
-            how_decided_by={
-                "consensus": "Two debaters, one searching the corpus and one the web, reached the same answer, and both answers were grounded in their evidence."
-            },
-        ),
-    )
-)

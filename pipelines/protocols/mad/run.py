@@ -12,7 +12,6 @@ from pipelines.domain import Turn, Verdict
 from pipelines.events import RoundStarted, StageCompleted, StageStarted
 from pipelines.personas import MAD_DEBATERS, Persona
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import read_belief
@@ -49,7 +48,7 @@ async def run_mad(ctx: RunContext) -> Verdict:
 async def _argue(ctx: RunContext, role: Persona, number: int, latest: dict[str, Turn]) -> Turn:
     own = latest.get(role.name)
     other = next((t for agent, t in latest.items() if agent != role.name), None)
-    messages = load_prompt("mad_turn").render(
+    messages = load_prompt("mad_turn", __package__).render(
         agent=role.name,
         brief=role.brief,
         claim=ctx.claim.text,
@@ -58,17 +57,3 @@ async def _argue(ctx: RunContext, role: Persona, number: int, latest: dict[str, 
         round=number,
     )
     return await stream_turn(ctx, agent=role.name, round=number, messages=messages)
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="mad",
-        run=run_mad,
-        title="Plain debate (baseline)",
-        description="Two debaters argue for 3 rounds from what they know, with no retrieval; a judge rules. The yardstick for how much evidence adds.",
-        card=CardFacts(
-            how_decided="Two debaters argued from what the model knows (this protocol retrieves no evidence); a judge then ruled.",
-            no_confidence="a judge names a label after the debate; it gives no probability and no vote is taken.",
-        ),
-    )
-)

@@ -1,20 +1,12 @@
-"""`desk`: the product's default, built for a weak local model. Exhibits, stances read from probabilities, a calibrated verdict.
+"""Reading a claim's exhibits: the stage desk runs and grounding starts a debate from.
 
-1. Exhibits: hybrid search for the claim (and for model rewrites of it, and the web when on),
-   at most ``desk.exhibits`` distinct passages, each with the sentences closest to the claim.
-2. Stances: for each exhibit, the model's probabilities that it supports, contradicts or does
-   not address the claim, read from the answer letters' log-probabilities and averaged over
-   option orders (stages/stance.py): never parsed from prose. ``desk.reader`` picks the
-   question: ``separate`` reads the exhibit against the claim (and its opposite); ``contrast``
-   asks which of the claim and its opposite it supports, or neither (the default: 2 calls an
-   exhibit, so 25 exhibits fit in the time); ``both`` asks the separate questions and weighs
-   the contrast one in.
-3. Verdict: the stances combined and calibrated on Check-COVID train claims for the model
-   (stages/stance_aggregation.py); NOT ENOUGH INFO when nothing addresses the claim or
-   neither side is strong enough.
-4. A debate only where it adds: when strong exhibits point both ways, an advocate for each
-   side argues from its exhibits and the contested exhibits are read again with both
-   arguments in view; when the exhibits agree, no debate, and the run says so.
+1. Exhibits: hybrid search for the claim (and for model rewrites of it, and the web when on), at most
+   ``desk.exhibits`` distinct passages, each with the sentences closest to the claim.
+2. Stances: each exhibit's probabilities of supporting, contradicting or not addressing the claim, read from the
+   answer letters' log-probabilities over option orders (stages/stance.py).
+3. Verdict: the stances combined and calibrated for the model (stages/stance_aggregation.py).
+The contested exhibits can be read again with arguments in view (``reread_contested``). Its settings are the section
+of ``RunConfig`` whose protocol declares ``reads_exhibits`` (``exhibit_settings``).
 """
 
 from __future__ import annotations
@@ -23,28 +15,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
-from pipelines.config import DeskConfig
-from pipelines.domain import Evidence, Turn, Verdict
-from pipelines.errors import ModelOutputError
-from pipelines.events import ExhibitStanceRead, RoundStarted, StageCompleted, StageFailed, StageStarted, VerdictAggregated
+from pipelines.config import RunConfig
+from pipelines.domain import Evidence
+from pipelines.events import ExhibitStanceRead, StageCompleted, StageFailed, StageStarted, VerdictAggregated
 from pipelines.llm.client import LLM
 from pipelines.personas import HUMAN_CHECKER
-from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
+from pipelines.protocols.base import exhibit_reader
+from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
-from pipelines.stages.argument import stream_turn
-from pipelines.stages.belief import READ_AGAIN, read_belief, weighed_belief
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
-from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, aggregate
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
+
+
 CLERK = "Clerk"  # who searches: the desk's own retrieval, not an arguing agent
-ADVOCATES = (  # (name, the stance it argues from, its brief)
-    ("Advocate for", "SUPPORTS", "Argue that the exhibits show the claim is true."),
-    ("Advocate against", "REFUTES", "Argue that the exhibits show the claim is false."),
-)
 
 
 @dataclass
@@ -65,35 +51,16 @@ class Reading:
         return _by_rank(self.exhibits, self.result)
 
 
-async def run_desk(ctx: RunContext) -> Verdict:
-    cfg = ctx.config.desk
-    reading = await read_exhibits(ctx)
-    result = reading.result
-
-    # 4. a debate only where strong exhibits conflict (the belief read before it, and after)
-    await _belief(ctx, reading, result, round=0, turns=[], what="from the exhibits alone")
-    debated = False
-    if result.conflict and cfg.debate:
-        result = await _debate(ctx, reading)
-        debated = True
-    elif result.conflict:
-        ctx.emit(StageCompleted(stage="debate", detail="strong exhibits point both ways, but the debate is switched off"))
-    else:
-        ctx.emit(StageCompleted(stage="debate", detail="no debate: " + _why_no_debate(result)))
-
-    return Verdict(
-        label=result.label,
-        confidence=result.confidence,
-        rationale=result.reason,
-        cited=result.rests_on,
-        decided_by="calibrated exhibit stances" if result.calibration != "uncalibrated" else "exhibit stances (uncalibrated)",
-        stop_reason="ruled after a debate over conflicting exhibits" if debated else "ruled from the exhibits' stances",
-    )
+def exhibit_settings(config: RunConfig) -> DeskConfig:
+    """How exhibits are read: the settings section of the protocol that declares ``reads_exhibits``."""
+    settings = getattr(config, exhibit_reader())
+    assert isinstance(settings, DeskConfig)
+    return settings
 
 
 async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
     """Steps 1-3: the exhibits, their stances and the verdict they support (without ``review``, no step-mode pauses: a debate grounded in them pauses itself)."""
-    cfg = ctx.config.desk
+    cfg = exhibit_settings(ctx.config)
     claim = ctx.claim.text
 
     # 1. exhibits (step mode: the checker sees the planned query first, then the exhibits before they are read)
@@ -120,7 +87,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
 
     ``limit``: the most exhibits they were chosen under (0: ``desk.exhibits``), checked against the calibration's fit.
     """
-    cfg = ctx.config.desk
+    cfg = exhibit_settings(ctx.config)
     claim = ctx.claim.text
     # 2. stances
     judge = ctx.llm("judge")
@@ -173,7 +140,7 @@ async def _read(
     negation: str = "",
     arguments: Sequence[tuple[str, str]] = (),
 ) -> Stance:
-    stance = await read_desk_stance(judge, ctx.config.desk, ctx.claim.text, exhibit, opposite=negation, arguments=arguments)
+    stance = await read_desk_stance(judge, exhibit_settings(ctx.config), ctx.claim.text, exhibit, opposite=negation, arguments=arguments)
     ctx.emit(
         ExhibitStanceRead(
             evidence_id=exhibit.id,
@@ -190,67 +157,12 @@ async def _read(
 
 
 def _aggregate(ctx: RunContext, stances: list[Stance], calibration: Calibration | None, *, round: int, debated: bool) -> Aggregate:
-    cfg = ctx.config.desk
+    cfg = exhibit_settings(ctx.config)
     result = aggregate(stances, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at)
     recorded = asdict(result)
     del recorded["contested"]  # which exhibits the debate takes up: the run shows it by debating them
     ctx.emit(VerdictAggregated(round=round, debated=debated, **recorded))
     return result
-
-
-async def _debate(ctx: RunContext, reading: Reading) -> Aggregate:
-    """Each side argues from its strong exhibits; the contested exhibits are then read again with both arguments in view."""
-    cfg = ctx.config.desk
-    first, stances = reading.result, reading.stances
-    by_id = reading.read_as
-    ctx.emit(RoundStarted(round=1))
-    ctx.emit(StageStarted(stage="debate", detail=f"strong exhibits point both ways ({', '.join(first.contested)}): each side argues"))
-    arguments: list[tuple[str, str]] = []
-    turns: list[Turn] = []
-    for name, side, brief in ADVOCATES:
-        own = [by_id[i] for i in first.contested if stances[i].leaning == side]
-        other = [by_id[i] for i in first.contested if stances[i].leaning != side]
-        messages = load_prompt("desk_advocate").render(
-            claim=ctx.claim.text, side=name, brief=brief, exhibits=format_evidence(own), opposing=format_evidence(other)
-        )
-        try:
-            turn = await stream_turn(ctx, agent=name, round=1, messages=messages, max_tokens=cfg.argument_tokens)
-        except ModelOutputError as exc:
-            ctx.emit(StageFailed(stage="debate", reason=f"{name}: {exc}"))
-            continue
-        arguments.append((name, turn.text))
-        turns.append(turn)
-    ctx.emit(
-        StageCompleted(
-            stage="debate", detail=f"{len(arguments)} of {len(ADVOCATES)} advocates argued; the contested exhibits are read again"
-        )
-    )
-    weighed = _weighed(ctx, reading)
-    if not weighed:  # the judge is asked (before the contested exhibits are read again, as it was)
-        await read_belief(ctx, round=1, turns=turns, evidence=reading.ranked, what="after the debate")
-    if not arguments:
-        if weighed:
-            await weighed_belief(ctx, round=1, result=first, exhibits=reading.exhibits, what="after the debate (no argument made)")
-        return first
-    result = await reread_contested(ctx, reading, arguments)
-    if weighed:
-        await weighed_belief(
-            ctx, round=1, result=result, exhibits=reading.exhibits, what=f"after the debate, the contested exhibits {READ_AGAIN}"
-        )
-    return result
-
-
-def _weighed(ctx: RunContext, reading: Reading) -> bool:
-    """Whether desk's belief is its calibrated weighing of the exhibits (belief.desk_weighed, and a calibration to weigh with)."""
-    return ctx.config.belief.desk_weighed and reading.calibration is not None
-
-
-async def _belief(ctx: RunContext, reading: Reading, result: Aggregate, *, round: int, turns: Sequence[Turn], what: str) -> None:
-    """Desk's belief: its calibrated weighing of the exhibits where it has a calibration, else the judge asked over them."""
-    if _weighed(ctx, reading):
-        await weighed_belief(ctx, round=round, result=result, exhibits=reading.exhibits, what=what)
-    else:
-        await read_belief(ctx, round=round, turns=turns, evidence=reading.ranked, what=what)
 
 
 async def reread_contested(ctx: RunContext, reading: Reading, arguments: Sequence[tuple[str, str]], *, round: int = 2) -> Aggregate:
@@ -300,27 +212,3 @@ def _tally(stances: Iterable[Stance]) -> str:
     agree = sum(s.orders_agree for s in stances)
     counts = ", ".join(f"{leanings.count(k)} {STANCE_WORDS[k]}" for k in ("SUPPORTS", "REFUTES", "UNRELATED"))
     return f"{counts}; the option orders agreed on {agree} of {len(leanings)}"
-
-
-def _why_no_debate(result: Aggregate) -> str:
-    if not result.contested:
-        return "no exhibit is strong for either side"
-    return "the strong exhibits all point the same way"
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="desk",
-        run=run_desk,
-        title="Desk (default): exhibit stances, calibrated verdict",
-        description=(
-            "Reads each retrieved exhibit's stance from the model's answer probabilities (option orders averaged), "
-            "combines them into a calibrated verdict, and debates only when strong exhibits conflict. Built for small local models."
-        ),
-        probability_roles=("judge",),
-        card=CardFacts(
-            how_decided="Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together.",
-            confidence_source="the probability of the label, weighed from each exhibit's stance",
-        ),
-    )
-)

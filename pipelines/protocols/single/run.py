@@ -7,7 +7,6 @@ from pipelines.errors import ModelOutputError
 from pipelines.events import StageCompleted, StageFailed, StageStarted
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import read_belief
@@ -64,7 +63,7 @@ async def run_single(ctx: RunContext) -> Verdict:
     found = {e.id: e for e in ctx.usable(list(found.values()))}
 
     ctx.emit(StageStarted(stage="answer", detail="reasoning over the evidence"))
-    messages = load_prompt("single_answer").render(claim=ctx.claim.text, evidence=format_evidence(list(found.values())))
+    messages = load_prompt("single_answer", __package__).render(claim=ctx.claim.text, evidence=format_evidence(list(found.values())))
     turn = await stream_turn(ctx, agent=AGENT, round=1, messages=messages, query=queries[0] if queries else None)
     ctx.emit(StageCompleted(stage="answer"))
     await read_belief(ctx, round=1, turns=[turn], evidence=list(found.values()), what="at the end")
@@ -77,17 +76,3 @@ async def run_single(ctx: RunContext) -> Verdict:
         decided_by="agent",
         stop_reason="single agent answer" if turn.label else "the agent gave no label line; recorded as NOT ENOUGH INFO",
     )
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="single",
-        run=run_single,
-        title="Single agent (baseline)",
-        description="One agent: writes a query, retrieves evidence, reasons step by step, labels the claim.",
-        card=CardFacts(
-            how_decided="One agent searched the sources, read what it found and answered.",
-            no_confidence="one agent writes a label with its answer; nothing measures how sure it is.",
-        ),
-    )
-)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from pipelines.config import ProClaimConfig
 from pipelines.events import ConfidenceComputed
+from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.stages.panel import PanelOutcome
 
 # Thresholds are compared after rounding to 9 places, so 0.7 - 0.65 counts as 0.05 (not 0.0499999...).

@@ -34,7 +34,6 @@ from pipelines.events import (
 )
 from pipelines.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
-from pipelines.protocols.base import CardFacts, Protocol, register_protocol
 from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.stages.belief import read_belief
 from pipelines.stages.decomposition import Decomposition, decompose_claim, parse_triplets
@@ -203,7 +202,7 @@ def _available_tools(ctx: RunContext, memory: EvidenceMemory | None) -> list[str
 def _step_prompt(
     ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], tools: Sequence[str], step: int
 ) -> list[BaseMessage]:
-    return load_prompt("mermaid_step").render(
+    return load_prompt("mermaid_step", __package__).render(
         claim=ctx.claim.text,
         topic=decomposition.topic,
         triplets=_triplet_lines(decomposition),
@@ -218,7 +217,7 @@ def _step_prompt(
 async def _forced_answer(
     ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], step: int
 ) -> ForcedAnswer:
-    messages = load_prompt("mermaid_answer").render(
+    messages = load_prompt("mermaid_answer", __package__).render(
         claim=ctx.claim.text,
         topic=decomposition.topic,
         triplets=_triplet_lines(decomposition),
@@ -339,20 +338,3 @@ def rewritten(ctx: RunContext, decomposition: Decomposition, lines: Sequence[str
 
 def _triplet_lines(decomposition: Decomposition) -> str:
     return "\n".join(f"- {t}" for t in decomposition.triplets)
-
-
-PROTOCOL = register_protocol(
-    Protocol(
-        name="mermaid",
-        run=run_mermaid,
-        title="MERMAID: triplets, ReAct, memory",
-        description=(
-            "The claim becomes (subject, relation, object) triplets; a researcher calls tools step by step (corpus, web, "
-            "memory; at most 5 steps); evidence is kept in a memory that later claims recall."
-        ),
-        card=CardFacts(
-            how_decided="A researcher agent broke the claim into facts, searched for each, and answered.",
-            no_confidence="the researcher agent answers with a label; no probability is read.",
-        ),
-    )
-)

@@ -1,8 +1,8 @@
 """What the runner adds around a debate: a start from desk's exhibits, and a calibrated ruling beside the debate's own.
 
 1. **Grounded** (``belief.grounded``; ``auto``: on for the embedded model): before a debate
-   that gathers evidence (toolmad, radar, madke, proclaim, mermaid) argues, desk reads the claim's
-   exhibits and their stances (``desk.read_exhibits``, no step-mode pauses of its own); the
+   that gathers evidence (its declaration's ``gathers_evidence``) argues, the claim's exhibits and
+   their stances are read (``stages/exhibit_reading.read_exhibits``, no step-mode pauses of its own); the
    debate starts from them (``RunContext.exhibits``), so its arguments cite exhibits the
    checker has already seen ranked.
 2. **Ruled on the evidence too** (``belief.calibrated_ruling``): where the judge's model has a
@@ -13,8 +13,8 @@
    the two is the run's verdict, and the other rides beside it (``Verdict.beside``), so the
    card shows both when they differ.
 
-Desk (its verdict is already the calibrated reading), single (one answer, the baseline) and
-a debate with no evidence (mad) get neither.
+A protocol whose verdict is already the calibrated reading, or a baseline of one answer, declares
+``ruled_beside=False``; a debate with no evidence gets neither.
 """
 
 from __future__ import annotations
@@ -25,32 +25,24 @@ from pipelines.calibration.files import load_calibration
 from pipelines.config import RunConfig
 from pipelines.domain import Ruling, Turn, Verdict
 from pipelines.events import StageCompleted, StageStarted
-from pipelines.protocols.desk import Reading, read_exhibits, read_these, reread_contested
+from pipelines.protocols.base import discover, find_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.belief import weighed_belief
 from pipelines.stages.debate_history import latest_by_agent
+from pipelines.stages.exhibit_reading import Reading, exhibit_settings, read_exhibits, read_these, reread_contested
 from pipelines.stages.stance import argument_text
 from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import start_weighing
 from pipelines.text.probability import percent
 
-GROUNDABLE = ("toolmad", "radar", "madke", "proclaim", "mermaid")  # debates whose first evidence desk's exhibits can be
-NOT_RULED = ("desk", "single")
 CALIBRATED = "calibrated reading of the debate's evidence"
-WHO = {  # how a published ruling is said on the card, by the start of its decided_by
-    "panel": "the panel voted",
-    "judge": "the judge ruled",
-    "summarizer": "the summarizer wrote",
-    "consensus": "the debaters agreed on",
-    "agent": "the agent answered",
-    "fallback": "the debaters' last labels give",
-}
 
 
 def grounded(config: RunConfig) -> bool:
     """Whether this run's debate starts from desk's exhibits."""
     mode = config.belief.grounded
-    if config.protocol not in GROUNDABLE or mode == "off":
+    protocol = find_protocol(config.protocol)
+    if protocol is None or not protocol.gathers_evidence or mode == "off":
         return False
     return mode == "on" or config.judge.backend == "embedded"
 
@@ -61,7 +53,7 @@ async def ground(ctx: RunContext) -> Reading | None:
         return None
     ctx.emit(StageStarted(stage="grounding", detail="the debate starts from desk's exhibits: each is read for its stance first"))
     reading = await read_exhibits(ctx, review=False)
-    ctx.exhibits = reading.ranked
+    ctx.exhibits.extend(reading.ranked)
     order = [e.id for e in reading.exhibits]
     weighed = start_weighing(
         ctx, negation=reading.negation, calibration=reading.calibration, stances=reading.stances, read_as=reading.read_as, order=order
@@ -75,9 +67,10 @@ async def ground(ctx: RunContext) -> Reading | None:
 async def rule_beside(ctx: RunContext, verdict: Verdict, reading: Reading | None, turns: Sequence[Turn]) -> Verdict:
     """The run's verdict: the calibrated ruling or the published one (``belief.verdict``), the other kept beside it."""
     cfg = ctx.config.belief
-    if ctx.config.protocol in NOT_RULED or not cfg.calibrated_ruling:
+    protocol = find_protocol(ctx.config.protocol)
+    if protocol is None or not protocol.ruled_beside or not cfg.calibrated_ruling:
         return verdict
-    if load_calibration(ctx.llm("judge").model_name, ctx.config.desk.reader, ctx.calibration_dir) is None:
+    if load_calibration(ctx.llm("judge").model_name, exhibit_settings(ctx.config).reader, ctx.calibration_dir) is None:
         return verdict  # an uncalibrated reading would be no better than the debate's own ruling
     # 1. the evidence: desk's exhibits when the debate started from them, else what the debate gathered
     if reading is None:
@@ -119,7 +112,7 @@ def choose(published: Verdict, result: Aggregate, which: str) -> Verdict:
 
 def published_says(verdict: Verdict) -> str:
     """'the panel voted REFUTED, 64% (2 REFUTED, 1 SUPPORTED)': the protocol's own ruling in words."""
-    who = next((said for key, said in WHO.items() if verdict.decided_by.startswith(key)), f"the {verdict.decided_by} gave")
+    who = next((said for key, said in decided_by_words().items() if verdict.decided_by.startswith(key)), f"the {verdict.decided_by} gave")
     detail = verdict.decided_by.split("(", 1)[1].rstrip(")") if "(" in verdict.decided_by else ""
     sure = f", {percent(verdict.confidence)}" if verdict.confidence is not None else ""
     return f"{who} {verdict.label}{sure}" + (f" ({detail})" if detail else "")
@@ -134,3 +127,8 @@ def _last_arguments(turns: Sequence[Turn]) -> list[tuple[str, str]]:
     """Each debater's last argument (the judges' rulings left out), cut as an exhibit is read again with it."""
     latest = latest_by_agent([t for t in turns if t.round > 0])
     return [(agent, argument_text(t.text)) for agent, t in latest.items()]
+
+
+def decided_by_words() -> dict[str, str]:
+    """How a published ruling is said on the card, by the start of its ``decided_by``: each protocol declares its own."""
+    return {key: said for protocol in discover().values() for key, said in protocol.decided_by.items()}
