@@ -161,7 +161,7 @@ class Webhook:
     def payload(self, change: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
         from pipelines.record.signing import desk_key
 
-        body = json.dumps({"desk": "DebateDesk", **change}, ensure_ascii=False, sort_keys=True).encode()
+        body = json.dumps({"from": "DebateDesk", **change}, ensure_ascii=False, sort_keys=True).encode()
         key = desk_key(self.data_dir)
         signature = base64.b64encode(key.private.sign(WEBHOOK_CONTEXT + body)).decode()
         headers = {

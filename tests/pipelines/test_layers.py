@@ -63,7 +63,20 @@ BELOW: dict[str, set[str]] = {  # room -> the rooms it may import (besides its o
         "protocols.declared",
     },
     "eval": GROUND
-    | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "calibration", "access", "newsroom", "protocols.declared"},
+    | {
+        "config",
+        "events",
+        "llm",
+        "tools",
+        "stages",
+        "protocols",
+        "record",
+        "run",
+        "calibration",
+        "access",
+        "newsroom",
+        "protocols.declared",
+    },
     "access": GROUND | {"config", "protocols.declared"},
     "newsroom": GROUND
     | {"config", "events", "llm", "tools", "stages", "protocols", "record", "run", "access", "pipelines", "protocols.declared"},
