@@ -14,7 +14,8 @@ python -m pipelines override RUN_ID --verdict LABEL --by NAME --reason TEXT
 With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and override act as the account named by --by, and only
 with its password: asked for at the terminal, or read from DEBATEDESK_PASSWORD (for scripts).
 python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
-python -m pipelines batch claims.csv --protocol single --concurrency 2
+python -m pipelines batch claims.csv --protocol single --concurrency 2 [--submit]
+python -m pipelines worker [--concurrency 2]   (a shared desk on PostgreSQL: docs/scale.md)
 python -m pipelines calibrate --backend openai --model NAME --base-url URL --limit 120 [--rollback] [--dataset reviewed --refit]
 """
 
@@ -190,11 +191,13 @@ def _parser() -> argparse.ArgumentParser:
     from pipelines.cli.calibrate import add_calibrate_command
     from pipelines.cli.eval import add_eval_command
     from pipelines.cli.queue import add_queue_command
+    from pipelines.cli.worker import add_worker_command
 
     add_eval_command(sub)
     add_batch_command(sub)
     add_calibrate_command(sub)
     add_queue_command(sub)
+    add_worker_command(sub)
     return parser
 
 
