@@ -101,9 +101,9 @@ def wait_for_workers(database_url: str, n: int, timeout: float = 180.0) -> None:
     try:
         while time.monotonic() < deadline:
             with engine.connect() as conn:
-                if conn.scalar(text("SELECT to_regclass('procrastinate_workers')")) is not None:
-                    if int(conn.scalar(text("SELECT count(*) FROM procrastinate_workers")) or 0) >= n:
-                        return
+                made = conn.scalar(text("SELECT to_regclass('procrastinate_workers')")) is not None
+                if made and int(conn.scalar(text("SELECT count(*) FROM procrastinate_workers")) or 0) >= n:
+                    return
             time.sleep(0.5)
         raise RuntimeError(f"{n} workers did not start in {timeout:.0f} s")
     finally:
@@ -223,7 +223,9 @@ def main(argv: list[str] | None = None) -> None:
     if base is not None:
         for r in results:
             if "kill" not in r:
-                print(f"{r['workers']} workers: {r['claims_per_s']} claims/s, {float(r['claims_per_s']) / float(base['claims_per_s']):.2f}x 1 worker")  # type: ignore[arg-type]
+                print(
+                    f"{r['workers']} workers: {r['claims_per_s']} claims/s, {float(r['claims_per_s']) / float(base['claims_per_s']):.2f}x 1 worker"
+                )  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -1029,6 +1029,13 @@ class AppSettings(BaseSettings):
         title="Check-COVID folder",
         description="Path to the Check-COVID dataset (corpus.json and the claim files).",
     )
+    batch_on_workers: bool = Field(
+        default=False,
+        title="Batches on workers",
+        description="On a shared desk (DEBATEDESK_DATABASE_URL on PostgreSQL): the Batch page submits its claims to the desk's queue in that "
+        "database and shows their progress, and `python -m pipelines worker` processes run them (docs/scale.md); closing the tab or "
+        "restarting the app loses nothing. Off (the default), or on SQLite, the page runs a batch in the app as before.",
+    )
     fake_latency_s: float = Field(
         default=0.0,
         ge=0,

@@ -27,7 +27,9 @@ def add_batch_command(sub: Any) -> None:
     parser.add_argument("--out", type=Path, default=None, help="results path without suffix (default data/batches/<file>-<time>)")
     parser.add_argument("--by", default="", help=BY_HELP)
     parser.add_argument(
-        "--submit", action="store_true", help="submit the claims to the desk's workers (PostgreSQL) and return, instead of running them here"
+        "--submit",
+        action="store_true",
+        help="submit the claims to the desk's workers (PostgreSQL) and return, instead of running them here",
     )
     parser.add_argument("--wait", action="store_true", help="with --submit: print the batch's progress until every claim is done")
     parser.set_defaults(handler=run_batch_command)

@@ -180,7 +180,9 @@ def submit_batch(
         except Exception as exc:
             if not _is_database_fault(exc):
                 raise
-            raise QueueUnavailableError(f"{fault_message(services.store.url if services.store else '', exc)}; nothing was submitted") from exc
+            raise QueueUnavailableError(
+                f"{fault_message(services.store.url if services.store else '', exc)}; nothing was submitted"
+            ) from exc
     return Submitted(batch_id, queue, len(jobs))
 
 
@@ -403,7 +405,9 @@ async def requeue_stalled(app: procrastinate.App, every_s: float = 10.0) -> None
         await asyncio.sleep(every_s)
         try:
             for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_S):
-                log.warning("job %s (claim %s) was held by a worker that stopped; back in the queue", job.id, job.task_kwargs.get("item_id"))
+                log.warning(
+                    "job %s (claim %s) was held by a worker that stopped; back in the queue", job.id, job.task_kwargs.get("item_id")
+                )
                 with contextlib.suppress(Exception):  # another worker requeued it first
                     await app.job_manager.retry_job(job)
         except Exception as exc:
