@@ -56,9 +56,7 @@ CLAIMS_QUEUE = "claims"  # claims from the desk's claims queue ("check these"), 
 ATTEMPTS = 3  # a claim whose run fails is resumed until this many attempts in all, then left failed
 STALLED_AFTER_S = 30.0  # a worker silent this long (procrastinate's heartbeat, every 10 s) is taken as dead
 TAKEOVER_AFTER_S = 90.0  # a run whose heartbeat (every 30 s) is this old is taken over by another worker
-TASK = "desk:check_claim"
-
-blueprint = procrastinate.Blueprint()
+TASK = "desk.check_claim"
 
 
 class QueueUnavailableError(DebateDeskError):
@@ -88,7 +86,7 @@ def make_app(database_url: str, *, worker: bool = False) -> procrastinate.App:
     info = conninfo(database_url)
     connector: Any = procrastinate.PsycopgConnector(conninfo=info) if worker else procrastinate.SyncPsycopgConnector(conninfo=info)
     app = procrastinate.App(connector=connector)
-    app.add_tasks_from(blueprint, namespace="desk")
+    app.task(name=TASK, pass_context=True, retry=_retry_strategy())(check_claim)  # each app its own Task (a Blueprint loads once)
     return app
 
 
@@ -105,10 +103,10 @@ def ensure_schema(store: RunStore) -> None:
 def _queue(services: Services) -> Iterator[procrastinate.App]:
     """The desk's queue, open; an unreachable database is said plainly (where, not the SQL)."""
     store = services.store
-    url = services.settings.database_url
-    if store is None or store.is_sqlite or not url:
-        conninfo(url or "sqlite://")  # raises the plain message
+    if store is None or store.is_sqlite:
+        conninfo(store.url if store is not None else "sqlite://")  # raises the plain message
     assert store is not None
+    url = store.url
     try:
         ensure_schema(store)
         app = make_app(url)
@@ -334,7 +332,6 @@ def _retry_strategy() -> procrastinate.RetryStrategy:
     return procrastinate.RetryStrategy(max_attempts=ATTEMPTS - 1, wait=1, retry_exceptions={ClaimFailedError, RunBusyError})
 
 
-@blueprint.task(name="check_claim", pass_context=True, retry=_retry_strategy())
 def check_claim(context: procrastinate.JobContext, **job: Any) -> str:
     """One claim: its run started, or resumed from its journal, or left alone when already completed."""
     services: Services = context.additional_context["services"]
@@ -417,10 +414,10 @@ async def requeue_stalled(app: procrastinate.App, every_s: float = 10.0) -> None
 async def run_worker(services: Services, *, concurrency: int = 2, queues: Sequence[str] | None = None, name: str = "") -> None:
     """A worker: takes claims until stopped (SIGINT/SIGTERM finish the claims under way first)."""
     store = services.store
-    url = services.settings.database_url
-    if store is None or store.is_sqlite or not url:
-        conninfo(url or "sqlite://")
+    if store is None or store.is_sqlite:
+        conninfo(store.url if store is not None else "sqlite://")
     assert store is not None
+    url = store.url
     try:
         ensure_schema(store)
     except Exception as exc:
