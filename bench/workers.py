@@ -129,7 +129,8 @@ def one_config(server: str, n: int, args: argparse.Namespace, *, kill: bool = Fa
 
     with fresh_database(server) as url, tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
         data_dir = Path(tmp) / "data"
-        logs = Path(tmp)
+        logs = Path(args.logs or tmp)
+        logs.mkdir(parents=True, exist_ok=True)
         services = Services.create(AppSettings(data_dir=data_dir, database_url=url))
         services.ensure_corpus("demo")  # indexed once here, before the workers read it
         config = RunConfig().with_backend("fake").with_overrides(protocol="single", corpus="demo", no_web=True)
@@ -207,6 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.4, help="seconds per fake model call (DEBATEDESK_FAKE_LATENCY_S)")
     parser.add_argument("--concurrency", type=int, default=2, help="claims each worker runs at once")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--logs", default="", help="keep the workers' logs in this folder (default: a temporary one)")
     parser.add_argument("--no-kill", action="store_true", help="skip the run with a worker killed")
     parser.add_argument("--postgres-url", default=os.environ.get("DEBATEDESK_TEST_POSTGRES_URL"))
     args = parser.parse_args(argv)

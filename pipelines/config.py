@@ -1041,7 +1041,8 @@ class AppSettings(BaseSettings):
         ge=0,
         le=10,
         title="Fake backend's delay",
-        description="Seconds the fake backend waits before each answer (0: instant). For demos and browser tests that watch a run as it goes.",
+        description="Seconds the fake backend waits before each answer (0: instant). For demos and browser tests that watch a run as it goes, "
+        "and for bench/workers.py: a latency-bound load, as a remote model server gives, to measure workers on.",
     )
 
     @property

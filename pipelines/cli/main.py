@@ -528,10 +528,28 @@ def _options(args: argparse.Namespace) -> int:
 OPTIONS_START, OPTIONS_END = "<!-- options:start -->", "<!-- options:end -->"
 
 
+APP_START, APP_END = "<!-- app-settings:start -->", "<!-- app-settings:end -->"
+
+
 def with_options_table(page: str) -> str:
-    """``page`` with the text between its options markers replaced by the current table."""
+    """``page`` with the text between its options markers replaced by the current table (and the app settings' table)."""
     start, end = page.index(OPTIONS_START) + len(OPTIONS_START), page.index(OPTIONS_END)
-    return page[:start] + "\n" + options_table() + "\n" + page[end:]
+    page = page[:start] + "\n" + options_table() + "\n" + page[end:]
+    if APP_START in page:
+        start, end = page.index(APP_START) + len(APP_START), page.index(APP_END)
+        page = page[:start] + "\n" + app_settings_table() + "\n" + page[end:]
+    return page
+
+
+def app_settings_table() -> str:
+    """Every app-level setting (``AppSettings``: the data folder, the shared services, the fake backend's delay...)."""
+    rows = ["| setting | env var | default | description |", "| --- | --- | --- | --- |"]
+    home = str(Path.home())
+    for name, field in AppSettings.model_fields.items():
+        default = field.get_default(call_default_factory=True)
+        shown = '""' if default == "" else repr(str(default) if isinstance(default, Path) else default).replace(home, "~")
+        rows.append(f"| `{name}` | `DEBATEDESK_{name.upper()}` | `{shown}` | {field.description} |")
+    return "\n".join(rows)
 
 
 def options_table() -> str:

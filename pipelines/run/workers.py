@@ -36,7 +36,7 @@ from pipelines.config import ROLES, RunConfig, load_run_config
 from pipelines.errors import DebateDeskError, RunBusyError, StoreUnavailableError
 from pipelines.llm.limits import Budget, describe_stop
 from pipelines.record.outage import fault_message, is_store_fault
-from pipelines.record.store import RunRow, RunStore
+from pipelines.record.store import RunRow, RunStore, busy_message
 from pipelines.run.batch import BatchItem, ClaimOutcome, outcome_from_events
 from pipelines.run.runner import (
     _with_credentials,
@@ -329,7 +329,7 @@ def cancel_batch(services: Services, queue: str) -> int:
 
 
 def _retry_strategy() -> procrastinate.RetryStrategy:
-    return procrastinate.RetryStrategy(max_attempts=ATTEMPTS - 1, wait=1, retry_exceptions={ClaimFailedError, RunBusyError})
+    return procrastinate.RetryStrategy(max_attempts=ATTEMPTS - 1, wait=5, retry_exceptions={ClaimFailedError, RunBusyError})
 
 
 def check_claim(context: procrastinate.JobContext, **job: Any) -> str:
@@ -367,12 +367,29 @@ def run_job(
             return ClaimOutcome(item.index, item.id, item.claim, "skipped", error=f"not started: {describe_stop(stop)}")
         handle = start_run(item.claim, config, services, run_id, by=by, batch_budget=batch_budget)
     else:
-        # Left running by a worker that died: reconcile marks it interrupted (a dead pid on this host at once, another
-        # host's run once its heartbeat is TAKEOVER_AFTER_S old); until then resume_run says busy and the job retries.
-        store.reconcile(stale_after_s=TAKEOVER_AFTER_S)
+        if not _stopped_or_done(store, run_id):
+            return None  # completed meanwhile by the worker that held it
         handle = resume_run(run_id, services, secrets_from=desk, by=by or "worker")
     events = list(handle.stream())
     return outcome_from_events(item, events, time.perf_counter() - started)
+
+
+def _stopped_or_done(store: RunStore, run_id: str, poll_s: float = 5.0) -> bool:
+    """Wait until the run is no longer ``running``; True when it is there to resume, False when it completed.
+
+    A run left running by a worker that died is marked interrupted by ``reconcile``: at once when that worker was a
+    process on this machine, else once its heartbeat is ``TAKEOVER_AFTER_S`` old. A run still beating past that is
+    another worker's, alive: ``RunBusyError``, and the job is tried again later.
+    """
+    deadline = time.monotonic() + TAKEOVER_AFTER_S + 4 * poll_s
+    while True:
+        store.reconcile(stale_after_s=TAKEOVER_AFTER_S)
+        summary = store.get_run(run_id)
+        if summary is None or summary.status != "running":
+            return summary is not None and summary.status != "completed"
+        if time.monotonic() > deadline:
+            raise RunBusyError(busy_message(run_id, summary.status, store.owner_of(run_id), store.heartbeat_of(run_id)))
+        time.sleep(poll_s)
 
 
 def _batch_spent(services: Services, config: RunConfig, queue: str) -> Budget | None:
