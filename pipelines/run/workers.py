@@ -24,7 +24,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import procrastinate
@@ -158,7 +158,7 @@ def submit_batch(
     queue = queue or f"{QUEUE_PREFIX}{batch_id}"
     snapshot = config.snapshot()
     now = time.time()
-    jobs = [
+    jobs: list[dict[str, Any]] = [
         {
             "batch": batch_id,
             "index": item.index,
@@ -232,10 +232,9 @@ def list_batches(services: Services) -> list[str]:
     store = services.store
     assert store is not None
     with store.engine.connect() as conn:
-        first = dict(
-            conn.execute(text("SELECT queue_name, min(id) FROM procrastinate_jobs GROUP BY queue_name")).all()  # type: ignore[arg-type]
-        )
-    return sorted(names, key=lambda n: -int(first.get(n, 0)))
+        rows = conn.execute(text("SELECT queue_name, min(id) FROM procrastinate_jobs GROUP BY queue_name")).all()
+    first: dict[str, int] = {str(r[0]): int(r[1]) for r in rows}
+    return sorted(names, key=lambda n: -first.get(n, 0))
 
 
 def batch_progress(services: Services, queue: str) -> BatchProgress:
@@ -255,31 +254,30 @@ def batch_progress(services: Services, queue: str) -> BatchProgress:
         kw = job.task_kwargs
         run = runs.get(str(kw["run_id"]))
         claims.append(_claim_progress(job, kw, run))
-    first = jobs[0].task_kwargs if jobs else {}
+    first: dict[str, Any] = dict(jobs[0].task_kwargs) if jobs else {}
     return BatchProgress(
         queue=queue,
         label=str(first.get("label", "")),
         by=str(first.get("by", "")),
-        submitted_at=float(first.get("submitted_at", 0.0) or 0.0),  # type: ignore[arg-type]
+        submitted_at=float(first.get("submitted_at") or 0.0),
         claims=tuple(sorted(claims, key=lambda c: (c.index, c.run_id))),
     )
 
 
 def _claim_progress(job: Any, kw: dict[str, Any], run: Any) -> ClaimProgress:
     status = job.status
-    base = {"index": int(kw["index"]), "id": str(kw["item_id"]), "claim": str(kw["claim"]), "run_id": str(kw["run_id"])}
-    worker = ":".join((run.owner or "").split(":")[:2]) if run is not None else ""
-    attempts = int(job.attempts or 0)
+    claim = ClaimProgress(index=int(kw["index"]), id=str(kw["item_id"]), claim=str(kw["claim"]), run_id=str(kw["run_id"]), state="waiting")
+    claim = replace(claim, attempts=int(job.attempts or 0))
     if status == "cancelled":
-        return ClaimProgress(**base, state="cancelled", error="not started: the batch was cancelled", attempts=attempts)
+        return replace(claim, state="cancelled", error="not started: the batch was cancelled")
     if run is None:
         if status == "todo":
-            return ClaimProgress(**base, state="waiting", attempts=attempts)
+            return claim
         if status == "doing":
-            return ClaimProgress(**base, state="running", attempts=attempts)
+            return replace(claim, state="running")
         if status == "succeeded":
-            return ClaimProgress(**base, state="skipped", error="not started: the batch's spend limit", attempts=attempts)
-        return ClaimProgress(**base, state="failed", error="refused before its run started (see the worker's log)", attempts=attempts)
+            return replace(claim, state="skipped", error="not started: the batch's spend limit")
+        return replace(claim, state="failed", error="refused before its run started (see the worker's log)")
     if run.status == "completed":
         state = "completed"
     elif run.status == "running" or status in ("todo", "doing"):
@@ -291,7 +289,8 @@ def _claim_progress(job: Any, kw: dict[str, Any], run: Any) -> ClaimProgress:
     error = ""
     if state in ("failed", "stopped"):
         error = run.stop_reason or _failure_of(run.id) or f"the run {run.status}"
-    return ClaimProgress(**base, state=state, worker=worker, verdict=run.verdict, error=error, attempts=attempts)
+    worker = ":".join((run.owner or "").split(":")[:2])
+    return replace(claim, state=state, worker=worker, verdict=run.verdict, error=error)
 
 
 _FAILURES: dict[str, str] = {}  # run id -> its failure, read once (a finished failed run does not change)
@@ -313,7 +312,7 @@ def failure_reasons(services: Services, progress: BatchProgress) -> BatchProgres
             if c.run_id not in _FAILURES:
                 run = digest(store.events(c.run_id))
                 _FAILURES[c.run_id] = run.failure or run.interruption or ""
-            c = ClaimProgress(**{**c.__dict__, "error": _FAILURES[c.run_id] or c.error})
+            c = replace(c, error=_FAILURES[c.run_id] or c.error)
         claims.append(c)
     return BatchProgress(progress.queue, progress.label, progress.by, progress.submitted_at, tuple(claims))
 
@@ -409,7 +408,7 @@ def _batch_spent(services: Services, config: RunConfig, queue: str) -> Budget | 
             ).where(RunRow.id.in_(ids)),
             {"q": queue},
         ).one()
-    budget.used.update(calls=float(row[0]), tokens=float(row[1]), cost=float(row[2]))
+    budget.used.update(calls=float(row[0] or 0), tokens=float(row[1] or 0), cost=float(row[2] or 0))
     return budget
 
 
@@ -447,8 +446,8 @@ async def run_worker(services: Services, *, concurrency: int = 2, queues: Sequen
         try:
             await app.run_worker_async(
                 concurrency=concurrency,
-                queues=list(queues) if queues else None,
-                name=name or None,
+                queues=list(queues) if queues else None,  # type: ignore[arg-type]  # None: every queue
+                name=name or None,  # type: ignore[arg-type]
                 additional_context={"services": services},
                 stalled_worker_timeout=STALLED_AFTER_S,
                 install_signal_handlers=True,
