@@ -25,13 +25,16 @@ def run_worker_command(args: argparse.Namespace) -> int:
     from pipelines.record.spill import replay_spills
     from pipelines.run.batch import MAX_CONCURRENCY, BatchInputError
     from pipelines.run.services import Services
-    from pipelines.run.workers import run_worker
+    from pipelines.run.workers import conninfo, run_worker
 
     if not 1 <= args.concurrency <= MAX_CONCURRENCY:
         raise BatchInputError(f"--concurrency must be between 1 and {MAX_CONCURRENCY}, got {args.concurrency}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("procrastinate").setLevel(logging.WARNING)  # its lines print each job's whole config; ours name the claim
     services = Services.create(AppSettings())
+    conninfo(
+        services.store.url if services.store is not None else "sqlite://"
+    )  # a desk on SQLite has no queue: said before anything starts
     if services.store is not None:
         replay_spills(services.store, services.settings.data_dir)  # what this machine kept while the store was away goes in first
     print(f"worker: {args.concurrency} claims at once; stop with Ctrl-C (claims under way finish first)", file=sys.stderr, flush=True)
