@@ -70,10 +70,6 @@ def procrastinate_worker(url: str, threads: int) -> None:
 
 
 def procrastinate_enqueue(url: str, jobs: int, seconds: float, out: str) -> None:
-    from pipelines.record.store import RunStore
-    from pipelines.run.workers import ensure_schema
-
-    ensure_schema(RunStore(url))
     app = procrastinate_app(url, worker=False)
     with app.open():  # type: ignore[attr-defined]
         app.configure_task("bench.sleep_job").batch_defer(*({"number": i, "seconds": seconds, "out": out} for i in range(jobs)))  # type: ignore[attr-defined]
@@ -126,6 +122,11 @@ def lines(out: Path) -> Counter[int]:
 
 def run_engine(engine: str, target: str, jobs: int, latency: float, tmp: Path) -> dict[str, object]:
     enqueue = procrastinate_enqueue if engine == "procrastinate" else huey_enqueue
+    if engine == "procrastinate":  # its tables before its workers start
+        from pipelines.record.store import RunStore
+        from pipelines.run.workers import ensure_schema
+
+        ensure_schema(RunStore(target))
     out = tmp / f"{engine}-throughput.txt"
     workers = [spawn(engine, target, 2) for _ in range(2)]
     time.sleep(8)  # both up (imports)

@@ -7,7 +7,6 @@ this process with procrastinate's own worker (``wait=False``), as a worker proce
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -30,13 +29,13 @@ from pipelines.run.workers import (
     cancel_batch,
     ensure_schema,
     failure_reasons,
-    make_app,
     run_job,
     submit_batch,
 )
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services
 from tests.stores import POSTGRES_ENV, postgres_database
+from tests.workers import drain
 
 pytestmark = pytest.mark.skipif(not os.environ.get(POSTGRES_ENV), reason=f"no PostgreSQL server: set {POSTGRES_ENV} (`.ci/run` starts one)")
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,24 +50,6 @@ def desk(demo_data_dir: Path, embedder: Embedder) -> Iterator[Services]:
         services.store = RunStore(url)
         yield services
         services.store.engine.dispose()
-
-
-def drain(services: Services, queue: str, timeout: float = 120.0) -> None:
-    """Run the queue's jobs in this process until every claim has an end (retries wait a second, so loop)."""
-    assert services.store is not None
-    app = make_app(services.store.url, worker=True)
-
-    async def once() -> None:
-        async with app.open_async():
-            await app.run_worker_async(
-                queues=[queue], wait=False, concurrency=2, additional_context={"services": services}, install_signal_handlers=False
-            )
-
-    deadline = time.monotonic() + timeout
-    while not batch_progress(services, queue).finished:
-        assert time.monotonic() < deadline, "the queue did not drain"
-        asyncio.run(once())
-        time.sleep(0.3)
 
 
 def test_a_poison_claim_is_failed_with_its_reason_after_bounded_retries_and_the_rest_go_on(desk: Services) -> None:
