@@ -25,12 +25,15 @@ from pipelines.run.batch import parse_claims_text
 from pipelines.run.services import Services
 from pipelines.run.workers import (
     ATTEMPTS,
+    CLAIMS_QUEUE,
     batch_progress,
     cancel_batch,
     ensure_schema,
     failure_reasons,
+    list_batches,
     run_job,
     submit_batch,
+    submit_claims,
 )
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services
@@ -206,3 +209,13 @@ def test_three_worker_processes_a_killed_worker_nothing_lost_nothing_run_twice(d
         resumed = conn.scalar(text("SELECT count(*) FROM events WHERE run_id = :r AND type = 'RunResumed'"), {"r": killed.run_id})
     assert runs == n and twice == 0, "no claim run twice from scratch"
     assert resumed == 1, "the killed worker's claim was taken over and resumed from its journal"
+
+
+def test_the_claims_queue_submits_its_claims_to_the_workers_too(desk: Services) -> None:
+    """What the claims queue's "check these" calls: its claims on the desk's ``claims`` queue, watched like a batch."""
+    submitted = submit_claims([("q-7", CLAIMS[0]), ("q-9", CLAIMS[2])], fake_config(protocol="single"), desk, by="ana")
+    assert submitted.queue == CLAIMS_QUEUE and submitted.jobs == 2
+    drain(desk, submitted.queue)
+    progress = batch_progress(desk, CLAIMS_QUEUE)
+    assert [(c.id, c.state) for c in progress.claims] == [("q-7", "completed"), ("q-9", "completed")]
+    assert CLAIMS_QUEUE in list_batches(desk)
