@@ -124,7 +124,7 @@ def progress_frame(progress: BatchProgress) -> pd.DataFrame:
 
 
 def progress_line(progress: BatchProgress) -> str:
-    """The counts, by which worker: plain text (no markup from a claim or a worker's name goes in)."""
+    """The counts, and the workers (host:pid, from the store) running claims now: plain text, escaped where it is shown."""
     workers = sorted({c.worker for c in progress.claims if c.state == "running" and c.worker})
     parts = [
         f"{progress.count('completed')} of {len(progress.claims)} completed",
@@ -152,7 +152,8 @@ def render_submitted_batch(services: Services, queue: str) -> None:
             st.info("This batch has no claims.")
             return
         st.progress(
-            progress.count("completed", "failed", "stopped", "skipped", "cancelled") / len(progress.claims), text=progress_line(progress)
+            progress.count("completed", "failed", "stopped", "skipped", "cancelled") / len(progress.claims),
+            text=escape_markdown(progress_line(progress)),
         )
         st.dataframe(
             progress_frame(progress),
@@ -163,7 +164,7 @@ def render_submitted_batch(services: Services, queue: str) -> None:
         if not progress.finished:
             st.button("Cancel the claims not started", key=f"cancel-{queue}", icon="⏹️", on_click=_cancel, args=(services, queue))
         else:
-            st.success(f"✅ Done: {progress_line(progress)}. Each checked claim is a stored run (History).")  # markup: counts only
+            st.success(f"✅ Done: {escape_markdown(progress_line(progress))}. Each checked claim is a stored run (History).")
 
     watch()
 
@@ -175,6 +176,6 @@ def _cancel(services: Services, queue: str) -> None:
     try:
         require(acting_person(), "run")
         cancelled = cancel_batch(services, queue)
-        st.toast(f"{cancelled} claim(s) cancelled; those running finish.")
+        st.toast(f"{cancelled} claim(s) cancelled; those running finish.")  # markup: a count only
     except DebateDeskError as exc:
         st.toast(f"⚠️ {escape_markdown(str(exc))}")

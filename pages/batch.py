@@ -73,7 +73,7 @@ def _submit(items: list[BatchItem], label: str) -> None:
     """The claims to the desk's workers; the page watches them below."""
     submitted = submit_batch(items, config, services, by=acting_name(acting_person(), "run"), label=label)
     st.session_state[state.BATCH_WATCHED] = submitted.queue
-    st.toast(f"{submitted.jobs} claims submitted to the workers.")
+    st.toast(f"{submitted.jobs} claims submitted to the workers.")  # markup: a count only
 
 
 def _run_here(items: list[BatchItem]) -> None:
