@@ -1,6 +1,6 @@
 """Batch work on worker processes (pipelines/run/workers.py): procrastinate's queue in the desk's PostgreSQL.
 
-Every test here needs PostgreSQL (`.ci/run` starts one; DEBATEDESK_TEST_POSTGRES_URL names it). The first starts three
+Every test here but the SQLite one needs PostgreSQL (`.ci/run` starts one; DEBATEDESK_TEST_POSTGRES_URL names it). The first starts three
 real ``python -m pipelines worker`` processes and SIGKILLs one while it runs a claim; the others drain the queue in
 this process with procrastinate's own worker (``wait=False``), as a worker process does.
 """
@@ -40,7 +40,6 @@ from tests.fakes import fake_config, make_services
 from tests.stores import POSTGRES_ENV, postgres_database
 from tests.workers import drain
 
-pytestmark = pytest.mark.skipif(not os.environ.get(POSTGRES_ENV), reason=f"no PostgreSQL server: set {POSTGRES_ENV} (`.ci/run` starts one)")
 ROOT = Path(__file__).resolve().parents[3]
 CLAIMS = ["Masks reduce transmission of respiratory viruses", "Vaccines cause autism", "The Moon landings were staged"]
 
@@ -48,6 +47,8 @@ CLAIMS = ["Masks reduce transmission of respiratory viruses", "Vaccines cause au
 @pytest.fixture
 def desk(demo_data_dir: Path, embedder: Embedder) -> Iterator[Services]:
     """Services over the demo corpus whose run store (and queue) is a fresh database on the test PostgreSQL."""
+    if not os.environ.get(POSTGRES_ENV):
+        pytest.skip(f"no PostgreSQL server: set {POSTGRES_ENV} (`.ci/run` starts one)")
     with postgres_database() as url:
         services = make_services(demo_data_dir, embedder)
         services.store = RunStore(url)
