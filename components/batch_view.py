@@ -7,8 +7,11 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
+from pipelines.errors import DebateDeskError
 from pipelines.record.verdict_card import common_label
 from pipelines.run.batch import ClaimOutcome, to_csv, to_jsonl
+from pipelines.run.services import Services
+from pipelines.run.workers import BatchProgress, batch_progress, cancel_batch, failure_reasons
 from pipelines.text.safety import escape_markdown
 
 STATUS_LABELS = {"completed": "✅ completed", "failed": "❌ failed", "stopped": "🛑 stopped by budget", "skipped": "⏭️ not started"}
@@ -85,3 +88,94 @@ def render_batch_results(outcomes: Sequence[ClaimOutcome], file_stem: str = "bat
         width="stretch",
         on_click="ignore",
     )
+
+
+# --- a batch submitted to the desk's workers (pipelines/run/workers.py) -------------------------------------
+
+PROGRESS_LABELS = {
+    "waiting": "⏳ waiting",
+    "running": "🔄 running",
+    "completed": "✅ completed",
+    "failed": "❌ failed",
+    "stopped": "🛑 stopped by budget",
+    "skipped": "⏭️ not started",
+    "cancelled": "⏹️ cancelled",
+}
+WATCH_EVERY_S = 2.0
+
+
+def progress_frame(progress: BatchProgress) -> pd.DataFrame:
+    """One row per claim of a submitted batch, as the store says now (pure: no Streamlit calls)."""
+    rows = [
+        {
+            "#": c.index + 1,
+            "id": c.id,
+            "status": PROGRESS_LABELS.get(c.state, c.state),
+            "worker": c.worker,
+            "verdict": common_label(c.verdict) if c.verdict else None,
+            "claim": c.claim,
+            "run": c.run_id,
+            "attempts": c.attempts or None,  # times a worker took it (a killed worker's claim, a retried failure: more than 1)
+            "error": c.error,
+        }
+        for c in progress.claims
+    ]
+    return pd.DataFrame(rows)
+
+
+def progress_line(progress: BatchProgress) -> str:
+    """The counts, and the workers (host:pid, from the store) running claims now: plain text, escaped where it is shown."""
+    workers = sorted({c.worker for c in progress.claims if c.state == "running" and c.worker})
+    parts = [
+        f"{progress.count('completed')} of {len(progress.claims)} completed",
+        f"{progress.count('running')} running" + (f" on {', '.join(workers)}" if workers else ""),
+        f"{progress.count('waiting')} waiting",
+    ]
+    if failed := progress.count("failed"):
+        parts.append(f"{failed} failed")
+    if not_run := progress.count("stopped", "skipped", "cancelled"):
+        parts.append(f"{not_run} stopped or not started")
+    return " · ".join(parts)
+
+
+def render_submitted_batch(services: Services, queue: str) -> None:
+    """A submitted batch's progress read from the store, refreshed every few seconds while the page is open."""
+
+    @st.fragment(run_every=WATCH_EVERY_S)
+    def watch() -> None:
+        try:
+            progress = failure_reasons(services, batch_progress(services, queue))
+        except DebateDeskError as exc:
+            st.error(f"⚠️ {escape_markdown(str(exc))}")
+            return
+        if not progress.claims:
+            st.info("This batch has no claims.")
+            return
+        st.progress(
+            progress.count("completed", "failed", "stopped", "skipped", "cancelled") / len(progress.claims),
+            text=escape_markdown(progress_line(progress)),
+        )
+        st.dataframe(
+            progress_frame(progress),
+            hide_index=True,
+            width="stretch",
+            column_config={"claim": st.column_config.TextColumn(width="large"), "error": st.column_config.TextColumn(width="large")},
+        )
+        if not progress.finished:
+            st.button("Cancel the claims not started", key=f"cancel-{queue}", icon="⏹️", on_click=_cancel, args=(services, queue))
+        else:
+            st.success(f"✅ Done: {escape_markdown(progress_line(progress))}. Each checked claim is a stored run (History).")
+
+    watch()
+
+
+def _cancel(services: Services, queue: str) -> None:
+    from components.sign_in import acting_person
+    from pipelines.access.roles import require
+
+    try:
+        require(acting_person(), "run")
+        cancelled = cancel_batch(services, queue)
+        st.toast(f"{cancelled} claim(s) cancelled; those running finish.")  # markup: a count only
+    except DebateDeskError as exc:
+        st.toast(f"⚠️ {escape_markdown(str(exc))}")

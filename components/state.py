@@ -320,6 +320,7 @@ def take_message(key: str) -> tuple[str, str] | None:
 BATCH_OUTCOMES = "batch_outcomes"
 BATCH_ERROR = "batch_error"
 BATCH_PASTE = "batch_paste"
+BATCH_WATCHED = "batch_watched"  # the submitted batch (its queue name) the Batch page watches
 BENCH_COMPARE = "bench_compare"
 BENCH_ERROR = "bench_error"
 CORPORA_MESSAGE = "corpora_message"  # what the last ingestion, deletion or indexing did, shown once at the top of Corpora

@@ -3,27 +3,43 @@
 import streamlit as st
 
 from components import state
-from components.batch_view import render_batch_results, render_outcomes_table
+from components.batch_view import render_batch_results, render_outcomes_table, render_submitted_batch
 from components.claim_queue import link_run_to_queue, queue_details
 from components.config_form import render_config_form
 from components.desk import run_settings_at_desk
 from components.pages import render_page_header
 from components.resources import get_services
 from components.sign_in import acting_person
-from pipelines.access.roles import require
+from pipelines.access.roles import acting_name, require
 from pipelines.errors import DebateDeskError
-from pipelines.run.batch import MAX_BATCH_CLAIMS, MAX_CONCURRENCY, BatchInputError, iter_batch, parse_claims_file, parse_claims_text
+from pipelines.run.batch import (
+    MAX_BATCH_CLAIMS,
+    MAX_CONCURRENCY,
+    BatchInputError,
+    BatchItem,
+    iter_batch,
+    parse_claims_file,
+    parse_claims_text,
+)
+from pipelines.run.workers import list_batches, submit_batch
 from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/batch.py")
 
+
 services = get_services()
 render_page_header("pages/batch.py")
+# A shared desk with workers: the page submits the claims to the desk's queue and watches; it never runs them itself.
+on_workers = services.settings.batch_on_workers and services.store is not None and not services.store.is_sqlite
 st.caption(
     f"Check up to {MAX_BATCH_CLAIMS:,} claims in one go with the run settings in the sidebar. Each claim becomes a normal stored run; "
     "a claim that fails is reported and the rest go on. The spend limits on the **Settings** page apply to each run and to the "
-    "whole batch: once the batch's limit is reached no claim starts. Each claim joins the **Claims queue** (with its url, date, "
-    "claimant, assignee, due and tags columns when the file has them)."
+    "whole batch: once the batch's limit is reached no claim starts. "
+    + (
+        "On this desk the claims go to its workers; their progress is read from the store, so closing this tab loses nothing."
+        if on_workers
+        else "Each claim joins the **Claims queue** (with its url, date, claimant, assignee, due and tags columns when the file has them)."
+    )
 )
 st.sidebar.header("Run settings")
 config = render_config_form(services.corpus_names(), run_settings_at_desk(services), services.store)
@@ -39,14 +55,52 @@ with paste_tab:
     st.text_area(
         "Claims, one per line", key=state.BATCH_PASTE, height=160, placeholder="Masks reduce transmission of respiratory viruses\n…"
     )
-concurrency = st.slider(
-    "Claims at once",
-    min_value=1,
-    max_value=MAX_CONCURRENCY,
-    value=2,
-    help="How many claims run side by side. Model calls to one backend stay within its 'Parallel calls' setting across all of them.",
-)
-start = st.button("Check all", type="primary", icon="▶️")
+if on_workers:
+    concurrency = 0  # each worker's own --concurrency
+    st.caption("This desk checks batches on its workers (`python -m pipelines worker`): the claims are submitted and run there.")
+else:
+    concurrency = st.slider(
+        "Claims at once",
+        min_value=1,
+        max_value=MAX_CONCURRENCY,
+        value=2,
+        help="How many claims run side by side. Model calls to one backend stay within its 'Parallel calls' setting across all of them.",
+    )
+start = st.button("Submit to the workers" if on_workers else "Check all", type="primary", icon="▶️")
+
+
+def _submit(items: list[BatchItem], label: str) -> None:
+    """The claims to the desk's workers; the page watches them below."""
+    submitted = submit_batch(items, config, services, by=acting_name(acting_person(), "run"), label=label)
+    st.session_state[state.BATCH_WATCHED] = submitted.queue
+    st.toast(f"{submitted.jobs} claims submitted to the workers.")  # markup: a count only
+
+
+def _run_here(items: list[BatchItem]) -> None:
+    """The claims run in this app, K at a time, the table filling in as each finishes."""
+    progress = st.progress(0.0, text=f"0 of {len(items)} claims checked")
+    table = st.empty()
+    outcomes = []
+    unlinked: list[str] = []
+    for outcome in iter_batch(items, config, services, concurrency=concurrency):
+        outcomes.append(outcome)
+        if outcome.run_id and (problem := link_run_to_queue(outcome.run_id, outcome.claim, details=queue_details(items[outcome.index]))):
+            unlinked.append(problem)
+        failed = sum(o.status == "failed" for o in outcomes)
+        stopped = sum(o.status in ("stopped", "skipped") for o in outcomes)
+        progress.progress(
+            len(outcomes) / len(items),
+            text=f"{len(outcomes)} of {len(items)} claims checked"
+            + (f" ({failed} failed)" if failed else "")
+            + (f" ({stopped} stopped or not started: the batch's spend limit)" if stopped else ""),
+        )
+        render_outcomes_table(outcomes, slot=table)
+    table.empty()
+    progress.empty()
+    state.set_batch_outcomes(outcomes)
+    if unlinked:
+        st.warning(f"⚠️ {len(unlinked)} run(s): {escape_markdown(unlinked[0])}")
+
 
 if start:
     state.set_batch_error(None)
@@ -59,37 +113,36 @@ if start:
             items = parse_claims_text(pasted)
         else:
             raise BatchInputError("upload a file or paste some claims first")
-        progress = st.progress(0.0, text=f"0 of {len(items)} claims checked")
-        table = st.empty()
-        outcomes = []
-        unlinked: list[str] = []
-        for outcome in iter_batch(items, config, services, concurrency=concurrency):
-            outcomes.append(outcome)
-            if outcome.run_id and (
-                problem := link_run_to_queue(outcome.run_id, outcome.claim, details=queue_details(items[outcome.index]))
-            ):
-                unlinked.append(problem)
-            failed = sum(o.status == "failed" for o in outcomes)
-            stopped = sum(o.status in ("stopped", "skipped") for o in outcomes)
-            progress.progress(
-                len(outcomes) / len(items),
-                text=f"{len(outcomes)} of {len(items)} claims checked"
-                + (f" ({failed} failed)" if failed else "")
-                + (f" ({stopped} stopped or not started: the batch's spend limit)" if stopped else ""),
-            )
-            render_outcomes_table(outcomes, slot=table)
-        table.empty()
-        progress.empty()
-        state.set_batch_outcomes(outcomes)
-        if unlinked:
-            st.warning(f"⚠️ {len(unlinked)} run(s): {escape_markdown(unlinked[0])}")
+        if on_workers:
+            _submit(items, upload.name if upload is not None else "pasted list")
+        else:
+            _run_here(items)
     except DebateDeskError as exc:
         state.set_batch_error(str(exc))
 
 if state.batch_error():
     st.error(f"⚠️ {escape_markdown(state.batch_error())}")
+if on_workers:
+    try:
+        queues = list_batches(services)
+    except DebateDeskError as exc:
+        queues = []
+        st.error(f"⚠️ {escape_markdown(str(exc))}")
+    if queues:
+        watched = st.session_state.get(state.BATCH_WATCHED)
+        choice = st.selectbox(
+            "Submitted batch",
+            queues,
+            index=queues.index(watched) if watched in queues else 0,
+            help="Every batch submitted at this desk, newest first.",
+        )
+        render_submitted_batch(services, choice)
+    elif not state.batch_error():
+        st.info("Upload a file or paste a list, then press **Submit to the workers**. Progress appears here, read from the store.")
 outcomes = state.batch_outcomes()
-if outcomes:
+if on_workers:
+    pass  # a submitted batch's results are on its table above, and each claim's run in History
+elif outcomes:
     render_batch_results(outcomes)
 elif not state.batch_error():
     st.info("Upload a file or paste a list, then press **Check all**. Results appear here as each claim finishes.")

@@ -578,12 +578,20 @@ class AppSettings(BaseSettings):
         title="Webhook",
         description="An http(s) address the desk POSTs every claims-queue change to (JSON, signed with the desk's ed25519 key in X-DebateDesk-Signature), for its chat tool; empty sends nothing.",
     )
+    batch_on_workers: bool = Field(
+        default=False,
+        title="Batches on workers",
+        description="On a shared desk (DEBATEDESK_DATABASE_URL on PostgreSQL): the Batch page submits its claims to the desk's queue in that "
+        "database and shows their progress, and `python -m pipelines worker` processes run them (docs/scale.md); closing the tab or "
+        "restarting the app loses nothing. Off (the default), or on SQLite, the page runs a batch in the app as before.",
+    )
     fake_latency_s: float = Field(
         default=0.0,
         ge=0,
         le=10,
         title="Fake backend's delay",
-        description="Seconds the fake backend waits before each answer (0: instant). For demos and browser tests that watch a run as it goes.",
+        description="Seconds the fake backend waits before each answer (0: instant). For demos and browser tests that watch a run as it goes, "
+        "and for bench/workers.py: a latency-bound load, as a remote model server gives, to measure workers on.",
     )
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,13 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'runs.sqlite'}"
         return
+    with postgres_database() as url:
+        yield url
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A fresh database on the test PostgreSQL server (DEBATEDESK_TEST_POSTGRES_URL), dropped afterwards."""
     server = make_url(os.environ[POSTGRES_ENV])
     name = f"dd_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(server, isolation_level="AUTOCOMMIT", pool_pre_ping=True)  # a test may restart the server

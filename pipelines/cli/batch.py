@@ -1,6 +1,7 @@
 """``python -m pipelines batch FILE``: check every claim of a file, K at a time, and write the results.
 
 python -m pipelines batch claims.csv --protocol single --concurrency 2 [--backend fake] [--out results]
+python -m pipelines batch claims.csv --submit [--wait]   (a shared desk: the claims go to the workers' queue; docs/scale.md)
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ def add_batch_command(sub: Any) -> None:
     parser.add_argument("--concurrency", type=int, default=2, help="claims run at once (default 2); model calls stay bounded per backend")
     parser.add_argument("--out", type=Path, default=None, help="results path without suffix (default data/batches/<file>-<time>)")
     parser.add_argument("--by", default="", help=BY_HELP)
+    parser.add_argument(
+        "--submit",
+        action="store_true",
+        help="submit the claims to the desk's workers (PostgreSQL) and return, instead of running them here",
+    )
+    parser.add_argument("--wait", action="store_true", help="with --submit: print the batch's progress until every claim is done")
     parser.set_defaults(handler=run_batch_command)
 
 
@@ -39,10 +46,12 @@ def run_batch_command(args: argparse.Namespace) -> int:
     items = parse_claims_file(args.file.read_bytes(), args.file.name)
     overrides = {"protocol": args.protocol, "corpus": args.corpus, "backend": args.backend, "model": args.model, "no_web": args.no_web}
     check_names(load_run_config().with_overrides(**overrides))
-    acting_person(args.by, "run")  # with a users file: only an account proven by its password runs a batch
+    person = acting_person(args.by, "run")  # with a users file: only an account proven by its password runs a batch
     settings = AppSettings()
     services = Services.create(settings)
     config = services.desk_settings().apply(load_run_config()).with_overrides(**overrides)  # the desk's endpoints, prices and limits
+    if args.submit:
+        return _submit(items, config, services, args, person)
     print(f"{len(items)} claims, {config.protocol}, {args.concurrency} at a time", file=sys.stderr)
     outcomes = []
     for outcome in iter_batch(items, config, services, concurrency=args.concurrency):
@@ -59,3 +68,29 @@ def run_batch_command(args: argparse.Namespace) -> int:
     for o in sorted(failed, key=lambda o: o.index):
         print(f"  failed: {o.id}: {o.error}")
     return 1 if failed else 0
+
+
+def _submit(items: Any, config: Any, services: Any, args: argparse.Namespace, person: Any) -> int:
+    from pipelines.access.roles import acting_name
+    from pipelines.run.workers import batch_progress, failure_reasons, submit_batch
+
+    by = acting_name(person, "run")
+    submitted = submit_batch(items, config, services, by=by, label=args.file.name)
+    print(f"submitted {submitted.jobs} claims as batch {submitted.queue}; workers take them (`python -m pipelines worker`)")
+    if not args.wait:
+        return 0
+    while True:
+        progress = batch_progress(services, submitted.queue)
+        print(
+            f"{progress.count('completed')} completed, {progress.count('running')} running, {progress.count('waiting')} waiting, "
+            f"{progress.count('failed', 'stopped', 'skipped', 'cancelled')} failed or not run",
+            file=sys.stderr,
+            flush=True,
+        )
+        if progress.finished:
+            break
+        time.sleep(2)
+    for claim in failure_reasons(services, progress).claims:
+        if claim.state not in ("completed",):
+            print(f"  {claim.state}: {claim.id}: {claim.error}")
+    return 0 if progress.count("completed") == len(progress.claims) else 1

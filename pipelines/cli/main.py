@@ -14,7 +14,8 @@ python -m pipelines override RUN_ID --verdict LABEL --by NAME --reason TEXT
 With a users file (DEBATEDESK_USERS_FILE), verify, batch, import, resume and override act as the account named by --by, and only
 with its password: asked for at the terminal, or read from DEBATEDESK_PASSWORD (for scripts).
 python -m pipelines eval --dataset check-covid --split dev --protocol single --backend fake --limit 10
-python -m pipelines batch claims.csv --protocol single --concurrency 2
+python -m pipelines batch claims.csv --protocol single --concurrency 2 [--submit]
+python -m pipelines worker [--concurrency 2]   (a shared desk on PostgreSQL: docs/scale.md)
 python -m pipelines calibrate --backend openai --model NAME --base-url URL --limit 120 [--rollback] [--dataset reviewed --refit]
 """
 
@@ -191,11 +192,13 @@ def _parser() -> argparse.ArgumentParser:
     from pipelines.cli.calibrate import add_calibrate_command
     from pipelines.cli.eval import add_eval_command
     from pipelines.cli.queue import add_queue_command
+    from pipelines.cli.worker import add_worker_command
 
     add_eval_command(sub)
     add_batch_command(sub)
     add_calibrate_command(sub)
     add_queue_command(sub)
+    add_worker_command(sub)
     return parser
 
 
@@ -544,10 +547,28 @@ def _options(args: argparse.Namespace) -> int:
 OPTIONS_START, OPTIONS_END = "<!-- options:start -->", "<!-- options:end -->"
 
 
+APP_START, APP_END = "<!-- app-settings:start -->", "<!-- app-settings:end -->"
+
+
 def with_options_table(page: str) -> str:
-    """``page`` with the text between its options markers replaced by the current table."""
+    """``page`` with the text between its options markers replaced by the current table (and the app settings' table)."""
     start, end = page.index(OPTIONS_START) + len(OPTIONS_START), page.index(OPTIONS_END)
-    return page[:start] + "\n" + options_table() + "\n" + page[end:]
+    page = page[:start] + "\n" + options_table() + "\n" + page[end:]
+    if APP_START in page:
+        start, end = page.index(APP_START) + len(APP_START), page.index(APP_END)
+        page = page[:start] + "\n" + app_settings_table() + "\n" + page[end:]
+    return page
+
+
+def app_settings_table() -> str:
+    """Every app-level setting (``AppSettings``: the data folder, the shared services, the fake backend's delay...)."""
+    rows = ["| setting | env var | default | description |", "| --- | --- | --- | --- |"]
+    home = str(Path.home())
+    for name, field in AppSettings.model_fields.items():
+        default = field.get_default(call_default_factory=True)
+        shown = '""' if default == "" else repr(str(default) if isinstance(default, Path) else default).replace(home, "~")
+        rows.append(f"| `{name}` | `DEBATEDESK_{name.upper()}` | `{shown}` | {field.description} |")
+    return "\n".join(rows)
 
 
 def options_table() -> str:

@@ -1,11 +1,17 @@
 """AppTest drives the Batch and Benchmark pages on the fake backend (web search off, nothing touches the network)."""
 
+import os
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pipelines.record.store import RunStore
+from pipelines.tools.embeddings import Embedder
 from tests.components.conftest import fake_app
+from tests.fakes import make_services
+from tests.stores import POSTGRES_ENV, postgres_database
+from tests.workers import drain
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,3 +94,36 @@ def test_benchmark_on_your_own_file_searches_the_corpus_you_chose(monkeypatch: p
     assert not at.exception and not at.error
     table = at.dataframe[0].value
     assert list(table["claims"]) == [1, 1]  # desk and single, each on the one claim, searching demo
+
+
+@pytest.mark.skipif(not os.environ.get(POSTGRES_ENV), reason=f"no PostgreSQL server: set {POSTGRES_ENV} (`.ci/run` starts one)")
+def test_batch_page_on_workers_submits_and_another_session_watches_the_store(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder: Embedder
+) -> None:
+    """The page submits and runs nothing itself; a fresh session (another tab, the app restarted) reads the progress from the store."""
+    with postgres_database() as url:
+        at = _app(monkeypatch, demo_data_dir, "pages/batch.py")  # a desk on SQLite first: the page runs batches itself
+        assert at.button[0].label == "Check all"
+        at = fake_app(monkeypatch, demo_data_dir, timeout=300, database_url=url, batch_on_workers="true")
+        at.switch_page("pages/batch.py").run()
+        assert at.button[0].label == "Submit to the workers"
+        at.text_area(key="batch_paste").input("Masks reduce transmission of respiratory viruses\nVaccines cause autism\n<b>The Moon</b>")
+        at.button[0].click().run()
+        assert not at.exception and not at.error
+        frame = at.dataframe[0].value
+        assert list(frame["status"]) == ["⏳ waiting"] * 3, "submitted, not run here"
+        queue = at.selectbox[0].value
+        assert queue.startswith("batch:")
+
+        services = make_services(demo_data_dir, embedder)
+        services.store = RunStore(url)
+        drain(services, queue)  # a worker (here in this process; tests/pipelines/run/test_workers.py starts real ones)
+        services.store.engine.dispose()
+
+        later = fake_app(monkeypatch, demo_data_dir, timeout=300, database_url=url, batch_on_workers="true")
+        later.switch_page("pages/batch.py").run()
+        assert not later.exception
+        frame = later.dataframe[0].value
+        assert list(frame["status"]) == ["✅ completed"] * 3 and frame["claim"].iloc[2] == "<b>The Moon</b>"
+        assert all(w for w in frame["worker"]), "by which worker"
+        assert any("3 of 3 completed" in s.value for s in later.success)
