@@ -76,7 +76,8 @@ class Match:
     def describe(self) -> str:
         """One line for the checker: "checked on 2026-11-30 by this desk: REFUTED (similarity 0.93)"."""
         when = f" on {self.checked.date}" if self.checked.date else ""
-        return f"checked{when} by {self.checked.source}: {self.checked.verdict} (similarity {self.score:.2f})"
+        language = f", in {self.checked.language}" if self.checked.language else ""
+        return f"checked{when} by {self.checked.source}{language}: {self.checked.verdict} (similarity {self.score:.2f})"
 
 
 def content_words(text: str) -> set[str]:
@@ -174,6 +175,13 @@ def check_on_intake(
     if not checked:
         return []
     matches = nearest(claim.text, checked, embedder, thresholds=thresholds)
-    if matches and matches[0].level == "join" and not claim.repeats:
-        queue.set_repeats(claim.id, by, matches[0].checked.key, matches[0].score)
+    best = matches[0] if matches else None
+    if best is not None and best.level == "join" and not claim.repeats and not across_languages(claim.language, best.checked.language):
+        queue.set_repeats(claim.id, by, best.checked.key, best.score)
     return matches
+
+
+def across_languages(a: str, b: str) -> bool:
+    """Two claims both told to be in different languages: MiniLM was trained on English, so such a pair is offered to the
+    checker at most, never joined on its own."""
+    return bool(a and b and a.split("-")[0] != b.split("-")[0])

@@ -193,3 +193,38 @@ def test_an_imported_claimreview_is_matched_when_a_colleague_adds_the_claim(brow
     screenshot(bo, "queue-imported-review-matched")
     bo.context.close()
     ana.context.close()
+
+
+def test_an_assignment_and_a_mention_reach_the_other_person_s_notices(browser, desk_url: str) -> None:  # type: ignore[no-untyped-def]
+    ana = signed_in(browser, desk_url, "ana")
+    PAGES.update(ana=ana)
+    ana.get_by_role("link", name="Claims queue").click()
+    ana.get_by_role("tab", name="➕ Add claims").click()
+    ana.get_by_role("textbox", name="Claim", exact=True).fill("Bees can count up to four")
+    pick(ana, "Assignee", "Bo Lind")
+    ana.get_by_role("button", name="Add to the queue").click()
+    ana.get_by_text("Added:").wait_for(timeout=60_000)
+    ana.get_by_role("tab", name="📥 Queue").click()
+    follow(ana, copied_link(ana, "/queue?claim="), "ana", "Claims queue")  # the claim alone, opened by its link
+    ana.get_by_role("heading", name="Bees can count up to four").wait_for(timeout=60_000)
+    settled(ana)
+    ana.get_by_role("textbox", name="Your comment").fill("@bo the 2008 study counted to four; can you find the paper?")
+    ana.get_by_role("button", name="Add comment").click()
+    ana.get_by_role("paragraph").filter(has_text="the 2008 study counted to four").wait_for(timeout=30_000)
+
+    bo = signed_in(browser, desk_url, "bo")
+    PAGES.update(bo=bo)
+    bo.get_by_role("link", name="Claims queue").click()
+    notices = bo.get_by_text("Notices (", exact=False).first
+    notices.wait_for(timeout=60_000)
+    assert "new)" in notices.inner_text()
+    notices.click()
+    bo.get_by_text("Ana Ruiz added a claim for you").first.wait_for(timeout=30_000)  # assigned to Bo as it was added
+    bo.get_by_text("Ana Ruiz mentioned you").first.wait_for(timeout=30_000)
+    screenshot(bo, "queue-notices")
+    bo.get_by_role("button", name="Mark all read").click()
+    expect(bo.get_by_text("Notices (", exact=False)).to_have_count(0, timeout=30_000)
+    bo.get_by_text("Assigned to me").click()
+    bo.locator('[role="gridcell"]', has_text="Bees can count up to four").first.wait_for(state="attached", timeout=30_000)
+    bo.context.close()
+    ana.context.close()

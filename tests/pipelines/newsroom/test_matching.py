@@ -59,3 +59,26 @@ def test_only_reviewed_claims_and_imported_reviews_are_earlier_checks(tmp_path) 
     checks = earlier_checks(queue.find(), outside)
     assert [c.key for c in checks] == [f"claim:{reviewed.id}", "review:r1"] and unreviewed.id not in str(checks)
     assert checks[0].verdict == "SUPPORTED" and checks[0].own and not checks[1].own and checks[1].source == "Example Checks"
+
+
+def test_a_claim_in_another_language_is_offered_at_most_never_joined_on_its_own(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pipelines.newsroom.matching import across_languages, check_on_intake
+
+    class Same:  # every text the same vector: a perfect score, so only the languages can keep the two apart
+        name, dimension = "same", 2
+
+        def embed(self, texts: list[str]):  # type: ignore[no-untyped-def]
+            import numpy as np
+
+            return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+    queue = ClaimQueue(RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}").engine)
+    outside = [OutsideReview("Chequeado", "https://f.example.org/x", "Las vacunas contienen microchips", "Falso", language="es", id="r1")]
+    english = queue.add(NewClaim("Las vacunas contienen microchips", language="en"), ANA)
+    matches = check_on_intake(english, queue, outside, Same(), ANA)
+    assert matches[0].level == "join" and "in es" in matches[0].describe()
+    assert (queue.get(english.id) or english).repeats == "", "told apart by language: offered, not joined"
+    spanish = queue.add(NewClaim("Las vacunas contienen microchips", language="es"), ANA)
+    check_on_intake(spanish, queue, outside, Same(), ANA)
+    assert (queue.get(spanish.id) or spanish).repeats == "review:r1"
+    assert across_languages("pt-BR", "es") and not across_languages("pt-BR", "pt") and not across_languages("", "es")
