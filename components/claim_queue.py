@@ -137,7 +137,7 @@ def render_add_claims(queue: ClaimQueue) -> None:
         )
         st.button("➕ Add from the file", key=K + "file.go", on_click=act, args=(_add_file(queue),))
     with reviews:
-        render_outside_reviews(queue)
+        render_outside_reviews(queue, act)
 
 
 def _day(value: Any) -> str:
@@ -281,7 +281,7 @@ def render_claim(queue: ClaimQueue, claim: QueueClaim) -> None:
     st.markdown(" ".join(s for s in said if s))  # markup: escaped fields and dates we checked
     st.caption(f"Added by {escape_markdown(claim.created_by)} on {when(claim.created_at)} · id {escape_markdown(claim.id)}")
     render_copy_link(claim_link(claim.id), "this claim")
-    render_seen_before(queue, claim)
+    render_seen_before(queue, claim, act)
 
     if claim.status not in CLOSED_STATUSES:  # a link, not a button: a page switch from a button's run could lose
         # the race with a rerun the browser already asked of this page, and leave the person here with the claim closed

@@ -53,7 +53,10 @@ def describe_line(match: Match) -> str:
     return f"**{escape_markdown(match.describe())}**  \n“{escape_markdown(c.text[:300])}”{where}"
 
 
-def render_seen_before(queue: ClaimQueue, claim: QueueClaim) -> None:
+Act = Callable[[Callable[[User], str]], None]  # the queue page's one way to act (components.claim_queue.act): the person, a message
+
+
+def render_seen_before(queue: ClaimQueue, claim: QueueClaim, act: Act) -> None:
     """On an open claim: the earlier fact-check it is joined to, and the nearest ones on demand."""
     checks = earlier_checks(queue.find(limit=5000), OutsideReviews(queue.engine).all())
     if claim.repeats:
@@ -67,7 +70,7 @@ def render_seen_before(queue: ClaimQueue, claim: QueueClaim) -> None:
                 f"**{escape_markdown(joined.verdict)}**{f' on {escape_markdown(joined.date)}' if joined.date else ''}.  \n"
                 f"“{escape_markdown(joined.text[:300])}”  \nA proposal for the checker, not this desk's rating."
             )
-        st.button("Part them", key=f"{K}part.{claim.id}", on_click=_act, args=(_join(queue, claim, "", None),))
+        st.button("Part them", key=f"{K}part.{claim.id}", on_click=act, args=(_join(queue, claim, "", None),))
     if not st.toggle("Find earlier fact-checks of this claim", key=f"{K}find.{claim.id}"):
         return
     candidates = [c for c in checks if c.key != f"claim:{claim.id}"]
@@ -80,9 +83,7 @@ def render_seen_before(queue: ClaimQueue, claim: QueueClaim) -> None:
         cols = st.columns([8, 2])
         cols[0].markdown(f"{kind} · {describe_line(match)}")  # markup: describe_line escapes every text it shows
         if match.checked.key != claim.repeats and match.level != "nearest":
-            cols[1].button(
-                "Join", key=f"{K}join.{claim.id}.{n}", on_click=_act, args=(_join(queue, claim, match.checked.key, match.score),)
-            )
+            cols[1].button("Join", key=f"{K}join.{claim.id}.{n}", on_click=act, args=(_join(queue, claim, match.checked.key, match.score),))
 
 
 def _join(queue: ClaimQueue, claim: QueueClaim, key: str, score: float | None) -> Callable[[User], str]:
@@ -93,20 +94,14 @@ def _join(queue: ClaimQueue, claim: QueueClaim, key: str, score: float | None) -
     return action
 
 
-def _act(action: Callable[[User], str]) -> None:
-    from components.claim_queue import act  # the queue's one way to act: the person, the role, a plain message
-
-    act(action)
-
-
-def render_outside_reviews(queue: ClaimQueue) -> None:
+def render_outside_reviews(queue: ClaimQueue, act: Act) -> None:
     """Other organisations' ClaimReviews: read a JSON-LD file in, and search what was read."""
     st.caption(
         "Fact-checks other organisations published, as ClaimReview JSON-LD (one review, a list, a `@graph`, a DataFeed, or "
         "JSON Lines). Kept as their reviews, never as this desk's verdicts, and matched against every claim added."
     )
     st.file_uploader("ClaimReview file", key=K + "file", help="A .json, .jsonld or .jsonl file of ClaimReview objects.")
-    st.button("📥 Read the reviews in", key=K + "file.go", on_click=_act, args=(_read_in(queue),))
+    st.button("📥 Read the reviews in", key=K + "file.go", on_click=act, args=(_read_in(queue),))
     library = OutsideReviews(queue.engine)
     needle = st.text_input("Find a review (claim, organisation or claimant)", key=K + "search")
     found = library.search(needle) if needle.strip() else library.all(limit=200)

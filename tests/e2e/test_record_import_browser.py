@@ -84,6 +84,10 @@ def test_a_forged_import_shows_as_imported_and_is_not_the_desks_verdict(browser,
         screenshot(page, "history-forged-import")
         # Issue 46: no ClaimReview is offered for it (the file's word is no fact-check of this desk), and History's list marks it.
         expect(page.get_by_role("button", name="ClaimReview JSON-LD")).to_be_disabled()
+        # the list draws only the rows in view: filtered to this claim, the imported run's row is among them whatever else
+        # the shared app's History holds (the file's start time sorts it below every run made since)
+        page.get_by_role("textbox", name="Claim contains").fill("Eiffel Tower grows")
+        page.keyboard.press("Enter")
         page.locator('[role="gridcell"]', has_text="📥 imported · ").first.wait_for(state="attached", timeout=30_000)
 
         with page.expect_download() as download:  # this desk's export of what it imported: signed with its own key
