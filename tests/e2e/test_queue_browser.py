@@ -154,7 +154,7 @@ def test_two_people_take_a_claim_from_the_queue_to_a_published_fact_check(browse
     bo.get_by_role("tab", name="➕ Add claims").click()
     bo.get_by_role("textbox", name="Claim", exact=True).fill("On river ferries, masks cut the spread of respiratory viruses")
     bo.get_by_role("button", name="Add to the queue").click()
-    told = bo.get_by_text("checked on", exact=False).filter(has_text="this desk (published): REFUTED")
+    told = bo.get_by_text("checked on", exact=False).filter(has_text="this desk (published)").filter(has_text="REFUTED")
     told.first.wait_for(timeout=60_000)
     screenshot(bo, "queue-seen-before-offered")
     bo.context.close()
