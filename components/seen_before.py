@@ -23,18 +23,13 @@ from pipelines.text.safety import escape_markdown, public_http_url
 K = "queue.seen."
 
 
-def _thresholds():  # type: ignore[no-untyped-def]
-    settings = AppSettings()
-    return thresholds_of(settings.match_suggest, settings.match_join)
-
-
 def on_intake(queue: ClaimQueue, claims: Sequence[QueueClaim], user: User) -> str:
     """Match each claim just added; the words to add to the page's message (empty when nothing was close)."""
     outside = OutsideReviews(queue.engine).all()
-    embedder = get_services().embedder
+    embedder, thresholds = get_services().embedder, thresholds_of(AppSettings())
     found: list[tuple[QueueClaim, Match]] = []
     for claim in claims:
-        matches = check_on_intake(claim, queue, outside, embedder, user, thresholds=_thresholds())
+        matches = check_on_intake(claim, queue, outside, embedder, user, thresholds=thresholds)
         if matches and matches[0].level != "nearest":
             found.append((claim, matches[0]))
     if not found:
@@ -77,7 +72,7 @@ def render_seen_before(queue: ClaimQueue, claim: QueueClaim, act: Act) -> None:
     if not candidates:
         st.caption("The desk has no earlier fact-checks yet: reviewed claims, and other organisations' reviews read in.")
         return
-    matches = nearest(claim.text, candidates, get_services().embedder, thresholds=_thresholds())
+    matches = nearest(claim.text, candidates, get_services().embedder, thresholds=thresholds_of(AppSettings()))
     for n, match in enumerate(matches):
         kind = {"join": "🟢 very close", "suggest": "🟡 close", "nearest": "⚪ nearest"}[match.level]
         cols = st.columns([8, 2])

@@ -115,18 +115,12 @@ def _open() -> tuple[Any, Any, Any]:
     return ClaimQueue(store.engine), OutsideReviews(store.engine), settings
 
 
-def _thresholds(settings: Any) -> Any:
-    from pipelines.newsroom.matching import thresholds_of
-
-    return thresholds_of(settings.match_suggest, settings.match_join)
-
-
 def _matches(text: str, queue: Any, outside: Any, settings: Any) -> list[Any]:
-    from pipelines.newsroom.matching import earlier_checks, nearest
+    from pipelines.newsroom.matching import earlier_checks, nearest, thresholds_of
     from pipelines.tools.embeddings import default_embedder
 
     checked = earlier_checks(queue.find(limit=5000), outside.all())
-    return nearest(text, checked, default_embedder(), thresholds=_thresholds(settings)) if checked else []
+    return nearest(text, checked, default_embedder(), thresholds=thresholds_of(settings)) if checked else []
 
 
 def _match_json(match: Any) -> dict[str, Any]:
@@ -159,13 +153,13 @@ def _print_matches(matches: list[Any]) -> None:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from pipelines.newsroom.matching import check_on_intake
+    from pipelines.newsroom.matching import check_on_intake, thresholds_of
     from pipelines.newsroom.queue import Appearance, NewClaim
     from pipelines.tools.embeddings import default_embedder
 
     user = _user(args.by)
     queue, outside, settings = _open()
-    thresholds = _thresholds(settings)
+    thresholds = thresholds_of(settings)
     appearance = Appearance(url=args.appearance, on=args.appeared_on, claimant=args.claimant)
     claim = queue.add(NewClaim(args.text, appearance, language=args.language), user)
     matches = check_on_intake(claim, queue, outside.all(), default_embedder(), user, thresholds=thresholds)

@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 
 from pipelines.access.users import User
+from pipelines.config import AppSettings
 from pipelines.newsroom.queue import ClaimQueue, QueueClaim
 from pipelines.newsroom.reviews_in import OutsideReview
 from pipelines.tools.embeddings import Embedder
@@ -155,9 +156,9 @@ def earlier_checks(claims: Sequence[QueueClaim], outside: Sequence[OutsideReview
     return own + theirs
 
 
-def thresholds_of(suggest: float, join: float) -> Thresholds:
+def thresholds_of(settings: AppSettings) -> Thresholds:
     """The desk's thresholds (``DEBATEDESK_MATCH_SUGGEST``, ``DEBATEDESK_MATCH_JOIN``); ValueError says what is wrong."""
-    return Thresholds(suggest=suggest, join=join)
+    return Thresholds(suggest=settings.match_suggest, join=settings.match_join)
 
 
 def check_on_intake(
