@@ -35,6 +35,7 @@ larger sample can be read in parts.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -110,6 +111,8 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
                 "probabilities": s.probabilities,
                 "per_order": list(s.per_order),
                 "agree": s.orders_agree,
+                "quoted": list(s.quoted),
+                "text": evidence[s.evidence_id].text if s.evidence_id in evidence else "",
             }
             for s in stances
         ]
@@ -300,6 +303,16 @@ def run_bench(
     return columns, all_records, reports
 
 
+def claims_of(dataset: Dataset, records: Path, *, binary: bool, limit: int | None = None) -> Dataset:
+    """The dataset cut to the claims a records file holds, in the file's order (a paired comparison with an earlier run)."""
+    opener = gzip.open if records.suffix == ".gz" else open
+    with opener(records, "rt", encoding="utf-8") as lines:
+        ids = list(dict.fromkeys(json.loads(line)["id"] for line in lines if line.strip()))
+    by_id = {item.id: item for item in dataset.items}
+    items = tuple(by_id[i] for i in ids if i in by_id and (not binary or by_id[i].label in BINARY))
+    return Dataset(dataset.name, dataset.split, items[:limit], dataset.corpus, dataset.source)
+
+
 def add_sample_options(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
     """The options this bench and the protocols bench share: which claims, on which backend, with which settings, where."""
     parser.add_argument("--split", default="dev")
@@ -309,6 +322,11 @@ def add_sample_options(parser: argparse.ArgumentParser, *, limit: int | None) ->
     parser.add_argument("--backend", default="embedded")
     parser.add_argument("--set", action="append", default=[], help="a run option, e.g. desk.exhibits=10 (repeatable)")
     parser.add_argument("--data-dir", default="", help="reuse this data folder (its index and response cache); default: a fresh one")
+    parser.add_argument(
+        "--claims-from",
+        default="",
+        help="run the claims of this records file (JSON lines, gzip allowed), in its order (with --limit: its first N)",
+    )
 
 
 def main() -> None:
@@ -325,6 +343,9 @@ def main() -> None:
     dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
     limit = args.limit
+    if args.claims_from:
+        dataset = claims_of(dataset, Path(args.claims_from), binary=args.labels == "binary", limit=limit)
+        limit = None
     if args.skip:
         sample = select_items(dataset, args.labels, limit, seed=0)  # type: ignore[arg-type]
         dataset = Dataset(dataset.name, dataset.split, sample.items[args.skip :], dataset.corpus, dataset.source)

@@ -12,9 +12,10 @@ of ``RunConfig`` whose protocol declares ``reads_exhibits`` (``exhibit_settings`
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
+from pipelines.calibration.ground import reading_ground
 from pipelines.config import RunConfig
 from pipelines.domain import Evidence
 from pipelines.events import ExhibitStanceRead, StageCompleted, StageFailed, StageStarted, VerdictAggregated
@@ -24,8 +25,8 @@ from pipelines.protocols.base import exhibit_reader
 from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
-from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
-from pipelines.stages.stance_aggregation import Aggregate, aggregate
+from pipelines.stages.stance import CONTRAST_READERS, STANCE_WORDS, Stance, negate, read_against, read_desk_stance
+from pipelines.stages.stance_aggregation import Aggregate, Bounds, aggregate, verdict_bounds
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
 
@@ -44,6 +45,7 @@ class Reading:
     negation: str
     calibration: Calibration | None
     result: Aggregate
+    skipped: list[Evidence] = field(default_factory=list)  # found, not read: they could not have changed the verdict
 
     @property
     def ranked(self) -> list[Evidence]:
@@ -93,15 +95,21 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
     judge = ctx.llm("judge")
     read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
     quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
+    if cfg.reader == "sentences":  # what is read of each exhibit is its quoted sentences
+        read_as = {i: e.model_copy(update={"text": " ".join(quotes.get(i, ())) or e.text}) for i, e in read_as.items()}
     negation = await _negation(ctx, judge, cfg) if (cfg.negation or _asks_contrast(cfg)) and exhibits else ""
     ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg, negation=bool(negation))))
+    calibration = load_calibration(judge.model_name, cfg.reader, ctx.calibration_dir)
     stances: dict[str, Stance] = {}
-    for exhibit in exhibits:
+    bounds = None
+    for index, exhibit in enumerate(exhibits):
         stances[exhibit.id] = await _read(ctx, judge, read_as[exhibit.id], quotes.get(exhibit.id, ()), round=round, negation=negation)
-    ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values())))
+        bounds = _settled(cfg, list(stances.values()), exhibits[index + 1 :], calibration)
+        if bounds is not None:
+            break
+    ctx.emit(StageCompleted(stage="stances", detail=_tally(stances.values()) + _skipped(bounds)))
 
     # 3. verdict
-    calibration = load_calibration(judge.model_name, cfg.reader, ctx.calibration_dir)
     mismatch = calibration_mismatch(
         calibration,
         reader=cfg.reader,
@@ -109,18 +117,19 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         orders=cfg.orders,
         unit=cfg.unit,
         negation=bool(read_against(cfg, negation)),
-        shots=0 if cfg.reader == "contrast" else cfg.shots,
+        shots=0 if cfg.reader in CONTRAST_READERS else cfg.shots,
         **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
     )
     if mismatch:
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
-    result = _aggregate(ctx, list(stances.values()), calibration, round=round, debated=False)
-    return Reading(exhibits, read_as, stances, quotes, negation, calibration, result)
+    read = [e for e in exhibits if e.id in stances]
+    result = _aggregate(ctx, list(stances.values()), calibration, read, round=round, debated=False, found=len(exhibits), bounds=bounds)
+    return Reading(read, read_as, stances, quotes, negation, calibration, result, skipped=[e for e in exhibits if e.id not in stances])
 
 
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
     """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
-    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader != "contrast" else []
+    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader not in CONTRAST_READERS else []
     uses += ["to ask which of the two each exhibit supports"] if _asks_contrast(cfg) else []
     why = " and ".join(uses)
     ctx.emit(StageStarted(stage="negation", detail=f"writing the claim's opposite, {why}"))
@@ -156,13 +165,53 @@ async def _read(
     return stance
 
 
-def _aggregate(ctx: RunContext, stances: list[Stance], calibration: Calibration | None, *, round: int, debated: bool) -> Aggregate:
+def _aggregate(
+    ctx: RunContext,
+    stances: list[Stance],
+    calibration: Calibration | None,
+    exhibits: Sequence[Evidence],
+    *,
+    round: int,
+    debated: bool,
+    found: int = 0,
+    bounds: Bounds | None = None,
+) -> Aggregate:
     cfg = exhibit_settings(ctx.config)
     result = aggregate(stances, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at)
     recorded = asdict(result)
     del recorded["contested"]  # which exhibits the debate takes up: the run shows it by debating them
-    ctx.emit(VerdictAggregated(round=round, debated=debated, **recorded))
+    reading = {"found": found, "bound": (bounds.low, bounds.high)} if bounds is not None else {}
+    ground = reading_ground(calibration, ctx.config.corpus, exhibits)
+    ctx.emit(
+        VerdictAggregated(
+            round=round, debated=debated, read=len(stances), ground=ground.kind, ground_note=ground.words, **reading, **recorded
+        )
+    )
     return result
+
+
+def _settled(cfg: DeskConfig, read: list[Stance], unread: Sequence[Evidence], calibration: Calibration | None) -> Bounds | None:
+    """The bound on the verdict when reading can stop here (``desk.stop_early``): no unread exhibit could change it. None: read on.
+
+    Never stops before an exhibit a checker pasted, nor while the read exhibits conflict and a debate would take them up
+    (the debate reads them again, which no bound covers), nor without a calibration (uncalibrated, any exhibit could move it).
+    """
+    if not cfg.stop_early or not unread or calibration is None or any(e.source == "user" for e in unread):
+        return None
+    if cfg.debate and aggregate(read, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at).conflict:
+        return None
+    bounds = verdict_bounds(read, len(unread), calibration, decide_at=cfg.decide_at)
+    return bounds if bounds.settled else None
+
+
+def _skipped(bounds: Bounds | None) -> str:
+    """The stances stage's closing words when reading stopped early: how many were left and why they could not matter."""
+    if bounds is None:
+        return ""
+    return (
+        f"; the other {bounds.unread} exhibits were not read: whatever they say, p(supported) would stay between "
+        f"{bounds.low:.0%} and {bounds.high:.0%}, the same verdict"
+    )
 
 
 async def reread_contested(ctx: RunContext, reading: Reading, arguments: Sequence[tuple[str, str]], *, round: int = 2) -> Aggregate:
@@ -181,7 +230,7 @@ async def reread_contested(ctx: RunContext, reading: Reading, arguments: Sequenc
             arguments=arguments,
         )
     ctx.emit(StageCompleted(stage="stances", detail=_tally(reading.stances.values())))
-    return _aggregate(ctx, list(reading.stances.values()), reading.calibration, round=round, debated=True)
+    return _aggregate(ctx, list(reading.stances.values()), reading.calibration, reading.exhibits, round=round, debated=True)
 
 
 def _by_rank(exhibits: Sequence[Evidence], result: Aggregate) -> list[Evidence]:
@@ -193,13 +242,18 @@ def _by_rank(exhibits: Sequence[Evidence], result: Aggregate) -> list[Evidence]:
 
 def _asks_contrast(cfg: DeskConfig) -> bool:
     """Whether the reader asks the contrast question (which of the claim and its opposite an exhibit supports): it needs the opposite."""
-    return cfg.reader in ("contrast", "both")
+    return cfg.reader in (*CONTRAST_READERS, "both")
 
 
 def _reading(count: int, cfg: DeskConfig, *, negation: bool) -> str:
     """The stances stage's opening line: what is asked of each exhibit."""
     if cfg.reader == "contrast":
         return f"asking of each of {count} exhibits whether it supports the claim or its opposite, in {cfg.orders} option orders"
+    if cfg.reader == "sentences":
+        return (
+            f"asking of the {_sentences(cfg.quotes)} of each of {count} exhibits closest to the claim whether they support the claim "
+            f"or its opposite, in {cfg.orders} option orders"
+        )
     also = ", and against the claim's opposite" if negation and cfg.negation else ""
     text = f"reading {count} exhibits in {cfg.orders} option orders{also}"
     if cfg.reader == "both":
@@ -212,3 +266,7 @@ def _tally(stances: Iterable[Stance]) -> str:
     agree = sum(s.orders_agree for s in stances)
     counts = ", ".join(f"{leanings.count(k)} {STANCE_WORDS[k]}" for k in ("SUPPORTS", "REFUTES", "UNRELATED"))
     return f"{counts}; the option orders agreed on {agree} of {len(leanings)}"
+
+
+def _sentences(count: int) -> str:
+    return "sentence" if count == 1 else f"{count} sentences"

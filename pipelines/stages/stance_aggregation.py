@@ -12,6 +12,7 @@ address" probability is high), or the likelier side is below the least confidenc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -172,3 +173,74 @@ def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibration
     word = "supported" if label == "SUPPORTS" else "refuted"
     how = f"calibrated: {calibration}" if calibration else "uncalibrated"
     return f"{'; '.join(parts)}. Weighed together: {word}, {percent(side_p)} ({how})."
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How far the exhibits not yet read could move the verdict: p(supported) between ``low`` and ``high`` whatever they say."""
+
+    low: float
+    high: float
+    settled: bool  # the verdict is the same at both ends, and the claim is addressed whatever the rest say
+    unread: int
+
+
+def verdict_bounds(read: Sequence[Stance], unread: int, calibration: Calibration | None, *, decide_at: float = 0.0) -> Bounds:
+    """The calibrated p(supported) over every stance the ``unread`` exhibits could take, and whether the verdict is settled.
+
+    Each unread exhibit may take any stance at all (any probabilities of supporting, contradicting and not addressing).
+    Each feature gets the widest interval those stances allow: ``top`` is the first exhibit's (fixed once it is read);
+    ``gap`` is at least the strongest read support less 1 and at most 1 less the strongest read refutation; ``net`` is
+    a weighted mean whose unread weights reach 1 either way; ``addressed`` can only rise; any other feature spans its whole
+    range. The calibration is linear in the features before its logistic, so each end takes each feature at the end its
+    weight favours: the interval is never narrower than the truth (it may be wider, as two features' ends may need
+    different stances of one exhibit). Settled: the verdict (SUPPORTS, REFUTES or NOT ENOUGH INFO at the threshold) is
+    the same at both ends and the most-addressed exhibit already addresses the claim, so no unread exhibit could flip it.
+    """
+    now = supported(stance_features(read), calibration)
+    if unread <= 0:
+        return Bounds(now, now, True, 0)
+    ranges = _feature_ranges(read, unread)
+    if calibration is None:  # uncalibrated: 0.5 + 0.5 net_addressed, which unread exhibits can move anywhere
+        low, high = 0.0, 1.0
+    else:
+        z_low = z_high = calibration.bias
+        for name, weight in calibration.weights.items():
+            lo, hi = ranges.get(name, (-1.0, 1.0))
+            z_low += weight * (lo if weight >= 0 else hi)
+            z_high += weight * (hi if weight >= 0 else lo)
+        low, high = _logistic(z_low), _logistic(z_high)
+    threshold = decide_at or (calibration.decide_at if calibration is not None else DEFAULT_DECIDE_AT)
+    addressed_now = stance_features(read)["addressed"] if read else 0.0
+    settled = 1.0 - addressed_now < UNADDRESSED_AT and _side(low, threshold) == _side(high, threshold)
+    return Bounds(round(low, 4), round(high, 4), settled, unread)
+
+
+def _feature_ranges(read: Sequence[Stance], unread: int) -> dict[str, tuple[float, float]]:
+    s = [x.p("SUPPORTS") for x in read]
+    r = [x.p("REFUTES") for x in read]
+    w = [1.0 - x.p("UNRELATED") for x in read]
+    weight = sum(w)
+    current = _net(s, r, w, range(len(w))) if read else 0.0
+    if weight > 1e-9:
+        net = (min(current, (weight * current - unread) / (weight + unread)), max(current, (weight * current + unread) / (weight + unread)))
+    else:
+        net = (-1.0, 1.0)
+    return {
+        "top": (s[0] - r[0], s[0] - r[0]) if read else (-1.0, 1.0),
+        "gap": (max(s, default=0.0) - 1.0, 1.0 - max(r, default=0.0)),
+        "net": net,
+        "addressed": (max(w, default=0.0), 1.0),
+    }
+
+
+def _side(p: float, threshold: float) -> str:
+    if p >= 0.5 and p >= threshold:
+        return "SUPPORTS"
+    if p < 0.5 and 1 - p >= threshold:
+        return "REFUTES"
+    return "NOT ENOUGH INFO"
+
+
+def _logistic(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
