@@ -62,7 +62,7 @@ def _render_card(slot: Any, card: VerdictCard) -> None:
                 if card.checker is not None:
                     _render_model(card, card.model, heading="####", title="The model's verdict, kept in the record")
                 else:
-                    _render_model(card, card.model, heading="###", title="Verdict")
+                    _render_model(card, card.model, heading="###", title="Verdict, leaning" if card.model.unmeasured else "Verdict")
         with audit_part:
             _render_audit(card.audit)
         with imported_part:
@@ -88,8 +88,15 @@ def _render_checker(card: VerdictCard) -> None:
 
 def _render_model(card: VerdictCard, model: ModelSide, *, heading: str, title: str) -> None:
     st.markdown(f"{heading} {escape_markdown(title)} {card_label(model.label)}")  # markup: card_label escapes the words
-    if model.confidence is not None:
+    if model.confidence is not None and model.unmeasured:
+        st.markdown(
+            f"**Ranking {decimal(model.confidence)}, unmeasured** :small[{escape_markdown(model.confidence_note)}]"
+        )  # markup: escaped
+        st.warning(f"🧭 {escape_markdown(model.ground_note)}")
+    elif model.confidence is not None:
         st.markdown(f"**Confidence {decimal(model.confidence)}** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped note
+        if model.ground_note:
+            st.caption(escape_markdown(model.ground_note))
     else:
         st.markdown(f"**Confidence: not stated by this protocol** :small[{escape_markdown(model.confidence_note)}]")  # markup: escaped
     if model.rulings:
@@ -102,6 +109,8 @@ def _render_model(card: VerdictCard, model: ModelSide, *, heading: str, title: s
         _render_exhibit(exhibit)
     if model.exhibits_note:
         st.caption(escape_markdown(model.exhibits_note))
+    if model.reading_note:
+        st.caption(escape_markdown(model.reading_note))
     st.markdown(f"**Why.** {escape_markdown(model.reason)}")
     st.caption(f"Decided by {escape_markdown(model.decided_by)}.")
     with st.expander("How this was decided (engineering detail)"):

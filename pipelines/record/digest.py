@@ -139,6 +139,7 @@ class RunDigest:
         self.quotes: dict[str, tuple[str, ...]] = {}  # evidence id -> the sentences a protocol quoted from it (desk's exhibits)
         self.points_to: dict[str, str] = {}  # evidence id -> supported / refuted / unrelated, when the verdict was aggregated from stances
         self.calibration = ""  # the calibration the aggregated verdict's probability comes from ('uncalibrated' when none)
+        self.aggregated: ev.VerdictAggregated | None = None  # the last weighing of exhibit stances: what was read, the bound, the ground
         self.struck: dict[str, str] = {}
         self.admitted: dict[str, str] = {}
         self.interventions: list[ev.Event] = []
@@ -232,6 +233,7 @@ class RunDigest:
             case ev.VerdictAggregated(points_to=points_to, calibration=calibration):
                 self.points_to = dict(points_to)
                 self.calibration = calibration
+                self.aggregated = evt
             case ev.CheckerStruckEvidence(evidence_id=eid, reason=reason):
                 self.struck[eid] = reason
             case ev.CheckerAdmittedEvidence(evidence_id=eid, reason=reason):

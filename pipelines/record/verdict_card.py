@@ -18,11 +18,12 @@ from typing import Any
 
 from corpora.base import split_sentences
 from pipelines.calibration.files import calibration_origin
+from pipelines.calibration.ground import UNMEASURED
 from pipelines.domain import Evidence, Verdict
 from pipelines.errors import UnknownBackendError
 from pipelines.events import Event, RecordImported, VerdictOverridden
 from pipelines.llm.registry import get_backend
-from pipelines.protocols.base import CardFacts, find_protocol
+from pipelines.protocols.base import CardFacts, exhibit_reader, find_protocol
 from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.record.labels import COMMON_LABELS, CardLabel, checker_label, common_label, protocol_words
 from pipelines.stages.argument import strip_label_line
@@ -72,6 +73,14 @@ class ModelSide:
     rulings: str = (
         ""  # both rulings in words when the run has two that differ, e.g. "the panel voted REFUTED; the evidence ... says SUPPORTED, 81%"
     )
+    ground: str = ""  # "measured" / "unmeasured": whether the calibrated reading's probability was measured on this kind of evidence
+    ground_note: str = ""  # the card's words for it (pipelines/calibration/ground.py)
+    reading_note: str = ""  # what was read and what was left unread, with the bound that says the rest could not matter
+
+    @property
+    def unmeasured(self) -> bool:
+        """The probability comes from a reader never measured on this ground: the card shows a lean and a ranking, not a frequency."""
+        return self.ground == UNMEASURED
 
 
 @dataclass(frozen=True)
@@ -192,6 +201,10 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
             confidence_note += f"; calibration {run.calibration}, {calibration_origin(run.calibration)}"
     else:
         confidence_note = _facts(run).no_confidence
+    aggregated = run.aggregated
+    ground = aggregated.ground if aggregated is not None and verdict.confidence is not None else ""
+    if ground == UNMEASURED:
+        confidence_note = "a ranking of this claim among others, not a frequency: this reader was not measured on this ground"
     detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]
     if verdict.rationale:
         detail.append(f"The model's full answer: {strip_label_line(verdict.rationale)}")
@@ -205,6 +218,27 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
         decided_by=verdict.decided_by,
         detail=tuple(detail),
         rulings=rulings_line(verdict),
+        ground=ground,
+        ground_note=aggregated.ground_note if aggregated is not None and ground else "",
+        reading_note=reading_note(run),
+    )
+
+
+def reading_note(run: RunDigest) -> str:
+    """What the exhibits' reading covered: how many exhibits and sentences were read, and why the rest could not matter."""
+    aggregated = run.aggregated
+    if aggregated is None or not aggregated.read:
+        return ""
+    section = run.config.get(exhibit_reader(), {}) if isinstance(run.config, dict) else {}
+    quotes = section.get("quotes") if isinstance(section, dict) and section.get("reader") == "sentences" else None
+    what = f"the {'sentence' if quotes == 1 else f'{quotes} sentences'} of each closest to the claim" if quotes else "each passage whole"
+    if not aggregated.found or aggregated.bound is None:
+        return f"Read {aggregated.read} exhibits ({what})."
+    low, high = aggregated.bound
+    left = aggregated.found - aggregated.read
+    return (
+        f"Read {aggregated.read} of the {aggregated.found} exhibits found ({what}), best first. The other {left} could not have "
+        f"changed the verdict: whatever they say, p(supported) stays between {low:.0%} and {high:.0%}."
     )
 
 
