@@ -283,13 +283,14 @@ def run_bench(
     limit: int | None = None,
     settings: Sequence[str] = (),
     quiet: bool = False,
+    corpus: str = "check-covid",
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, str]]:
     """Each protocol on the same claims, one after the other: its column of figures, every claim's record, the harness's report."""
     columns: dict[str, dict[str, Any]] = {}
     reports: dict[str, str] = {}
     all_records: list[dict[str, Any]] = []
     for protocol in protocols:
-        config = apply_settings(evaluation_config(RunConfig(), protocol=protocol, backend=backend, corpus="check-covid"), settings)
+        config = apply_settings(evaluation_config(RunConfig(), protocol=protocol, backend=backend, corpus=corpus), settings)
 
         def progress(outcome: Any, done: int, total: int, protocol: str = protocol) -> None:
             if not quiet:
@@ -315,6 +316,12 @@ def claims_of(dataset: Dataset, records: Path, *, binary: bool, limit: int | Non
 
 def add_sample_options(parser: argparse.ArgumentParser, *, limit: int | None) -> None:
     """The options this bench and the protocols bench share: which claims, on which backend, with which settings, where."""
+    parser.add_argument(
+        "--dataset",
+        default="check-covid",
+        help="check-covid, or a JSONL file of claims (e.g. ../shared/data/liar-plus/liar_dev_binary.jsonl)",
+    )
+    parser.add_argument("--corpus", default="", help="the corpus searched (ingested in the data folder first); default: check-covid")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--limit", type=int, default=limit)
     parser.add_argument("--skip", type=int, default=0, help="leave out the sample's first M claims (read in an earlier part)")
@@ -340,7 +347,9 @@ def main() -> None:
     data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="desk-bench-"))
     settings = AppSettings(data_dir=data_dir)
     services = Services.create(settings)
-    dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
+    dataset = load_dataset(args.dataset, args.split, checkcovid_dir=settings.checkcovid_dir)
+    corpus = args.corpus or dataset.corpus or "check-covid"
+    dataset = Dataset(dataset.name, dataset.split, dataset.items, corpus, dataset.source)
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
     limit = args.limit
     if args.claims_from:
@@ -351,11 +360,11 @@ def main() -> None:
         dataset = Dataset(dataset.name, dataset.split, sample.items[args.skip :], dataset.corpus, dataset.source)
         limit = None
     columns, all_records, reports = run_bench(
-        dataset, services, protocols, backend=args.backend, labels=args.labels, limit=limit, settings=args.set
+        dataset, services, protocols, backend=args.backend, labels=args.labels, limit=limit, settings=args.set, corpus=corpus
     )
     for body in reports.values():
         print(body, file=sys.stderr)
-    heading = f"Check-COVID {args.split}, {args.backend}, {len(all_records) // max(1, len(columns))} claims ({args.labels} labels)"
+    heading = f"{dataset.name} {args.split if args.dataset == 'check-covid' else ''}, {args.backend}, {len(all_records) // max(1, len(columns))} claims ({args.labels} labels)"
     text = f"{heading}\n\n{table(columns)}\n"
     print(text)
     if args.records:

@@ -201,10 +201,11 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
             confidence_note += f"; calibration {run.calibration}, {calibration_origin(run.calibration)}"
     else:
         confidence_note = _facts(run).no_confidence
-    aggregated = run.aggregated
-    ground = aggregated.ground if aggregated is not None and verdict.confidence is not None else ""
+    ground = _ground(run, verdict)
     if ground == UNMEASURED:
-        confidence_note = "a ranking of this claim among others, not a frequency: this reader was not measured on this ground"
+        confidence_note = confidence_note.replace(" (not calibrated: read it as a ranking, not a frequency)", "").replace(
+            "from ", "a ranking of this claim among others, not a frequency (this reader was not measured on this ground), from ", 1
+        )
     detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]
     if verdict.rationale:
         detail.append(f"The model's full answer: {strip_label_line(verdict.rationale)}")
@@ -219,9 +220,21 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
         detail=tuple(detail),
         rulings=rulings_line(verdict),
         ground=ground,
-        ground_note=aggregated.ground_note if aggregated is not None and ground else "",
+        ground_note=run.aggregated.ground_note if run.aggregated is not None and ground else "",
         reading_note=reading_note(run),
     )
+
+
+def _ground(run: RunDigest, verdict: Verdict) -> str:
+    """The ground of the verdict's number when it is the calibrated reading's (its label and number are the weighing's), else ''.
+
+    A debate's own ruling (a judge's, a panel's) states a number of its own: the reading's ground is not its ground.
+    """
+    aggregated = run.aggregated
+    if aggregated is None or verdict.confidence is None or not aggregated.ground:
+        return ""
+    same = verdict.label == aggregated.label and abs(verdict.confidence - aggregated.confidence) < 1e-6
+    return aggregated.ground if same else ""
 
 
 def reading_note(run: RunDigest) -> str:
@@ -230,8 +243,7 @@ def reading_note(run: RunDigest) -> str:
     if aggregated is None or not aggregated.read:
         return ""
     section = run.config.get(exhibit_reader(), {}) if isinstance(run.config, dict) else {}
-    quotes = section.get("quotes") if isinstance(section, dict) and section.get("reader") == "sentences" else None
-    what = f"the {'sentence' if quotes == 1 else f'{quotes} sentences'} of each closest to the claim" if quotes else "each passage whole"
+    what = "each whole document" if isinstance(section, dict) and section.get("unit") == "document" else "each passage whole"
     if not aggregated.found or aggregated.bound is None:
         return f"Read {aggregated.read} exhibits ({what})."
     low, high = aggregated.bound

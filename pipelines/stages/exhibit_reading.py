@@ -25,7 +25,7 @@ from pipelines.protocols.base import exhibit_reader
 from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
-from pipelines.stages.stance import CONTRAST_READERS, STANCE_WORDS, Stance, negate, read_against, read_desk_stance
+from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, Bounds, aggregate, verdict_bounds
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
@@ -95,8 +95,6 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
     judge = ctx.llm("judge")
     read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
     quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
-    if cfg.reader == "sentences":  # what is read of each exhibit is its quoted sentences
-        read_as = {i: e.model_copy(update={"text": " ".join(quotes.get(i, ())) or e.text}) for i, e in read_as.items()}
     negation = await _negation(ctx, judge, cfg) if (cfg.negation or _asks_contrast(cfg)) and exhibits else ""
     ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg, negation=bool(negation))))
     calibration = load_calibration(judge.model_name, cfg.reader, ctx.calibration_dir)
@@ -117,7 +115,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         orders=cfg.orders,
         unit=cfg.unit,
         negation=bool(read_against(cfg, negation)),
-        shots=0 if cfg.reader in CONTRAST_READERS else cfg.shots,
+        shots=0 if cfg.reader == "contrast" else cfg.shots,
         **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
     )
     if mismatch:
@@ -129,7 +127,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
 
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
     """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
-    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader not in CONTRAST_READERS else []
+    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader != "contrast" else []
     uses += ["to ask which of the two each exhibit supports"] if _asks_contrast(cfg) else []
     why = " and ".join(uses)
     ctx.emit(StageStarted(stage="negation", detail=f"writing the claim's opposite, {why}"))
@@ -242,18 +240,13 @@ def _by_rank(exhibits: Sequence[Evidence], result: Aggregate) -> list[Evidence]:
 
 def _asks_contrast(cfg: DeskConfig) -> bool:
     """Whether the reader asks the contrast question (which of the claim and its opposite an exhibit supports): it needs the opposite."""
-    return cfg.reader in (*CONTRAST_READERS, "both")
+    return cfg.reader in ("contrast", "both")
 
 
 def _reading(count: int, cfg: DeskConfig, *, negation: bool) -> str:
     """The stances stage's opening line: what is asked of each exhibit."""
     if cfg.reader == "contrast":
         return f"asking of each of {count} exhibits whether it supports the claim or its opposite, in {cfg.orders} option orders"
-    if cfg.reader == "sentences":
-        return (
-            f"asking of the {_sentences(cfg.quotes)} of each of {count} exhibits closest to the claim whether they support the claim "
-            f"or its opposite, in {cfg.orders} option orders"
-        )
     also = ", and against the claim's opposite" if negation and cfg.negation else ""
     text = f"reading {count} exhibits in {cfg.orders} option orders{also}"
     if cfg.reader == "both":
@@ -266,7 +259,3 @@ def _tally(stances: Iterable[Stance]) -> str:
     agree = sum(s.orders_agree for s in stances)
     counts = ", ".join(f"{leanings.count(k)} {STANCE_WORDS[k]}" for k in ("SUPPORTS", "REFUTES", "UNRELATED"))
     return f"{counts}; the option orders agreed on {agree} of {len(leanings)}"
-
-
-def _sentences(count: int) -> str:
-    return "sentence" if count == 1 else f"{count} sentences"

@@ -63,8 +63,6 @@ _OPTION_TEXT: dict[StanceKey, str] = {
 LETTERS = ("A", "B", "C")
 CONTRAST_ORDERS_MIXED = 2  # with reader "both", the contrast question is asked in its 2 orders (the claim and the opposite swap letters)
 NEITHER = "Neither: the passage does not address them."
-CONTRAST_READERS = ("contrast", "sentences")  # the readers that ask only which of the claim and its opposite an exhibit supports
-_STATEMENTS = {"SUPPORTS": "Statement 1", "REFUTES": "Statement 2", "UNRELATED": "Neither"}  # the sentences reader's short answers
 SWAPPED: dict[StanceKey, StanceKey] = {"SUPPORTS": "REFUTES", "REFUTES": "SUPPORTS", "UNRELATED": "UNRELATED"}
 MAX_SHOTS = 3
 NEGATION_TOKENS = 80
@@ -120,7 +118,7 @@ class Stance:
 def option_orders(count: int, reader: Reader = "separate") -> tuple[tuple[StanceKey, ...], ...]:
     """The option orders asked when ``count`` orders are wanted (1, 2, 3 or 6) by ``reader``."""
     try:
-        return (_CONTRAST_ORDERS if reader in CONTRAST_READERS else _ORDERS)[count]
+        return (_CONTRAST_ORDERS if reader == "contrast" else _ORDERS)[count]
     except KeyError:
         raise ValueError(f"option orders must be one of {', '.join(map(str, ORDER_COUNTS))}, not {count}") from None
 
@@ -137,12 +135,6 @@ def exhibit_line(exhibit: Evidence) -> str:
 def options_block(order: Sequence[StanceKey]) -> str:
     """The lettered answers in ``order``, then the ``Options:`` line the readers look for."""
     lines = [f"{letter}. {_OPTION_TEXT[stance]}" for letter, stance in zip(LETTERS, order, strict=True)]
-    return "\n".join([*lines, options_line(LETTERS)])
-
-
-def statement_options_block(order: Sequence[StanceKey]) -> str:
-    """The sentences reader's answers in ``order``: the claim and its opposite by the names the prompt gave them, and "Neither"."""
-    lines = [f"{letter}. {_STATEMENTS[stance]}" for letter, stance in zip(LETTERS, order, strict=True)]
     return "\n".join([*lines, options_line(LETTERS)])
 
 
@@ -163,7 +155,7 @@ def argument_text(text: str) -> str:
 
 def read_against(cfg: DeskConfig, opposite: str) -> str:
     """The opposite that read_stance's ``negation`` takes: the separate questions read it only with desk.negation on; contrast always."""
-    return opposite if cfg.negation or cfg.reader in CONTRAST_READERS else ""
+    return opposite if cfg.negation or cfg.reader == "contrast" else ""
 
 
 async def read_desk_stance(
@@ -250,11 +242,8 @@ async def read_stance(
     in its 2 orders (against ``opposite``, else ``negation``), and weighs the contrast reading
     by ``contrast_share``.
     """
-    if reader in CONTRAST_READERS:
-        against = negation or plain_negation(claim)
-        return await _read_contrast(
-            llm, claim, exhibit, against, orders, arguments, top_logprobs, samples, statements_first=reader == "sentences"
-        )
+    if reader == "contrast":
+        return await _read_contrast(llm, claim, exhibit, negation or plain_negation(claim), orders, arguments, top_logprobs, samples)
     if reader == "both":
         separate = await read_stance(
             llm,
@@ -328,28 +317,15 @@ async def _read_contrast(
     arguments: Sequence[tuple[str, str]],
     top_logprobs: int,
     samples: int,
-    *,
-    statements_first: bool = False,
 ) -> Stance:
-    """The contrast question in ``orders`` orders. ``statements_first`` (the sentences reader): the claim and its opposite are
-    named once before the exhibit, so every exhibit of a claim shares them as a prefix, and the answers are their names."""
-    prompt = load_prompt("desk_sentences" if statements_first else "desk_contrast")
+    prompt = load_prompt("desk_contrast")
     per_order: list[dict[StanceKey, float]] = []
     method: Literal["logprobs", "sampling"] = "logprobs"
     note = ""
     for order in option_orders(orders, "contrast"):
-        if statements_first:
-            messages = prompt.render(
-                claim=" ".join(claim.split()),
-                opposite=" ".join(opposite.split()),
-                exhibit=exhibit_line(exhibit),
-                arguments=arguments_block(arguments),
-                options=statement_options_block(order),
-            )
-        else:
-            messages = prompt.render(
-                exhibit=exhibit_line(exhibit), arguments=arguments_block(arguments), options=contrast_options_block(order, claim, opposite)
-            )
+        messages = prompt.render(
+            exhibit=exhibit_line(exhibit), arguments=arguments_block(arguments), options=contrast_options_block(order, claim, opposite)
+        )
         read = await estimate_label_probabilities(llm, messages, LETTERS, top_logprobs=top_logprobs, samples=samples, max_tokens=1)
         per_order.append(_by_stance(read, order))
         if read.method == "sampling":

@@ -1,8 +1,7 @@
 """How the fake plays desk: a stance for one exhibit, over lettered options whose order changes between calls.
 
 Both stance questions offer the letters A, B and C: the separate one ("The passage supports
-the claim." ...) and the contrast one (the claim, its opposite, "Neither: ..."; the sentences
-reader names them "Statement 1" and "Statement 2" first and answers with those names).
+the claim." ...) and the contrast one (the claim, its opposite, "Neither: ...").
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as s
 
 @choice_responder("A", "B", "C")
 def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
-    if "Which statement does the passage support?" in view.text or "Which statement does the evidence support?" in view.text:
+    if "Which statement does the passage support?" in view.text:
         return desk_contrast(view, options)
     if BELIEF_QUESTION in view.text:  # every protocol's belief after a round asks over the same letters
         return belief(view, options)
@@ -35,8 +34,7 @@ def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
 
 
 _CONTRAST_OPTION = re.compile(r"^([ABC])\. (.+)$", re.MULTILINE)
-_NAMED_STATEMENT = re.compile(r"^(Statement [12]): (.+)$", re.MULTILINE)  # the sentences reader names the statements first
-_NEITHER = "Neither"
+_NEITHER = "Neither:"
 
 
 def desk_contrast(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
@@ -44,8 +42,7 @@ def desk_contrast(view: PromptView, options: tuple[str, ...]) -> dict[str, float
     if not view.evidence:
         return {o: 1 / len(options) for o in options}
     passage = next(iter(view.evidence.values()))
-    named = dict(_NAMED_STATEMENT.findall(view.text))
-    answers = {letter: named.get(text, text) for letter, text in _CONTRAST_OPTION.findall(view.text)}
+    answers = dict(_CONTRAST_OPTION.findall(view.text))
     statements = {letter: text for letter, text in answers.items() if not text.startswith(_NEITHER)}
     neither = next((letter for letter, text in answers.items() if text.startswith(_NEITHER)), "C")
     bearing = max((overlap(text, passage) for text in statements.values()), default=0.0)

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from pipelines.protocols.base import ProtocolSettings
 
-StanceReader = Literal["both", "separate", "contrast", "sentences"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
+StanceReader = Literal["both", "separate", "contrast"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
 CONTRAST_SHARE = 0.3  # the contrast question's weight with the reader "both", fitted on Check-COVID train (pipelines/calibration)
 
 
@@ -20,7 +20,7 @@ class DeskConfig(ProtocolSettings):
     rewrites: int = Field(default=0, ge=0, le=5, title="Query rewrites")
     """The model rewrites the claim into this many search queries, each searched too (one extra call)."""
     reader: StanceReader = Field(default="contrast", title="Stance question")
-    """contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; 2 calls an exhibit, so 25 exhibits take about 1.5 times as long as 'both' takes for 5; use 2 option orders with it); sentences: the contrast question asked of each exhibit's sentences closest to the claim ('Quoted sentences' of them), the claim and its opposite stated once before the exhibits so the model reads them once a claim (about a third of contrast's tokens); separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; both: the separate questions, then the contrast one in 2 orders, weighed by 'Contrast question's share' (the best verdict over 5 exhibits on Check-COVID train, 8 calls an exhibit; use 3 option orders and 5 exhibits with it)."""
+    """contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; 2 calls an exhibit, so 25 exhibits take about 1.5 times as long as 'both' takes for 5; use 2 option orders with it); separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; both: the separate questions, then the contrast one in 2 orders, weighed by 'Contrast question's share' (the best verdict over 5 exhibits on Check-COVID train, 8 calls an exhibit; use 3 option orders and 5 exhibits with it)."""
     contrast_share: float = Field(default=CONTRAST_SHARE, ge=0.0, le=1.0, title="Contrast question's share")
     """With the stance question 'both': the contrast question's weight in each exhibit's stance (fitted on Check-COVID train)."""
     orders: Literal[1, 2, 3, 6] = Field(default=2, title="Option orders")

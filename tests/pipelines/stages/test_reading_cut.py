@@ -1,9 +1,9 @@
-"""The reading cut (issue 50): desk stops reading once no unread exhibit could change its verdict, and can read sentences.
+"""The reading cut (issue 50): desk stops reading once no unread exhibit could change its verdict.
 
 The stopping rule is only worth its tokens if it is never wrong: these tests try the stances an
 unread exhibit could take (random ones and every extreme) against each bound that calls a verdict
-settled. The sentences reader reads each exhibit's sentences closest to the claim; the sentence that
-decides the claim must be among them.
+settled. The sentences desk quotes on the card are those closest to the claim: the one that decides it
+must be among them.
 """
 
 from __future__ import annotations
@@ -144,16 +144,3 @@ def test_the_sentences_kept_are_those_that_decide_the_claim(embedder: Embedder) 
     assert quotes["E1"] == (deciding,)
     two = asyncio.run(quote_sentences(embedder, claim, [passage], 2))["E1"]
     assert deciding in two and "funding" not in " ".join(two)
-
-
-def test_the_sentences_reader_reads_only_the_quoted_sentences(services: Services) -> None:
-    events = list(
-        stream_run(
-            "Masks reduce transmission of respiratory viruses", protocol_config("desk", exhibits=3, reader="sentences", quotes=1), services
-        )
-    )
-    read = [e for e in events if isinstance(e, ExhibitStanceRead)]
-    assert read and all(len(e.quoted) == 1 and len(e.per_order) == 2 for e in read)
-    started = [e.detail for e in events if getattr(e, "stage", "") == "stances" and type(e).__name__ == "StageStarted"]
-    assert "the sentence of each of 3 exhibits closest to the claim" in started[0]
-    assert events[-1].verdict.label in ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")  # type: ignore[attr-defined]
