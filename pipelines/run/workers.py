@@ -32,6 +32,7 @@ from procrastinate.schema import SchemaManager
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
+from pipelines.access.roles import Person, acting_name
 from pipelines.config import ROLES, RunConfig, load_run_config
 from pipelines.errors import DebateDeskError, RunBusyError, StoreUnavailableError
 from pipelines.llm.limits import Budget, describe_stop
@@ -61,6 +62,13 @@ TASK = "desk.check_claim"
 
 class QueueUnavailableError(DebateDeskError):
     """The work queue cannot be used: the desk is on SQLite, or its database is away; the message says which and what to do."""
+
+
+def on_workers(services: Services) -> bool:
+    """Whether the app submits claims to the desk's workers (``batch_on_workers`` on the desk's PostgreSQL) instead of running
+    them itself: the Batch page and the claims queue's "check these" both ask this."""
+    store = services.store
+    return bool(services.settings.batch_on_workers) and store is not None and not store.is_sqlite
 
 
 class ClaimFailedError(Exception):
@@ -135,16 +143,25 @@ class Submitted:
     batch_id: str
     queue: str
     jobs: int
+    run_ids: tuple[str, ...] = ()  # each claim's run id, in the order given
 
 
 def submit_batch(
-    items: Sequence[BatchItem], config: RunConfig, services: Services, *, by: str = "", label: str = "", queue: str = ""
+    items: Sequence[BatchItem],
+    config: RunConfig,
+    services: Services,
+    *,
+    by: Person | str = "",
+    label: str = "",
+    queue: str = "",
 ) -> Submitted:
     """Every claim as one job, in one INSERT (all submitted or none); returns at once.
 
+    ``by``: a Person (a signed-in desk) is checked for the "run" role here, now; a bare name is a caller without sign-in.
     What can be checked before any claim runs is checked here (each claim's text, the protocol, the
     backends, prices for a money limit, the corpus), so a worker rarely refuses a claim it took.
     """
+    by = acting_name(by, "run")
     config, _desk = under_desk_limits(config, services)
     check_names(config)
     check_priced(config)
@@ -181,10 +198,10 @@ def submit_batch(
             raise QueueUnavailableError(
                 f"{fault_message(services.store.url if services.store else '', exc)}; nothing was submitted"
             ) from exc
-    return Submitted(batch_id, queue, len(jobs))
+    return Submitted(batch_id, queue, len(jobs), tuple(str(job["run_id"]) for job in jobs))
 
 
-def submit_claims(claims: Sequence[tuple[str, str]], config: RunConfig, services: Services, *, by: str = "") -> Submitted:
+def submit_claims(claims: Sequence[tuple[str, str]], config: RunConfig, services: Services, *, by: Person | str = "") -> Submitted:
     """The claims queue's "check these": (id, claim text) pairs as jobs on the desk's ``claims`` queue, watched like a batch."""
     items = [BatchItem(index=i, id=cid, claim=claim) for i, (cid, claim) in enumerate(claims)]
     return submit_batch(items, config, services, by=by, label="claims queue", queue=CLAIMS_QUEUE)
@@ -237,10 +254,38 @@ def list_batches(services: Services) -> list[str]:
     return sorted(names, key=lambda n: -first.get(n, 0))
 
 
-def batch_progress(services: Services, queue: str) -> BatchProgress:
-    """Each claim of the batch: its job's state joined with its run's (status, verdict, owner), read from the database now."""
+@dataclass(frozen=True)
+class Submission:
+    """One submission to a queue that takes several (the claims queue's ``claims``): who, when, how many claims."""
+
+    batch: str
+    by: str
+    submitted_at: float
+    claims: int
+
+
+def list_submissions(services: Services, queue: str) -> list[Submission]:
+    """The submissions on ``queue``, newest first (each "check these" on the claims queue is one)."""
+    with _queue(services):
+        pass  # the tables made, or the database's absence said plainly
+    store = services.store
+    assert store is not None
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT args->>'batch', min(args->>'by'), min((args->>'submitted_at')::float), count(*) FROM procrastinate_jobs "
+                "WHERE queue_name = :q AND task_name = :t GROUP BY args->>'batch' ORDER BY min(id) DESC"
+            ),
+            {"q": queue, "t": TASK},
+        ).all()
+    return [Submission(str(r[0]), str(r[1] or ""), float(r[2] or 0.0), int(r[3])) for r in rows]
+
+
+def batch_progress(services: Services, queue: str, batch: str = "") -> BatchProgress:
+    """Each claim of the batch (of one submission to ``queue`` when ``batch`` names it): its job's state joined with its
+    run's (status, verdict, owner), read from the database now."""
     with _queue(services) as app:
-        jobs = list(app.job_manager.list_jobs(queue=queue, task=TASK))
+        jobs = [j for j in app.job_manager.list_jobs(queue=queue, task=TASK) if not batch or j.task_kwargs.get("batch") == batch]
     store = services.store
     assert store is not None
     ids = [str(j.task_kwargs["run_id"]) for j in jobs]
@@ -317,10 +362,11 @@ def failure_reasons(services: Services, progress: BatchProgress) -> BatchProgres
     return BatchProgress(progress.queue, progress.label, progress.by, progress.submitted_at, tuple(claims))
 
 
-def cancel_batch(services: Services, queue: str) -> int:
-    """Cancel every claim of the batch not started yet (running ones finish); returns how many were cancelled."""
+def cancel_batch(services: Services, queue: str, batch: str = "") -> int:
+    """Cancel every claim of the batch (of one submission to ``queue`` when ``batch`` names it) not started yet (running ones
+    finish); returns how many were cancelled."""
     with _queue(services) as app:
-        waiting = list(app.job_manager.list_jobs(queue=queue, status="todo"))
+        waiting = [j for j in app.job_manager.list_jobs(queue=queue, status="todo") if not batch or j.task_kwargs.get("batch") == batch]
         return sum(bool(app.job_manager.cancel_job_by_id(job.id)) for job in waiting if job.id is not None)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
 
 from tests.environment import settings_free_environment
 
@@ -78,6 +79,19 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settin
     yield url
     proc.terminate()
     proc.wait(timeout=20)
+
+
+def signed_in(browser, url: str, username: str):  # type: ignore[no-untyped-def]
+    """A new browser context (a person of their own) signed in at ``url`` as ``username`` (tests.fakes.users_file's password)."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
+    page.goto(url)
+    page.get_by_role("textbox", name="User name").wait_for(timeout=300_000)
+    page.get_by_role("textbox", name="User name").fill(username)
+    page.get_by_role("textbox", name="Password").fill("pw-for-tests")
+    page.get_by_role("button", name="Sign in").click()
+    page.locator("h1").first.wait_for(timeout=120_000)
+    expect(page.locator("h1").first).not_to_have_text("⚖️ Sign in to DebateDesk", timeout=120_000)
+    return page
 
 
 @pytest.fixture(scope="module")  # not session: Playwright's loop must be gone before asyncio tests run

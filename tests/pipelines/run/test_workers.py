@@ -220,3 +220,19 @@ def test_the_claims_queue_submits_its_claims_to_the_workers_too(desk: Services) 
     progress = batch_progress(desk, CLAIMS_QUEUE)
     assert [(c.id, c.state) for c in progress.claims] == [("q-7", "completed"), ("q-9", "completed")]
     assert CLAIMS_QUEUE in list_batches(desk)
+
+
+def test_only_a_person_the_desk_lets_run_submits_claims_and_a_refusal_submits_nothing(desk: Services, tmp_path: Path) -> None:
+    """The role is checked where the claims are submitted, as the users file says now: someone removed from it submits nothing."""
+    from pipelines.access.roles import NotAllowedError, Person, UsersFileRoles
+    from pipelines.access.users import UsersFile
+    from tests.fakes import users_file
+
+    path = users_file(tmp_path / "users.toml")
+    bo = Person.signed_in(UsersFile.load(path).user("bo"), UsersFileRoles(path))  # type: ignore[arg-type]
+    submitted = submit_claims([("q-1", CLAIMS[0])], fake_config(protocol="single"), desk, by=bo)
+    assert batch_progress(desk, CLAIMS_QUEUE, submitted.batch_id).by == "Bo Lind"
+    path.write_text(path.read_text(encoding="utf-8").split("[users.bo]")[0], encoding="utf-8")  # Bo leaves the desk
+    with pytest.raises(NotAllowedError, match="no longer on this desk's list"):
+        submit_claims([("q-2", CLAIMS[1])], fake_config(protocol="single"), desk, by=bo)
+    assert [c.id for c in batch_progress(desk, CLAIMS_QUEUE).claims] == ["q-1"], "nothing submitted for the refused person"
