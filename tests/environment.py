@@ -5,6 +5,7 @@ the former."""
 from __future__ import annotations
 
 import os
+import socket
 
 SETTINGS_PREFIX = "DEBATEDESK_"
 # OPENAI_API_KEY and OPENAI_BASE_URL are read by the app itself (pipelines/config.py); LANGCHAIN_*/LANGSMITH_* would turn on
@@ -26,3 +27,10 @@ def settings_free_environment() -> dict[str, str]:
     """This process's environment without the app's settings (``shell_settings``): for an app or CLI a test starts."""
     dropped = set(shell_settings())
     return {name: value for name, value in os.environ.items() if name not in dropped}
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (for a server a test starts: the app, a Chroma server)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.environment import settings_free_environment
+from tests.environment import free_port, settings_free_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -35,12 +34,6 @@ RESULTS = ROOT / "test-results"
 SERVER_LOGS: dict[str, Path] = {}  # each app's address -> its log, shown when a test on it fails
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
     yield from serve_app(tmp_path_factory, demo_data_dir)
@@ -48,7 +41,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> It
 
 def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settings: str) -> Iterator[str]:
     """The app on a free loopback port, on the fake backend with web search off, and ``settings`` as DEBATEDESK_* variables."""
-    port = _free_port()
+    port = free_port()
     env = {
         **settings_free_environment(),  # the shell's DEBATEDESK_* settings must not reach the app under test
         "DEBATEDESK_DATA_DIR": str(data_dir),
