@@ -14,7 +14,13 @@ SETTINGS_PREFIXES = (SETTINGS_PREFIX, "OPENAI_", "LANGCHAIN_", "LANGSMITH_", "ST
 # Variables for the test runner, not settings of the app: where this machine keeps the test
 # PostgreSQL, the Check-COVID data and the model, and the golden file's regeneration switch.
 TEST_RUNNER_VARIABLES = frozenset(
-    {"DEBATEDESK_TEST_POSTGRES_URL", "DEBATEDESK_CHECKCOVID_DIR", "DEBATEDESK_MODEL_CACHE", "DEBATEDESK_REGOLDEN"}
+    {
+        "DEBATEDESK_TEST_POSTGRES_URL",
+        "DEBATEDESK_TEST_POSTGRES_DIR",
+        "DEBATEDESK_CHECKCOVID_DIR",
+        "DEBATEDESK_MODEL_CACHE",
+        "DEBATEDESK_REGOLDEN",
+    }
 )
 
 
