@@ -273,9 +273,13 @@ def test_a_worker_that_loses_the_store_mid_claim_pauses_the_run_and_resumes_it_w
             time.sleep(0.2)
         pg_ctl(folder, "-m", "immediate", "stop")  # connections cut, as when the server crashes
         try:
-            time.sleep(event_writer.STORE_PATIENCE_S + 10)  # longer than the event writer waits: the runs pause
-            for claim in running:
-                assert list((data_dir / "spill").glob(f"{claim.run_id}-*.jsonl")), "the run paused; its events went to the spill"
+            # longer than the event writer waits: both runs pause, their events in the worker's spill (waited for, not slept:
+            # a loaded machine stretches every step)
+            deadline = time.monotonic() + event_writer.STORE_PATIENCE_S + 120
+            while not all(list((data_dir / "spill").glob(f"{c.run_id}-*.jsonl")) for c in running):
+                assert time.monotonic() < deadline, "the runs did not pause into the spill"
+                time.sleep(0.5)
+            time.sleep(5)  # the jobs now wait for the database
             assert worker.poll() is None, "the worker waits; it did not stop"
         finally:
             pg_ctl(folder, "start")
@@ -301,3 +305,4 @@ def test_a_worker_that_loses_the_store_mid_claim_pauses_the_run_and_resumes_it_w
         assert kinds.count("RunInterrupted") == 1 and kinds.count("RunResumed") == 1, "paused once, resumed once from its journal"
         assert kinds.count("VerdictReached") == 1
     assert not list((data_dir / "spill").glob("*.jsonl")), "the spill was stored"
+    assert [c.attempts for c in progress.claims] == [1, 1], "each resumed within its first job, not failed and retried"
