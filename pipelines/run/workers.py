@@ -113,8 +113,8 @@ def ensure_schema(store: RunStore) -> None:
 
 
 @contextlib.contextmanager
-def _queue(services: Services) -> Iterator[procrastinate.App]:
-    """The desk's queue, open; an unreachable database is said plainly (where, not the SQL)."""
+def _queue(services: Services, undone: str = "nothing was submitted") -> Iterator[procrastinate.App]:
+    """The desk's queue, open; an unreachable database is said plainly (where, not the SQL, and ``undone``)."""
     store = services.store
     if store is None or store.is_sqlite:
         conninfo(store.url if store is not None else "sqlite://")  # raises the plain message
@@ -127,7 +127,7 @@ def _queue(services: Services) -> Iterator[procrastinate.App]:
     except Exception as exc:
         if isinstance(exc, DebateDeskError) or not _is_database_fault(exc):
             raise
-        raise QueueUnavailableError(f"{fault_message(store.url, exc)}; nothing was submitted. Start the database and try again") from exc
+        raise QueueUnavailableError(f"{fault_message(store.url, exc)}; {undone}. Start the database and try again") from exc
     try:
         yield app
     finally:
@@ -248,7 +248,7 @@ class BatchProgress:
 
 def list_batches(services: Services) -> list[str]:
     """The queues of submitted batches, newest first."""
-    with _queue(services) as app:
+    with _queue(services, "the progress could not be read") as app:
         queues = app.job_manager.list_queues()
         names = [q["name"] for q in queues if q["name"].startswith(QUEUE_PREFIX) or q["name"] == CLAIMS_QUEUE]
     store = services.store
@@ -271,7 +271,7 @@ class Submission:
 
 def list_submissions(services: Services, queue: str) -> list[Submission]:
     """The submissions on ``queue``, newest first (each "check these" on the claims queue is one)."""
-    with _queue(services):
+    with _queue(services, "the progress could not be read"):
         pass  # the tables made, or the database's absence said plainly
     store = services.store
     assert store is not None
@@ -289,7 +289,7 @@ def list_submissions(services: Services, queue: str) -> list[Submission]:
 def batch_progress(services: Services, queue: str, batch: str = "") -> BatchProgress:
     """Each claim of the batch (of one submission to ``queue`` when ``batch`` names it): its job's state joined with its
     run's (status, verdict, owner), read from the database now."""
-    with _queue(services) as app:
+    with _queue(services, "the progress could not be read") as app:
         jobs = [j for j in app.job_manager.list_jobs(queue=queue, task=TASK) if not batch or j.task_kwargs.get("batch") == batch]
     store = services.store
     assert store is not None
@@ -370,7 +370,7 @@ def failure_reasons(services: Services, progress: BatchProgress) -> BatchProgres
 def cancel_batch(services: Services, queue: str, batch: str = "") -> int:
     """Cancel every claim of the batch (of one submission to ``queue`` when ``batch`` names it) not started yet (running ones
     finish); returns how many were cancelled."""
-    with _queue(services) as app:
+    with _queue(services, "nothing was cancelled") as app:
         waiting = [j for j in app.job_manager.list_jobs(queue=queue, status="todo") if not batch or j.task_kwargs.get("batch") == batch]
         return sum(bool(app.job_manager.cancel_job_by_id(job.id)) for job in waiting if job.id is not None)
 

@@ -12,6 +12,7 @@ import shutil
 import signal
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -114,33 +115,49 @@ def test_a_bad_claim_refuses_the_whole_batch_and_submits_nothing(desk: Services)
         assert conn.scalar(text("SELECT count(*) FROM procrastinate_jobs")) == 0
 
 
-def test_an_unreachable_database_at_submit_is_said_plainly_and_nothing_is_submitted(desk: Services) -> None:
-    assert desk.store is not None
-    url = desk.store.url
-    items = parse_claims_text("\n".join(CLAIMS))
-    desk.store.engine.dispose()
-    admin_url = os.environ[POSTGRES_ENV]
+@contextmanager
+def unreachable(desk: Services) -> Iterator[None]:
+    """The desk's database refuses every connection (as a server that stopped) until the block ends."""
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
 
-    name = make_url(url).database
-    admin = create_engine(make_url(admin_url), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:  # the database goes away (as a server that stopped: connections refused)
+    assert desk.store is not None
+    desk.store.engine.dispose()
+    name = make_url(desk.store.url).database
+    admin = create_engine(make_url(os.environ[POSTGRES_ENV]), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
         conn.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'))
         conn.execute(text(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"))
     try:
-        with pytest.raises(DebateDeskError) as caught:
-            submit_batch(items, fake_config(protocol="single"), desk)
-        message = str(caught.value)
-        assert "SELECT" not in message and "INSERT" not in message and "Traceback" not in message
-        assert "127.0.0.1" in message
+        yield
     finally:
         with admin.connect() as conn:
             conn.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
         admin.dispose()
+
+
+def test_an_unreachable_database_at_submit_is_said_plainly_and_nothing_is_submitted(desk: Services) -> None:
+    assert desk.store is not None
+    items = parse_claims_text("\n".join(CLAIMS))
+    with unreachable(desk), pytest.raises(DebateDeskError) as caught:
+        submit_batch(items, fake_config(protocol="single"), desk)
+    message = str(caught.value)
+    assert "SELECT" not in message and "INSERT" not in message and "Traceback" not in message
+    assert "127.0.0.1" in message
     ensure_schema(desk.store)
     with desk.store.engine.connect() as conn:
         assert conn.scalar(text("SELECT count(*) FROM procrastinate_jobs")) == 0, "nothing half-submitted"
+
+
+def test_the_queue_away_while_a_page_watches_is_said_plainly(desk: Services) -> None:
+    """The Batch page and the claims queue watch through the queue itself: a database away there is one plain line too."""
+    submitted = submit_claims([("q-1", CLAIMS[0])], fake_config(protocol="single"), desk)
+    for watch in (lambda: list_batches(desk), lambda: batch_progress(desk, CLAIMS_QUEUE, submitted.batch_id)):
+        with unreachable(desk), pytest.raises(DebateDeskError) as caught:
+            watch()
+        message = str(caught.value)
+        assert "127.0.0.1" in message and "unreachable" in message and "could not be read" in message
+        assert "SELECT" not in message and "procrastinate" not in message and "Traceback" not in message
 
 
 def test_a_desk_on_sqlite_is_told_to_run_its_batch_in_the_app(services: Services) -> None:
