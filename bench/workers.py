@@ -122,7 +122,7 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 def one_config(server: str, n: int, args: argparse.Namespace, *, kill: bool = False) -> dict[str, object]:
-    from pipelines.config import AppSettings, RunConfig
+    from pipelines.config import ROLES, AppSettings, RunConfig
     from pipelines.run.batch import parse_claims_text
     from pipelines.run.services import Services
     from pipelines.run.workers import batch_progress, submit_batch
@@ -134,6 +134,8 @@ def one_config(server: str, n: int, args: argparse.Namespace, *, kill: bool = Fa
         services = Services.create(AppSettings(data_dir=data_dir, database_url=url))
         services.ensure_corpus("demo")  # indexed once here, before the workers read it
         config = RunConfig().with_backend("fake").with_overrides(protocol="single", corpus="demo", no_web=True)
+        # the endpoint's Parallel calls hold across the desk's workers: as wide as the bench's model server, so it measures the workers
+        config = config.model_copy(update={r: config.role(r).model_copy(update={"concurrency": args.parallel_calls}) for r in ROLES})
         claims = [f"{CLAIMS[i % len(CLAIMS)]} (case {i})" for i in range(args.claims)]
         items = parse_claims_text("\n".join(claims))
         procs = start_workers(n, worker_env(url, data_dir, args.latency), args.concurrency, logs)
@@ -208,6 +210,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.4, help="seconds per fake model call (DEBATEDESK_FAKE_LATENCY_S)")
     parser.add_argument("--concurrency", type=int, default=2, help="claims each worker runs at once")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument(
+        "--parallel-calls", type=int, default=64, help="each role's Parallel calls: the model endpoint's bound across all workers"
+    )
     parser.add_argument("--logs", default="", help="keep the workers' logs in this folder (default: a temporary one)")
     parser.add_argument("--no-kill", action="store_true", help="skip the run with a worker killed")
     parser.add_argument("--postgres-url", default=os.environ.get("DEBATEDESK_TEST_POSTGRES_URL"))

@@ -138,13 +138,14 @@ def progress_line(progress: BatchProgress) -> str:
     return " · ".join(parts)
 
 
-def render_submitted_batch(services: Services, queue: str) -> None:
-    """A submitted batch's progress read from the store, refreshed every few seconds while the page is open."""
+def render_submitted_batch(services: Services, queue: str, batch: str = "") -> None:
+    """A submitted batch's progress (one submission's, when ``batch`` names one on a shared queue) read from the store,
+    refreshed every few seconds while the page is open."""
 
     @st.fragment(run_every=WATCH_EVERY_S)
     def watch() -> None:
         try:
-            progress = failure_reasons(services, batch_progress(services, queue))
+            progress = failure_reasons(services, batch_progress(services, queue, batch))
         except DebateDeskError as exc:
             st.error(f"⚠️ {escape_markdown(str(exc))}")
             return
@@ -162,20 +163,22 @@ def render_submitted_batch(services: Services, queue: str) -> None:
             column_config={"claim": st.column_config.TextColumn(width="large"), "error": st.column_config.TextColumn(width="large")},
         )
         if not progress.finished:
-            st.button("Cancel the claims not started", key=f"cancel-{queue}", icon="⏹️", on_click=_cancel, args=(services, queue))
+            st.button(
+                "Cancel the claims not started", key=f"cancel-{queue}-{batch}", icon="⏹️", on_click=_cancel, args=(services, queue, batch)
+            )
         else:
             st.success(f"✅ Done: {escape_markdown(progress_line(progress))}. Each checked claim is a stored run (History).")
 
     watch()
 
 
-def _cancel(services: Services, queue: str) -> None:
+def _cancel(services: Services, queue: str, batch: str = "") -> None:
     from components.sign_in import acting_person
     from pipelines.access.roles import require
 
     try:
         require(acting_person(), "run")
-        cancelled = cancel_batch(services, queue)
+        cancelled = cancel_batch(services, queue, batch)
         st.toast(f"{cancelled} claim(s) cancelled; those running finish.")  # markup: a count only
     except DebateDeskError as exc:
         st.toast(f"⚠️ {escape_markdown(str(exc))}")

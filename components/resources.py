@@ -7,7 +7,9 @@ import streamlit as st
 from pipelines.config import AppSettings
 from pipelines.errors import StoreUnavailableError
 from pipelines.newsroom.queue import ClaimQueue
+from pipelines.run.endpoint_slots import DeskLimiters
 from pipelines.run.services import Services
+from pipelines.run.workers import on_workers
 from pipelines.text.safety import escape_markdown
 
 
@@ -31,7 +33,10 @@ SPILL_PROBLEMS_SHOWN = "resources.spill_problems_shown"
 
 @st.cache_resource(show_spinner="Loading the embedding model and the evidence index…")
 def _services_for(settings_json: str) -> Services:
-    return Services.create(AppSettings.model_validate_json(settings_json))
+    services = Services.create(AppSettings.model_validate_json(settings_json))
+    if on_workers(services) and services.store is not None:  # runs started here share the endpoints' bounds with the workers
+        services.limiters = DeskLimiters(services.store.url)
+    return services
 
 
 def get_claim_queue() -> ClaimQueue | None:

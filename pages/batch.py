@@ -21,7 +21,7 @@ from pipelines.run.batch import (
     parse_claims_file,
     parse_claims_text,
 )
-from pipelines.run.workers import list_batches, submit_batch
+from pipelines.run.workers import list_batches, on_workers, submit_batch
 from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/batch.py")
@@ -30,14 +30,14 @@ state.ensure_framed("pages/batch.py")
 services = get_services()
 render_page_header("pages/batch.py")
 # A shared desk with workers: the page submits the claims to the desk's queue and watches; it never runs them itself.
-on_workers = services.settings.batch_on_workers and services.store is not None and not services.store.is_sqlite
+to_workers = on_workers(services)
 st.caption(
     f"Check up to {MAX_BATCH_CLAIMS:,} claims in one go with the run settings in the sidebar. Each claim becomes a normal stored run; "
     "a claim that fails is reported and the rest go on. The spend limits on the **Settings** page apply to each run and to the "
     "whole batch: once the batch's limit is reached no claim starts. "
     + (
         "On this desk the claims go to its workers; their progress is read from the store, so closing this tab loses nothing."
-        if on_workers
+        if to_workers
         else "Each claim joins the **Claims queue** (with its url, date, claimant, assignee, due and tags columns when the file has them)."
     )
 )
@@ -55,7 +55,7 @@ with paste_tab:
     st.text_area(
         "Claims, one per line", key=state.BATCH_PASTE, height=160, placeholder="Masks reduce transmission of respiratory viruses\n…"
     )
-if on_workers:
+if to_workers:
     concurrency = 0  # each worker's own --concurrency
     st.caption("This desk checks batches on its workers (`python -m pipelines worker`): the claims are submitted and run there.")
 else:
@@ -66,7 +66,7 @@ else:
         value=2,
         help="How many claims run side by side. Model calls to one backend stay within its 'Parallel calls' setting across all of them.",
     )
-start = st.button("Submit to the workers" if on_workers else "Check all", type="primary", icon="▶️")
+start = st.button("Submit to the workers" if to_workers else "Check all", type="primary", icon="▶️")
 
 
 def _submit(items: list[BatchItem], label: str) -> None:
@@ -113,7 +113,7 @@ if start:
             items = parse_claims_text(pasted)
         else:
             raise BatchInputError("upload a file or paste some claims first")
-        if on_workers:
+        if to_workers:
             _submit(items, upload.name if upload is not None else "pasted list")
         else:
             _run_here(items)
@@ -122,7 +122,7 @@ if start:
 
 if state.batch_error():
     st.error(f"⚠️ {escape_markdown(state.batch_error())}")
-if on_workers:
+if to_workers:
     try:
         queues = list_batches(services)
     except DebateDeskError as exc:
@@ -140,7 +140,7 @@ if on_workers:
     elif not state.batch_error():
         st.info("Upload a file or paste a list, then press **Submit to the workers**. Progress appears here, read from the store.")
 outcomes = state.batch_outcomes()
-if on_workers:
+if to_workers:
     pass  # a submitted batch's results are on its table above, and each claim's run in History
 elif outcomes:
     render_batch_results(outcomes)

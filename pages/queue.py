@@ -17,6 +17,7 @@ from components.claim_queue import (
 from components.links import address_picker
 from components.notices_view import filters_in_use, in_view, render_bulk, render_notices, render_view_choice
 from components.pages import render_page_header
+from components.queue_checks import render_check_these
 from components.resources import get_claim_queue
 from components.sign_in import acting_user
 from pipelines.text.safety import escape_markdown
@@ -48,6 +49,7 @@ with queue_tab:
     if claims:
         render_claim_table(claims, queue.record_changes(claims))  # a published claim whose record changed since is flagged
         render_bulk(queue, claims)
+        render_check_these(queue, claims)  # a desk on workers: the chosen claims submitted to them, and their progress
     elif hiding := filters_in_use(where, view):
         st.info(f"No claims match {hiding}: clear {'it' if ',' not in hiding else 'them'} to see the rest.")  # markup: our words
     else:

@@ -581,9 +581,10 @@ class AppSettings(BaseSettings):
     batch_on_workers: bool = Field(
         default=False,
         title="Batches on workers",
-        description="On a shared desk (DEBATEDESK_DATABASE_URL on PostgreSQL): the Batch page submits its claims to the desk's queue in that "
-        "database and shows their progress, and `python -m pipelines worker` processes run them (docs/scale.md); closing the tab or "
-        "restarting the app loses nothing. Off (the default), or on SQLite, the page runs a batch in the app as before.",
+        description="On a shared desk (DEBATEDESK_DATABASE_URL on PostgreSQL): the Batch page and the claims queue's Check these submit "
+        "their claims to the desk's queue in that database and show their progress, and `python -m pipelines worker` processes run them "
+        "(docs/scale.md); closing the tab or restarting the app loses nothing, and each model endpoint stays within its Parallel calls "
+        "across the app and every worker. Off (the default), or on SQLite, the Batch page runs a batch in the app as before.",
     )
     fake_latency_s: float = Field(
         default=0.0,

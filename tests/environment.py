@@ -5,6 +5,7 @@ the former."""
 from __future__ import annotations
 
 import os
+import socket
 
 SETTINGS_PREFIX = "DEBATEDESK_"
 # OPENAI_API_KEY and OPENAI_BASE_URL are read by the app itself (pipelines/config.py); LANGCHAIN_*/LANGSMITH_* would turn on
@@ -13,7 +14,13 @@ SETTINGS_PREFIXES = (SETTINGS_PREFIX, "OPENAI_", "LANGCHAIN_", "LANGSMITH_", "ST
 # Variables for the test runner, not settings of the app: where this machine keeps the test
 # PostgreSQL, the Check-COVID data and the model, and the golden file's regeneration switch.
 TEST_RUNNER_VARIABLES = frozenset(
-    {"DEBATEDESK_TEST_POSTGRES_URL", "DEBATEDESK_CHECKCOVID_DIR", "DEBATEDESK_MODEL_CACHE", "DEBATEDESK_REGOLDEN"}
+    {
+        "DEBATEDESK_TEST_POSTGRES_URL",
+        "DEBATEDESK_TEST_POSTGRES_DIR",
+        "DEBATEDESK_CHECKCOVID_DIR",
+        "DEBATEDESK_MODEL_CACHE",
+        "DEBATEDESK_REGOLDEN",
+    }
 )
 
 
@@ -26,3 +33,10 @@ def settings_free_environment() -> dict[str, str]:
     """This process's environment without the app's settings (``shell_settings``): for an app or CLI a test starts."""
     dropped = set(shell_settings())
     return {name: value for name, value in os.environ.items() if name not in dropped}
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (for a server a test starts: the app, a Chroma server)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

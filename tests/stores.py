@@ -7,6 +7,7 @@ database of its own on it, dropped afterwards.
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 POSTGRES_ENV = "DEBATEDESK_TEST_POSTGRES_URL"
+POSTGRES_DIR_ENV = "DEBATEDESK_TEST_POSTGRES_DIR"  # the DIR given to `.ci/postgres start DIR`: a test may stop and start that server
 DATABASES = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param(
@@ -54,3 +56,12 @@ def postgres_database() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+def pg_ctl(folder: Path, *args: str) -> None:
+    """pg_ctl on the throwaway server of `.ci/postgres start DIR` (``folder``): ``"-m", "immediate", "stop"``, or ``"start"``."""
+    binary = next(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
+    port = (folder / "port").read_text().strip()
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+    command = [str(binary), "-D", str(folder / "data"), "-l", str(folder / "server.log"), "-w", "-o", options, *args]
+    subprocess.run(["runuser", "-u", "postgres", "--", *command], check=True, capture_output=True)

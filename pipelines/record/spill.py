@@ -211,9 +211,13 @@ def replay_spills(store: RunStore, data_dir: Path | None) -> SpillReport:
 def _replay_one(store: RunStore, where: str, key: bytes, path: Path, report: SpillReport) -> str | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None  # another replayer (a thread or process of this desk) stored it and removed it meanwhile
     except OSError as exc:
         _set_aside(path, f"it cannot be opened as a file of the desk's own ({exc.strerror or exc})", report)
         return None
+    # The lock is held until the file is stored and removed: two replayers at once (two resumed runs of one worker, the app
+    # and a worker on one data folder) store each line once, and the second finds the file gone.
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
@@ -228,7 +232,18 @@ def _replay_one(store: RunStore, where: str, key: bytes, path: Path, report: Spi
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return None  # its writer is still at it, or another process replays it
-        lines, damage = _verified_lines(handle.read(), key)
+        try:
+            now = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            return None  # stored and removed by the replayer that held the lock before
+        if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+            return None  # the name is another file's now: left for the next replay
+        return _store_lines(store, where, handle.read(), key, path, report)
+
+
+def _store_lines(store: RunStore, where: str, data: bytes, key: bytes, path: Path, report: SpillReport) -> str | None:
+    """Store the verified lines of the spill at ``path`` (its lock held by the caller); the run's id, or None when none went in."""
+    lines, damage = _verified_lines(data, key)
     if not lines:
         _set_aside(path, f"its first line {damage or 'is missing'}: none of it was stored", report)
         return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -32,12 +33,15 @@ from procrastinate.schema import SchemaManager
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
+from pipelines.access.roles import Person, acting_name
 from pipelines.config import ROLES, RunConfig, load_run_config
 from pipelines.errors import DebateDeskError, RunBusyError, StoreUnavailableError
 from pipelines.llm.limits import Budget, describe_stop
 from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.spill import replay_spills, spill_dir
 from pipelines.record.store import RunRow, RunStore, busy_message
 from pipelines.run.batch import BatchItem, ClaimOutcome, outcome_from_events
+from pipelines.run.endpoint_slots import DeskLimiters
 from pipelines.run.runner import (
     _with_credentials,
     check_names,
@@ -55,12 +59,21 @@ QUEUE_PREFIX = "batch:"
 CLAIMS_QUEUE = "claims"  # claims from the desk's claims queue ("check these"), outside any batch file
 ATTEMPTS = 3  # a claim whose run fails is resumed until this many attempts in all, then left failed
 STALLED_AFTER_S = 30.0  # a worker silent this long (procrastinate's heartbeat, every 10 s) is taken as dead
+STALLED_CONFIRM_S = 15.0  # ... and still so this much later (a live worker beats again within it once its database is back)
 TAKEOVER_AFTER_S = 90.0  # a run whose heartbeat (every 30 s) is this old is taken over by another worker
 TASK = "desk.check_claim"
+STORE_WAIT_S = 3600.0  # a worker whose store went away mid-claim waits this long for it inside the job, then lets the job go
 
 
 class QueueUnavailableError(DebateDeskError):
     """The work queue cannot be used: the desk is on SQLite, or its database is away; the message says which and what to do."""
+
+
+def on_workers(services: Services) -> bool:
+    """Whether the app submits claims to the desk's workers (``batch_on_workers`` on the desk's PostgreSQL) instead of running
+    them itself: the Batch page and the claims queue's "check these" both ask this."""
+    store = services.store
+    return bool(services.settings.batch_on_workers) and store is not None and not store.is_sqlite
 
 
 class ClaimFailedError(Exception):
@@ -100,8 +113,8 @@ def ensure_schema(store: RunStore) -> None:
 
 
 @contextlib.contextmanager
-def _queue(services: Services) -> Iterator[procrastinate.App]:
-    """The desk's queue, open; an unreachable database is said plainly (where, not the SQL)."""
+def _queue(services: Services, undone: str = "nothing was submitted") -> Iterator[procrastinate.App]:
+    """The desk's queue, open; an unreachable database is said plainly (where, not the SQL, and ``undone``)."""
     store = services.store
     if store is None or store.is_sqlite:
         conninfo(store.url if store is not None else "sqlite://")  # raises the plain message
@@ -114,7 +127,7 @@ def _queue(services: Services) -> Iterator[procrastinate.App]:
     except Exception as exc:
         if isinstance(exc, DebateDeskError) or not _is_database_fault(exc):
             raise
-        raise QueueUnavailableError(f"{fault_message(store.url, exc)}; nothing was submitted. Start the database and try again") from exc
+        raise QueueUnavailableError(f"{fault_message(store.url, exc)}; {undone}. Start the database and try again") from exc
     try:
         yield app
     finally:
@@ -135,16 +148,25 @@ class Submitted:
     batch_id: str
     queue: str
     jobs: int
+    run_ids: tuple[str, ...] = ()  # each claim's run id, in the order given
 
 
 def submit_batch(
-    items: Sequence[BatchItem], config: RunConfig, services: Services, *, by: str = "", label: str = "", queue: str = ""
+    items: Sequence[BatchItem],
+    config: RunConfig,
+    services: Services,
+    *,
+    by: Person | str = "",
+    label: str = "",
+    queue: str = "",
 ) -> Submitted:
     """Every claim as one job, in one INSERT (all submitted or none); returns at once.
 
+    ``by``: a Person (a signed-in desk) is checked for the "run" role here, now; a bare name is a caller without sign-in.
     What can be checked before any claim runs is checked here (each claim's text, the protocol, the
     backends, prices for a money limit, the corpus), so a worker rarely refuses a claim it took.
     """
+    by = acting_name(by, "run")
     config, _desk = under_desk_limits(config, services)
     check_names(config)
     check_priced(config)
@@ -181,10 +203,10 @@ def submit_batch(
             raise QueueUnavailableError(
                 f"{fault_message(services.store.url if services.store else '', exc)}; nothing was submitted"
             ) from exc
-    return Submitted(batch_id, queue, len(jobs))
+    return Submitted(batch_id, queue, len(jobs), tuple(str(job["run_id"]) for job in jobs))
 
 
-def submit_claims(claims: Sequence[tuple[str, str]], config: RunConfig, services: Services, *, by: str = "") -> Submitted:
+def submit_claims(claims: Sequence[tuple[str, str]], config: RunConfig, services: Services, *, by: Person | str = "") -> Submitted:
     """The claims queue's "check these": (id, claim text) pairs as jobs on the desk's ``claims`` queue, watched like a batch."""
     items = [BatchItem(index=i, id=cid, claim=claim) for i, (cid, claim) in enumerate(claims)]
     return submit_batch(items, config, services, by=by, label="claims queue", queue=CLAIMS_QUEUE)
@@ -226,7 +248,7 @@ class BatchProgress:
 
 def list_batches(services: Services) -> list[str]:
     """The queues of submitted batches, newest first."""
-    with _queue(services) as app:
+    with _queue(services, "the progress could not be read") as app:
         queues = app.job_manager.list_queues()
         names = [q["name"] for q in queues if q["name"].startswith(QUEUE_PREFIX) or q["name"] == CLAIMS_QUEUE]
     store = services.store
@@ -237,10 +259,38 @@ def list_batches(services: Services) -> list[str]:
     return sorted(names, key=lambda n: -first.get(n, 0))
 
 
-def batch_progress(services: Services, queue: str) -> BatchProgress:
-    """Each claim of the batch: its job's state joined with its run's (status, verdict, owner), read from the database now."""
-    with _queue(services) as app:
-        jobs = list(app.job_manager.list_jobs(queue=queue, task=TASK))
+@dataclass(frozen=True)
+class Submission:
+    """One submission to a queue that takes several (the claims queue's ``claims``): who, when, how many claims."""
+
+    batch: str
+    by: str
+    submitted_at: float
+    claims: int
+
+
+def list_submissions(services: Services, queue: str) -> list[Submission]:
+    """The submissions on ``queue``, newest first (each "check these" on the claims queue is one)."""
+    with _queue(services, "the progress could not be read"):
+        pass  # the tables made, or the database's absence said plainly
+    store = services.store
+    assert store is not None
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT args->>'batch', min(args->>'by'), min((args->>'submitted_at')::float), count(*) FROM procrastinate_jobs "
+                "WHERE queue_name = :q AND task_name = :t GROUP BY args->>'batch' ORDER BY min(id) DESC"
+            ),
+            {"q": queue, "t": TASK},
+        ).all()
+    return [Submission(str(r[0]), str(r[1] or ""), float(r[2] or 0.0), int(r[3])) for r in rows]
+
+
+def batch_progress(services: Services, queue: str, batch: str = "") -> BatchProgress:
+    """Each claim of the batch (of one submission to ``queue`` when ``batch`` names it): its job's state joined with its
+    run's (status, verdict, owner), read from the database now."""
+    with _queue(services, "the progress could not be read") as app:
+        jobs = [j for j in app.job_manager.list_jobs(queue=queue, task=TASK) if not batch or j.task_kwargs.get("batch") == batch]
     store = services.store
     assert store is not None
     ids = [str(j.task_kwargs["run_id"]) for j in jobs]
@@ -317,10 +367,11 @@ def failure_reasons(services: Services, progress: BatchProgress) -> BatchProgres
     return BatchProgress(progress.queue, progress.label, progress.by, progress.submitted_at, tuple(claims))
 
 
-def cancel_batch(services: Services, queue: str) -> int:
-    """Cancel every claim of the batch not started yet (running ones finish); returns how many were cancelled."""
-    with _queue(services) as app:
-        waiting = list(app.job_manager.list_jobs(queue=queue, status="todo"))
+def cancel_batch(services: Services, queue: str, batch: str = "") -> int:
+    """Cancel every claim of the batch (of one submission to ``queue`` when ``batch`` names it) not started yet (running ones
+    finish); returns how many were cancelled."""
+    with _queue(services, "nothing was cancelled") as app:
+        waiting = [j for j in app.job_manager.list_jobs(queue=queue, status="todo") if not batch or j.task_kwargs.get("batch") == batch]
         return sum(bool(app.job_manager.cancel_job_by_id(job.id)) for job in waiting if job.id is not None)
 
 
@@ -369,8 +420,40 @@ def run_job(
         if not _stopped_or_done(store, run_id):
             return None  # completed meanwhile by the worker that held it
         handle = resume_run(run_id, services, secrets_from=desk, by=by or "worker")
-    events = list(handle.stream())
-    return outcome_from_events(item, events, time.perf_counter() - started)
+    outcome = outcome_from_events(item, list(handle.stream()), time.perf_counter() - started)
+    while outcome.status == "failed" and _spilled(services, run_id):
+        # The store went away mid-run: the run paused, its events in this machine's spill. Wait here for the store, store
+        # the spill, and resume the run from its journal (as the app does at its next start), all within this job.
+        log.warning("claim %s: run %s paused (%s); waiting for the store", item.id, run_id, outcome.error)
+        wait_for_store(store)
+        handle = resume_run(run_id, services, secrets_from=desk, by=by or "worker")  # stores the spill first
+        outcome = outcome_from_events(item, list(handle.stream()), time.perf_counter() - started)
+    return outcome
+
+
+def _spilled(services: Services, run_id: str) -> bool:
+    """Whether events of ``run_id`` wait in this machine's spill folder (the store was away when they came)."""
+    return any(spill_dir(services.settings.data_dir).glob(f"{run_id}-*.jsonl"))
+
+
+def wait_for_store(store: RunStore, *, patience_s: float = STORE_WAIT_S) -> None:
+    """Return once the store answers again; StoreUnavailableError after ``patience_s`` (the job is then retried later)."""
+    deadline = time.monotonic() + patience_s
+    pause = 1.0
+    while True:
+        try:
+            with store.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            return
+        except Exception as exc:
+            if not is_store_fault(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise StoreUnavailableError(
+                    f"{fault_message(store.url, exc)} for {patience_s:.0f} s; the claim waits for a worker"
+                ) from exc
+        time.sleep(pause)
+        pause = min(pause * 2, 10.0)
 
 
 def _stopped_or_done(store: RunStore, run_id: str, poll_s: float = 5.0) -> bool:
@@ -413,18 +496,29 @@ def _batch_spent(services: Services, config: RunConfig, queue: str) -> Budget | 
 
 
 async def requeue_stalled(app: procrastinate.App, every_s: float = 10.0) -> None:
-    """Forever: jobs held by a worker whose heartbeat stopped (killed, machine gone) go back to the queue for another."""
+    """Forever: jobs held by a worker whose heartbeat stopped (killed, machine gone) go back to the queue for another.
+
+    A job is put back only when it is still stalled ``STALLED_CONFIRM_S`` after it was first seen so: when the database was
+    away, every worker's heartbeat is old the moment it is back, and a live worker's beats again within that time.
+    """
+    seen: dict[int, float] = {}  # job id -> when it was first seen stalled
     while True:
         await asyncio.sleep(every_s)
         try:
-            for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_S):
-                log.warning(
-                    "job %s (claim %s) was held by a worker that stopped; back in the queue", job.id, job.task_kwargs.get("item_id")
-                )
-                with contextlib.suppress(Exception):  # another worker requeued it first
-                    await app.job_manager.retry_job(job)
+            stalled = {job.id: job for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_S)}
         except Exception as exc:
             log.warning("could not look for stalled jobs: %s", exc)
+            seen.clear()
+            continue
+        now = time.monotonic()
+        seen = {job_id: seen.get(job_id, now) for job_id in stalled if job_id is not None}
+        for job_id, since in seen.items():
+            if now - since < STALLED_CONFIRM_S:
+                continue
+            job = stalled[job_id]
+            log.warning("job %s (claim %s) was held by a worker that stopped; back in the queue", job.id, job.task_kwargs.get("item_id"))
+            with contextlib.suppress(Exception):  # another worker requeued it first
+                await app.job_manager.retry_job(job)
 
 
 async def run_worker(services: Services, *, concurrency: int = 2, queues: Sequence[str] | None = None, name: str = "") -> None:
@@ -440,6 +534,46 @@ async def run_worker(services: Services, *, concurrency: int = 2, queues: Sequen
         if not _is_database_fault(exc):
             raise
         raise StoreUnavailableError(f"{fault_message(store.url, exc)}; start the database, then the worker") from exc
+    services.limiters = DeskLimiters(url)  # each endpoint's Parallel calls hold across every worker of the desk
+    stopping = asyncio.Event()
+    me = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:  # SIGINT/SIGTERM: the claims under way finish (procrastinate stops gracefully when cancelled)
+        stopping.set()
+        if me is not None:
+            me.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop)
+    try:
+        while not stopping.is_set():
+            try:
+                await _work(services, url, concurrency=concurrency, queues=queues, name=name)
+            except asyncio.CancelledError:
+                if stopping.is_set():
+                    return
+                raise
+            except Exception as exc:
+                if stopping.is_set():
+                    return  # stopping anyway: the database's absence is the next start's business
+                if not _is_database_fault(exc):
+                    raise
+                log.warning("the worker lost the desk's database (%s)", fault_message(url, exc))
+            if stopping.is_set():
+                return
+            # procrastinate stopped the worker without being asked: its database went away. Wait for it, store what this
+            # machine spilled meanwhile, and take claims again (a claim that was under way waited for it in its job).
+            log.warning("the worker waits for the desk's database, then takes claims again")
+            await asyncio.to_thread(wait_for_store, store)
+            await asyncio.to_thread(replay_spills, store, services.settings.data_dir)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+
+
+async def _work(services: Services, url: str, *, concurrency: int, queues: Sequence[str] | None, name: str) -> None:
+    """One procrastinate worker on the desk's database, until it stops (asked to, or its database went away)."""
     app = make_app(url, worker=True)
     async with app.open_async():
         watcher = asyncio.create_task(requeue_stalled(app))
@@ -450,7 +584,7 @@ async def run_worker(services: Services, *, concurrency: int = 2, queues: Sequen
                 name=name or None,  # type: ignore[arg-type]
                 additional_context={"services": services},
                 stalled_worker_timeout=STALLED_AFTER_S,
-                install_signal_handlers=True,
+                install_signal_handlers=False,  # run_worker's own: a stop asked for, told from one the database caused
             )
         finally:
             watcher.cancel()

@@ -199,8 +199,9 @@ class CorpusIndex:
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
         if settings.chroma_url:
+            secure = settings.chroma_url.startswith("https://")
             host, _, port = settings.chroma_url.removeprefix("http://").removeprefix("https://").rstrip("/").partition(":")
-            self._client = chromadb.HttpClient(host=host, port=int(port or 8000), settings=chroma_settings)
+            self._client = chromadb.HttpClient(host=host, port=int(port or (443 if secure else 8000)), ssl=secure, settings=chroma_settings)
         else:
             path = settings.data_dir / "chroma"
             path.mkdir(parents=True, exist_ok=True)

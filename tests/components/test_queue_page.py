@@ -290,3 +290,12 @@ def test_the_run_a_review_rests_on_keeps_its_line_when_the_run_is_overridden(mon
     at.run()
     assert not at.exception, at.exception
     assert at.selectbox(key=box).options == before and before[0].endswith(run_id)
+
+
+def test_a_single_user_desk_checks_claims_as_before_with_no_workers_section(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """On SQLite (the embedded default) the queue offers no "Check these" even when batches on workers is set: nothing would run them."""
+    at = open_queue(queue_page(monkeypatch, tmp_path, batch_on_workers="true"))
+    open_the_first_of_two(at)
+    assert not any(b.key == "queue.check.go" for b in at.button)
+    assert not any(m.label == "Claims to check" for m in at.multiselect)
+    assert any(link.label == "Check it on Verify" for link in at.get("page_link"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
 
-from tests.environment import settings_free_environment
+from tests.environment import free_port, settings_free_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -34,12 +34,6 @@ RESULTS = ROOT / "test-results"
 SERVER_LOGS: dict[str, Path] = {}  # each app's address -> its log, shown when a test on it fails
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
     yield from serve_app(tmp_path_factory, demo_data_dir)
@@ -47,7 +41,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> It
 
 def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settings: str) -> Iterator[str]:
     """The app on a free loopback port, on the fake backend with web search off, and ``settings`` as DEBATEDESK_* variables."""
-    port = _free_port()
+    port = free_port()
     env = {
         **settings_free_environment(),  # the shell's DEBATEDESK_* settings must not reach the app under test
         "DEBATEDESK_DATA_DIR": str(data_dir),
@@ -78,6 +72,19 @@ def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settin
     yield url
     proc.terminate()
     proc.wait(timeout=20)
+
+
+def signed_in(browser, url: str, username: str):  # type: ignore[no-untyped-def]
+    """A new browser context (a person of their own) signed in at ``url`` as ``username`` (tests.fakes.users_file's password)."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
+    page.goto(url)
+    page.get_by_role("textbox", name="User name").wait_for(timeout=300_000)
+    page.get_by_role("textbox", name="User name").fill(username)
+    page.get_by_role("textbox", name="Password").fill("pw-for-tests")
+    page.get_by_role("button", name="Sign in").click()
+    page.locator("h1").first.wait_for(timeout=120_000)
+    expect(page.locator("h1").first).not_to_have_text("⚖️ Sign in to DebateDesk", timeout=120_000)
+    return page
 
 
 @pytest.fixture(scope="module")  # not session: Playwright's loop must be gone before asyncio tests run

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import pick_option, screenshot, serve_app, settled
+from tests.e2e.conftest import pick_option, screenshot, serve_app, settled, signed_in
 from tests.fakes import users_file
 
 pytestmark = pytest.mark.e2e
@@ -24,18 +24,6 @@ CLAIM = "Masks reduce transmission of respiratory viruses on river ferries"
 def desk_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Iterator[str]:
     users = users_file(tmp_path_factory.mktemp("desk") / "users.toml")
     yield from serve_app(tmp_path_factory, demo_data_dir, users_file=str(users), organisation="River Facts")
-
-
-def signed_in(browser, url: str, username: str):  # type: ignore[no-untyped-def]
-    page = browser.new_context(viewport={"width": 1400, "height": 1800}).new_page()
-    page.goto(url)
-    page.get_by_role("textbox", name="User name").wait_for(timeout=300_000)
-    page.get_by_role("textbox", name="User name").fill(username)
-    page.get_by_role("textbox", name="Password").fill("pw-for-tests")
-    page.get_by_role("button", name="Sign in").click()
-    page.locator("h1").first.wait_for(timeout=120_000)
-    expect(page.locator("h1").first).not_to_have_text("⚖️ Sign in to DebateDesk", timeout=120_000)
-    return page
 
 
 def copied_link(page, contains: str) -> str:  # type: ignore[no-untyped-def]

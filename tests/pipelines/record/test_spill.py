@@ -201,3 +201,33 @@ def test_a_spill_of_one_run_goes_only_into_that_run(store: RunStore, tmp_path: P
     report = replay_spills(store, tmp_path)
     assert store.journal("r2") == {} and store.journal("r1") == {}
     assert "another run" in report.problems[0]
+
+
+def test_two_replays_at_once_store_each_line_once_and_neither_sets_the_file_aside(
+    store: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two resumed runs of one worker (or the app and a worker on one data folder) replay the spill folder at the same time."""
+    import threading
+    import time
+
+    spilled = Spill.open(tmp_path, store, "r1", "here:1:x", store.head("r1", fresh=True))
+    spilled.events([StageCompleted(stage="a"), StageStarted(stage="b")])
+    spilled.journal("r1", "llm", "k", "an answer")
+    spilled.close()
+    append = store.append_many
+
+    def slow_append(run_id, events):  # type: ignore[no-untyped-def]
+        time.sleep(0.5)  # a store that takes its time: the other replayer comes in meanwhile
+        return append(run_id, events)
+
+    monkeypatch.setattr(store, "append_many", slow_append)
+    reports = []
+    threads = [threading.Thread(target=lambda: reports.append(replay_spills(store, tmp_path))) for _ in range(2)]
+    for t in threads:
+        t.start()
+        time.sleep(0.1)
+    for t in threads:
+        t.join(timeout=30)
+    assert [r.problems for r in reports] == [[], []], "neither replayer met a problem"
+    assert [getattr(e, "stage", None) for e in store.events("r1")] == ["a", "a", "b"], "each line stored once"
+    assert not list(spill_dir(tmp_path).iterdir()), "the spill stored and removed, nothing set aside"

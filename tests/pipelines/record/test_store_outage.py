@@ -29,7 +29,7 @@ from pipelines.run.runner import resume_run, start_run, stream_run
 from pipelines.run.services import Services
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services
-from tests.stores import POSTGRES_ENV, store_url  # noqa: F401  (the fixture)
+from tests.stores import POSTGRES_DIR_ENV, POSTGRES_ENV, pg_ctl, store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 LIFECYCLE = (RunStarted, RunResumed, RunInterrupted)
@@ -225,16 +225,6 @@ def test_a_read_only_data_folder_at_start_gets_a_plain_message(small_disk: Path)
 
 
 # --- PostgreSQL stopped and started for real (the throwaway server of `.ci/postgres start DIR`, named by its DIR) ---
-
-POSTGRES_DIR_ENV = "DEBATEDESK_TEST_POSTGRES_DIR"
-
-
-def pg_ctl(folder: Path, *args: str) -> None:
-    binary = next(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
-    port = (folder / "port").read_text().strip()
-    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-    command = [str(binary), "-D", str(folder / "data"), "-l", str(folder / "server.log"), "-w", "-o", options, *args]
-    subprocess.run(["runuser", "-u", "postgres", "--", *command], check=True, capture_output=True)
 
 
 @pytest.mark.skipif(
