@@ -94,8 +94,8 @@ def soak_services(data_dir: Path, latency: float):  # type: ignore[no-untyped-de
 def worker(args: argparse.Namespace) -> int:
     from pipelines.errors import RunBusyError
     from pipelines.record import event_writer
-    from pipelines.record.faults import StoreOutage
     from pipelines.run.runner import resume_run, start_run
+    from tests.faults import StoreOutage
 
     event_writer.STORE_PATIENCE_S = args.patience
     services = soak_services(Path(args.data_dir), args.latency)

@@ -22,7 +22,8 @@ from pipelines.errors import DebateDeskError
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.compare import compare_runs
 from pipelines.record.digest import digest
-from pipelines.record.export import EXPORT_FORMATS, claimreview_refusal, export_filename, export_run, import_run
+from pipelines.record.export import EXPORT_FORMATS, claimreview_refusal, export_filename, export_run
+from pipelines.record.importer import import_run
 from pipelines.record.signing import desk_key, existing_desk_key
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
 from pipelines.record.verdict_card import common_label, imported_summary, imported_trail

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import Engine, Float, Integer, String, delete, select, update
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import Engine, delete, select, update
+from sqlalchemy.orm import Session
 
 from pipelines.access.users import User, UsersFile
-from pipelines.tables import DeskTable
+from pipelines.database.tables import BrowserNameRow, SignInFailureRow, SignInSessionRow
 from pipelines.text.safety import is_invisible, unsafe_char
 
 SESSION_COOKIE = "debatedesk_session"
@@ -45,39 +45,6 @@ MAX_NAME_CHARS = 80
 KEEP_ENDED_S = 7 * 86400  # sessions expired, and failures last seen, longer ago than this are deleted
 
 log = logging.getLogger("debatedesk.access")
-
-
-class SignInSessionRow(DeskTable):
-    """A users-file sign-in: the browser holds the token in a signed cookie, the desk only its digest."""
-
-    __tablename__ = "sign_in_sessions"
-
-    token_digest: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256 of the token: a copy of the table signs nobody in
-    username: Mapped[str] = mapped_column(String(200), index=True)
-    created_at: Mapped[float] = mapped_column(Float)
-    expires_at: Mapped[float] = mapped_column(Float)
-    revoked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-
-
-class SignInFailureRow(DeskTable):
-    """Failed sign-ins in a row for one user name or one browser, and until when the next attempt waits."""
-
-    __tablename__ = "sign_in_failures"
-
-    key: Mapped[str] = mapped_column(String(300), primary_key=True)  # "name:ana" or "browser:<digest>"
-    failures: Mapped[int] = mapped_column(Integer, default=0)
-    last_at: Mapped[float] = mapped_column(Float)
-    locked_until: Mapped[float] = mapped_column(Float, default=0.0)
-
-
-class BrowserNameRow(DeskTable):
-    """On a desk without sign-in: the name a browser gave for the audit trail, kept by the browser's cookie, not its address."""
-
-    __tablename__ = "browser_names"
-
-    browser_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
-    name: Mapped[str] = mapped_column(String(200))
-    updated_at: Mapped[float] = mapped_column(Float)
 
 
 def desk_secret(data_dir: Path) -> bytes:

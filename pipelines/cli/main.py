@@ -296,7 +296,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from pipelines.record.export import import_run
+    from pipelines.record.importer import import_run
     from pipelines.record.signing import existing_desk_key
 
     if not args.file.is_file():
@@ -358,7 +358,7 @@ def _override(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from pipelines.record.export import record_schema
+    from pipelines.record.record_file import record_schema
 
     print(json.dumps(record_schema(), indent=2))
     return 0

@@ -48,9 +48,9 @@ def _check_target(engine: Engine, run_id: str, evidence_id: str | None) -> None:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
+    from pipelines.database.tables import EventRow, RunRow
     from pipelines.events import parse_event
     from pipelines.record.digest import digest
-    from pipelines.record.store import EventRow, RunRow
 
     with Session(engine) as s:
         if s.get(RunRow, run_id) is None:

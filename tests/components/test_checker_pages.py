@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipelines.config import AppSettings
-from pipelines.record.export import to_json
+from pipelines.record.record_file import to_json
 from pipelines.record.store import RunStore
 from pipelines.text.safety import escape_markdown
 from tests.components.conftest import fake_app

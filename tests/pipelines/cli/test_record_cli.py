@@ -11,7 +11,7 @@ from pipelines.cli.main import main
 from pipelines.config import AppSettings
 from pipelines.events import RecordImported
 from pipelines.llm.fake import FakeChatModel
-from pipelines.record.export import to_json
+from pipelines.record.record_file import to_json
 from pipelines.record.signing import desk_key
 from pipelines.record.store import RunStore
 from pipelines.record.verdict_card import COMMON_LABELS, common_label

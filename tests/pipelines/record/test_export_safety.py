@@ -9,7 +9,8 @@ import pytest
 
 from pipelines.errors import DebateDeskError
 from pipelines.events import Event, VerdictOverridden
-from pipelines.record.export import export_run, load_record, to_claimreview
+from pipelines.record.export import export_run, to_claimreview
+from pipelines.record.record_file import load_record
 from pipelines.record.store import RunSummary
 from pipelines.text.safety import public_http_url
 from tests.fakes import hand_record

@@ -17,7 +17,9 @@ from pipelines.events import RecordImported, VerdictOverridden, dump_event
 from pipelines.llm.fake import FakeChatModel
 from pipelines.record import chain
 from pipelines.record.digest import digest
-from pipelines.record.export import export_run, import_run, to_claimreview, to_json, to_markdown
+from pipelines.record.export import export_run, to_claimreview, to_markdown
+from pipelines.record.importer import import_run
+from pipelines.record.record_file import to_json
 from pipelines.record.signing import KEY_FILE, DeskKey, desk_key, existing_desk_key
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import verdict_card

@@ -22,13 +22,13 @@ from pipelines.events import Event, RunInterrupted, RunResumed, RunStarted, Verd
 from pipelines.llm.fake import FakeChatModel
 from pipelines.record import event_writer
 from pipelines.record.digest import digest
-from pipelines.record.faults import StoreOutage
 from pipelines.record.journal import fingerprint
 from pipelines.record.store import RunStore
 from pipelines.run.runner import resume_run, start_run, stream_run
 from pipelines.run.services import Services
 from pipelines.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services
+from tests.faults import StoreOutage
 from tests.stores import POSTGRES_ENV, store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

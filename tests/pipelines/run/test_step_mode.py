@@ -23,7 +23,8 @@ from pipelines.events import (
     VerdictReached,
 )
 from pipelines.llm.fake import FakeChatModel
-from pipelines.record.export import load_record, to_json, to_markdown
+from pipelines.record.export import to_markdown
+from pipelines.record.record_file import load_record, to_json
 from pipelines.run.context import Review
 from pipelines.run.runner import RunHandle, resume_run, start_run
 from pipelines.run.services import Services

@@ -11,7 +11,8 @@ from pydantic import SecretStr
 from pipelines.config import ROLES, ModelSpec, RunConfig
 from pipelines.events import ArgumentDelta, RunFailed, TurnCompleted, VerdictReached
 from pipelines.llm.fake import FakeChatModel
-from pipelines.record.export import EXPORT_FORMATS, RecordError, export_run, load_record
+from pipelines.record.export import EXPORT_FORMATS, export_run
+from pipelines.record.record_file import RecordError, load_record
 from pipelines.record.redaction import Redactor, StreamRedactor
 from pipelines.run.runner import Services, resume_run, stream_run
 from pipelines.text.urls import scrub_url, url_secrets

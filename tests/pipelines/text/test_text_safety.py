@@ -16,7 +16,7 @@ from pipelines.errors import InvalidClaimError
 from pipelines.eval.datasets import DatasetError, load_jsonl
 from pipelines.eval.harness import ClaimScore, EvalReport
 from pipelines.eval.records import claims_csv
-from pipelines.record.export import RecordError, load_record
+from pipelines.record.record_file import RecordError, load_record
 from pipelines.record.store import RunStore
 from pipelines.run.batch import BatchInputError, ClaimOutcome, parse_claims_file, parse_claims_text, to_csv
 from pipelines.run.runner import Services, start_run, validate_claim

@@ -1,4 +1,6 @@
-"""Store faults on demand, for the tests and the soak: the database "goes away" for a while, or the disk "fills".
+"""Store faults on demand, for the tests and the soak bench: the database "goes away" for a while, or the disk "fills".
+
+Test tooling: the app never imports it (it lived in ``pipelines/record/`` until issue 47).
 
 ``StoreOutage(engine)`` hooks the engine's connection checkout and every statement: while an
 outage lasts, both raise what the real fault raises (an ``OperationalError`` from the driver

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pipelines.record.migrations import bring_up
+from pipelines.database.migrations import bring_up
 
 revision = "0001"
 down_revision = None

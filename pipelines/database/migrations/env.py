@@ -1,4 +1,4 @@
-"""Alembic's entry for the run store: migrate the connection ``pipelines.record.migrations`` hands over."""
+"""Alembic's entry for the desk's database: migrate the connection ``pipelines.database.migrations`` hands over."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from alembic import context
 
 connection = context.config.attributes.get("connection")
 if connection is None:
-    raise RuntimeError("the run store migrates itself when it opens (pipelines.record.migrations.upgrade); there is no alembic.ini")
+    raise RuntimeError("the run store migrates itself when it opens (pipelines.database.migrations.upgrade); there is no alembic.ini")
 context.configure(
     connection=connection,
     target_metadata=context.config.attributes.get("target_metadata"),

@@ -1,11 +1,11 @@
-"""The run store's schema as named migrations (Alembic), applied when a store opens, on SQLite and PostgreSQL.
+"""The desk's database as named migrations (Alembic), applied when the run store opens it, on SQLite and PostgreSQL.
 
 Each change is one file under ``versions/`` (``NNNN_what_it_adds.py``: ``revision``,
 ``down_revision`` naming the one before, ``upgrade()`` with Alembic's ``op``); the applied one
 is recorded in the database's ``alembic_version`` table. ``upgrade`` brings a database to the
 newest: an empty one is built, one made before migrations (tables but no ``alembic_version``)
-gets the columns and indexes it lacks. ``python -m pipelines.record.migrations new "what it
-adds"`` writes the next file from the difference between the store's tables and the migrations
+gets the columns and indexes it lacks. ``python -m pipelines.database.migrations new "what it
+adds"`` writes the next file from the difference between the tables in ``pipelines/database/tables.py`` and the migrations
 (docs/durable-runs.md).
 """
 

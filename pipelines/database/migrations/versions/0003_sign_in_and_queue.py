@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from pipelines.record.migrations import bring_up
+from pipelines.database.migrations import bring_up
 
 revision = "0003"
 down_revision = "0002"
