@@ -106,7 +106,7 @@ def test_scoring_maps_protocol_labels_and_computes_calibration_from_stated_confi
         _outcome("SUPPORTED", 0.9, (("d1", 0), ("d1", 1))),
         _outcome("FALSE", 0.9),
         _outcome("HALF-TRUE", 0.6),
-        _outcome("MOSTLY FALSE", 0.6),
+        _outcome("MISLEADING", 0.6),
     ]
     rows = [score_claim(i, o) for i, o in zip(items, outcomes, strict=True)]
     assert [r.predicted for r in rows] == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", None]
