@@ -227,8 +227,7 @@ def _require_oidc(auth: Mapping[str, Any]) -> User | None:
         settings = AppSettings()
         user = oidc_user(st.user.to_dict(), settings.oidc_editors, settings.oidc_checkers)
         if user is not None:
-            st.session_state[state.SIGNED_IN] = user
-            state.set_checker_name(user.name)
+            state.sign_in(user)
             return user
         st.title(TITLE)  # markup: our own constant
         st.error(  # markup: the address is escaped

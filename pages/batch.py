@@ -72,7 +72,7 @@ start = st.button("Submit to the workers" if on_workers else "Check all", type="
 def _submit(items: list[BatchItem], label: str) -> None:
     """The claims to the desk's workers; the page watches them below."""
     submitted = submit_batch(items, config, services, by=acting_name(acting_person(), "run"), label=label)
-    st.session_state[state.BATCH_WATCHED] = submitted.queue
+    state.watch_batch(submitted.queue)
     st.toast(f"{submitted.jobs} claims submitted to the workers.")  # markup: a count only
 
 
@@ -106,7 +106,7 @@ if start:
     state.set_batch_error(None)
     try:
         require(acting_person(), "run")  # the role as the users file says now: a removed user runs nothing
-        pasted = st.session_state.get(state.BATCH_PASTE, "")
+        pasted = state.keyed(state.BATCH_PASTE).get("", "")
         if upload is not None:
             items = parse_claims_file(upload.getvalue(), upload.name)
         elif pasted.strip():
@@ -129,7 +129,7 @@ if on_workers:
         queues = []
         st.error(f"⚠️ {escape_markdown(str(exc))}")
     if queues:
-        watched = st.session_state.get(state.BATCH_WATCHED)
+        watched = state.watched_batch()
         choice = st.selectbox(
             "Submitted batch",
             queues,

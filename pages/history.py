@@ -60,7 +60,7 @@ def status_text(run: RunSummary) -> str:
 
 
 def import_uploaded() -> None:
-    upload = st.session_state.get("history.import")
+    upload = state.keyed(state.HISTORY_IMPORT).get()
     if upload is None:
         return
     assert store is not None
@@ -91,7 +91,7 @@ with st.expander("📥 Import a JSON transcript for audit"):
         "Its signature and chain are checked (`python -m pipelines verify-record FILE` does the same), and it is kept as "
         "what the file says: a verdict in it is never this desk's."
     )
-    st.file_uploader("Run record (.json)", type=["json"], key="history.import", on_change=import_uploaded)
+    st.file_uploader("Run record (.json)", type=["json"], key=state.HISTORY_IMPORT, on_change=import_uploaded)
 message = state.take_message(state.IMPORT_MESSAGE)
 if message:
     kind, text = message

@@ -32,7 +32,7 @@ if acting_user() is None:
     st.warning("Enter **your name** in the sidebar: every change to the queue is recorded with who made it.")
 if (linked := state.follow_link(state.CLAIM_PARAM)) is not None:  # ?claim=ID: a colleague's link
     state.open_queue_claim(linked)
-    st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]
+    state.show_queue_tab(QUEUE_TABS[0])
 render_message()
 render_notices(queue)
 
