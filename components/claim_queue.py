@@ -22,9 +22,11 @@ from components.links import app_url, claim_link, render_copy_link, run_line
 from components.resources import get_claim_queue, get_services
 from components.seen_before import on_intake, render_outside_reviews, render_seen_before
 from components.sign_in import acting_user
-from pipelines.access.users import User, UsersFile, UsersFileError
-from pipelines.config import AppSettings
-from pipelines.errors import DebateDeskError
+from pipelines.core.config import AppSettings
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
+from pipelines.newsroom.access.users import User, UsersFile, UsersFileError
 from pipelines.newsroom.intake import claim_of_item, claims_from_file, claims_from_text
 from pipelines.newsroom.publishing import confirm, correct, missing_appearance, publish, served_url, unpublish
 from pipelines.newsroom.queue import (
@@ -43,8 +45,6 @@ from pipelines.newsroom.queue import (
 from pipelines.record.store import RunStore, RunSummary
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.batch import BatchItem
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 K = state.QUEUE_PREFIX
 STATUS_ICONS = {"new": "🆕", "checking": "🔎", "in review": "🧑‍⚖️", "published": "📰", "dismissed": "🗑️"}

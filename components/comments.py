@@ -9,10 +9,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components import state
 from components.sign_in import acting_user
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
 from pipelines.newsroom.queue import ClaimQueue, QueueError
 from pipelines.record.comments import Comment, CommentRefusedError, check_comment
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 RUN = "the run"
 

@@ -8,8 +8,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import streamlit as st
 
 from components import state
+from pipelines.core.text.times import when
 from pipelines.record.store import RunSummary
-from pipelines.text.times import when
 
 PAGE_PATHS = ("verify", "history", "corpora", "batch", "benchmark", "settings", "queue")  # the url paths st.navigation gives the pages
 

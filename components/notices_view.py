@@ -10,11 +10,11 @@ import streamlit as st
 from components import state
 from components.claim_queue import act, desk_people, status_text
 from components.sign_in import acting_user
-from pipelines.access.users import User
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.notices import mark_read, mentioning, notices_for
 from pipelines.newsroom.queue import CLAIM_STATUSES, ClaimQueue, QueueClaim, QueueError, QueueFilter
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 K = "queue.mine."
 VIEWS = ("All claims", "Assigned to me", "Mentioning me")

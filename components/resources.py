@@ -5,11 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from components import state
-from pipelines.config import AppSettings
-from pipelines.errors import StoreUnavailableError
+from pipelines.core.config import AppSettings
+from pipelines.core.errors import StoreUnavailableError
+from pipelines.core.text.safety import escape_markdown
 from pipelines.newsroom.queue import ClaimQueue
 from pipelines.run.services import Services
-from pipelines.text.safety import escape_markdown
 
 
 def get_services() -> Services:

@@ -11,17 +11,17 @@ import streamlit as st
 
 from components import state
 from components.sign_in import acting_person
-from pipelines.access.roles import ALLOWED, NotAllowedError
-from pipelines.domain import Evidence
-from pipelines.errors import DebateDeskError
+from pipelines.core.domain import Evidence
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.newsroom.access.roles import ALLOWED, NotAllowedError
 from pipelines.record.store import RunStore
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.context import Review
 from pipelines.run.runner import RunHandle
 from pipelines.run.step_gate import PendingReview, override_verdict, pasted_evidence
+from pipelines.run.tools.fetch import fetch_page
 from pipelines.stages.decomposition import parse_triplets
-from pipelines.text.safety import escape_markdown
-from pipelines.tools.fetch import fetch_page
 
 K = state.REVIEW_PREFIX
 KEEP, STRIKE, ADMIT = "keep", "strike", "admit"

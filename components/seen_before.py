@@ -14,12 +14,12 @@ import streamlit as st
 
 from components import state
 from components.resources import get_services
-from pipelines.access.users import User
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
+from pipelines.core.text.safety import escape_markdown, public_http_url
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.matching import Match, check_on_intake, earlier_checks, nearest, thresholds_of
 from pipelines.newsroom.queue import ClaimQueue, QueueClaim
 from pipelines.newsroom.reviews_in import OutsideReviews, read_reviews
-from pipelines.text.safety import escape_markdown, public_http_url
 
 K = "queue.seen."
 

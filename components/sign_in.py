@@ -20,11 +20,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components import identity, state
 from components.web import SIGN_IN_PATH, desk
-from pipelines.access.roles import NotAllowedError, OidcRoles, Person, UsersFileRoles
-from pipelines.access.sessions import BROWSER_COOKIE
-from pipelines.access.users import User, UsersFile, UsersFileError, oidc_user
-from pipelines.config import AppSettings
-from pipelines.text.safety import escape_markdown
+from pipelines.core.config import AppSettings
+from pipelines.core.text.safety import escape_markdown
+from pipelines.newsroom.access.roles import NotAllowedError, OidcRoles, Person, UsersFileRoles
+from pipelines.newsroom.access.sessions import BROWSER_COOKIE
+from pipelines.newsroom.access.users import User, UsersFile, UsersFileError, oidc_user
 
 K = "sign_in."
 TITLE = "⚖️ Sign in to DebateDesk"

@@ -12,14 +12,14 @@ from typing import Any
 import streamlit as st
 
 from components import identity
-from pipelines.access.users import User
-from pipelines.config import BudgetConfig, RunConfig
-from pipelines.domain import Evidence
-from pipelines.events import Event, parse_event
-from pipelines.llm.connection import ConnectionReport
-from pipelines.llm.presets import apply_preset
+from pipelines.core.config import BudgetConfig, RunConfig
+from pipelines.core.domain import Evidence
+from pipelines.core.events import Event, parse_event
+from pipelines.core.text.safety import is_invisible, unsafe_char
+from pipelines.newsroom.access.users import User
+from pipelines.run.llm.connection import ConnectionReport
+from pipelines.run.llm.presets import apply_preset
 from pipelines.run.runner import RunHandle
-from pipelines.text.safety import is_invisible, unsafe_char
 
 CLAIM = "claim_text"
 PENDING_CLAIM = "pending_claim"
@@ -57,6 +57,11 @@ SIGN_IN_MESSAGE = "sign_in_message"
 
 FRAMED = "framed"  # set by app.py: the page runs inside the app's navigation
 RETURN_TO = "return_to"  # a page opened by its URL before the navigation existed, to show once it does
+
+
+def _text(value: object) -> str | None:
+    """A kept id or message as text, or None when nothing is kept (None, or an empty string a widget left)."""
+    return str(value) if value else None
 
 
 class Keyed:
@@ -177,8 +182,7 @@ def set_error(message: str | None) -> None:
 
 
 def last_error() -> str | None:
-    value = st.session_state.get(LAST_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(LAST_ERROR))
 
 
 def config_value(path: str, default: Any = None) -> Any:
@@ -328,8 +332,7 @@ def set_review_error(message: str | None) -> None:
 
 
 def review_error() -> str | None:
-    value = st.session_state.get(REVIEW_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(REVIEW_ERROR))
 
 
 def request_resume(run_id: str, limits: BudgetConfig | None = None) -> None:
@@ -357,8 +360,7 @@ REPLAY_RUN = "replay.chosen"  # the run open on the Replay page
 
 
 def replay_run() -> str | None:
-    value = st.session_state.get(REPLAY_RUN)
-    return str(value) if value else None
+    return _text(st.session_state.get(REPLAY_RUN))
 
 
 def choose_replay_run(run_id: str | None) -> None:
@@ -366,8 +368,7 @@ def choose_replay_run(run_id: str | None) -> None:
 
 
 def history_run() -> str | None:
-    value = st.session_state.get(HISTORY_RUN)
-    return str(value) if value else None
+    return _text(st.session_state.get(HISTORY_RUN))
 
 
 def open_history_run(run_id: str | None) -> None:
@@ -402,16 +403,6 @@ CORPORA_MESSAGE = "corpora_message"  # what the last ingestion, deletion or inde
 CORPORA_PREFIX = "corpora."  # widget keys of the Corpora page
 
 
-def watch_batch(queue: str | None) -> None:
-    """The submitted batch (its queue name) the Batch page watches."""
-    st.session_state[BATCH_WATCHED] = queue
-
-
-def watched_batch() -> str | None:
-    value = st.session_state.get(BATCH_WATCHED)
-    return str(value) if value else None
-
-
 def set_batch_outcomes(outcomes: list[Any]) -> None:
     """The finished batch's outcomes (pipelines.run.batch.ClaimOutcome), kept so downloads survive reruns."""
     st.session_state[BATCH_OUTCOMES] = list(outcomes)
@@ -426,8 +417,7 @@ def set_batch_error(message: str | None) -> None:
 
 
 def batch_error() -> str | None:
-    value = st.session_state.get(BATCH_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(BATCH_ERROR))
 
 
 def set_compared(evaluation_ids: list[str]) -> None:
@@ -445,8 +435,7 @@ def set_bench_error(message: str | None) -> None:
 
 
 def bench_error() -> str | None:
-    value = st.session_state.get(BENCH_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(BENCH_ERROR))
 
 
 def ensure_framed(page_file: str) -> None:
@@ -529,8 +518,7 @@ def show_queue_tab(tab: str) -> None:
 
 
 def queue_claim() -> str | None:
-    value = st.session_state.get(QUEUE_CLAIM)
-    return str(value) if value else None
+    return _text(st.session_state.get(QUEUE_CLAIM))
 
 
 def open_queue_claim(claim_id: str | None) -> None:

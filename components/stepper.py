@@ -11,9 +11,9 @@ import streamlit as st
 from components import state
 from components.courtroom import render_courtroom_audit
 from components.transcript import replay
-from pipelines.events import Event
+from pipelines.core.events import Event
+from pipelines.core.text.safety import escape_markdown
 from pipelines.record.replay import steps
-from pipelines.text.safety import escape_markdown
 
 
 def render_stepper(run_id: str, events: Sequence[Event], *, key: str = "history") -> None:

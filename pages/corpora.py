@@ -14,11 +14,11 @@ from components.sign_in import acting_person
 from corpora.chunking import chunk_documents
 from corpora.loaders import SUPPORTED_SUFFIXES, CorpusFileError, FileLoader
 from corpora.uploads import stage_uploads
-from pipelines.access.roles import require
-from pipelines.errors import DebateDeskError
-from pipelines.text.safety import escape_markdown
-from pipelines.tools.corpus_index import validate_corpus_name
-from pipelines.tools.web import is_web_url
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.newsroom.access.roles import require
+from pipelines.run.tools.corpus_index import validate_corpus_name
+from pipelines.run.tools.web import is_web_url
 
 state.ensure_framed("pages/corpora.py")
 

@@ -17,8 +17,10 @@ from components.run_compare import render_comparison
 from components.sign_in import acting_person
 from components.stepper import render_stepper
 from components.transcript import replay
-from pipelines.access.roles import require
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
+from pipelines.newsroom.access.roles import require
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.compare import compare_runs
 from pipelines.record.digest import digest
@@ -27,8 +29,6 @@ from pipelines.record.importer import import_run
 from pipelines.record.signing import desk_key, existing_desk_key
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
 from pipelines.record.verdict_card import common_label, imported_summary, imported_trail
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 state.ensure_framed("pages/history.py")
 

@@ -19,7 +19,7 @@ from components.notices_view import filters_in_use, in_view, render_bulk, render
 from components.pages import render_page_header
 from components.resources import get_claim_queue
 from components.sign_in import acting_user
-from pipelines.text.safety import escape_markdown
+from pipelines.core.text.safety import escape_markdown
 
 state.ensure_framed("pages/queue.py")
 

@@ -8,8 +8,8 @@ from components.links import address_picker, run_line
 from components.pages import render_page_header
 from components.resources import get_services
 from components.stepper import render_stepper
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
 
 state.ensure_framed("pages/replay.py")
 

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pipelines.cli.acting import BY_HELP, acting_person
-from pipelines.config import AppSettings, RunConfig, describe_invalid, load_run_config
+from pipelines.core.config import AppSettings, RunConfig, describe_invalid, load_run_config
 
 if TYPE_CHECKING:
     from pipelines.record.store import RunStore
     from pipelines.run.services import Services
-from pipelines.errors import DebateDeskError
-from pipelines.events import (
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import (
     AgreementChecked,
     ArgumentDelta,
     BeliefRead,
@@ -67,10 +67,10 @@ from pipelines.events import (
     WebSearchUnavailable,
     dump_event,
 )
+from pipelines.core.text.probability import belief_line, decimal
+from pipelines.core.text.safety import TerminalSafeStream
+from pipelines.core.text.times import when
 from pipelines.record.digest import RunDigest
-from pipelines.text.probability import belief_line, decimal
-from pipelines.text.safety import TerminalSafeStream
-from pipelines.text.times import when
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -484,8 +484,8 @@ def _ingest(args: argparse.Namespace) -> int:
     # importing them (LangChain, OpenAI's client, SQLAlchemy) took about a second of every ingestion.
     from corpora.chunking import chunk_documents
     from corpora.loaders import SUPPORTED_SUFFIXES, FileLoader
-    from pipelines.tools.corpus_index import CorpusIndex
-    from pipelines.tools.embeddings import default_embedder
+    from pipelines.run.tools.corpus_index import CorpusIndex
+    from pipelines.run.tools.embeddings import default_embedder
 
     files: list[Path] = []
     for path in args.paths:
@@ -593,7 +593,7 @@ def options_table() -> str:
 
 
 def _model(args: argparse.Namespace) -> int:
-    from pipelines.llm import embedded
+    from pipelines.run.llm import embedded
 
     settings = AppSettings()
     if args.action == "prepare":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from pipelines.domain import LABELS, Label
+from pipelines.core.domain import LABELS, Label
 from pipelines.record.labels import NEI, REFUTES, SUPPORTS, canonical, known_words
 
 LabelMode = Literal["three", "binary"]

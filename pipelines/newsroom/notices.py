@@ -25,8 +25,8 @@ from typing import Any
 from sqlalchemy import Engine, event, or_, select
 from sqlalchemy.orm import Session
 
-from pipelines.access.users import User
-from pipelines.database.tables import CommentRow, NoticeReadRow, QueueChangeRow, QueueClaimRow
+from pipelines.core.database.tables import CommentRow, NoticeReadRow, QueueChangeRow, QueueClaimRow
+from pipelines.newsroom.access.users import User
 
 log = logging.getLogger("debatedesk.notices")
 MENTION = re.compile(r"(?<![\w@])@([A-Za-z][\w.-]{0,60})")

@@ -25,16 +25,16 @@ from typing import Any, Literal, get_args
 from sqlalchemy import Engine, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from pipelines.access.roles import NotAllowedError, require_role
-from pipelines.access.users import User
-from pipelines.database.tables import MAX_FIELD, CommentRow, PublicationRow, QueueChangeRow, QueueClaimRow, QueueRunRow, RunRow
-from pipelines.errors import DebateDeskError, InvalidClaimError
+from pipelines.core.database.tables import MAX_FIELD, CommentRow, PublicationRow, QueueChangeRow, QueueClaimRow, QueueRunRow, RunRow
+from pipelines.core.errors import DebateDeskError, InvalidClaimError
+from pipelines.core.text.language import checked_code
+from pipelines.core.text.language import detect as detect_language
+from pipelines.core.text.safety import unsafe_char
+from pipelines.newsroom.access.roles import NotAllowedError, require_role
+from pipelines.newsroom.access.users import User
 from pipelines.record.comments import MAX_COMMENT, Comment, CommentRefusedError, check_comment
 from pipelines.record.verdict_card import COMMON_LABELS, CardLabel, common_label
 from pipelines.run.runner import validate_claim
-from pipelines.text.language import checked_code
-from pipelines.text.language import detect as detect_language
-from pipelines.text.safety import unsafe_char
 
 ClaimStatus = Literal["new", "checking", "in review", "published", "dismissed"]
 CLAIM_STATUSES: tuple[ClaimStatus, ...] = get_args(ClaimStatus)
@@ -156,7 +156,7 @@ class NewClaim:
     assignee: str = ""
     due_on: str = ""
     tags: tuple[str, ...] = ()
-    language: str = ""  # ISO 639; "" has it told from the text (pipelines/text/language.py)
+    language: str = ""  # ISO 639; "" has it told from the text (pipelines/core/text/language.py)
 
 
 class ClaimQueue:

@@ -21,9 +21,9 @@ from sqlalchemy import Engine, func, or_, select
 from sqlalchemy.orm import Session
 
 from corpora.jsonl import JsonTooDeepError
-from pipelines.database.tables import MAX_FIELD, OutsideReviewRow
-from pipelines.errors import DebateDeskError
-from pipelines.text.safety import UnsafeClaimError, check_claim_text, load_json, public_http_url, unsafe_char
+from pipelines.core.database.tables import MAX_FIELD, OutsideReviewRow
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import UnsafeClaimError, check_claim_text, load_json, public_http_url, unsafe_char
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_REVIEWS = 20_000

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pipelines import __version__
-from pipelines.errors import DebateDeskError
-from pipelines.events import (
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import (
     Event,
     ModelServerRestarted,
     QueryIssued,
@@ -29,6 +29,15 @@ from pipelines.events import (
     StageFailed,
     TurnCompleted,
 )
+from pipelines.core.text.probability import decimal
+from pipelines.core.text.safety import (
+    csv_cell,
+    escape_markdown,
+    json_for_html,
+    public_http_url,
+    terminal_text,
+)
+from pipelines.core.text.times import to_the_second
 from pipelines.record.claimreview import RATINGS, Review, build_claimreview
 from pipelines.record.comments import Comment
 from pipelines.record.digest import describe_intervention, digest
@@ -45,15 +54,6 @@ from pipelines.record.verdict_card import (
     imported_trail,
     verdict_card,
 )
-from pipelines.text.probability import decimal
-from pipelines.text.safety import (
-    csv_cell,
-    escape_markdown,
-    json_for_html,
-    public_http_url,
-    terminal_text,
-)
-from pipelines.text.times import to_the_second
 
 ExportFormat = Literal["json", "md", "csv", "claimreview"]
 EXPORT_FORMATS: dict[str, tuple[str, str]] = {  # format -> (file suffix, MIME type)

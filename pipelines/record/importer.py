@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from pipelines.errors import DebateDeskError
-from pipelines.events import (
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import (
     Event,
     RecordImported,
     RunStarted,

@@ -5,7 +5,7 @@ HALF-TRUE), datasets theirs (Check-COVID SUPPORT and NOTENOUGHINFO, SciFact CONT
 scales such as PolitiFact's (True, Mostly True, Half True, Mostly False, False, Pants on Fire), which is what a
 ClaimReview's ``alternateName`` says. ``WORDS`` reads each onto one of three verdicts, and the desk shows them two ways:
 
-- canonical (``canonical``): SUPPORTS / REFUTES / NOT ENOUGH INFO (``pipelines.domain.Label``), what scoring,
+- canonical (``canonical``): SUPPORTS / REFUTES / NOT ENOUGH INFO (``pipelines.core.domain.Label``), what scoring,
   datasets and calibration compare (``pipelines.eval.labels`` adds the dataset modes and the ``--label-map`` on top);
 - display (``common_label``, ``COMMON_LABELS``): SUPPORTED / REFUTED / NOT ENOUGH INFO, what the card, History's
   filter, the override list, the queue's review and every export say, with the protocol's own word beside it
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from pipelines.domain import LABELS, Label
+from pipelines.core.domain import LABELS, Label
 
 SUPPORTS: Label = "SUPPORTS"
 REFUTES: Label = "REFUTES"

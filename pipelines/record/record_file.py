@@ -22,8 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipelines import __version__
-from pipelines.errors import DebateDeskError
-from pipelines.events import (
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import (
     CheckerAddedEvidence,
     CheckerAdmittedEvidence,
     CheckerStruckEvidence,
@@ -35,6 +35,14 @@ from pipelines.events import (
     dump_event,
     parse_event,
 )
+from pipelines.core.text.safety import (
+    JsonTooDeepError,
+    UnsafeTextError,
+    check_claim_text,
+    json_for_html,
+    load_json,
+)
+from pipelines.core.text.urls import scrub_url
 from pipelines.record import chain
 from pipelines.record.comments import Comment
 from pipelines.record.digest import RunDigest, digest
@@ -44,14 +52,6 @@ from pipelines.record.verdict_card import (
     common_label,
 )
 from pipelines.record.verification import signed_part
-from pipelines.text.safety import (
-    JsonTooDeepError,
-    UnsafeTextError,
-    check_claim_text,
-    json_for_html,
-    load_json,
-)
-from pipelines.text.urls import scrub_url
 
 FORMAT = "debatedesk.run"
 SCHEMA_VERSION = 2  # 2 added the chain and the signature

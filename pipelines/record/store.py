@@ -6,7 +6,7 @@ trail and what replays render) and ``journal`` (every model answer and tool resu
 interrupted run resumes without asking again). A run left ``running`` by a process that
 died, or silent for longer than ``stale_after_s``, is marked ``interrupted`` by
 ``reconcile``. The tables are built, and older databases brought up, by the named migrations
-in ``pipelines/database/migrations`` when a store opens; the tables are declared in ``pipelines/database/tables.py``.
+in ``pipelines/core/database/migrations`` when a store opens; the tables are declared in ``pipelines/core/database/tables.py``.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from pipelines import __version__
-from pipelines.database import migrations
-from pipelines.database.engine import connect
-from pipelines.database.tables import DeskSettingChangeRow, DeskSettingRow, EventRow, JournalRow, RunRow
-from pipelines.errors import RunBusyError, StoreUnavailableError
-from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
+from pipelines.core.database import migrations
+from pipelines.core.database.engine import connect
+from pipelines.core.database.tables import DeskSettingChangeRow, DeskSettingRow, EventRow, JournalRow, RunRow
+from pipelines.core.errors import RunBusyError, StoreUnavailableError
+from pipelines.core.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
 from pipelines.record import chain
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import COMMON_LABELS, common_label
@@ -115,7 +115,7 @@ class RunStore:
         self.url = url
         self.engine = connect(url)
         try:
-            migrations.upgrade(self.engine)  # a new database is built, an older one brought up (pipelines/database/migrations)
+            migrations.upgrade(self.engine)  # a new database is built, an older one brought up (pipelines/core/database/migrations)
         except Exception as exc:  # away, full or read-only: said plainly, with where the store is (never the SQL)
             if not is_store_fault(exc):
                 raise

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from pipelines.database import migrations
-from pipelines.database.tables import desk_schema
-from pipelines.events import RunStarted, VerdictOverridden
+from pipelines.core.database import migrations
+from pipelines.core.database.tables import desk_schema
+from pipelines.core.events import RunStarted, VerdictOverridden
 from pipelines.record.store import RunStore
 from tests.stores import store_url  # noqa: F401  (the fixture)
 

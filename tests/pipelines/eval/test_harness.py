@@ -4,15 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, GoldSentence, load_dataset
 from pipelines.eval.harness import ClaimScore, build_report, evaluate, evaluation_config, format_report, score_claim
 from pipelines.eval.records import EvalStore, write_report_files
-from pipelines.llm.fake import FakeChatModel
 from pipelines.record.digest import Cost
 from pipelines.run.batch import ClaimOutcome
-from pipelines.tools.embeddings import MiniLMEmbedder
+from pipelines.run.llm.fake import FakeChatModel
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from tests.conftest import EVAL_SAMPLE
 from tests.fakes import make_services
 

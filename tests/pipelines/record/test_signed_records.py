@@ -13,8 +13,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pipelines.cli.main import main
-from pipelines.events import RecordImported, VerdictOverridden, dump_event
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.events import RecordImported, VerdictOverridden, dump_event
 from pipelines.record import chain
 from pipelines.record.digest import digest
 from pipelines.record.export import export_run, to_claimreview, to_markdown
@@ -24,6 +23,7 @@ from pipelines.record.signing import KEY_FILE, DeskKey, desk_key, existing_desk_
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import verdict_card
 from pipelines.record.verification import verify_record
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import override_verdict

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from corpora.base import split_sentences
-from pipelines.domain import Evidence, Verdict
-from pipelines.events import EvidenceRetrieved, RunStarted, VerdictOverridden, VerdictReached
+from pipelines.core.domain import Evidence, Verdict
+from pipelines.core.events import EvidenceRetrieved, RunStarted, VerdictOverridden, VerdictReached
 from pipelines.protocols.base import PROTOCOLS
 from pipelines.record.digest import Cost, digest
 from pipelines.record.verdict_card import COMMON_LABELS, closest_sentences, common_label, model_caveat, verdict_card

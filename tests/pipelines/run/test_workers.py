@@ -18,11 +18,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from pipelines.errors import DebateDeskError
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.errors import DebateDeskError
 from pipelines.record.store import RunStore
 from pipelines.run.batch import parse_claims_text
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.services import Services
+from pipelines.run.tools.embeddings import Embedder
 from pipelines.run.workers import (
     ATTEMPTS,
     CLAIMS_QUEUE,
@@ -35,7 +36,6 @@ from pipelines.run.workers import (
     submit_batch,
     submit_claims,
 )
-from pipelines.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services
 from tests.stores import POSTGRES_ENV, postgres_database
 from tests.workers import drain
