@@ -12,7 +12,7 @@ LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama_cpp_python==//p' requirements.txt)
 LLAMA_CPP_DIR := build/llama.cpp
 LLAMA_LIB := $(LLAMA_CPP_DIR)/lib/libllama.so
 LLAMA_SERVER_STAMP := $(LLAMA_CPP_DIR)/.attempted
-LLAMA_BUILD := bash pipelines/llm/embedded/build_llama_server.sh $(PY) $(LLAMA_CPP_PYTHON) $(LLAMA_CPP_DIR)
+LLAMA_BUILD := bash pipelines/run/llm/embedded/build_llama_server.sh $(PY) $(LLAMA_CPP_PYTHON) $(LLAMA_CPP_DIR)
 
 .PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-lib llama-server browser clean docs test-isolated
 
@@ -57,7 +57,7 @@ $(VENV)/.model-installed: requirements-model.txt $(VENV)/.installed
 
 # llama.cpp, compiled once from the llama.cpp source inside the pinned llama-cpp-python sdist: its shared
 # libraries (what llama-cpp-python loads, and the tests need), then llama.cpp's own server (parallel slots: see
-# pipelines/llm/embedded/server.py), which links the same libraries and compiles only its own files.
+# pipelines/run/llm/embedded/server.py), which links the same libraries and compiles only its own files.
 # The libraries are copied into llama-cpp-python's lib folder, where it looks first (install_libs.sh: a changed one
 # renamed over the old, never written in place, so a running server or app keeps working; the same bytes left alone).
 # If the server's build fails, `make run` goes on: the app then runs the model on the Python server, as
@@ -69,7 +69,7 @@ $(LLAMA_LIB): requirements.txt | $(VENV)/.installed
 	@tail -n 1 $(LLAMA_CPP_DIR)/build.log
 
 $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
-	bash pipelines/llm/embedded/install_libs.sh $(LLAMA_CPP_DIR)/lib "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \
+	bash pipelines/run/llm/embedded/install_libs.sh $(LLAMA_CPP_DIR)/lib "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \
 		lib = pathlib.Path(spec.origin).parent / "lib"; lib.mkdir(exist_ok=True); print(lib)')"
 	$(PY) -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__, "loads", llama_cpp.llama_cpp._lib._name)'
 	touch $@

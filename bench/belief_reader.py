@@ -39,15 +39,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from bench.protocols import claims, read_records, run_claim
-from pipelines.config import AppSettings, ModelSpec, RunConfig
-from pipelines.domain import Evidence
+from pipelines.core.config import AppSettings, ModelSpec, RunConfig
+from pipelines.core.domain import Evidence
+from pipelines.core.events import BeliefRead, EvidenceRetrieved, ExhibitStanceRead, StageCompleted
 from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
 from pipelines.eval.harness import evaluation_config
-from pipelines.events import BeliefRead, EvidenceRetrieved, ExhibitStanceRead, StageCompleted
-from pipelines.llm.client import LLM
-from pipelines.llm.registry import build_chat_model
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.registry import build_chat_model
 from pipelines.run.runner import Services
 from pipelines.stages.belief import LETTERS, ORDERS, mean_belief, options_block
 from pipelines.stages.debate_history import NO_HISTORY

@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import AppSettings, RunConfig
+from pipelines.core.config import AppSettings, RunConfig
 from pipelines.eval.datasets import load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config
-from pipelines.llm.cache import DiskResponseCache
-from pipelines.llm.fake import FakeChatModel
+from pipelines.run.llm.cache import DiskResponseCache
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.services import Services
 
 GOAL = 20.0

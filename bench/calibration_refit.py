@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.desk_rescore import MODEL, read_records, stances_as
 from pipelines.calibration.files import load_shipped
 from pipelines.calibration.fitting import scores
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 from pipelines.eval.calibrate import LabelledClaim, LabelledSet, Reading, compare_refit, fit_readings
 from pipelines.stages.stance_aggregation import supported
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import ROLES, AppSettings, RunConfig
-from pipelines.events import ModelCallCompleted, TurnCompleted
-from pipelines.llm import registry
-from pipelines.llm.embedded import stop_server
+from pipelines.core.config import ROLES, AppSettings, RunConfig
+from pipelines.core.events import ModelCallCompleted, TurnCompleted
+from pipelines.run.llm import registry
+from pipelines.run.llm.embedded import stop_server
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 

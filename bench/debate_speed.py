@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.embedded_speed import CLAIMS as RATE_CLAIMS
 from bench.embedded_speed import Library, uptime
 from bench.record_embedded import DEMO_CLAIMS, check_covid_claims
-from pipelines.config import AppSettings, RunConfig
-from pipelines.events import Event, ModelCallCompleted, StageCompleted, StageStarted
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import Event, ModelCallCompleted, StageCompleted, StageStarted
 from pipelines.record.digest import call_stage, digest, stage_name
 from pipelines.record.timeline import peak_in_flight, union_length
 from pipelines.run.runner import stream_run
@@ -206,8 +206,8 @@ def measure(
 
 def library_rates(settings: AppSettings, calls: int, max_tokens: int) -> Rates:
     """Prompt and decode tokens/s of llama-cpp-python itself, every prompt read afresh, on the app server's thread count."""
-    from pipelines.llm.embedded import assemble_model, default_threads
-    from pipelines.llm.embedded.server import DEFAULT_N_CTX
+    from pipelines.run.llm.embedded import assemble_model, default_threads
+    from pipelines.run.llm.embedded.server import DEFAULT_N_CTX
 
     threads = settings.llama_threads or default_threads()
     library = Library(assemble_model(settings.model_cache), threads, DEFAULT_N_CTX, fresh=True)

@@ -47,11 +47,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import AppSettings, RunConfig
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import ExhibitStanceRead, VerdictAggregated
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report, select_items
-from pipelines.events import ExhibitStanceRead, VerdictAggregated
 from pipelines.record.digest import digest
 from pipelines.run.runner import Services
 from pipelines.stages.exhibits import same_text

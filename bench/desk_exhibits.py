@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fit_desk_calibration import Example, design, examples_from_store
 from pipelines.calibration.fitting import fit_logistic, predict, scores
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
+from pipelines.core.events import ExhibitStanceRead
 from pipelines.eval.datasets import load_dataset
-from pipelines.events import ExhibitStanceRead
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore
 

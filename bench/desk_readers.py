@@ -51,13 +51,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from corpora.base import split_sentences
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.domain import Evidence
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.domain import Evidence
 from pipelines.eval import metrics
 from pipelines.eval.datasets import load_dataset
-from pipelines.llm.client import LLM
-from pipelines.llm.registry import build_chat_model
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.registry import build_chat_model
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.stance import (
     LETTERS,
@@ -71,7 +72,6 @@ from pipelines.stages.stance import (
     options_block,
     read_stance,
 )
-from pipelines.tools.embeddings import MiniLMEmbedder
 
 Reading = Sequence[Mapping[str, float]]
 TRUEFALSE_SYSTEM = (

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openai import OpenAI
 
-from pipelines.config import AppSettings
-from pipelines.llm.embedded import assemble_model, default_threads, ensure_server
-from pipelines.llm.embedded.server import client_key, read_state
+from pipelines.core.config import AppSettings
+from pipelines.run.llm.embedded import assemble_model, default_threads, ensure_server
+from pipelines.run.llm.embedded.server import client_key, read_state
 
 CLAIMS = (
     "Masks reduce transmission of respiratory viruses.",

@@ -4,7 +4,7 @@
 
 The same prompts at temperature 0 go, in one run and one after the other, through
 (a) llama-cpp-python in this process (``Llama.create_chat_completion``, streamed), (b) the
-app's Python server (``pipelines.llm.embedded.grammar_server``, as ``ensure_server`` starts
+app's Python server (``pipelines.run.llm.embedded.grammar_server``, as ``ensure_server`` starts
 it), (c) llama.cpp's native ``llama-server`` (built by ``make model``) with parallel slots,
 started with the arguments the app gives it. All three are loaded first; then each set of
 calls goes through each in turn (a, b, c, then the next set), so that on a shared machine
@@ -51,9 +51,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from openai import OpenAI
 
 from bench.embedded_model import CLAIMS as MODEL_BENCH_CLAIMS
-from pipelines.config import AppSettings
-from pipelines.llm.embedded import assemble_model, default_threads
-from pipelines.llm.embedded import server as embedded_server
+from pipelines.core.config import AppSettings
+from pipelines.run.llm.embedded import assemble_model, default_threads
+from pipelines.run.llm.embedded import server as embedded_server
 
 SYSTEM = "You check claims against evidence. Reason briefly, cite evidence as [E1], end with 'Label: X'."
 EVIDENCE = (

@@ -42,13 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from bench.protocols import read_records
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.domain import Evidence, Turn
-from pipelines.events import Event, EvidenceRetrieved, ModelCallCompleted, RunStarted, TurnCompleted
-from pipelines.llm.client import LLM
-from pipelines.llm.registry import build_chat_model
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.domain import Evidence, Turn
+from pipelines.core.events import Event, EvidenceRetrieved, ModelCallCompleted, RunStarted, TurnCompleted
 from pipelines.prompts import load_prompt
 from pipelines.record.store import RunStore
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.registry import build_chat_model
 from pipelines.stages.faithfulness import (
     NONE_OF_THEM,
     READ_LETTERS,

@@ -44,10 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.calibration.files import FITTED_DEFAULTS, Calibration, calibration_key, prompt_sha
 from pipelines.calibration.fitting import best_decide_at, cross_validated, fit_logistic, predict, scores
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
+from pipelines.core.events import ExhibitStanceRead
 from pipelines.eval.calibrate import stance_from_event
 from pipelines.eval.datasets import load_dataset
-from pipelines.events import ExhibitStanceRead
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, mixed

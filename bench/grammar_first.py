@@ -5,7 +5,7 @@
 Loads the model in this process and answers the same structured prompts (the app's
 faithfulness-statements and relevance-questions schemas over Check-COVID-style answers) at
 temperature 0, first with llama-cpp-python's sampler, then with the one in
-``pipelines/llm/embedded/grammar_server.py``, side by side. Prints per prompt whether the JSON texts are
+``pipelines/run/llm/embedded/grammar_server.py``, side by side. Prints per prompt whether the JSON texts are
 identical, the decoding rate of each (tokens out / seconds after the first token), their
 ratio, and how often the grammar refused the top token.
 """
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import AppSettings
-from pipelines.llm.embedded import grammar_server
+from pipelines.core.config import AppSettings
+from pipelines.run.llm.embedded import grammar_server
 from pipelines.stages.answer_relevance import GeneratedQuestions
 from pipelines.stages.faithfulness import AnswerStatements
 
@@ -74,7 +74,7 @@ def prompts(count: int) -> list[tuple[str, list[dict[str, str]], dict]]:  # type
 
 def model_path(name: str) -> Path:
     if name == "qwen":
-        from pipelines.llm.embedded import assemble_model
+        from pipelines.run.llm.embedded import assemble_model
 
         return assemble_model(AppSettings().model_cache)
     if name == "smollm2":

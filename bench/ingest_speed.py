@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corpora.chunking import chunk_documents
 from corpora.loaders import CheckCovidLoader, FileLoader
-from pipelines.config import AppSettings
-from pipelines.tools.embeddings import MiniLMEmbedder, onnx_model
+from pipelines.core.config import AppSettings
+from pipelines.run.tools.embeddings import MiniLMEmbedder, onnx_model
 
 ROOT = Path(__file__).resolve().parents[1]
 

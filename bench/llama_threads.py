@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from openai import OpenAI
 
 from bench.peak_memory import uncached_config
-from pipelines.config import AppSettings
-from pipelines.llm.embedded import assemble_model, default_threads, ensure_server, stop_server
+from pipelines.core.config import AppSettings
 from pipelines.record.digest import digest
+from pipelines.run.llm.embedded import assemble_model, default_threads, ensure_server, stop_server
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 

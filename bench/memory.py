@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipelines.config import AppSettings, RunConfig
-from pipelines.events import Event
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import Event
 from pipelines.record.digest import Cost, digest
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services

@@ -33,12 +33,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import AppSettings, RunConfig
-from pipelines.events import RunFailed
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import RunFailed
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import digest
 from pipelines.record.timeline import critical_path, peak_in_flight, union_length
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 

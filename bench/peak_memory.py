@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 if TYPE_CHECKING:
-    from pipelines.config import RunConfig
+    from pipelines.core.config import RunConfig
 
 DEMO_CLAIM = "Masks reduce transmission of respiratory viruses"
 
@@ -50,7 +50,7 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int | None:
 
 def uncached_config(protocol: str, corpus: str, backend: str = "embedded") -> RunConfig:
     """A run on ``backend`` over ``corpus``, web search off, response cache off: every call reaches the model."""
-    from pipelines.config import RunConfig
+    from pipelines.core.config import RunConfig
 
     config = RunConfig(protocol=protocol, corpus=corpus).with_backend(backend)
     return config.model_copy(
@@ -65,7 +65,7 @@ def claims(corpus: str, count: int) -> list[str]:
     """The first ``count`` Check-COVID dev claims, or the demo claim."""
     if corpus == "demo":
         return [DEMO_CLAIM] * count
-    from pipelines.config import AppSettings
+    from pipelines.core.config import AppSettings
     from pipelines.eval.datasets import load_dataset
 
     dataset = load_dataset("check-covid", "dev", checkcovid_dir=AppSettings().checkcovid_dir)
@@ -74,7 +74,7 @@ def claims(corpus: str, count: int) -> list[str]:
 
 def child(protocol: str, corpus: str, count: int, backend: str) -> None:
     """The measured process: load what the app loads, report, run each claim, report each one and the high-water mark."""
-    from pipelines.config import AppSettings
+    from pipelines.core.config import AppSettings
     from pipelines.record.digest import digest
     from pipelines.run.runner import stream_run
     from pipelines.run.services import Services
@@ -93,8 +93,8 @@ def child(protocol: str, corpus: str, count: int, backend: str) -> None:
 
 
 def stop_recorded_server() -> None:
-    from pipelines.config import AppSettings
-    from pipelines.llm.embedded.server import stop_server
+    from pipelines.core.config import AppSettings
+    from pipelines.run.llm.embedded.server import stop_server
 
     stop_server(AppSettings().model_cache)
 
@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--records", default="", help="append one JSON line per claim and one for the batch to this file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from pipelines.config import AppSettings, RunConfig
+    from pipelines.core.config import AppSettings, RunConfig
 
     protocol = args.protocol or RunConfig().protocol
     if args.child:

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.retrieval_quality import Claim, load_claims
-from pipelines.config import AppSettings, RunConfig
+from pipelines.core.config import AppSettings, RunConfig
 from pipelines.record.digest import digest
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
@@ -77,7 +77,7 @@ def pool_recall(protocol: str, claims: list[Claim], services: Services, config: 
 
 
 def fake_services(data_dir: Path, checkcovid_dir: Path) -> Services:
-    from pipelines.llm.fake import FakeChatModel
+    from pipelines.run.llm.fake import FakeChatModel
 
     services = Services.create(AppSettings(data_dir=data_dir, checkcovid_dir=checkcovid_dir), with_store=False)
     services.chat_override = FakeChatModel()

@@ -28,10 +28,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import AppSettings
-from pipelines.llm.embedded.model_files import assemble_model
-from pipelines.llm.embedded.server import ensure_server
-from pipelines.machine import default_threads
+from pipelines.core.config import AppSettings
+from pipelines.core.machine import default_threads
+from pipelines.run.llm.embedded.model_files import assemble_model
+from pipelines.run.llm.embedded.server import ensure_server
 
 FILLER = "Some evidence about vaccines, masks and the studies that measured them."
 

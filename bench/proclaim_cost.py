@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-from pipelines.config import AppSettings, RunConfig
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import AppSettings, RunConfig
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import Cost, digest
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 

@@ -38,13 +38,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.desk import ROWS, ClaimRecord, _fmt, add_sample_options, apply_settings, records_of, summarise
-from pipelines.config import AppSettings, RunConfig
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
+from pipelines.core.machine import describe
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, load_dataset
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import canonical
-from pipelines.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
-from pipelines.machine import describe
 from pipelines.protocols.base import protocol_names
 from pipelines.record.digest import Cost, RunDigest, digest
 from pipelines.record.store import RunStore

@@ -35,11 +35,11 @@ import numpy as np
 
 from bench.baseline import baseline_module, same_hits
 from bench.retrieval_quality import load_claims, percentile
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
 from pipelines.run.services import Services
-from pipelines.tools import embeddings
-from pipelines.tools.corpus_index import SEARCH_MODES, CorpusIndex, SearchMode
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools import embeddings
+from pipelines.run.tools.corpus_index import SEARCH_MODES, CorpusIndex, SearchMode
+from pipelines.run.tools.embeddings import Embedder
 
 CORPUS = "check-covid"
 

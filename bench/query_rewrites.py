@@ -26,14 +26,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.retrieval_quality import Claim, load_claims
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.errors import DebateDeskError
-from pipelines.llm.client import LLM
-from pipelines.llm.registry import build_chat_model, get_backend
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.errors import DebateDeskError
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.registry import build_chat_model, get_backend
 from pipelines.run.services import Services
+from pipelines.run.tools.corpus_index import CorpusIndex
 from pipelines.stages.query_formulation import formulate_queries
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model
-from pipelines.tools.corpus_index import CorpusIndex
 
 CORPUS = "check-covid"
 KS = (3, 5, 10)

@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import AppSettings, RunConfig
-from pipelines.events import (
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import (
     Event,
     RoundStarted,
     ScoreComputed,
@@ -34,8 +34,8 @@ from pipelines.events import (
     TurnCompleted,
     dump_event,
 )
-from pipelines.llm import embedded
 from pipelines.record.digest import digest
+from pipelines.run.llm import embedded
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 

@@ -50,10 +50,10 @@ import numpy as np
 
 from bench.baseline import baseline_module, same_hits
 from corpora.base import Passage
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
 from pipelines.eval.metrics import percentile
-from pipelines.tools.corpus_index import CorpusIndex
-from pipelines.tools.embeddings import Embedder, default_embedder
+from pipelines.run.tools.corpus_index import CorpusIndex
+from pipelines.run.tools.embeddings import Embedder, default_embedder
 
 GOAL_MS = 50.0
 SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "shi", "pe", "dra", "gu", "zen", "fo", "bi", "lu", "tor", "can", "vir", "mas", "sel"]

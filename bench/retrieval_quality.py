@@ -38,12 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from corpora.base import Document
 from corpora.chunking import chunk_documents
 from corpora.loaders import CheckCovidLoader
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.llm.client import LLM
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.run.llm.client import LLM
+from pipelines.run.tools.corpus_index import CorpusIndex, Hit
+from pipelines.run.tools.embeddings import Embedder, default_embedder
 from pipelines.stages.query_formulation import formulate_queries
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
-from pipelines.tools.corpus_index import CorpusIndex, Hit
-from pipelines.tools.embeddings import Embedder, default_embedder
 
 CORPUS = "check-covid-bench"
 DOC_KS = (1, 3, 5, 10, 20, 30)  # 20 and 30: how many exhibits a reader would need to hold the deciding abstract
@@ -136,7 +136,7 @@ def build_index(documents: list[Document], data_dir: Path, embedder: Embedder, c
 
 def make_llm(backend: str, settings: AppSettings) -> LLM:
     """The model the model-based variants use (the judge role's, as in a run)."""
-    from pipelines.llm.registry import build_chat_model, get_backend
+    from pipelines.run.llm.registry import build_chat_model, get_backend
 
     spec = ModelSpec(backend=backend, max_tokens=512)
     info = get_backend(backend)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from pipelines.newsroom import matching
-from pipelines.tools.lexical import tokenize
+from pipelines.run.tools.lexical import tokenize
 
 LIAR = Path(__file__).resolve().parents[2] / "shared" / "data" / "liar-plus"
 PARAPHRASES = Path(__file__).resolve().parent / "data" / "seen_before_paraphrases.jsonl"
@@ -143,8 +143,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    from pipelines.tools.embedding_cache import CachedEmbedder
-    from pipelines.tools.embeddings import default_embedder
+    from pipelines.run.tools.embedding_cache import CachedEmbedder
+    from pipelines.run.tools.embeddings import default_embedder
 
     pool = load_pool(args.liar)
     queries = load_queries(args.split, pool)

@@ -26,7 +26,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from pipelines.access.users import hash_password
+from pipelines.newsroom.access.users import hash_password
 
 PASSWORD = "right one"
 

@@ -1,6 +1,6 @@
 """Sign-in timing: does the answer's time tell which user names exist? Median time of a sign-in attempt for an unknown
 name, a known name with a wrong password and a known name with the right one, through the same code as the sign-in form
-(pipelines.access.sessions.attempt_sign_in: throttle check, bcrypt, session), with the throttle's count cleared between
+(pipelines.newsroom.access.sessions.attempt_sign_in: throttle check, bcrypt, session), with the throttle's count cleared between
 attempts so every attempt is checked in full. The stand-in hash the code used before (cost 4) is timed beside it.
 
     .venv/bin/python -m bench.sign_in_timing [--tries 25] [--cost 12] [--out docs/measurements/data/FILE.json]
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import bcrypt
 
-from pipelines.access.sessions import WRONG, SignInSessions, SignInThrottle, attempt_sign_in, throttle_keys
-from pipelines.access.users import UsersFile, hash_password
+from pipelines.newsroom.access.sessions import WRONG, SignInSessions, SignInThrottle, attempt_sign_in, throttle_keys
+from pipelines.newsroom.access.users import UsersFile, hash_password
 from pipelines.record.store import RunStore
 
 

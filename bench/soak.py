@@ -68,7 +68,7 @@ class HashEmbedder:
 
 def soak_config(protocol: str):  # type: ignore[no-untyped-def]
     """Every role on the fake backend, the demo corpus, no web search (loopback only)."""
-    from pipelines.config import RunConfig
+    from pipelines.core.config import RunConfig
 
     config = RunConfig().with_backend("fake")
     retrieval = config.retrieval.model_copy(update={"web_search": False})
@@ -76,10 +76,10 @@ def soak_config(protocol: str):  # type: ignore[no-untyped-def]
 
 
 def soak_services(data_dir: Path, latency: float):  # type: ignore[no-untyped-def]
-    from pipelines.config import AppSettings
-    from pipelines.llm.fake import FakeChatModel
+    from pipelines.core.config import AppSettings
+    from pipelines.run.llm.fake import FakeChatModel
     from pipelines.run.runner import Services
-    from pipelines.tools.web import OfflineSearch
+    from pipelines.run.tools.web import OfflineSearch
 
     services = Services.create(AppSettings(data_dir=data_dir), embedder=HashEmbedder())
     services.response_cache = None
@@ -92,10 +92,10 @@ def soak_services(data_dir: Path, latency: float):  # type: ignore[no-untyped-de
 
 
 def worker(args: argparse.Namespace) -> int:
-    from pipelines.errors import RunBusyError
+    from pipelines.core.errors import RunBusyError
     from pipelines.record import event_writer
-    from pipelines.record.faults import StoreOutage
     from pipelines.run.runner import resume_run, start_run
+    from tests.faults import StoreOutage
 
     event_writer.STORE_PATIENCE_S = args.patience
     services = soak_services(Path(args.data_dir), args.latency)
@@ -183,7 +183,7 @@ def kill_at_random(proc: subprocess.Popen[str], rng: random.Random, window_s: fl
 
 def content(events: list) -> tuple[Counter[str], dict[str, str], int]:  # type: ignore[type-arg]
     """What a run's record says, independent of timing: event fingerprints, streamed text per turn, model calls."""
-    from pipelines.events import ArgumentDelta, ModelCallCompleted, RunFailed, RunInterrupted, RunResumed, RunStarted
+    from pipelines.core.events import ArgumentDelta, ModelCallCompleted, RunFailed, RunInterrupted, RunResumed, RunStarted
     from pipelines.record.journal import fingerprint
 
     kinds: Counter[str] = Counter()
@@ -225,9 +225,9 @@ def compare(reference: list, record: list, tally: Tally, run_id: str) -> None:  
 
 
 def soak(args: argparse.Namespace) -> Tally:
-    from pipelines.llm.fake import FakeChatModel
     from pipelines.record.digest import digest
     from pipelines.record.store import RunStore
+    from pipelines.run.llm.fake import FakeChatModel
     from pipelines.run.runner import stream_run
 
     faults = args.faults.split(",")

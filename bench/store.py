@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipelines.domain import Evidence, Turn
-from pipelines.events import ArgumentDelta, Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, StageStarted, TurnCompleted
+from pipelines.core.domain import Evidence, Turn
+from pipelines.core.events import ArgumentDelta, Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, StageStarted, TurnCompleted
 from pipelines.record.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,8 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.protocols import newest_records, read_records
-from pipelines.config import AppSettings
-from pipelines.events import Event, ScoreComputed, TurnCompleted, VerdictReached
+from pipelines.core.config import AppSettings
+from pipelines.core.events import Event, ScoreComputed, TurnCompleted, VerdictReached
 from pipelines.record.store import RunStore
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.config import AppSettings, RunConfig
-from pipelines.events import RoundStarted, StageStarted, TurnCompleted
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import RoundStarted, StageStarted, TurnCompleted
 from pipelines.record.digest import digest
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 

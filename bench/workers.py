@@ -122,7 +122,7 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 def one_config(server: str, n: int, args: argparse.Namespace, *, kill: bool = False) -> dict[str, object]:
-    from pipelines.config import ROLES, AppSettings, RunConfig
+    from pipelines.core.config import ROLES, AppSettings, RunConfig
     from pipelines.run.batch import parse_claims_text
     from pipelines.run.services import Services
     from pipelines.run.workers import batch_progress, submit_batch

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
 from pipelines.record.verdict_card import common_label
 from pipelines.run.batch import ClaimOutcome, to_csv, to_jsonl
 from pipelines.run.services import Services
 from pipelines.run.workers import BatchProgress, batch_progress, cancel_batch, failure_reasons
-from pipelines.text.safety import escape_markdown
 
 STATUS_LABELS = {"completed": "✅ completed", "failed": "❌ failed", "stopped": "🛑 stopped by budget", "skipped": "⏭️ not started"}
 
@@ -174,7 +174,7 @@ def render_submitted_batch(services: Services, queue: str, batch: str = "") -> N
 
 def _cancel(services: Services, queue: str, batch: str = "") -> None:
     from components.sign_in import acting_person
-    from pipelines.access.roles import require
+    from pipelines.newsroom.access.roles import require
 
     try:
         require(acting_person(), "run")

@@ -16,13 +16,13 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from pipelines.domain import Verdict
+from pipelines.core.domain import Verdict
+from pipelines.core.events import BeliefRead
+from pipelines.core.text.probability import BELIEF_WORDS, percent
+from pipelines.core.text.safety import escape_markdown
 from pipelines.eval.labels import canonical
-from pipelines.events import BeliefRead
 from pipelines.record.labels import common_label
 from pipelines.stages.belief import READ_AGAIN
-from pipelines.text.probability import BELIEF_WORDS, percent
-from pipelines.text.safety import escape_markdown
 
 COLOURS = {"SUPPORTS": "#2ca02c", "REFUTES": "#d62728", "NOT ENOUGH INFO": "#7f7f7f"}
 LINES = tuple((label, name, COLOURS[label]) for label, name in BELIEF_WORDS.items())  # (label, name, colour)

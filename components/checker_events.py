@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pipelines.events import (
+from pipelines.core.events import (
     INTERVENTIONS,
     Event,
     RecordImported,
@@ -19,9 +19,9 @@ from pipelines.events import (
     StepPaused,
     VerdictOverridden,
 )
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import time_of_day
 from pipelines.record.digest import describe_intervention
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import time_of_day
 
 CHECKER_EVENTS = (*INTERVENTIONS, StepPaused, RunResumed, RunInterrupted, RecordImported)
 

@@ -22,9 +22,11 @@ from components.links import app_url, claim_link, render_copy_link, run_line
 from components.resources import get_claim_queue, get_services
 from components.seen_before import on_intake, render_outside_reviews, render_seen_before
 from components.sign_in import acting_user
-from pipelines.access.users import User, UsersFile, UsersFileError
-from pipelines.config import AppSettings
-from pipelines.errors import DebateDeskError
+from pipelines.core.config import AppSettings
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
+from pipelines.newsroom.access.users import User, UsersFile, UsersFileError
 from pipelines.newsroom.intake import claim_of_item, claims_from_file, claims_from_text
 from pipelines.newsroom.publishing import confirm, correct, missing_appearance, publish, served_url, unpublish
 from pipelines.newsroom.queue import (
@@ -43,8 +45,6 @@ from pipelines.newsroom.queue import (
 from pipelines.record.store import RunStore, RunSummary
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.batch import BatchItem
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 K = state.QUEUE_PREFIX
 STATUS_ICONS = {"new": "🆕", "checking": "🔎", "in review": "🧑‍⚖️", "published": "📰", "dismissed": "🗑️"}
@@ -146,24 +146,21 @@ def _day(value: Any) -> str:
 
 def _add_typed(queue: ClaimQueue) -> Callable[[User], str]:
     def action(user: User) -> str:
-        get = st.session_state.get
+        get = state.keyed(K + "new.").get
         claim = queue.add(
             NewClaim(
-                text=str(get(K + "new.text", "")),
-                appearance=Appearance(
-                    url=str(get(K + "new.url", "")), on=_day(get(K + "new.on")), claimant=str(get(K + "new.claimant", ""))
-                ),
-                assignee=str(get(K + "new.assignee") or ""),
-                due_on=_day(get(K + "new.due")),
-                tags=parse_tags(str(get(K + "new.tags", ""))),
-                language=str(get(K + "new.language", "")),
+                text=str(get("text", "")),
+                appearance=Appearance(url=str(get("url", "")), on=_day(get("on")), claimant=str(get("claimant", ""))),
+                assignee=str(get("assignee") or ""),
+                due_on=_day(get("due")),
+                tags=parse_tags(str(get("tags", ""))),
+                language=str(get("language", "")),
             ),
             user,
         )
-        for field in ("text", "url", "claimant", "tags", "language"):
-            st.session_state[K + "new." + field] = ""
+        state.keyed(K + "new.").clear("text", "url", "claimant", "tags", "language")
         state.open_queue_claim(claim.id)
-        st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]  # show the claim just added
+        state.show_queue_tab(QUEUE_TABS[0])  # show the claim just added
         return f"Added: {escape_markdown(claim.text[:80])}" + on_intake(queue, [claim], user)
 
     return action
@@ -171,8 +168,8 @@ def _add_typed(queue: ClaimQueue) -> Callable[[User], str]:
 
 def _add_pasted(queue: ClaimQueue) -> Callable[[User], str]:
     def action(user: User) -> str:
-        added = queue.add_many(claims_from_text(str(st.session_state.get(K + "paste", ""))), user)
-        st.session_state[K + "paste"] = ""
+        added = queue.add_many(claims_from_text(str(state.keyed(K).get("paste", ""))), user)
+        state.keyed(K).clear("paste")
         return f"Added {len(added)} claim{'s' if len(added) != 1 else ''} to the queue." + on_intake(queue, added, user)
 
     return action
@@ -180,7 +177,7 @@ def _add_pasted(queue: ClaimQueue) -> Callable[[User], str]:
 
 def _add_file(queue: ClaimQueue) -> Callable[[User], str]:
     def action(user: User) -> str:
-        upload = st.session_state.get(K + "file")
+        upload = state.keyed(K).get("file")
         if upload is None:
             return "Choose a file first."
         added = queue.add_many(claims_from_file(upload.getvalue(), upload.name), user)
@@ -358,18 +355,18 @@ def _render_edit(queue: ClaimQueue, claim: QueueClaim) -> None:
 
 def _save(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], str]:
     def action(user: User) -> str:
-        get = st.session_state.get
-        assignee = str(get(key + "assignee") or "")
+        get = state.keyed(key).get
+        assignee = str(get("assignee") or "")
         queue.update(
             claim.id,
             user,
-            appearance=Appearance(url=str(get(key + "url", "")), on=_day(get(key + "on")), claimant=str(get(key + "claimant", ""))),
+            appearance=Appearance(url=str(get("url", "")), on=_day(get("on")), claimant=str(get("claimant", ""))),
             assignee="" if assignee == NOBODY else assignee,
-            due_on=_day(get(key + "due")),
-            tags=parse_tags(str(get(key + "tags", ""))),
-            language=str(get(key + "language", "")),
+            due_on=_day(get("due")),
+            tags=parse_tags(str(get("tags", ""))),
+            language=str(get("language", "")),
         )
-        status = str(get(key + "status") or claim.status)
+        status = str(get("status") or claim.status)
         if status != claim.status:
             queue.set_status(claim.id, status, user)
         return "Saved."
@@ -509,8 +506,8 @@ def _render_versions(claim: QueueClaim, steps: list[Publication]) -> None:
 
 def _review(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], str]:
     def action(user: User) -> str:
-        get = st.session_state.get
-        done = queue.review(claim.id, user, str(get(key + "label", "")), str(get(key + "reason", "")), run_id=get(key + "run"))
+        get = state.keyed(key).get
+        done = queue.review(claim.id, user, str(get("label", "")), str(get("reason", "")), run_id=get("run"))
         verdict = escape_markdown(done.reviewed_verdict.common if done.reviewed_verdict else "")
         if done.status == "published":
             return f"Reviewed again: {verdict}. The published fact-check is unchanged until you publish a correction (or confirm it)."
@@ -523,7 +520,7 @@ def _publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, versi
     app = app_url()
 
     def action(user: User) -> str:
-        confirmed = bool(st.session_state.get(f"{K}publish.bare.{claim.id}"))
+        confirmed = bool(state.keyed(K).get(f"publish.bare.{claim.id}"))
         if missing and not confirmed:
             raise QueueError(
                 f"this claim has no {' and no '.join(missing)}; add them, or tick “Publish without {' or '.join(missing)}” first"
@@ -555,13 +552,13 @@ def _correct(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, versi
             store,
             claim.id,
             user,
-            str(st.session_state.get(f"{K}fix.{claim.id}.why", "")),
+            str(state.keyed(f"{K}fix.{claim.id}.").get("why", "")),
             organisation=settings.organisation,
             app_url=app,
             public_url=settings.public_url,
             expect_version=version,
         )
-        st.session_state[f"{K}fix.{claim.id}.why"] = ""
+        state.keyed(f"{K}fix.{claim.id}.").clear("why")
         return f"Correction published (version {done.publish_version}) at {escape_markdown(served_url(app, claim.id))}."
 
     return action
@@ -569,8 +566,8 @@ def _correct(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, versi
 
 def _confirm(queue: ClaimQueue, claim: QueueClaim, version: int) -> Callable[[User], str]:
     def action(user: User) -> str:
-        confirm(queue, claim.id, user, str(st.session_state.get(f"{K}fix.{claim.id}.why", "")), expect_version=version)
-        st.session_state[f"{K}fix.{claim.id}.why"] = ""
+        confirm(queue, claim.id, user, str(state.keyed(f"{K}fix.{claim.id}.").get("why", "")), expect_version=version)
+        state.keyed(f"{K}fix.{claim.id}.").clear("why")
         return "Confirmed: the published rating stands; recorded with your name."
 
     return action
@@ -582,11 +579,11 @@ def _unpublish(queue: ClaimQueue, claim: QueueClaim, version: int) -> Callable[[
             queue,
             claim.id,
             user,
-            reason=str(st.session_state.get(f"{K}fix.{claim.id}.why", "")),
+            reason=str(state.keyed(f"{K}fix.{claim.id}.").get("why", "")),
             organisation=AppSettings().organisation,
             expect_version=version,
         )
-        st.session_state[f"{K}fix.{claim.id}.why"] = ""
+        state.keyed(f"{K}fix.{claim.id}.").clear("why")
         return "Unpublished: its address now says the fact-check was withdrawn; every version stays in the record."
 
     return action

@@ -9,10 +9,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components import state
 from components.sign_in import acting_user
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
 from pipelines.newsroom.queue import ClaimQueue, QueueError
 from pipelines.record.comments import Comment, CommentRefusedError, check_comment
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 RUN = "the run"
 
@@ -50,11 +50,12 @@ def _add(queue: ClaimQueue, key: str, claim_id: str | None, run_id: str | None) 
             state.COMMENT_MESSAGE + key, ("error", "⚠️ Enter your name in the sidebar first: every comment carries its author.")
         )
         return
-    on = st.session_state.get(f"{key}.on", RUN)
+    form = state.keyed(f"{key}.")
+    on = form.get("on", RUN)
     evidence_id = None if on == RUN else str(on)
     try:
         # What the record keeps is checked first: something visible, no NUL, about a run and an exhibit that exist.
-        text = check_comment(queue.engine, str(st.session_state.get(f"{key}.text", "")), run_id=run_id, evidence_id=evidence_id)
+        text = check_comment(queue.engine, str(form.get("text", "")), run_id=run_id, evidence_id=evidence_id)
         queue.comment(user, text, claim_id=claim_id, run_id=run_id, evidence_id=evidence_id)
     except (QueueError, CommentRefusedError) as exc:
         state.set_message(state.COMMENT_MESSAGE + key, ("error", f"⚠️ {escape_markdown(str(exc))}"))
@@ -64,4 +65,4 @@ def _add(queue: ClaimQueue, key: str, claim_id: str | None, run_id: str | None) 
             state.COMMENT_MESSAGE + key, ("error", f"⚠️ Not saved: the run database did not answer ({type(exc).__name__}). Try again.")
         )
         return
-    st.session_state[f"{key}.text"] = ""
+    form.clear("text")

@@ -10,15 +10,15 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from components.state import CONFIG_PREFIX
-from pipelines.config import ROLES, BeliefConfig, ModelSpec, RunConfig, describe_invalid
-from pipelines.llm.registry import backend_names, get_backend
+from pipelines.core.config import ROLES, BeliefConfig, ModelSpec, RunConfig, describe_invalid
+from pipelines.core.text.safety import escape_markdown
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.record.outage import is_store_fault
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import model_caveat
 from pipelines.record.wall_time import WallTime, models_of, typical_wall_time
 from pipelines.run.desk_settings import masked
-from pipelines.text.safety import escape_markdown
+from pipelines.run.llm.registry import backend_names, get_backend
 
 BACKEND_ICONS = {"fake": "🧪", "embedded": "💻", "openai": "🌐"}
 WALL_TIME_RUNS = 300  # the newest runs of every protocol read for the caption (the ones beside a run tell whether it ran alone)

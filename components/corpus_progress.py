@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
 from pipelines.run.services import Services
-from pipelines.text.safety import escape_markdown
 
 
 def prepare_corpus(services: Services, name: str) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipelines.core.text.safety import escape_markdown
 from pipelines.record.digest import Cost
-from pipelines.text.safety import escape_markdown
 
 
 def cost_line(cost: Cost, *, running: bool) -> str:

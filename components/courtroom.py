@@ -21,9 +21,9 @@ from components.proclaim_charts import (
     premise_frame,
 )
 from components.state import AUDIT_PREFIX
-from pipelines.events import Event
+from pipelines.core.events import Event
+from pipelines.core.text.safety import escape_markdown
 from pipelines.protocols.proclaim.record import CourtRecord
-from pipelines.text.safety import escape_markdown
 
 TABS = ["🧾 Evidence inspector", "⚖️ Panel", "📈 Rounds", "✅ Premises"]
 

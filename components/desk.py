@@ -8,14 +8,14 @@ from pydantic import ValidationError
 
 from components import state
 from components.sign_in import oidc_section
-from pipelines.access.users import User
-from pipelines.config import ROLES, AppSettings, BudgetConfig, RunConfig, describe_invalid
-from pipelines.errors import DebateDeskError
+from pipelines.core.config import ROLES, AppSettings, BudgetConfig, RunConfig, describe_invalid
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import to_the_second
+from pipelines.newsroom.access.users import User
 from pipelines.record.store import RunSummary
 from pipelines.run.desk_settings import DeskChange, DeskSettings, DeskSettingsBook, Endpoint, masked, may_change, model_name
 from pipelines.run.services import Services
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import to_the_second
 
 DESK_MESSAGE = "desk_settings.message"
 

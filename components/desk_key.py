@@ -6,8 +6,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from pipelines.core.text.safety import escape_markdown
 from pipelines.record.signing import SigningKeyError, desk_key
-from pipelines.text.safety import escape_markdown
 
 
 def render_desk_key(data_dir: Path) -> None:

@@ -17,9 +17,9 @@ from components.eval_charts import (
     selective_curves,
 )
 from components.resources import get_services
+from pipelines.core.text.safety import escape_markdown
 from pipelines.eval.harness import EvalReport, ceiling_note
 from pipelines.eval.records import EvalStore
-from pipelines.text.safety import escape_markdown
 
 
 @st.cache_resource

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pipelines.domain import Evidence
-from pipelines.tools.web import is_web_url
+from pipelines.core.domain import Evidence
+from pipelines.run.tools.web import is_web_url
 
 
 def evidence_frame(

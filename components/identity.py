@@ -9,7 +9,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from components.web import desk
-from pipelines.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
+from pipelines.newsroom.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
 
 log = logging.getLogger("debatedesk.access")
 

@@ -8,8 +8,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import streamlit as st
 
 from components import state
+from pipelines.core.text.times import when
 from pipelines.record.store import RunSummary
-from pipelines.text.times import when
 
 PAGE_PATHS = ("verify", "history", "corpora", "batch", "benchmark", "settings", "queue")  # the url paths st.navigation gives the pages
 
@@ -73,10 +73,10 @@ def address_picker(
     when another page runs: back from Verify, the item is open again).
     """
     options = list(described)
-    applied = key + ".applied"  # the open request last put into the box
-    if chosen != st.session_state.get(applied) or (chosen is not None and key not in st.session_state):
-        st.session_state[applied] = chosen
-        st.session_state[key] = chosen if chosen in described else None
+    box = state.keyed(key)
+    if chosen != box.get(".applied") or (chosen is not None and not box.has()):  # .applied: the open request last put in
+        box.set(".applied", chosen)
+        box.set("", chosen if chosen in described else None)
     selected = st.selectbox(
         label,
         options,
@@ -84,7 +84,7 @@ def address_picker(
         format_func=lambda item: described[item],
         placeholder=placeholder,
         key=key,
-        on_change=lambda: on_open(st.session_state.get(key)),
+        on_change=lambda: on_open(box.get()),
     )
     state.show_in_address(param, selected)
     return selected

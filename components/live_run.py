@@ -13,7 +13,7 @@ import streamlit as st
 
 from components.review_form import pause_title, render_override_form, render_review_form
 from components.transcript import RunView
-from pipelines.events import ArgumentDelta, StageStarted, TurnCompleted
+from pipelines.core.events import ArgumentDelta, StageStarted, TurnCompleted
 from pipelines.protocols.base import get_protocol
 from pipelines.record.store import RunStore
 from pipelines.run.runner import RunHandle

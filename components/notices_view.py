@@ -7,13 +7,14 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from components import state
 from components.claim_queue import act, desk_people, status_text
 from components.sign_in import acting_user
-from pipelines.access.users import User
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.notices import mark_read, mentioning, notices_for
 from pipelines.newsroom.queue import CLAIM_STATUSES, ClaimQueue, QueueClaim, QueueError, QueueFilter
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 K = "queue.mine."
 VIEWS = ("All claims", "Assigned to me", "Mentioning me")
@@ -90,11 +91,11 @@ def render_bulk(queue: ClaimQueue, claims: Sequence[QueueClaim]) -> None:
 
 def _apply(queue: ClaimQueue) -> Callable[[User], str]:
     def action(user: User) -> str:
-        get = st.session_state.get
-        ids = list(get(K + "bulk.ids") or [])
+        get = state.keyed(K).get
+        ids = list(get("bulk.ids") or [])
         if not ids:
             return "Choose the claims first."
-        status, assignee, tag = get(K + "bulk.status", "(leave)"), get(K + "bulk.assignee", "(leave)"), str(get(K + "bulk.tag", "")).strip()
+        status, assignee, tag = get("bulk.status", "(leave)"), get("bulk.assignee", "(leave)"), str(get("bulk.tag", "")).strip()
         done, refused = 0, []
         for claim_id in ids:
             try:
@@ -110,7 +111,7 @@ def _apply(queue: ClaimQueue) -> Callable[[User], str]:
                 done += 1
             except QueueError as exc:
                 refused.append(f"{claim_id}: {exc}")
-        st.session_state[K + "bulk.ids"] = []
+        state.keyed(K).set("bulk.ids", [])
         said = f"Changed {done} of {len(ids)} claims; each change is in its claim's history."
         if refused:
             said += "  \n⚠️ Not changed: " + "; ".join(escape_markdown(r) for r in refused[:5])

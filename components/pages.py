@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components.review_form import render_checker_name
 from components.sign_in import open_desk_guard, render_signed_in, require_sign_in
-from pipelines.errors import StoreUnavailableError
+from pipelines.core.errors import StoreUnavailableError
 
 APP_NAME = "DebateDesk"
 log = logging.getLogger("debatedesk.pages")

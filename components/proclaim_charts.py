@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from pipelines.protocols.proclaim.record import CourtRecord
-from pipelines.tools.web import is_web_url
+from pipelines.run.tools.web import is_web_url
 
 STATUS_COLOURS = {
     "admitted": "#2e7d32",

@@ -17,8 +17,8 @@ import streamlit as st
 from components.belief_chart import BeliefPanel
 from components.charts import ConfidencePoint, build_confidence_figure
 from pipelines.calibration.files import calibration_origin
-from pipelines.domain import Evidence
-from pipelines.events import (
+from pipelines.core.domain import Evidence
+from pipelines.core.events import (
     AgreementChecked,
     BeliefRead,
     ClaimDecomposed,
@@ -37,9 +37,9 @@ from pipelines.events import (
     VerdictAggregated,
     VerdictReached,
 )
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
 from pipelines.record.digest import RunDigest
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 FINAL_JUDGES = ("Judge",)
 ACTION_ICONS = {"corpus_search": "📚", "web_search": "🌐", "memory_lookup": "🧠", "answer": "✅"}

@@ -19,11 +19,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from components.web import DATABASE_AWAY
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
+from pipelines.core.text.safety import json_for_html
 from pipelines.newsroom.publishing import STATIC_ROUTE
 from pipelines.newsroom.queue import ClaimQueue
 from pipelines.record.store import RunStore
-from pipelines.text.safety import json_for_html
 
 log = logging.getLogger("debatedesk.published")
 HEADERS = {

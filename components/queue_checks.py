@@ -17,13 +17,13 @@ from components.claim_queue import act, link_run_to_queue
 from components.desk import run_settings_at_desk
 from components.resources import get_services
 from components.sign_in import acting_person
-from pipelines.access.users import User
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.queue import CLOSED_STATUSES, ClaimQueue, QueueClaim, QueueError
 from pipelines.run.services import Services
 from pipelines.run.workers import CLAIMS_QUEUE, Submission, list_submissions, on_workers, submit_claims
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 K = "queue.check."
 

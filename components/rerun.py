@@ -13,14 +13,14 @@ from components.config_form import models_summary
 from components.desk import run_settings_at_desk
 from components.resources import get_claim_queue
 from components.sign_in import acting_person
-from pipelines.config import RunConfig
-from pipelines.errors import DebateDeskError
-from pipelines.events import Event, RunStarted
+from pipelines.core.config import RunConfig
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import Event, RunStarted
+from pipelines.core.text.safety import escape_markdown
 from pipelines.protocols.base import PROTOCOLS
 from pipelines.record.store import RunStore, RunSummary
 from pipelines.run.runner import start_run
 from pipelines.run.services import Services
-from pipelines.text.safety import escape_markdown
 
 K = "rerun."
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pipelines.config import AppSettings
-from pipelines.errors import StoreUnavailableError
+from components import state
+from pipelines.core.config import AppSettings
+from pipelines.core.errors import StoreUnavailableError
+from pipelines.core.text.safety import escape_markdown
 from pipelines.newsroom.queue import ClaimQueue
 from pipelines.run.endpoint_slots import DeskLimiters
 from pipelines.run.services import Services
 from pipelines.run.workers import on_workers
-from pipelines.text.safety import escape_markdown
 
 
 def get_services() -> Services:
@@ -20,15 +21,14 @@ def get_services() -> Services:
     except StoreUnavailableError as exc:  # the database away, the disk full, the folder read-only: said plainly, tried again next time
         st.error(escape_markdown(str(exc)))
         st.stop()
-    if services.spill_problems and not st.session_state.get(SPILL_PROBLEMS_SHOWN):
+    if services.spill_problems and state.first_time(SPILL_PROBLEMS):
         # A spill file refused or set aside at start (planted, another account's, cut short): once a session, named.
-        st.session_state[SPILL_PROBLEMS_SHOWN] = True
         for problem in services.spill_problems:
             st.warning("⚠️ Events kept on disk during a store outage: " + escape_markdown(problem))  # markup: escaped paths, reasons
     return services
 
 
-SPILL_PROBLEMS_SHOWN = "resources.spill_problems_shown"
+SPILL_PROBLEMS = "spill_problems"  # shown once a session
 
 
 @st.cache_resource(show_spinner="Loading the embedding model and the evidence index…")

@@ -11,17 +11,17 @@ import streamlit as st
 
 from components import state
 from components.sign_in import acting_person
-from pipelines.access.roles import ALLOWED, NotAllowedError
-from pipelines.domain import Evidence
-from pipelines.errors import DebateDeskError
+from pipelines.core.domain import Evidence
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.newsroom.access.roles import ALLOWED, NotAllowedError
 from pipelines.record.store import RunStore
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
 from pipelines.run.context import Review
 from pipelines.run.runner import RunHandle
 from pipelines.run.step_gate import PendingReview, override_verdict, pasted_evidence
+from pipelines.run.tools.fetch import fetch_page
 from pipelines.stages.decomposition import parse_triplets
-from pipelines.text.safety import escape_markdown
-from pipelines.tools.fetch import fetch_page
 
 K = state.REVIEW_PREFIX
 KEEP, STRIKE, ADMIT = "keep", "strike", "admit"
@@ -124,7 +124,7 @@ def _plan_lines(round_key: str, pending: PendingReview) -> tuple[str, ...] | Non
     """The plan as the checker left it; raises ValueError for a triplet line that is not one (nothing is lost: the form stays)."""
     if pending.plan is None:
         return None
-    text = str(st.session_state.get(f"{K}{round_key}.plan", "\n".join(pending.plan.items)))
+    text = str(state.keyed(f"{K}{round_key}.").get("plan", "\n".join(pending.plan.items)))
     lines = tuple(" ".join(line.split()) for line in text.splitlines() if line.strip())
     if not lines:
         raise ValueError(f"the {pending.plan.kind} are empty: keep at least one line, or put the planned ones back")
@@ -162,9 +162,8 @@ def _add_pasted(round_key: str) -> bool:
     """Callback: fetch the URL (public addresses only) or take the pasted text, and queue it for this pause.
 
     Returns whether it was added; when not, the review's error says why and the boxes keep what was typed."""
-    text = str(st.session_state.get(f"{K}{round_key}.paste.text", "")).strip()
-    url = str(st.session_state.get(f"{K}{round_key}.paste.url", "")).strip()
-    title = str(st.session_state.get(f"{K}{round_key}.paste.title", "")).strip()
+    paste = state.keyed(f"{K}{round_key}.paste.")
+    text, url, title = paste.text("text"), paste.text("url"), paste.text("title")
     try:
         if url and not text:
             page = fetch_page(url)
@@ -176,26 +175,27 @@ def _add_pasted(round_key: str) -> bool:
         return False
     state.add_pasted(evidence)
     state.set_review_error(None)
-    for field in ("text", "url", "title"):
-        st.session_state[f"{K}{round_key}.paste.{field}"] = ""
+    paste.clear("text", "url", "title")
     return True
 
 
 def _paste_waiting(round_key: str) -> bool:
     """Whether the paste boxes hold text or an address the checker has not pressed "Add this evidence" for."""
-    return any(str(st.session_state.get(f"{K}{round_key}.paste.{f}", "")).strip() for f in ("text", "url"))
+    paste = state.keyed(f"{K}{round_key}.paste.")
+    return any(paste.text(f) for f in ("text", "url"))
 
 
 def build_review(round_key: str, pending: PendingReview, evidence: dict[str, Evidence], stop: bool) -> Review:
     """The Review the form's widgets describe; raises ValueError when a strike or admission lacks its reason."""
-    queries = {a: str(st.session_state.get(f"{K}{round_key}.q.{a}", q)).strip() for a, q in pending.next_queries.items()}
-    extra = str(st.session_state.get(f"{K}{round_key}.extra", "")).strip()
+    form = state.keyed(f"{K}{round_key}.")
+    queries = {a: form.text(f"q.{a}", q) for a, q in pending.next_queries.items()}
+    extra = form.text("extra")
     struck: dict[str, str] = {}
     admitted: dict[str, str] = {}
     missing: list[str] = []
     for eid in evidence:
-        choice = st.session_state.get(f"{K}{round_key}.ev.{eid}", KEEP)
-        reason = " ".join(str(st.session_state.get(f"{K}{round_key}.why.{eid}", "")).split())
+        choice = form.get(f"ev.{eid}", KEEP)
+        reason = " ".join(form.text(f"why.{eid}").split())
         if choice == KEEP:
             continue
         if not reason:
@@ -232,7 +232,7 @@ def _submit(handle: RunHandle, pending: PendingReview, evidence: dict[str, Evide
         return
     try:
         review = build_review(round_key, pending, evidence, stop)
-        note = str(st.session_state.get(f"{K}{round_key}.note", "")).strip()
+        note = state.keyed(f"{K}{round_key}.").text("note")
         handle.submit(review, by=by, note=note)
     except (ValueError, NotAllowedError) as exc:
         state.set_review_error(str(exc))
@@ -282,8 +282,8 @@ def _override(store: RunStore, run_id: str, key: str) -> None:
         evt = override_verdict(
             store,
             run_id,
-            str(st.session_state.get(f"{key}.override.label", "")),
-            str(st.session_state.get(f"{key}.override.note", "")),
+            str(state.keyed(f"{key}.override.").get("label", "")),
+            str(state.keyed(f"{key}.override.").get("note", "")),
             acting_person(),
         )
     except (ValueError, NotAllowedError) as exc:

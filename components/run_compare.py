@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pipelines.domain import Evidence
+from pipelines.core.domain import Evidence
+from pipelines.core.text.probability import decimal
 from pipelines.record.compare import ComparedRun, RunComparison
-from pipelines.text.probability import decimal
 
 
 def _row(side: str, run: ComparedRun) -> dict[str, object]:

@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import streamlit as st
 
+from components import state
 from components.resources import get_services
-from pipelines.access.users import User
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
+from pipelines.core.text.safety import escape_markdown, public_http_url
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.matching import Match, check_on_intake, earlier_checks, nearest, thresholds_of
 from pipelines.newsroom.queue import ClaimQueue, QueueClaim
 from pipelines.newsroom.reviews_in import OutsideReviews, read_reviews
-from pipelines.text.safety import escape_markdown, public_http_url
 
 K = "queue.seen."
 
@@ -116,7 +117,7 @@ def render_outside_reviews(queue: ClaimQueue, act: Act) -> None:
 
 def _read_in(queue: ClaimQueue) -> Callable[[User], str]:
     def action(user: User) -> str:
-        upload = st.session_state.get(K + "file")
+        upload = state.keyed(K).get("file")
         if upload is None:
             return "Choose a ClaimReview file first."
         reviews = read_reviews(upload.getvalue(), upload.name)  # ReviewsFileError: said plainly by act, nothing stored

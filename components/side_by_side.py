@@ -11,10 +11,10 @@ from components import state
 from components.claim_queue import link_run_to_queue
 from components.sign_in import acting_person
 from components.transcript import RunView, replay
-from pipelines.access.roles import require
-from pipelines.config import RunConfig
-from pipelines.errors import DebateDeskError
-from pipelines.events import Event, RunStarted
+from pipelines.core.config import RunConfig
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import Event, RunStarted
+from pipelines.newsroom.access.roles import require
 from pipelines.protocols.base import get_protocol, protocol_names
 from pipelines.record.verdict_card import common_label
 from pipelines.run.runner import preflight

@@ -20,11 +20,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from components import identity, state
 from components.web import SIGN_IN_PATH, desk
-from pipelines.access.roles import NotAllowedError, OidcRoles, Person, UsersFileRoles
-from pipelines.access.sessions import BROWSER_COOKIE
-from pipelines.access.users import User, UsersFile, UsersFileError, oidc_user
-from pipelines.config import AppSettings
-from pipelines.text.safety import escape_markdown
+from pipelines.core.config import AppSettings
+from pipelines.core.text.safety import escape_markdown
+from pipelines.newsroom.access.roles import NotAllowedError, OidcRoles, Person, UsersFileRoles
+from pipelines.newsroom.access.sessions import BROWSER_COOKIE
+from pipelines.newsroom.access.users import User, UsersFile, UsersFileError, oidc_user
 
 K = "sign_in."
 TITLE = "⚖️ Sign in to DebateDesk"
@@ -227,8 +227,7 @@ def _require_oidc(auth: Mapping[str, Any]) -> User | None:
         settings = AppSettings()
         user = oidc_user(st.user.to_dict(), settings.oidc_editors, settings.oidc_checkers)
         if user is not None:
-            st.session_state[state.SIGNED_IN] = user
-            state.set_checker_name(user.name)
+            state.sign_in(user)
             return user
         st.title(TITLE)  # markup: our own constant
         st.error(  # markup: the address is escaped

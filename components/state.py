@@ -1,4 +1,9 @@
-"""The one owner of st.session_state: every key is a constant here, read through typed getters."""
+"""The one owner of st.session_state: every key is a constant here, read through typed getters.
+
+No other file touches ``st.session_state`` (``tests/components/test_session_state_owner.py`` fails if one does). What
+the app keeps has a getter and a setter here; a form's widgets, whose keys are many and made per claim, run or round,
+are reached through ``keyed(PREFIX)``: one prefix per form, declared here, and the form's fields named under it.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,14 @@ from typing import Any
 import streamlit as st
 
 from components import identity
-from pipelines.access.users import User
-from pipelines.config import BudgetConfig, RunConfig
-from pipelines.domain import Evidence
-from pipelines.events import Event, parse_event
-from pipelines.llm.connection import ConnectionReport
-from pipelines.llm.presets import apply_preset
+from pipelines.core.config import BudgetConfig, RunConfig
+from pipelines.core.domain import Evidence
+from pipelines.core.events import Event, parse_event
+from pipelines.core.text.safety import is_invisible, unsafe_char
+from pipelines.newsroom.access.users import User
+from pipelines.run.llm.connection import ConnectionReport
+from pipelines.run.llm.presets import apply_preset
 from pipelines.run.runner import RunHandle
-from pipelines.text.safety import is_invisible, unsafe_char
 
 CLAIM = "claim_text"
 PENDING_CLAIM = "pending_claim"
@@ -52,6 +57,68 @@ SIGN_IN_MESSAGE = "sign_in_message"
 
 FRAMED = "framed"  # set by app.py: the page runs inside the app's navigation
 RETURN_TO = "return_to"  # a page opened by its URL before the navigation existed, to show once it does
+
+
+def _text(value: object) -> str | None:
+    """A kept id or message as text, or None when nothing is kept (None, or an empty string a widget left)."""
+    return str(value) if value else None
+
+
+class Keyed:
+    """The widgets of one form in the session, under one prefix (``keyed(QUEUE_PREFIX + claim_id + ".")``): each field
+    is named under it, for the widget (``key``), for reading what the person left in it (``get``, ``text``) and for
+    emptying or dropping it after the form's action (``clear``, ``forget``). ``name=""`` is the prefix itself: one widget."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def key(self, name: str = "") -> str:
+        """The widget key of ``name``, for ``key=``."""
+        return self.prefix + name
+
+    def has(self, name: str = "") -> bool:
+        return self.prefix + name in st.session_state
+
+    def get(self, name: str = "", default: Any = None) -> Any:
+        """What the widget holds now (before it is drawn on this rerun: what the person left in it), or ``default``."""
+        return st.session_state.get(self.prefix + name, default)
+
+    def text(self, name: str = "", default: str = "") -> str:
+        """A text field's value, stripped."""
+        return str(self.get(name, default)).strip()
+
+    def set(self, name: str, value: Any) -> None:
+        """Put ``value`` in the widget (before it is drawn, or in its callback)."""
+        st.session_state[self.prefix + name] = value
+
+    def setdefault(self, name: str, value: Any) -> Any:
+        return st.session_state.setdefault(self.prefix + name, value)
+
+    def clear(self, *names: str) -> None:
+        """Empty these text fields (after their action succeeded: a refused one keeps what was typed)."""
+        for name in names:
+            st.session_state[self.prefix + name] = ""
+
+    def forget(self, *names: str) -> None:
+        """Drop these widgets' values: they are drawn afresh from their defaults."""
+        for name in names:
+            st.session_state.pop(self.prefix + name, None)
+
+
+def keyed(prefix: str) -> Keyed:
+    """The widgets keyed under ``prefix`` (a form's prefix from this module, with what picks one claim, run or round)."""
+    return Keyed(prefix)
+
+
+ONCE_PREFIX = "once."  # what the session has been told once already (resources: the spill's problems)
+
+
+def first_time(what: str) -> bool:
+    """True the first time this session asks about ``what``, False ever after (a warning shown once a session)."""
+    if st.session_state.get(ONCE_PREFIX + what):
+        return False
+    st.session_state[ONCE_PREFIX + what] = True
+    return True
 
 
 def init_state() -> None:
@@ -115,8 +182,7 @@ def set_error(message: str | None) -> None:
 
 
 def last_error() -> str | None:
-    value = st.session_state.get(LAST_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(LAST_ERROR))
 
 
 def config_value(path: str, default: Any = None) -> Any:
@@ -266,8 +332,7 @@ def set_review_error(message: str | None) -> None:
 
 
 def review_error() -> str | None:
-    value = st.session_state.get(REVIEW_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(REVIEW_ERROR))
 
 
 def request_resume(run_id: str, limits: BudgetConfig | None = None) -> None:
@@ -290,9 +355,20 @@ def take_resume_limits() -> BudgetConfig | None:
 HISTORY_PICKER = "history.open"
 
 
+HISTORY_IMPORT = "history.import"  # History's file box for a run record to import
+REPLAY_RUN = "replay.chosen"  # the run open on the Replay page
+
+
+def replay_run() -> str | None:
+    return _text(st.session_state.get(REPLAY_RUN))
+
+
+def choose_replay_run(run_id: str | None) -> None:
+    st.session_state[REPLAY_RUN] = run_id
+
+
 def history_run() -> str | None:
-    value = st.session_state.get(HISTORY_RUN)
-    return str(value) if value else None
+    return _text(st.session_state.get(HISTORY_RUN))
 
 
 def open_history_run(run_id: str | None) -> None:
@@ -341,8 +417,7 @@ def set_batch_error(message: str | None) -> None:
 
 
 def batch_error() -> str | None:
-    value = st.session_state.get(BATCH_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(BATCH_ERROR))
 
 
 def set_compared(evaluation_ids: list[str]) -> None:
@@ -360,8 +435,7 @@ def set_bench_error(message: str | None) -> None:
 
 
 def bench_error() -> str | None:
-    value = st.session_state.get(BENCH_ERROR)
-    return str(value) if value else None
+    return _text(st.session_state.get(BENCH_ERROR))
 
 
 def ensure_framed(page_file: str) -> None:
@@ -438,9 +512,13 @@ def show_in_address(param: str, value: str | None) -> None:
         del st.query_params[param]
 
 
+def show_queue_tab(tab: str) -> None:
+    """Open the queue page's tab ``tab`` on its next drawing (before the tabs are drawn, or in a callback)."""
+    st.session_state[QUEUE_TABS] = tab
+
+
 def queue_claim() -> str | None:
-    value = st.session_state.get(QUEUE_CLAIM)
-    return str(value) if value else None
+    return _text(st.session_state.get(QUEUE_CLAIM))
 
 
 def open_queue_claim(claim_id: str | None) -> None:

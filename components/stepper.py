@@ -11,25 +11,27 @@ import streamlit as st
 from components import state
 from components.courtroom import render_courtroom_audit
 from components.transcript import replay
-from pipelines.events import Event
+from pipelines.core.events import Event
+from pipelines.core.text.safety import escape_markdown
 from pipelines.record.replay import steps
-from pipelines.text.safety import escape_markdown
 
 
 def render_stepper(run_id: str, events: Sequence[Event], *, key: str = "history") -> None:
     cuts = steps(list(events))
-    step_key = f"{state.HISTORY_STEP}.{key}.{run_id}"
-    st.session_state.setdefault(step_key, len(cuts))
+    slider = state.keyed(f"{state.HISTORY_STEP}.{key}.{run_id}")  # the step shown, kept per run
+    slider.setdefault("", len(cuts))
     if len(cuts) > 1:
 
-        def move(delta: int, store_key: str = step_key, total: int = len(cuts)) -> None:
-            st.session_state[store_key] = max(1, min(total, int(st.session_state.get(store_key, total)) + delta))
+        def move(delta: int, total: int = len(cuts)) -> None:
+            slider.set("", max(1, min(total, int(slider.get("", total)) + delta)))
 
         nav = st.columns([1, 6, 1])
         nav[0].button("◀ Previous", key=f"{key}.prev", on_click=move, args=(-1,), width="stretch")
         nav[2].button("Next ▶", key=f"{key}.next", on_click=move, args=(1,), width="stretch")
-        nav[1].slider("Step", 1, len(cuts), key=step_key, format="%d", help="Walk through the run as it happened, for a class or an audit.")
-    step = cuts[int(st.session_state.get(step_key, len(cuts))) - 1]
+        nav[1].slider(
+            "Step", 1, len(cuts), key=slider.key(), format="%d", help="Walk through the run as it happened, for a class or an audit."
+        )
+    step = cuts[int(slider.get("", len(cuts))) - 1]
     st.caption(
         f"Step {cuts.index(step) + 1} of {len(cuts)}: **{escape_markdown(step.title)}** ({step.end} of {len(events)} events)"
     )  # markup: numbers

@@ -19,8 +19,8 @@ from components.cost import render_cost
 from components.evidence_table import render_evidence_table
 from components.protocol_panels import ProtocolPanels
 from components.verdict import render_verdict
-from pipelines.domain import Turn, Verdict
-from pipelines.events import (
+from pipelines.core.domain import Turn, Verdict
+from pipelines.core.events import (
     ArgumentDelta,
     CheckerAddedEvidence,
     CheckerAdmittedEvidence,
@@ -45,10 +45,10 @@ from pipelines.events import (
     WebResultsFiltered,
     WebSearchUnavailable,
 )
+from pipelines.core.text.safety import escape_markdown
 from pipelines.record.digest import RunDigest
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.faithfulness import answer_paragraphs, place_statements
-from pipelines.text.safety import escape_markdown
 
 METRIC_ORDER = {"F": 0, "AR": 1}
 COST_REDRAW_S = 0.25  # a live run redraws its cost at most this often (a fast backend makes dozens of calls a second)

@@ -13,11 +13,11 @@ from typing import Any
 import streamlit as st
 
 from components.badges import label_badge
+from pipelines.core.text.probability import decimal
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import to_the_second
 from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.record.verdict_card import COMMON_LABELS, AuditEntry, CardExhibit, CardLabel, ModelSide, VerdictCard, verdict_card
-from pipelines.text.probability import decimal
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import to_the_second
 
 
 def render_verdict(slot: Any, run: RunDigest) -> None:

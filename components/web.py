@@ -24,7 +24,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pipelines.access.sessions import (
+from pipelines.core.config import AppSettings
+from pipelines.core.errors import StoreUnavailableError
+from pipelines.newsroom.access.sessions import (
     BROWSER_COOKIE,
     SESSION_COOKIE,
     SignInSessions,
@@ -33,9 +35,7 @@ from pipelines.access.sessions import (
     desk_secret,
     name_problem,
 )
-from pipelines.access.users import UsersFile, UsersFileError
-from pipelines.config import AppSettings
-from pipelines.errors import StoreUnavailableError
+from pipelines.newsroom.access.users import UsersFile, UsersFileError
 from pipelines.record.store import RunStore
 
 SIGN_IN_PATH = "/desk/sign-in"

@@ -10,8 +10,9 @@ from components.desk import run_settings_at_desk
 from components.pages import render_page_header
 from components.resources import get_services
 from components.sign_in import acting_person
-from pipelines.access.roles import acting_name, require
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.newsroom.access.roles import acting_name, require
 from pipelines.run.batch import (
     MAX_BATCH_CLAIMS,
     MAX_CONCURRENCY,
@@ -22,7 +23,6 @@ from pipelines.run.batch import (
     parse_claims_text,
 )
 from pipelines.run.workers import list_batches, on_workers, submit_batch
-from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/batch.py")
 
@@ -72,7 +72,7 @@ start = st.button("Submit to the workers" if to_workers else "Check all", type="
 def _submit(items: list[BatchItem], label: str) -> None:
     """The claims to the desk's workers; the page watches them below."""
     submitted = submit_batch(items, config, services, by=acting_name(acting_person(), "run"), label=label)
-    st.session_state[state.BATCH_WATCHED] = submitted.queue
+    state.keyed(state.BATCH_WATCHED).set("", submitted.queue)
     st.toast(f"{submitted.jobs} claims submitted to the workers.")  # markup: a count only
 
 
@@ -106,7 +106,7 @@ if start:
     state.set_batch_error(None)
     try:
         require(acting_person(), "run")  # the role as the users file says now: a removed user runs nothing
-        pasted = st.session_state.get(state.BATCH_PASTE, "")
+        pasted = state.keyed(state.BATCH_PASTE).get("", "")
         if upload is not None:
             items = parse_claims_file(upload.getvalue(), upload.name)
         elif pasted.strip():
@@ -129,7 +129,7 @@ if to_workers:
         queues = []
         st.error(f"⚠️ {escape_markdown(str(exc))}")
     if queues:
-        watched = st.session_state.get(state.BATCH_WATCHED)
+        watched = state.keyed(state.BATCH_WATCHED).get()
         choice = st.selectbox(
             "Submitted batch",
             queues,

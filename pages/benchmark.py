@@ -11,17 +11,17 @@ from components.eval_charts import report_label
 from components.eval_view import get_eval_store, render_comparison
 from components.pages import render_page_header
 from components.resources import get_services
-from pipelines.config import RunConfig
-from pipelines.errors import DebateDeskError
+from pipelines.core.config import RunConfig
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
 from pipelines.eval.corpus_check import evidence_coverage
 from pipelines.eval.datasets import Dataset, load_check_covid, load_jsonl
 from pipelines.eval.harness import evaluate, evaluation_config, select_items
 from pipelines.eval.labels import LABEL_MODES
 from pipelines.eval.records import write_report_files
-from pipelines.llm.registry import backend_names, get_backend
 from pipelines.protocols.base import get_protocol, protocol_names
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
+from pipelines.run.llm.registry import backend_names, get_backend
 
 state.ensure_framed("pages/benchmark.py")
 

@@ -13,13 +13,13 @@ from components.pages import render_page_header
 from components.resources import get_services
 from components.sign_in import acting_person, acting_user
 from pipelines.calibration.files import SHIPPED, load_shipped
-from pipelines.config import ROLES, RunConfig
-from pipelines.errors import DebateDeskError
+from pipelines.core.config import ROLES, RunConfig
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
 from pipelines.eval import calibrate as cal
 from pipelines.eval import metrics
-from pipelines.llm.registry import backend_names
+from pipelines.run.llm.registry import backend_names
 from pipelines.stages.exhibit_reading import exhibit_settings
-from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/calibrate.py")
 

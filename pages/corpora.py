@@ -14,15 +14,16 @@ from components.sign_in import acting_person
 from corpora.chunking import chunk_documents
 from corpora.loaders import SUPPORTED_SUFFIXES, CorpusFileError, FileLoader
 from corpora.uploads import stage_uploads
-from pipelines.access.roles import require
-from pipelines.errors import DebateDeskError
-from pipelines.text.safety import escape_markdown
-from pipelines.tools.corpus_index import validate_corpus_name
-from pipelines.tools.web import is_web_url
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.newsroom.access.roles import require
+from pipelines.run.tools.corpus_index import validate_corpus_name
+from pipelines.run.tools.web import is_web_url
 
 state.ensure_framed("pages/corpora.py")
 
 K = state.CORPORA_PREFIX
+form = state.keyed(K)  # the page's widgets
 services = get_services()
 render_page_header("pages/corpora.py")
 notice = st.empty()  # always there, so the page below keeps its place whether or not a message shows
@@ -36,22 +37,22 @@ SUFFIXES = ", ".join(SUPPORTED_SUFFIXES)
 
 
 def delete_keys() -> tuple[str, str]:
-    """The delete form's keys, new after each deletion: a box given a fresh key starts unticked in the browser too.
+    """The delete form's field names under ``K``, new after each deletion: a box given a fresh key starts unticked in the browser too.
 
     Setting the old box back to False from the callback was not enough: the browser sometimes kept showing the tick it
     had submitted (seen under load in the browser test), so the next deletion's confirmation was already given.
     """
-    n = st.session_state.get(K + "delete.round", 0)
-    return f"{K}delete.{n}.docs", f"{K}delete.{n}.sure"
+    n = form.get("delete.round", 0)
+    return f"delete.{n}.docs", f"delete.{n}.sure"
 
 
 def delete_chosen(corpus: str) -> None:
     """on_click of Delete: runs before the page is drawn, so the lists and counts below come without the documents."""
-    docs_key, sure_key = delete_keys()
-    chosen = list(st.session_state.get(docs_key) or [])
+    docs, sure = delete_keys()
+    chosen = list(form.get(docs) or [])
     if not chosen:
         state.set_message(state.CORPORA_MESSAGE, ("error", "⚠️ Choose the documents to delete first."))
-    elif not st.session_state.get(sure_key):
+    elif not form.get(sure):
         state.set_message(state.CORPORA_MESSAGE, ("error", "⚠️ Tick **Yes, delete them** to confirm; nothing was deleted."))
     else:
         try:
@@ -64,9 +65,8 @@ def delete_chosen(corpus: str) -> None:
         if removed.corpus_removed:
             text += " No document was left, so the corpus is gone too."
         state.set_message(state.CORPORA_MESSAGE, ("success", text))
-        st.session_state.pop(docs_key, None)
-        st.session_state.pop(sure_key, None)
-        st.session_state[K + "delete.round"] = st.session_state.get(K + "delete.round", 0) + 1
+        form.forget(docs, sure)
+        form.set("delete.round", form.get("delete.round", 0) + 1)
 
 
 def index_builtin(name: str) -> None:
@@ -75,7 +75,7 @@ def index_builtin(name: str) -> None:
         with st.spinner(f"Indexing {name}…"):
             services.ensure_corpus(name)
         state.set_message(state.CORPORA_MESSAGE, ("success", f"✅ {escape_markdown(name)} indexed."))
-        st.session_state[K + "browse"] = name
+        form.set("browse", name)
     except (CorpusFileError, ValueError) as exc:
         state.set_message(state.CORPORA_MESSAGE, ("error", f"⚠️ {escape_markdown(str(exc))}"))
 
@@ -118,7 +118,7 @@ with add_section:
                 f"✅ {report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, "
                 f"{report.already_present} already present). It is in the list above and in Verify's corpus list."
             )
-            st.session_state[K + "browse"] = report.corpus  # show the new corpus's documents below
+            form.set("browse", report.corpus)  # show the new corpus's documents below
         except (CorpusFileError, ValueError) as exc:  # nothing was written: ingestion reads every file before the first write
             said = str(exc).rstrip()
             said += "" if said.endswith((".", "!", "?")) else "."
@@ -130,8 +130,8 @@ with browse_section:
     if not indexed:
         st.info("No corpus is indexed yet. Add files above, or index a built-in corpus below.")
     else:
-        if st.session_state.get(K + "browse") not in indexed:
-            st.session_state.pop(K + "browse", None)
+        if form.get("browse") not in indexed:
+            form.forget("browse")
         corpus = st.selectbox("Corpus", indexed, key=K + "browse")
         try:
             documents = services.index.documents(corpus)
@@ -183,16 +183,16 @@ with browse_section:
             )
         elif documents:
             titles = {d.id: f"{d.title} · {d.id}" for d in shown_docs}
-            docs_key, sure_key = delete_keys()
+            docs, sure = delete_keys()
             with st.form(K + "delete"):
                 st.multiselect(
                     "Documents to delete",
                     list(titles),
                     format_func=lambda i: titles.get(i, i),
-                    key=docs_key,
+                    key=form.key(docs),
                     help="Their passages leave the index at once; runs already stored keep the evidence they quoted.",
                 )
-                st.checkbox("Yes, delete them from this corpus", key=sure_key)
+                st.checkbox("Yes, delete them from this corpus", key=form.key(sure))
                 st.form_submit_button("Delete", icon="🗑️", on_click=delete_chosen, args=(corpus,))
 
     builtin = [n for n in services.builtin_corpora if n not in indexed]

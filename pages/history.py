@@ -17,17 +17,18 @@ from components.run_compare import render_comparison
 from components.sign_in import acting_person
 from components.stepper import render_stepper
 from components.transcript import replay
-from pipelines.access.roles import require
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
+from pipelines.newsroom.access.roles import require
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.compare import compare_runs
 from pipelines.record.digest import digest
-from pipelines.record.export import EXPORT_FORMATS, claimreview_refusal, export_filename, export_run, import_run
+from pipelines.record.export import EXPORT_FORMATS, claimreview_refusal, export_filename, export_run
+from pipelines.record.importer import import_run
 from pipelines.record.signing import desk_key, existing_desk_key
 from pipelines.record.store import RUN_STATUSES, RunFilter, RunSummary
 from pipelines.record.verdict_card import common_label, imported_summary, imported_trail
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
 
 state.ensure_framed("pages/history.py")
 
@@ -59,7 +60,7 @@ def status_text(run: RunSummary) -> str:
 
 
 def import_uploaded() -> None:
-    upload = st.session_state.get("history.import")
+    upload = state.keyed(state.HISTORY_IMPORT).get()
     if upload is None:
         return
     assert store is not None
@@ -90,7 +91,7 @@ with st.expander("📥 Import a JSON transcript for audit"):
         "Its signature and chain are checked (`python -m pipelines verify-record FILE` does the same), and it is kept as "
         "what the file says: a verdict in it is never this desk's."
     )
-    st.file_uploader("Run record (.json)", type=["json"], key="history.import", on_change=import_uploaded)
+    st.file_uploader("Run record (.json)", type=["json"], key=state.HISTORY_IMPORT, on_change=import_uploaded)
 message = state.take_message(state.IMPORT_MESSAGE)
 if message:
     kind, text = message

@@ -20,7 +20,7 @@ from components.pages import render_page_header
 from components.queue_checks import render_check_these
 from components.resources import get_claim_queue
 from components.sign_in import acting_user
-from pipelines.text.safety import escape_markdown
+from pipelines.core.text.safety import escape_markdown
 
 state.ensure_framed("pages/queue.py")
 
@@ -33,7 +33,7 @@ if acting_user() is None:
     st.warning("Enter **your name** in the sidebar: every change to the queue is recorded with who made it.")
 if (linked := state.follow_link(state.CLAIM_PARAM)) is not None:  # ?claim=ID: a colleague's link
     state.open_queue_claim(linked)
-    st.session_state[state.QUEUE_TABS] = QUEUE_TABS[0]
+    state.show_queue_tab(QUEUE_TABS[0])
 render_message()
 render_notices(queue)
 

@@ -8,8 +8,8 @@ from components.links import address_picker, run_line
 from components.pages import render_page_header
 from components.resources import get_services
 from components.stepper import render_stepper
-from pipelines.text.safety import escape_markdown
-from pipelines.text.times import when
+from pipelines.core.text.safety import escape_markdown
+from pipelines.core.text.times import when
 
 state.ensure_framed("pages/replay.py")
 
@@ -19,24 +19,19 @@ if store is None:
     st.error("This app runs without a run store, so there is nothing to replay.")
     st.stop()
 
-CHOSEN = "replay.chosen"
-
-
-def choose(run_id: str | None) -> None:
-    st.session_state[CHOSEN] = run_id
-
 
 linked = state.follow_link(state.REPLAY_PARAM)  # ?replay=ID: History's link, or one a teacher saved
 if linked is not None:
-    st.session_state[CHOSEN] = linked
-linked = st.session_state.get(CHOSEN)
+    state.choose_replay_run(linked)
+linked = state.replay_run()
 runs = store.list_runs(limit=200)
 by_id = {r.id: r for r in runs}
 if linked is not None and linked not in by_id:
     found = store.get_run(linked)
     if found is None:
         st.warning(f"No run {escape_markdown(linked[:64])} on this desk: the link may be wrong, or the run was made elsewhere.")
-        st.session_state[CHOSEN] = linked = None
+        linked = None
+        state.choose_replay_run(None)
     else:
         by_id = {linked: found, **by_id}
 if not by_id:
@@ -49,7 +44,7 @@ selected = address_picker(
     key="replay.run",
     param=state.REPLAY_PARAM,
     placeholder="Choose a run to walk through, step by step",
-    on_open=choose,
+    on_open=state.choose_replay_run,
 )
 if selected is None:
     st.caption("Choose a run: its evidence, its arguments and its verdict come back in the order they happened.")

@@ -19,12 +19,12 @@ from components.desk import (
 from components.desk_key import render_desk_key
 from components.pages import render_page_header
 from components.resources import get_services
-from pipelines.config import ROLES, AppSettings, BudgetConfig, ModelSpec, PauseConfig, RetrievalConfig, RunConfig
-from pipelines.errors import DebateDeskError
-from pipelines.llm.connection import check_connection
-from pipelines.llm.presets import PRESETS, matching_preset
+from pipelines.core.config import ROLES, AppSettings, BudgetConfig, ModelSpec, PauseConfig, RetrievalConfig, RunConfig
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
 from pipelines.run.desk_settings import DeskSettings
-from pipelines.text.safety import escape_markdown
+from pipelines.run.llm.connection import check_connection
+from pipelines.run.llm.presets import PRESETS, matching_preset
 
 state.ensure_framed("pages/settings.py")
 

@@ -16,9 +16,9 @@ from components.resources import get_services
 from components.side_by_side import render_compare_picker, replay_side_by_side, run_side_by_side
 from components.sign_in import acting_person
 from components.transcript import replay
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import escape_markdown
 from pipelines.run.runner import resume_run, start_run
-from pipelines.text.safety import escape_markdown
 
 state.ensure_framed("pages/verify.py")
 

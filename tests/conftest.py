@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder, default_embedder
+from pipelines.run.tools.embeddings import Embedder, default_embedder
 from tests.environment import shell_settings
 from tests.fakes import make_services
 

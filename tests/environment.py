@@ -8,7 +8,7 @@ import os
 import socket
 
 SETTINGS_PREFIX = "DEBATEDESK_"
-# OPENAI_API_KEY and OPENAI_BASE_URL are read by the app itself (pipelines/config.py); LANGCHAIN_*/LANGSMITH_* would turn on
+# OPENAI_API_KEY and OPENAI_BASE_URL are read by the app itself (pipelines/core/config.py); LANGCHAIN_*/LANGSMITH_* would turn on
 # tracing to a remote service; STREAMLIT_* set the server's options for an app a test starts.
 SETTINGS_PREFIXES = (SETTINGS_PREFIX, "OPENAI_", "LANGCHAIN_", "LANGSMITH_", "STREAMLIT_")
 # Variables for the test runner, not settings of the app: where this machine keeps the test

@@ -13,14 +13,14 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
-from pipelines.access.users import hash_password
-from pipelines.config import AppSettings, ModelSpec, RunConfig
-from pipelines.errors import BackendUnavailableError, ToolUnavailableError
-from pipelines.llm.fake import FakeChatModel
-from pipelines.llm.registry import Backend
+from pipelines.core.config import AppSettings, ModelSpec, RunConfig
+from pipelines.core.errors import BackendUnavailableError, ToolUnavailableError
+from pipelines.newsroom.access.users import hash_password
+from pipelines.run.llm.fake import FakeChatModel
+from pipelines.run.llm.registry import Backend
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
-from pipelines.tools.web import WebResult
+from pipelines.run.tools.embeddings import Embedder
+from pipelines.run.tools.web import WebResult
 
 # Command-line arguments for a quick run: the single-agent baseline, the fake backend, the demo corpus.
 SINGLE_ON_FAKE_DEMO = ("--protocol", "single", "--backend", "fake", "--corpus", "demo")
@@ -150,9 +150,9 @@ class ScriptedFake(FakeChatModel):
 
 def make_context(services: Services, config: RunConfig, claim: str, reviewer: object | None = None) -> tuple[object, list[object]]:
     """A RunContext on ``services`` with the fake model for every role (or ``services.chat_override``), and the list its events land in."""
-    from pipelines.domain import Claim
-    from pipelines.llm.client import LLM
+    from pipelines.core.domain import Claim
     from pipelines.run.context import RunContext, Toolbox
+    from pipelines.run.llm.client import LLM
 
     events: list[object] = []
     chat = services.chat_override or FakeChatModel()

@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.config import AppSettings, RunConfig
-from pipelines.events import dump_event
+from pipelines.core.config import AppSettings, RunConfig
+from pipelines.core.events import dump_event
 from pipelines.protocols.base import protocol_names
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import default_embedder
+from pipelines.run.tools.embeddings import default_embedder
 
 CLAIMS = (
     "Masks reduce transmission of respiratory viruses",

@@ -31,7 +31,7 @@ FAKE = {f"DEBATEDESK_{role}__BACKEND": "fake" for role in ("DEBATER", "JUDGE", "
 
 # Not run here, and why (each is a command that changes something outside a data folder).
 NOT_RUN = {
-    "pipelines.record.migrations new": "writes a new migration into the source tree (versions/); a developer's tool, not the desk's",
+    "pipelines.core.database.migrations new": "writes a new migration into the source tree (versions/); a developer's tool, not the desk's",
     "--submit": "needs a shared desk's PostgreSQL and its workers (--wait waits for them); tests/pipelines/run/test_workers.py submits on one",
 }
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, when run as a file
 
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
 from pipelines.eval.datasets import load_dataset
 from pipelines.run.services import Services
 

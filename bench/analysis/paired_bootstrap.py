@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, when run as a file
 from bench import fit_desk_calibration as f
 from pipelines.calibration import fitting
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
 from pipelines.eval.datasets import load_dataset
 
 

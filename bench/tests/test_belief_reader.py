@@ -1,7 +1,7 @@
 """bench/belief_reader.py's offline parts: the stance tags and the comparison of the readings."""
 
 from bench.belief_reader import VARIANTS, analyse, tagged
-from pipelines.domain import Evidence
+from pipelines.core.domain import Evidence
 
 
 def _reading(s: float, r: float) -> dict:  # type: ignore[type-arg]

@@ -8,7 +8,7 @@ import pytest
 
 from bench.calibration_refit import fit_and_score, readings_of
 from pipelines.calibration.files import load_shipped
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 
 
 def record(i: int, supported: bool) -> dict:  # type: ignore[type-arg]

@@ -6,9 +6,9 @@ import pytest
 
 from bench.debate_speed import Rates, outside_calls, report, run_set, server_work
 from bench.record_embedded import DEMO_CLAIMS
-from pipelines.config import AppSettings
-from pipelines.events import ModelCallCompleted, QueryIssued, StageCompleted, StageStarted
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import AppSettings
+from pipelines.core.events import ModelCallCompleted, QueryIssued, StageCompleted, StageStarted
+from pipelines.run.llm.fake import FakeChatModel
 from tests.fakes import make_services
 
 LOG = """

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.desk_readers import passage_first_question, read_frame, truefalse_question
-from pipelines.llm.client import Reply, TokenLogprob
+from pipelines.run.llm.client import Reply, TokenLogprob
 
 CLAIM = "Masks reduce transmission"
 OPPOSITE = "Masks do not reduce transmission"

@@ -21,11 +21,11 @@ from bench.protocols import (
     stated_p_supported,
     table,
 )
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 from pipelines.eval.datasets import load_dataset
 from pipelines.eval.harness import evaluation_config
-from pipelines.llm.cache import DiskResponseCache
 from pipelines.record.store import RunStore
+from pipelines.run.llm.cache import DiskResponseCache
 from tests.conftest import CHECK_COVID
 from tests.fakes import make_services
 

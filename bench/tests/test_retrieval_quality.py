@@ -14,7 +14,7 @@ from bench.pool_recall import fake_services, pool_recall
 from bench.retrieval_quality import COLUMNS, VARIANTS, Claim, Row, format_table, load_claims, run_benchmark, select_documents
 from corpora.base import Document
 from corpora.loaders import CheckCovidLoader
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 from tests.conftest import CHECK_COVID as BESIDE_REPO
 from tests.fakes import with_settings
 
@@ -75,8 +75,8 @@ def test_the_rewrites_benchmark_compares_every_ranking_on_the_fake_model(
     slice_: tuple[list[Claim], list[Document]], rows: list[Row], data_dir: Path
 ) -> None:
     from bench.query_rewrites import measure, sample, table
-    from pipelines.llm.client import LLM
-    from pipelines.llm.fake import FakeChatModel
+    from pipelines.run.llm.client import LLM
+    from pipelines.run.llm.fake import FakeChatModel
 
     claims, _ = slice_
     services = fake_services(data_dir, CHECK_COVID)  # the index the rows fixture built

@@ -6,7 +6,7 @@ import pytest
 
 from bench.protocols import claims, read_records, run_part
 from bench.toolmad_early_stop import Round, StoredRun, stop_round, stored_runs, table
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 from pipelines.eval.datasets import load_dataset
 from tests.conftest import CHECK_COVID
 from tests.fakes import make_services

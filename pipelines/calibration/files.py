@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
 
 SHIPPED_PACKAGE = "pipelines.calibration.data"
 SHIPPED = "shipped"  # what the choice log calls the package's default

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.calibration.files import Calibration
-from pipelines.domain import Evidence
+from pipelines.core.domain import Evidence
 
 MEASURED = "measured"
 UNMEASURED = "unmeasured"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import getpass
 import os
 
-from pipelines.access.roles import Action, NotAllowedError, Person, UsersFileRoles, require
-from pipelines.access.users import UsersFile
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
+from pipelines.newsroom.access.roles import Action, NotAllowedError, Person, UsersFileRoles, require
+from pipelines.newsroom.access.users import UsersFile
 
 BY_HELP = "with a users file: your account, whose password is asked for (or read from DEBATEDESK_PASSWORD)"
 PASSWORD_ENV = "DEBATEDESK_PASSWORD"
@@ -28,7 +28,7 @@ def acting_person(by: str, action: Action) -> Person | str:
             password = getpass.getpass(f"Password for {by.strip()}: ")
         except EOFError:  # no terminal to ask at
             raise NotAllowedError(f"no password given for {by.strip()}: run this at a terminal, or set {PASSWORD_ENV}") from None
-    from pipelines.access.sessions import SignInThrottle, check_credentials  # SQLAlchemy: only when needed
+    from pipelines.newsroom.access.sessions import SignInThrottle, check_credentials  # SQLAlchemy: only when needed
     from pipelines.record.store import RunStore
 
     settings = AppSettings()

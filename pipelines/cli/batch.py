@@ -36,7 +36,7 @@ def add_batch_command(sub: Any) -> None:
 
 
 def run_batch_command(args: argparse.Namespace) -> int:
-    from pipelines.config import AppSettings, load_run_config
+    from pipelines.core.config import AppSettings, load_run_config
     from pipelines.run.batch import BatchInputError, iter_batch, parse_claims_file, to_csv, to_jsonl
     from pipelines.run.runner import check_names
     from pipelines.run.services import Services
@@ -71,7 +71,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
 
 
 def _submit(items: Any, config: Any, services: Any, args: argparse.Namespace, person: Any) -> int:
-    from pipelines.access.roles import acting_name
+    from pipelines.newsroom.access.roles import acting_name
     from pipelines.run.workers import batch_progress, failure_reasons, submit_batch
 
     by = acting_name(person, "run")

@@ -54,7 +54,7 @@ def add_calibrate_command(sub: Any) -> None:
 
 
 def run_calibrate_command(args: argparse.Namespace) -> int:
-    from pipelines.config import AppSettings, RunConfig
+    from pipelines.core.config import AppSettings, RunConfig
     from pipelines.eval import calibrate as cal
     from pipelines.run.services import Services
 
@@ -166,7 +166,7 @@ def _list(services: Any, model: str, reader: str) -> int:
 def _cli_user(by: str) -> Any:
     """Who calibrates: on a desk with a users file, the account ``--by`` names, proven by its password and allowed to
     calibrate (``pipelines.cli.acting``, as every command asks, with the sign-in's slowing-down); else the person here."""
-    from pipelines.access.users import User
+    from pipelines.newsroom.access.users import User
 
     person = acting_person(by, "calibrate")
     if isinstance(person, str) or person.account is None:

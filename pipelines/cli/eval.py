@@ -35,7 +35,7 @@ def add_eval_command(sub: Any) -> None:
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    from pipelines.config import AppSettings, RunConfig
+    from pipelines.core.config import AppSettings, RunConfig
     from pipelines.eval.datasets import load_dataset
     from pipelines.eval.harness import evaluate, evaluation_config, format_claims, format_report
     from pipelines.eval.labels import parse_label_map

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from pipelines.cli.acting import BY_HELP, acting_person
-from pipelines.config import AppSettings, RunConfig, describe_invalid, load_run_config
+from pipelines.core.config import AppSettings, RunConfig, describe_invalid, load_run_config
 
 if TYPE_CHECKING:
     from pipelines.record.store import RunStore
     from pipelines.run.services import Services
-from pipelines.errors import DebateDeskError
-from pipelines.events import (
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import (
     AgreementChecked,
     ArgumentDelta,
     BeliefRead,
@@ -67,10 +67,10 @@ from pipelines.events import (
     WebSearchUnavailable,
     dump_event,
 )
+from pipelines.core.text.probability import belief_line, decimal
+from pipelines.core.text.safety import TerminalSafeStream
+from pipelines.core.text.times import when
 from pipelines.record.digest import RunDigest
-from pipelines.text.probability import belief_line, decimal
-from pipelines.text.safety import TerminalSafeStream
-from pipelines.text.times import when
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -296,7 +296,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from pipelines.record.export import import_run
+    from pipelines.record.importer import import_run
     from pipelines.record.signing import existing_desk_key
 
     if not args.file.is_file():
@@ -358,7 +358,7 @@ def _override(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from pipelines.record.export import record_schema
+    from pipelines.record.record_file import record_schema
 
     print(json.dumps(record_schema(), indent=2))
     return 0
@@ -484,8 +484,8 @@ def _ingest(args: argparse.Namespace) -> int:
     # importing them (LangChain, OpenAI's client, SQLAlchemy) took about a second of every ingestion.
     from corpora.chunking import chunk_documents
     from corpora.loaders import SUPPORTED_SUFFIXES, FileLoader
-    from pipelines.tools.corpus_index import CorpusIndex
-    from pipelines.tools.embeddings import default_embedder
+    from pipelines.run.tools.corpus_index import CorpusIndex
+    from pipelines.run.tools.embeddings import default_embedder
 
     files: list[Path] = []
     for path in args.paths:
@@ -593,7 +593,7 @@ def options_table() -> str:
 
 
 def _model(args: argparse.Namespace) -> int:
-    from pipelines.llm import embedded
+    from pipelines.run.llm import embedded
 
     settings = AppSettings()
     if args.action == "prepare":

@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipelines.access.users import User
 from pipelines.cli.acting import BY_HELP, acting_person
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.newsroom.access.users import User
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
@@ -100,7 +100,7 @@ def join_queue(engine: Any, run_id: str, claim: str, person: Any) -> str:
 
 
 def _open() -> tuple[Any, Any, Any]:
-    from pipelines.config import AppSettings
+    from pipelines.core.config import AppSettings
     from pipelines.newsroom.queue import ClaimQueue
     from pipelines.newsroom.reviews_in import OutsideReviews
     from pipelines.record.store import RunStore
@@ -117,7 +117,7 @@ def _open() -> tuple[Any, Any, Any]:
 
 def _matches(text: str, queue: Any, outside: Any, settings: Any) -> list[Any]:
     from pipelines.newsroom.matching import earlier_checks, nearest, thresholds_of
-    from pipelines.tools.embeddings import default_embedder
+    from pipelines.run.tools.embeddings import default_embedder
 
     checked = earlier_checks(queue.find(limit=5000), outside.all())
     return nearest(text, checked, default_embedder(), thresholds=thresholds_of(settings)) if checked else []
@@ -155,7 +155,7 @@ def _print_matches(matches: list[Any]) -> None:
 def _add(args: argparse.Namespace) -> int:
     from pipelines.newsroom.matching import check_on_intake, thresholds_of
     from pipelines.newsroom.queue import Appearance, NewClaim
-    from pipelines.tools.embeddings import default_embedder
+    from pipelines.run.tools.embeddings import default_embedder
 
     user = _user(args.by)
     queue, outside, settings = _open()

@@ -21,7 +21,7 @@ def add_worker_command(sub: Any) -> None:
 
 
 def run_worker_command(args: argparse.Namespace) -> int:
-    from pipelines.config import AppSettings
+    from pipelines.core.config import AppSettings
     from pipelines.record.spill import replay_spills
     from pipelines.run.batch import MAX_CONCURRENCY, BatchInputError
     from pipelines.run.services import Services

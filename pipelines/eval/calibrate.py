@@ -35,8 +35,6 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pipelines.access.roles import ALLOWED, require_role
-from pipelines.access.users import User
 from pipelines.calibration import fitting
 from pipelines.calibration.files import (
     SHIPPED,
@@ -48,28 +46,30 @@ from pipelines.calibration.files import (
     load_calibration,
     prompt_sha,
 )
-from pipelines.config import RunConfig
-from pipelines.domain import Label
-from pipelines.errors import DebateDeskError
+from pipelines.core.config import RunConfig
+from pipelines.core.domain import Label
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import BeliefRead, Event, ExhibitStanceRead
+from pipelines.core.text.times import duration
+from pipelines.core.text.urls import scrub_url
 from pipelines.eval import metrics
 from pipelines.eval.datasets import CHECK_COVID, load_dataset
 from pipelines.eval.labels import canonical
-from pipelines.events import BeliefRead, Event, ExhibitStanceRead
-from pipelines.llm.client import LLM
-from pipelines.llm.limits import Budget, describe_stop
-from pipelines.llm.registry import get_backend
+from pipelines.newsroom.access.roles import ALLOWED, require_role
+from pipelines.newsroom.access.users import User
 from pipelines.protocols.base import exhibit_reader
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore, RunSummary
 from pipelines.run.batch import BatchItem, run_claim
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.limits import Budget, describe_stop
+from pipelines.run.llm.registry import get_backend
 from pipelines.run.runner import check_names, resume_run
 from pipelines.run.services import Services
 from pipelines.run.wiring import probability_spec
 from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance
 from pipelines.stages.stance_aggregation import stance_features
-from pipelines.text.times import duration
-from pipelines.text.urls import scrub_url
 
 log = logging.getLogger("debatedesk.access")
 

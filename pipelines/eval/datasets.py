@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora.jsonl import jsonl_objects
-from pipelines.domain import Label
+from pipelines.core.domain import Label
 from pipelines.eval.labels import LabelMappingError, require_canonical
 
 CHECK_COVID = "check-covid"

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from pipelines.config import RunConfig
-from pipelines.domain import Label
+from pipelines.core.config import RunConfig
+from pipelines.core.domain import Label
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem
 from pipelines.eval.labels import LabelMode, canonical, classes, keeps

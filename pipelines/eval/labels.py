@@ -1,17 +1,9 @@
-"""The one label mapping: every protocol's and every dataset's labels onto SUPPORTS / REFUTES / NOT ENOUGH INFO.
+"""Labels for scoring: the evaluation's view of the one verdict vocabulary, and which classes each mode scores.
 
-Protocols speak three vocabularies (FEVER's SUPPORTS/REFUTES/NOT ENOUGH INFO, the courtroom's
-SUPPORTED/NOT SUPPORTED/INCONCLUSIVE, RADAR's TRUE/HALF-TRUE/FALSE) and datasets their own
-(Check-COVID's SUPPORT/REFUTE/NOTENOUGHINFO). Scoring compares them on one canonical set:
-
-| canonical | protocol labels | dataset labels |
-| --- | --- | --- |
-| SUPPORTS | SUPPORTS, SUPPORTED, TRUE | SUPPORT, SUPPORTS, SUPPORTED, TRUE |
-| REFUTES | REFUTES, NOT SUPPORTED, FALSE | REFUTE, REFUTES, REFUTED, FALSE |
-| NOT ENOUGH INFO | NOT ENOUGH INFO, INCONCLUSIVE, HALF-TRUE | NOTENOUGHINFO, NEI, NOT ENOUGH INFO |
-
-HALF-TRUE goes to NOT ENOUGH INFO: a half-true claim is neither supported nor refuted as
-stated, which is what a three-class dataset's third class means.
+Every protocol's and dataset's spelling is read onto SUPPORTS / REFUTES / NOT ENOUGH INFO by the one table in
+``pipelines.record.labels`` (``canonical``; the card shows the same table as SUPPORTED / REFUTED / NOT ENOUGH INFO).
+What this module adds: a dataset's own words mapped on the command line (``--label-map "Pants on fire=REFUTES"``, looked
+up before the table), the message an unknown label gets, and the scoring modes.
 
 ``three`` scoring uses all three classes. ``binary`` scoring keeps only claims whose gold
 label is SUPPORTS or REFUTES (the usual binary subset of Check-COVID); a NOT ENOUGH INFO
@@ -20,68 +12,25 @@ prediction on such a claim is an abstention and counts as wrong.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Literal
 
-from pipelines.domain import LABELS, Label
+from pipelines.core.domain import LABELS, Label
+from pipelines.record.labels import NEI, REFUTES, SUPPORTS, canonical, known_words
 
 LabelMode = Literal["three", "binary"]
 LABEL_MODES: tuple[LabelMode, ...] = ("three", "binary")
-SUPPORTS: Label = "SUPPORTS"
-REFUTES: Label = "REFUTES"
-NEI: Label = "NOT ENOUGH INFO"
-
-# Every spelling we accept, normalised by ``_normalise`` (upper case, single spaces, no punctuation).
-ALIASES: dict[str, Label] = {
-    # FEVER / Check-COVID / SciFact
-    "SUPPORTS": SUPPORTS,
-    "SUPPORT": SUPPORTS,
-    "SUPPORTED": SUPPORTS,
-    "REFUTES": REFUTES,
-    "REFUTE": REFUTES,
-    "REFUTED": REFUTES,
-    "CONTRADICT": REFUTES,
-    "CONTRADICTS": REFUTES,
-    "NOT ENOUGH INFO": NEI,
-    "NOT ENOUGH INFORMATION": NEI,
-    "NOTENOUGHINFO": NEI,
-    "NEI": NEI,
-    # the courtroom protocol
-    "NOT SUPPORTED": REFUTES,
-    "INCONCLUSIVE": NEI,
-    # RADAR
-    "TRUE": SUPPORTS,
-    "FALSE": REFUTES,
-    "HALF TRUE": NEI,
-}
 
 
 class LabelMappingError(ValueError):
     """A label that the mapping does not know; the message lists the accepted ones."""
 
 
-def _normalise(label: str) -> str:
-    return " ".join(re.sub(r"[^A-Z ]", " ", label.upper()).split())
-
-
-def canonical(label: str | None, extra: Mapping[str, Label] | None = None) -> Label | None:
-    """The canonical label for any known spelling (``extra`` first), or None when unknown or empty."""
-    if label is None:
-        return None
-    key = _normalise(label)
-    if extra:
-        for alias, target in extra.items():
-            if _normalise(alias) == key:
-                return target
-    return ALIASES.get(key)
-
-
 def require_canonical(label: str, where: str, extra: Mapping[str, Label] | None = None) -> Label:
     """Like ``canonical`` but an unknown label raises, naming where it came from and how to map it."""
     found = canonical(label, extra)
     if found is None:
-        known = ", ".join(sorted({*ALIASES, *(extra or {})}))
+        known = ", ".join(sorted({*known_words(), *(extra or {})}))
         raise LabelMappingError(
             f"{where}: unknown label {label!r}. Use one of {known}, or map it, e.g. --label-map {label!r}=REFUTES on the CLI"
         )
@@ -98,7 +47,7 @@ def parse_label_map(pairs: list[str] | str | None) -> dict[str, Label]:
         if not item.strip():
             continue
         source, sep, target = item.partition("=")
-        found = ALIASES.get(_normalise(target)) if sep else None
+        found = canonical(target) if sep else None
         if not source.strip() or found is None:
             raise LabelMappingError(f"label map entry {item!r}: write it as 'THEIR LABEL=SUPPORTS' (or REFUTES, NOT ENOUGH INFO)")
         mapping[source.strip()] = found
@@ -113,3 +62,18 @@ def classes(mode: LabelMode) -> tuple[Label, ...]:
 def keeps(gold: Label, mode: LabelMode) -> bool:
     """Whether a claim with this gold label is scored in ``mode``."""
     return gold in classes(mode)
+
+
+__all__ = [
+    "LABEL_MODES",
+    "NEI",
+    "REFUTES",
+    "SUPPORTS",
+    "LabelMappingError",
+    "LabelMode",
+    "canonical",
+    "classes",
+    "keeps",
+    "parse_label_map",
+    "require_canonical",
+]

@@ -15,8 +15,8 @@ from pathlib import Path
 from sqlalchemy import Engine, Float, Integer, String, Text, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
+from pipelines.core.text.safety import csv_cell
 from pipelines.eval.harness import EvalReport
-from pipelines.text.safety import csv_cell
 
 
 class _Base(DeclarativeBase):

@@ -22,12 +22,12 @@ from typing import Literal
 
 import numpy as np
 
-from pipelines.access.users import User
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.queue import ClaimQueue, QueueClaim
 from pipelines.newsroom.reviews_in import OutsideReview
-from pipelines.tools.embeddings import Embedder
-from pipelines.tools.lexical import tokenize
+from pipelines.run.tools.embeddings import Embedder
+from pipelines.run.tools.lexical import tokenize
 
 MatchLevel = Literal["join", "suggest", "nearest"]
 # The share of the score given to the overlap of content words (the rest is the embeddings' cosine).

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Float, String, event, or_, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import Engine, event, or_, select
+from sqlalchemy.orm import Session
 
-from pipelines.access.users import User
-from pipelines.newsroom.queue import CommentRow, QueueChangeRow, QueueClaimRow
-from pipelines.tables import DeskTable
+from pipelines.core.database.tables import CommentRow, NoticeReadRow, QueueChangeRow, QueueClaimRow
+from pipelines.newsroom.access.users import User
 
 log = logging.getLogger("debatedesk.notices")
 MENTION = re.compile(r"(?<![\w@])@([A-Za-z][\w.-]{0,60})")
@@ -35,15 +34,6 @@ ABOUT_THEIR_CLAIMS = ("reviewed", "published", "corrected", "confirmed", "withdr
 WEBHOOK_TIMEOUT_S = 5.0
 # Signed over this prefix and the body: a webhook's signature can never pass for a record's (which has its own prefix).
 WEBHOOK_CONTEXT = b"debatedesk.webhook/v1\n"
-
-
-class NoticeReadRow(DeskTable):
-    """Up to when a person has read their notices (the only thing notices keep)."""
-
-    __tablename__ = "notice_reads"
-
-    person: Mapped[str] = mapped_column(String(300), primary_key=True)
-    read_until: Mapped[float] = mapped_column(Float)
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pipelines.access.roles import require_role
-from pipelines.access.users import User
-from pipelines.domain import Evidence
+from pipelines.core.domain import Evidence
+from pipelines.newsroom.access.roles import require_role
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.queue import ClaimQueue, QueueClaim, QueueError, name_of
 from pipelines.record.claimreview import Correction, Review, build_claimreview, claimreview_problems, withdrawn_notice
 from pipelines.record.digest import digest

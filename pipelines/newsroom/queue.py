@@ -22,19 +22,19 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Engine, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, func, or_, select, update
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import Engine, func, or_, select, update
+from sqlalchemy.orm import Session
 
-from pipelines.access.roles import NotAllowedError, require_role
-from pipelines.access.users import User
-from pipelines.errors import DebateDeskError, InvalidClaimError
+from pipelines.core.database.tables import MAX_FIELD, CommentRow, PublicationRow, QueueChangeRow, QueueClaimRow, QueueRunRow, RunRow
+from pipelines.core.errors import DebateDeskError, InvalidClaimError
+from pipelines.core.text.language import checked_code
+from pipelines.core.text.language import detect as detect_language
+from pipelines.core.text.safety import unsafe_char
+from pipelines.newsroom.access.roles import NotAllowedError, require_role
+from pipelines.newsroom.access.users import User
 from pipelines.record.comments import MAX_COMMENT, Comment, CommentRefusedError, check_comment
 from pipelines.record.verdict_card import COMMON_LABELS, CardLabel, common_label
 from pipelines.run.runner import validate_claim
-from pipelines.tables import DeskTable
-from pipelines.text.language import checked_code
-from pipelines.text.language import detect as detect_language
-from pipelines.text.safety import unsafe_char
 
 ClaimStatus = Literal["new", "checking", "in review", "published", "dismissed"]
 CLAIM_STATUSES: tuple[ClaimStatus, ...] = get_args(ClaimStatus)
@@ -47,7 +47,6 @@ NEXT_STATUSES: dict[str, tuple[ClaimStatus, ...]] = {
     "published": (),
     "dismissed": ("new",),
 }
-MAX_FIELD = 300  # claimant, assignee, a tag
 MAX_URL = 2000
 MAX_TAGS = 20
 MAX_REASON = 5000
@@ -55,95 +54,6 @@ MAX_REASON = 5000
 
 class QueueError(DebateDeskError, ValueError):
     """A queue action that cannot be done as asked; the message says why and what to do."""
-
-
-class QueueClaimRow(DeskTable):
-    __tablename__ = "queue_claims"
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    text: Mapped[str] = mapped_column(Text)
-    source_url: Mapped[str | None] = mapped_column(Text, nullable=True)  # where the claim appeared
-    appeared_on: Mapped[str | None] = mapped_column(String(10), nullable=True)  # YYYY-MM-DD
-    claimant: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True, index=True)
-    status: Mapped[str] = mapped_column(String(16), index=True, default="new")
-    assignee: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True, index=True)
-    due_on: Mapped[str | None] = mapped_column(String(10), nullable=True, index=True)  # YYYY-MM-DD
-    tags: Mapped[str] = mapped_column(Text, default="")  # ",a,b," so one LIKE finds a tag on either database
-    created_at: Mapped[float] = mapped_column(Float, index=True)
-    created_by: Mapped[str] = mapped_column(String(MAX_FIELD))
-    updated_at: Mapped[float] = mapped_column(Float)
-    reviewed_verdict: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    review_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
-    reviewed_by: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True)
-    reviewed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    reviewed_run: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    published_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    published_by: Mapped[str | None] = mapped_column(String(MAX_FIELD), nullable=True)
-    claimreview: Mapped[str | None] = mapped_column(Text, nullable=True)  # the published JSON-LD, as served
-    # Added for corrections (migration 0004). publish_version: bumped by every publish, correction, confirmation and
-    # unpublishing, each of which names the version it was decided on (compare-and-set), so two editors at once: one wins.
-    publish_version: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
-    first_published_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # the datePublished every later version keeps
-    record_seen_at: Mapped[float | None] = mapped_column(Float, nullable=True)  # changes to the record after it are flagged
-    withdrawn: Mapped[str | None] = mapped_column(Text, nullable=True)  # the "withdrawn" document served after unpublishing
-    # Added for intake (migration 0005): the claim's language (ISO 639, "" unknown), and the earlier fact-check it repeats
-    # ("claim:ID" or "review:ID", joined at or above the desk's join threshold, or by a person) with the similarity.
-    language: Mapped[str | None] = mapped_column(String(16), nullable=True, index=True)
-    repeats: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    repeats_score: Mapped[float | None] = mapped_column(Float, nullable=True)
-
-
-class QueueRunRow(DeskTable):
-    """A run made for a queued claim (a run belongs to one claim at most)."""
-
-    __tablename__ = "queue_runs"
-
-    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    claim_id: Mapped[str] = mapped_column(ForeignKey("queue_claims.id", ondelete="CASCADE"), index=True)
-    linked_at: Mapped[float] = mapped_column(Float)
-    linked_by: Mapped[str] = mapped_column(String(MAX_FIELD))
-
-
-class QueueChangeRow(DeskTable):
-    """The audit trail of the queue: one row per change to a claim."""
-
-    __tablename__ = "queue_changes"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    claim_id: Mapped[str] = mapped_column(ForeignKey("queue_claims.id", ondelete="CASCADE"), index=True)
-    at: Mapped[float] = mapped_column(Float)
-    by: Mapped[str] = mapped_column(String(MAX_FIELD))
-    action: Mapped[str] = mapped_column(String(32))
-    detail: Mapped[str] = mapped_column(Text, default="{}")  # JSON: field -> [before, after], or what the action names
-
-
-class PublicationRow(DeskTable):
-    """Every version of a claim's public address, kept: each publication, correction, confirmation and withdrawal."""
-
-    __tablename__ = "queue_publications"
-    __table_args__ = (UniqueConstraint("claim_id", "version"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    claim_id: Mapped[str] = mapped_column(ForeignKey("queue_claims.id", ondelete="CASCADE"), index=True)
-    version: Mapped[int] = mapped_column(Integer)  # the claim's publish_version this action made
-    at: Mapped[float] = mapped_column(Float)
-    by: Mapped[str] = mapped_column(String(MAX_FIELD))
-    action: Mapped[str] = mapped_column(String(16))  # published, corrected, confirmed, withdrawn
-    note: Mapped[str] = mapped_column(Text, default="")  # the correction note, why it was confirmed or withdrawn
-    document: Mapped[str | None] = mapped_column(Text, nullable=True)  # what the address served from then (None: unchanged)
-
-
-class CommentRow(DeskTable):
-    __tablename__ = "comments"
-    __table_args__ = (Index("ix_comments_run_evidence", "run_id", "evidence_id"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    claim_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
-    run_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    evidence_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    author: Mapped[str] = mapped_column(String(MAX_FIELD))
-    at: Mapped[float] = mapped_column(Float, index=True)
-    text: Mapped[str] = mapped_column(Text)
 
 
 QUEUE_TABLES = [row.__tablename__ for row in (QueueClaimRow, QueueRunRow, QueueChangeRow, PublicationRow, CommentRow)]
@@ -246,7 +156,7 @@ class NewClaim:
     assignee: str = ""
     due_on: str = ""
     tags: tuple[str, ...] = ()
-    language: str = ""  # ISO 639; "" has it told from the text (pipelines/text/language.py)
+    language: str = ""  # ISO 639; "" has it told from the text (pipelines/core/text/language.py)
 
 
 class ClaimQueue:
@@ -729,8 +639,6 @@ class ClaimQueue:
     def record_changes(self, claims: Sequence[QueueClaim]) -> dict[str, list[str]]:
         """For each published claim, what changed in its record since it was published, corrected or confirmed (plain lines,
         not escaped): a run joined it, one of its runs had its verdict overridden, or it was reviewed again. Empty: nothing."""
-        from pipelines.record.store import RunRow  # the runs table, in the same database
-
         published = {c.id: c for c in claims if c.status == "published"}
         changes: dict[str, list[str]] = {cid: [] for cid in published}
         if not published:

@@ -17,40 +17,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, Float, String, Text, func, or_, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import Engine, func, or_, select
+from sqlalchemy.orm import Session
 
 from corpora.jsonl import JsonTooDeepError
-from pipelines.errors import DebateDeskError
-from pipelines.tables import DeskTable
-from pipelines.text.safety import UnsafeClaimError, check_claim_text, load_json, public_http_url, unsafe_char
+from pipelines.core.database.tables import MAX_FIELD, OutsideReviewRow
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import UnsafeClaimError, check_claim_text, load_json, public_http_url, unsafe_char
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_REVIEWS = 20_000
-MAX_FIELD = 300
 MAX_CLAIM = 5000
 
 
 class ReviewsFileError(DebateDeskError, ValueError):
     """A ClaimReview file that cannot be read as asked; the message names the review and the field."""
-
-
-class OutsideReviewRow(DeskTable):
-    """Another organisation's published fact-check, imported (never this desk's verdict)."""
-
-    __tablename__ = "outside_reviews"
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # sha256 of organisation and address (or claim)
-    organisation: Mapped[str] = mapped_column(String(MAX_FIELD), index=True)
-    url: Mapped[str] = mapped_column(Text)
-    claim_text: Mapped[str] = mapped_column(Text)
-    rating: Mapped[str] = mapped_column(String(MAX_FIELD))
-    published_on: Mapped[str] = mapped_column(String(10), default="")  # YYYY-MM-DD, or "" when the review gives none
-    claimant: Mapped[str] = mapped_column(String(MAX_FIELD), default="")
-    language: Mapped[str] = mapped_column(String(16), default="")
-    imported_at: Mapped[float] = mapped_column(Float, index=True)
-    imported_by: Mapped[str] = mapped_column(String(MAX_FIELD))
-    source_file: Mapped[str] = mapped_column(String(MAX_FIELD), default="")
 
 
 @dataclass(frozen=True)

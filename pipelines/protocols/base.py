@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pipelines.errors import UnknownProtocolError
+from pipelines.core.errors import UnknownProtocolError
 
 GROUP = "debatedesk.protocols"  # the entry-point group every protocol is listed in
 DISTRIBUTION = "debatedesk"

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipelines.domain import Evidence
-from pipelines.text.safety import public_http_url
+from pipelines.core.domain import Evidence
+from pipelines.core.text.safety import public_http_url
 
 # The one vocabulary (the card's words) -> (ratingValue on ClaimReview's 1-5 scale, the rating's words Google shows).
 RATINGS: dict[str, tuple[int, str]] = {"SUPPORTED": (5, "True"), "NOT ENOUGH INFO": (3, "Unproven"), "REFUTED": (1, "False")}

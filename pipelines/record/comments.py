@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from pipelines.errors import DebateDeskError
-from pipelines.text.safety import describe_char, is_invisible, unsafe_char
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import describe_char, is_invisible, unsafe_char
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -48,9 +48,9 @@ def _check_target(engine: Engine, run_id: str, evidence_id: str | None) -> None:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from pipelines.events import parse_event
+    from pipelines.core.database.tables import EventRow, RunRow
+    from pipelines.core.events import parse_event
     from pipelines.record.digest import digest
-    from pipelines.record.store import EventRow, RunRow
 
     with Session(engine) as s:
         if s.get(RunRow, run_id) is None:

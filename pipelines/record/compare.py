@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipelines.domain import Evidence
-from pipelines.events import Event
+from pipelines.core.domain import Evidence
+from pipelines.core.events import Event
 from pipelines.record.digest import Cost, digest
 from pipelines.record.store import RunSummary
 from pipelines.record.verdict_card import CardLabel

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from pipelines import events as ev
-from pipelines.domain import Evidence, Turn, Verdict, citations
+from pipelines.core import events as ev
+from pipelines.core.domain import Evidence, Turn, Verdict, citations
+from pipelines.core.text.echo import echoes
 from pipelines.record.labels import common_label
-from pipelines.text.echo import echoes
 
 
 class Cost(BaseModel):

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from corpora.base import Passage
-from pipelines.errors import ToolUnavailableError
-from pipelines.events import (
+from pipelines.core.errors import ToolUnavailableError
+from pipelines.core.events import (
     ArgumentDelta,
     CheckerAddedEvidence,
     Event,
@@ -37,13 +37,13 @@ from pipelines.events import (
     RunStarted,
     dump_event,
 )
-from pipelines.llm.client import ResponseCache
+from pipelines.core.text.streamed import StreamedAgain
 from pipelines.record.store import RunStore
+from pipelines.run.llm.client import ResponseCache
+from pipelines.run.tools.corpus_index import CorpusIndex, Hit, IngestReport, SearchMode
+from pipelines.run.tools.embeddings import Embedder
+from pipelines.run.tools.web import WebResult, WebSearch
 from pipelines.stages.retrieval import evidence_key
-from pipelines.text.streamed import StreamedAgain
-from pipelines.tools.corpus_index import CorpusIndex, Hit, IngestReport, SearchMode
-from pipelines.tools.embeddings import Embedder
-from pipelines.tools.web import WebResult, WebSearch
 
 # Events that mark what happened to the run itself: never matched against earlier ones.
 _LIFECYCLE = (RunStarted, RunResumed, RunFailed, RunInterrupted, ModelServerRestarted)

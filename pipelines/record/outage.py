@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, InterfaceError, OperationalError
 
-from pipelines.errors import StoreUnavailableError
+from pipelines.core.errors import StoreUnavailableError
 
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
 

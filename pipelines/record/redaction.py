@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from pipelines.events import ArgumentDelta, Event, RunFailed, RunInterrupted, TurnCompleted, VerdictReached, dump_event, parse_event
+from pipelines.core.events import ArgumentDelta, Event, RunFailed, RunInterrupted, TurnCompleted, VerdictReached, dump_event, parse_event
 
 _RUN_ENDS = (VerdictReached, RunFailed, RunInterrupted)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipelines.events import Event, RoundStarted, StageCompleted, StepPaused, StepResumed, VerdictOverridden, VerdictReached
+from pipelines.core.events import Event, RoundStarted, StageCompleted, StepPaused, StepResumed, VerdictOverridden, VerdictReached
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
 
 KEY_FILE = "desk_signing_key.pem"
 ALGORITHM = "ed25519"

@@ -48,7 +48,7 @@ from typing import IO, Any
 
 from cryptography.hazmat.primitives import serialization
 
-from pipelines.events import Event, dump_event, parse_event
+from pipelines.core.events import Event, dump_event, parse_event
 from pipelines.record import chain
 from pipelines.record.outage import is_store_fault, store_key
 from pipelines.record.signing import desk_key

@@ -6,7 +6,7 @@ trail and what replays render) and ``journal`` (every model answer and tool resu
 interrupted run resumes without asking again). A run left ``running`` by a process that
 died, or silent for longer than ``stale_after_s``, is marked ``interrupted`` by
 ``reconcile``. The tables are built, and older databases brought up, by the named migrations
-in ``pipelines/record/migrations`` when a store opens.
+in ``pipelines/core/database/migrations`` when a store opens; the tables are declared in ``pipelines/core/database/tables.py``.
 """
 
 from __future__ import annotations
@@ -22,30 +22,24 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal, get_args
 
 from sqlalchemy import (
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-    create_engine,
-    event,
     func,
     insert,
     or_,
     select,
     update,
 )
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Session
 
 from pipelines import __version__
-from pipelines.errors import RunBusyError, StoreUnavailableError, UnstorableTextError
-from pipelines.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
-from pipelines.record import chain, migrations
+from pipelines.core.database import migrations
+from pipelines.core.database.engine import connect
+from pipelines.core.database.tables import DeskSettingChangeRow, DeskSettingRow, EventRow, JournalRow, RunRow
+from pipelines.core.errors import RunBusyError, StoreUnavailableError
+from pipelines.core.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
+from pipelines.record import chain
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import COMMON_LABELS, common_label
 from pipelines.record.outage import fault_message, is_store_fault
-from pipelines.tables import DeskTable
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -57,96 +51,6 @@ _PROCESS_TOKEN = uuid.uuid4().hex[:8]
 OWNER = f"{socket.gethostname()}:{os.getpid()}:{_PROCESS_TOKEN}"
 _ACTIVE: set[str] = set()  # run ids this process is executing right now (shared by every RunStore here)
 _ACTIVE_LOCK = threading.Lock()
-
-
-class RunRow(DeskTable):
-    __tablename__ = "runs"
-
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    claim: Mapped[str] = mapped_column(Text)
-    protocol: Mapped[str] = mapped_column(String(64), index=True)
-    status: Mapped[str] = mapped_column(String(16), index=True, default="running")
-    verdict: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
-    created_at: Mapped[float] = mapped_column(Float, index=True)
-    finished_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    config: Mapped[str] = mapped_column(Text, default="{}")
-    app_version: Mapped[str] = mapped_column(String(32), default=__version__)
-    model_calls: Mapped[int] = mapped_column(Integer, default=0)
-    tokens_in: Mapped[int] = mapped_column(Integer, default=0)
-    tokens_out: Mapped[int] = mapped_column(Integer, default=0)
-    # Added for durable runs; the first migration adds them to a database made before them.
-    model_seconds: Mapped[float | None] = mapped_column(Float, nullable=True, default=0.0)
-    event_count: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
-    attempts: Mapped[int | None] = mapped_column(Integer, nullable=True, default=1)
-    owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    heartbeat_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    checker_verdict: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
-    checker_note: Mapped[str | None] = mapped_column(Text, nullable=True)
-    checker_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    origin: Mapped[str | None] = mapped_column(String(200), nullable=True, default="run")
-    # Added for the verdict card and live cost: when the checker set their verdict; calls answered from a cache.
-    checker_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    cached_calls: Mapped[int | None] = mapped_column(Integer, nullable=True, default=0)
-    # Added for spend limits, re-runs and shared desks.
-    stop_reason: Mapped[str | None] = mapped_column(Text, nullable=True)  # "stopped by budget: 40 of 40 model calls"
-    source_run: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)  # a re-run's source run
-    started_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    # Added for desk settings: money spent at the run's prices (None: the run had no prices).
-    spent: Mapped[float | None] = mapped_column(Float, nullable=True)
-
-
-class EventRow(DeskTable):
-    __tablename__ = "events"
-    __table_args__ = (UniqueConstraint("run_id", "seq"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
-    seq: Mapped[int] = mapped_column(Integer)
-    type: Mapped[str] = mapped_column(String(64))
-    at: Mapped[float] = mapped_column(Float)
-    payload: Mapped[str] = mapped_column(Text)
-    # Added for the hash chain (pipelines/record/chain.py): this event's link, over the link before it and the payload.
-    # None for events stored before chaining; _migrate adds the column to a database made before it.
-    chain: Mapped[str | None] = mapped_column(String(64), nullable=True)
-
-
-class JournalRow(DeskTable):
-    """One model answer or tool result, in the order it was produced for its key."""
-
-    __tablename__ = "journal"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
-    kind: Mapped[str] = mapped_column(String(16))
-    key: Mapped[str] = mapped_column(String(128))
-    payload: Mapped[str] = mapped_column(Text)
-    at: Mapped[float] = mapped_column(Float)
-
-
-class DeskSettingRow(DeskTable):
-    """The desk's settings (pipelines/run/desk_settings.py): one JSON value, its version and who saved it last."""
-
-    __tablename__ = "desk_settings"
-
-    name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
-    version: Mapped[int] = mapped_column(Integer, default=1)
-    changed_by: Mapped[str] = mapped_column(String(200), default="")
-    changed_at: Mapped[float] = mapped_column(Float)
-
-
-class DeskSettingChangeRow(DeskTable):
-    """One change of a desk setting: before and after (API keys masked), who and when."""
-
-    __tablename__ = "desk_settings_changes"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    at: Mapped[float] = mapped_column(Float, index=True)
-    by: Mapped[str] = mapped_column(String(200))
-    setting: Mapped[str] = mapped_column(String(100))
-    before: Mapped[str] = mapped_column(Text)
-    after: Mapped[str] = mapped_column(Text)
 
 
 @dataclass(frozen=True)
@@ -207,19 +111,11 @@ class RunStore:
     """Runs, their events and their journal behind SQLAlchemy; one instance can be shared by threads."""
 
     def __init__(self, url: str) -> None:
-        kwargs: dict[str, Any] = {}
         self.is_sqlite = url.startswith("sqlite")
-        if self.is_sqlite:
-            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-        else:
-            kwargs["pool_pre_ping"] = True
         self.url = url
-        self.engine = create_engine(url, **kwargs)
-        if self.is_sqlite:
-            event.listen(self.engine, "connect", _sqlite_pragmas)
-        event.listen(self.engine, "before_cursor_execute", _refuse_nul)  # one plain message on both databases, never SQL text
+        self.engine = connect(url)
         try:
-            migrations.upgrade(self.engine)  # a new database is built, an older one brought up (pipelines/record/migrations)
+            migrations.upgrade(self.engine)  # a new database is built, an older one brought up (pipelines/core/database/migrations)
         except Exception as exc:  # away, full or read-only: said plainly, with where the store is (never the SQL)
             if not is_store_fault(exc):
                 raise
@@ -643,27 +539,6 @@ def _summary(row: RunRow) -> RunSummary:
         source_run=row.source_run,
         started_by=row.started_by,
     )
-
-
-def _refuse_nul(_conn: Any, _cursor: Any, _statement: str, parameters: Any, _context: Any, _executemany: bool) -> None:
-    rows = parameters if isinstance(parameters, list) else [parameters]
-    for row in rows:
-        values = row.values() if isinstance(row, dict) else row if isinstance(row, tuple | list) else ()
-        if any(isinstance(v, str) and "\x00" in v for v in values):
-            raise UnstorableTextError(
-                "the text holds a NUL character (U+0000), which the run store cannot keep; remove it (it can come with text "
-                "copied from a terminal or a binary file) and try again"
-            )
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    # With WAL, NORMAL syncs at checkpoints, not at every commit: a committed event survives a crash of the app
-    # (the durability a run needs); only a power cut can lose the last moments. 10-50x faster appends here.
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
 
 
 __all__ = [

@@ -19,16 +19,16 @@ from typing import Any
 from corpora.base import split_sentences
 from pipelines.calibration.files import calibration_origin
 from pipelines.calibration.ground import UNMEASURED
-from pipelines.domain import Evidence, Verdict
-from pipelines.errors import UnknownBackendError
-from pipelines.events import Event, RecordImported, VerdictOverridden
-from pipelines.llm.registry import get_backend
+from pipelines.core.domain import Evidence, Verdict
+from pipelines.core.errors import UnknownBackendError
+from pipelines.core.events import Event, RecordImported, VerdictOverridden
+from pipelines.core.text.safety import public_http_url
+from pipelines.core.text.stopwords import STOPWORDS
 from pipelines.protocols.base import CardFacts, exhibit_reader, find_protocol
 from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.record.labels import COMMON_LABELS, CardLabel, checker_label, common_label, protocol_words
+from pipelines.run.llm.registry import get_backend
 from pipelines.stages.argument import strip_label_line
-from pipelines.text.safety import public_http_url
-from pipelines.text.stopwords import STOPWORDS
 
 MAX_EXHIBITS = 3
 MAX_QUOTES = 2

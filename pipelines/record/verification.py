@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.text.safety import JsonTooDeepError, load_json
 from pipelines.record import chain
 from pipelines.record.signing import fingerprint, verify_signature
-from pipelines.text.safety import JsonTooDeepError, load_json
 
 Verdict = str  # "intact", "altered", "unsigned", "not chained", "unreadable"
 

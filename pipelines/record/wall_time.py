@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.config import ROLES
+from pipelines.core.config import ROLES
+from pipelines.core.text.times import duration
 from pipelines.record.store import RunSummary
-from pipelines.text.times import duration
 
 NEWEST = 20  # the median of at most this many of the newest runs that count: a new machine or model shows within a day
 

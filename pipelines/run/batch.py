@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from corpora.jsonl import jsonl_objects
-from pipelines.config import RunConfig
-from pipelines.errors import DebateDeskError
-from pipelines.events import Event
-from pipelines.llm.limits import Budget, describe_stop
+from pipelines.core.config import RunConfig
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import Event
+from pipelines.core.text.safety import UnsafeClaimError, check_claim_text, csv_cell
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import common_label
+from pipelines.run.llm.limits import Budget, describe_stop
 from pipelines.run.runner import check_names, check_priced, stream_run, under_desk_limits
 from pipelines.run.services import Services
-from pipelines.text.safety import UnsafeClaimError, check_claim_text, csv_cell
 
 log = logging.getLogger(__name__)
 

@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from pipelines.config import ModelSpec, RunConfig
-from pipelines.domain import Claim, Evidence
-from pipelines.events import Event
-from pipelines.llm.client import LLM
-from pipelines.tools.corpus_index import CorpusIndex
-from pipelines.tools.embeddings import Embedder
-from pipelines.tools.web import WebSearch
+from pipelines.core.config import ModelSpec, RunConfig
+from pipelines.core.domain import Claim, Evidence
+from pipelines.core.events import Event
+from pipelines.run.llm.client import LLM
+from pipelines.run.tools.corpus_index import CorpusIndex
+from pipelines.run.tools.embeddings import Embedder
+from pipelines.run.tools.web import WebSearch
 
 if TYPE_CHECKING:
-    from pipelines.tools.memory import EvidenceMemory
+    from pipelines.run.tools.memory import EvidenceMemory
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from pipelines.llm.limits import Limiters, SharedLimiter
+from pipelines.run.llm.limits import Limiters, SharedLimiter
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipelines.calibration.files import load_calibration
-from pipelines.config import RunConfig
-from pipelines.domain import Ruling, Turn, Verdict
-from pipelines.events import StageCompleted, StageStarted
+from pipelines.core.config import RunConfig
+from pipelines.core.domain import Ruling, Turn, Verdict
+from pipelines.core.events import StageCompleted, StageStarted
+from pipelines.core.text.probability import percent
 from pipelines.protocols.base import discover, find_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.belief import weighed_belief
@@ -33,7 +34,6 @@ from pipelines.stages.exhibit_reading import Reading, exhibit_settings, read_exh
 from pipelines.stages.stance import argument_text
 from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import start_weighing
-from pipelines.text.probability import percent
 
 CALIBRATED = "calibrated reading of the debate's evidence"
 

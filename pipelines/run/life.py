@@ -18,17 +18,17 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from pipelines.errors import DebateDeskError, StoreUnavailableError
-from pipelines.events import ArgumentDelta, Event, ModelCallCompleted, RunFailed, RunInterrupted
-from pipelines.llm.limits import Budget, BudgetExhaustedError
+from pipelines.core.errors import DebateDeskError, StoreUnavailableError
+from pipelines.core.events import ArgumentDelta, Event, ModelCallCompleted, RunFailed, RunInterrupted
 from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.journal import EventDeduper, Journal
 from pipelines.record.outage import fault_message, is_store_fault
 from pipelines.record.redaction import Redactor, StreamRedactor
 from pipelines.record.store import RunStore
+from pipelines.run.llm.limits import Budget, BudgetExhaustedError
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PauseFreedError, RunInterruptedError
-from pipelines.tools.frozen import FrozenEvidence
+from pipelines.run.tools.frozen import FrozenEvidence
 
 if TYPE_CHECKING:
     from pipelines.run.runner import RunHandle

@@ -13,11 +13,10 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 
-from pipelines.access.roles import Person, acting_name
-from pipelines.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ConfigError, ModelSpec, RunConfig
-from pipelines.domain import Claim, Turn, Verdict
-from pipelines.errors import DebateDeskError, InvalidClaimError, RunBusyError
-from pipelines.events import (
+from pipelines.core.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ConfigError, ModelSpec, RunConfig
+from pipelines.core.domain import Claim, Turn, Verdict
+from pipelines.core.errors import DebateDeskError, InvalidClaimError, RunBusyError
+from pipelines.core.events import (
     Event,
     ModelCallCompleted,
     RunResumed,
@@ -25,8 +24,9 @@ from pipelines.events import (
     TurnCompleted,
     VerdictReached,
 )
-from pipelines.llm.limits import Budget
-from pipelines.llm.registry import get_backend
+from pipelines.core.text.safety import check_claim_text
+from pipelines.core.text.urls import scrub_url
+from pipelines.newsroom.access.roles import Person, acting_name
 from pipelines.protocols.base import get_protocol
 from pipelines.record.digest import digest
 from pipelines.record.journal import (
@@ -41,13 +41,13 @@ from pipelines.run.context import EvidenceIds, Review, RunContext
 from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
 from pipelines.run.grounding import ground, rule_beside
 from pipelines.run.life import RunLife
+from pipelines.run.llm.limits import Budget
+from pipelines.run.llm.registry import get_backend
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PendingReview, StepGate, make_reviewer
+from pipelines.run.tools.frozen import FrozenEvidence
 from pipelines.run.wiring import Models, tool_layers, wire_tools
 from pipelines.stages.scoring import reads_faithfulness
-from pipelines.text.safety import check_claim_text
-from pipelines.text.urls import scrub_url
-from pipelines.tools.frozen import FrozenEvidence
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from langchain_core.language_models import BaseChatModel
 
-from pipelines.config import ModelSpec
-from pipelines.events import Event, ModelServerRestarted, StageCompleted, StageStarted
-from pipelines.llm.client import Reconnect, timed_out
+from pipelines.core.config import ModelSpec
+from pipelines.core.events import Event, ModelServerRestarted, StageCompleted, StageStarted
+from pipelines.run.llm.client import Reconnect, timed_out
 from pipelines.run.services import Services
 
 STARTING = "the model server stopped mid-run; starting it again"

@@ -10,20 +10,20 @@ from langchain_core.language_models import BaseChatModel
 from corpora.base import CorpusLoader
 from corpora.chunking import chunk_documents
 from corpora.loaders import CheckCovidLoader, DemoLoader
-from pipelines.config import AppSettings, ModelSpec, RunConfig
-from pipelines.errors import UnknownCorpusError
-from pipelines.llm.cache import DiskResponseCache
-from pipelines.llm.client import ResponseCache
-from pipelines.llm.limits import Limiters
-from pipelines.llm.registry import build_chat_model, get_backend
+from pipelines.core.config import AppSettings, ModelSpec, RunConfig
+from pipelines.core.errors import UnknownCorpusError
 from pipelines.record.spill import replay_spills
 from pipelines.record.store import RunStore
 from pipelines.run.desk_settings import DeskSettings, DeskSettingsBook
-from pipelines.tools.corpus_index import CorpusIndex
-from pipelines.tools.embedding_cache import CachedEmbedder
-from pipelines.tools.embeddings import Embedder, default_embedder
-from pipelines.tools.memory import EvidenceMemory
-from pipelines.tools.web import DdgsSearch, OfflineSearch, WebSearch, filtered, source_policy
+from pipelines.run.llm.cache import DiskResponseCache
+from pipelines.run.llm.client import ResponseCache
+from pipelines.run.llm.limits import Limiters
+from pipelines.run.llm.registry import build_chat_model, get_backend
+from pipelines.run.tools.corpus_index import CorpusIndex
+from pipelines.run.tools.embedding_cache import CachedEmbedder
+from pipelines.run.tools.embeddings import Embedder, default_embedder
+from pipelines.run.tools.memory import EvidenceMemory
+from pipelines.run.tools.web import DdgsSearch, OfflineSearch, WebSearch, filtered, source_policy
 
 
 @dataclass

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from pipelines.config import RunConfig
-from pipelines.events import Event
+from pipelines.core.config import RunConfig
+from pipelines.core.events import Event
 from pipelines.record.digest import Cost, digest
 from pipelines.run.runner import preflight, stream_run
 from pipelines.run.services import Services

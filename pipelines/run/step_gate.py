@@ -19,10 +19,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipelines.access.roles import Person, acting_name
-from pipelines.domain import Evidence
-from pipelines.errors import DebateDeskError
-from pipelines.events import (
+from pipelines.core.domain import Evidence
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import (
     CheckerAddedEvidence,
     CheckerAddedQuery,
     CheckerAdmittedEvidence,
@@ -34,6 +33,7 @@ from pipelines.events import (
     StepResumed,
     VerdictOverridden,
 )
+from pipelines.newsroom.access.roles import Person, acting_name
 from pipelines.record.digest import digest
 from pipelines.record.labels import checker_label
 from pipelines.record.store import RunStore

@@ -15,18 +15,18 @@ import asyncio
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
-from pipelines.config import ROLES, ModelSpec, RunConfig
-from pipelines.events import Event, StageCompleted, StageStarted
-from pipelines.llm.cache import caches
-from pipelines.llm.client import LLM
-from pipelines.llm.limits import Budget
-from pipelines.llm.registry import get_backend
+from pipelines.core.config import ROLES, ModelSpec, RunConfig
+from pipelines.core.events import Event, StageCompleted, StageStarted
 from pipelines.record.journal import Journal, JournalCache, JournaledIndex, JournaledWeb, JournalFirstCache
 from pipelines.run.context import Toolbox
+from pipelines.run.llm.cache import caches
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.limits import Budget
+from pipelines.run.llm.registry import get_backend
 from pipelines.run.server_restart import ServerRestarts
 from pipelines.run.services import Services
-from pipelines.tools.frozen import FrozenEvidence, FrozenIndex, FrozenWeb
-from pipelines.tools.web import PolicyFilteredSearch, filtered, source_policy
+from pipelines.run.tools.frozen import FrozenEvidence, FrozenIndex, FrozenWeb
+from pipelines.run.tools.web import PolicyFilteredSearch, filtered, source_policy
 
 
 class Models:

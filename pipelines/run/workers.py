@@ -33,15 +33,15 @@ from procrastinate.schema import SchemaManager
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
-from pipelines.access.roles import Person, acting_name
-from pipelines.config import ROLES, RunConfig, load_run_config
-from pipelines.errors import DebateDeskError, RunBusyError, StoreUnavailableError
-from pipelines.llm.limits import Budget, describe_stop
+from pipelines.core.config import ROLES, RunConfig, load_run_config
+from pipelines.core.errors import DebateDeskError, RunBusyError, StoreUnavailableError
+from pipelines.newsroom.access.roles import Person, acting_name
 from pipelines.record.outage import fault_message, is_store_fault
 from pipelines.record.spill import replay_spills, spill_dir
 from pipelines.record.store import RunRow, RunStore, busy_message
 from pipelines.run.batch import BatchItem, ClaimOutcome, outcome_from_events
 from pipelines.run.endpoint_slots import DeskLimiters
+from pipelines.run.llm.limits import Budget, describe_stop
 from pipelines.run.runner import (
     _with_credentials,
     check_names,

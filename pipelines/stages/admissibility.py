@@ -13,9 +13,9 @@ import asyncio
 
 from pydantic import BaseModel, Field
 
-from pipelines.domain import Admissibility, AdmissibilityStatus, Evidence
-from pipelines.errors import ModelOutputError
-from pipelines.events import AdmissibilityAssessed, StageFailed
+from pipelines.core.domain import Admissibility, AdmissibilityStatus, Evidence
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import AdmissibilityAssessed, StageFailed
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.retrieval import format_evidence

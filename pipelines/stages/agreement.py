@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from pipelines.domain import Turn
-from pipelines.errors import ModelOutputError
-from pipelines.events import AgreementChecked, StageFailed
+from pipelines.core.domain import Turn
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import AgreementChecked, StageFailed
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import format_history

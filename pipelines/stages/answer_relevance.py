@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, Field
 
-from pipelines.llm.client import LLM
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.client import LLM
+from pipelines.run.tools.embeddings import Embedder, cosine_matrix
 from pipelines.stages.argument import strip_label_line
-from pipelines.tools.embeddings import Embedder, cosine_matrix
 
 
 class GeneratedQuestions(BaseModel):

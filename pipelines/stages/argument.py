@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage
 
-from pipelines.domain import LABELS, Label, Turn, citations
-from pipelines.events import ArgumentDelta, TurnCompleted
+from pipelines.core.domain import LABELS, Label, Turn, citations
+from pipelines.core.events import ArgumentDelta, TurnCompleted
 from pipelines.run.context import RunContext
 
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipelines.calibration.files import belief_prompt_sha, load_calibration
-from pipelines.domain import Evidence, Label, Turn
-from pipelines.errors import DebateDeskError, ModelOutputError
-from pipelines.events import BeliefRead, StageCompleted, StageFailed, StageStarted
+from pipelines.core.domain import Evidence, Label, Turn
+from pipelines.core.errors import DebateDeskError, ModelOutputError
+from pipelines.core.events import BeliefRead, StageCompleted, StageFailed, StageStarted
+from pipelines.core.text.probability import belief_line
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import NO_HISTORY, format_history
@@ -32,7 +33,6 @@ from pipelines.stages.label_probability import estimate_label_probabilities, opt
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import Weighing, weigh, weighs
-from pipelines.text.probability import belief_line
 
 # In a reading's ``over`` when items were read again with the debate's arguments (the chart's caption looks for it).
 READ_AGAIN = "read again"

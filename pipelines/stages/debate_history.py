@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipelines.domain import Turn
+from pipelines.core.domain import Turn
 
 NO_HISTORY = "(nothing yet)"
 

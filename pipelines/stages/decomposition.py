@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from pipelines.domain import Triplet
-from pipelines.errors import ModelOutputError
-from pipelines.events import ClaimDecomposed, StageCompleted, StageFailed, StageStarted
+from pipelines.core.domain import Triplet
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import ClaimDecomposed, StageCompleted, StageFailed, StageStarted
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 

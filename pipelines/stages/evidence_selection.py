@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from pipelines.domain import Evidence
-from pipelines.errors import ModelOutputError
-from pipelines.events import EvidenceSelected, StageFailed
-from pipelines.personas import Persona
+from pipelines.core.domain import Evidence
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import EvidenceSelected, StageFailed
+from pipelines.core.personas import Persona
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import NO_HISTORY

@@ -16,14 +16,14 @@ from dataclasses import asdict, dataclass, field
 
 from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
 from pipelines.calibration.ground import reading_ground
-from pipelines.config import RunConfig
-from pipelines.domain import Evidence
-from pipelines.events import ExhibitStanceRead, StageCompleted, StageFailed, StageStarted, VerdictAggregated
-from pipelines.llm.client import LLM
-from pipelines.personas import HUMAN_CHECKER
+from pipelines.core.config import RunConfig
+from pipelines.core.domain import Evidence
+from pipelines.core.events import ExhibitStanceRead, StageCompleted, StageFailed, StageStarted, VerdictAggregated
+from pipelines.core.personas import HUMAN_CHECKER
 from pipelines.protocols.base import exhibit_reader
 from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
+from pipelines.run.llm.client import LLM
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
 from pipelines.stages.stance_aggregation import Aggregate, Bounds, aggregate, verdict_bounds

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from corpora.base import Passage, split_sentences
-from pipelines.domain import Evidence
-from pipelines.personas import HUMAN_CHECKER
+from pipelines.core.domain import Evidence
+from pipelines.core.personas import HUMAN_CHECKER
 from pipelines.run.context import RunContext
+from pipelines.run.tools.embeddings import Embedder
 from pipelines.stages.query_formulation import same_query
 from pipelines.stages.retrieval import claim_rewrites, retrieve
-from pipelines.tools.embeddings import Embedder
 
 
 async def gather_exhibits(

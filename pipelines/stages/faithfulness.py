@@ -30,13 +30,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from corpora.base import split_sentences
-from pipelines.domain import Evidence
-from pipelines.llm.client import LLM
+from pipelines.core.domain import Evidence
+from pipelines.core.text.stopwords import STOPWORDS
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.client import LLM
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
-from pipelines.text.stopwords import STOPWORDS
 
 Reader = Literal["generated", "read"]
 READ_LETTERS = "ABCDEFGHIJ"  # the read question's options: up to nine items, then "none of them"

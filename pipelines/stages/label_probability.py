@@ -21,10 +21,10 @@ from typing import Literal
 
 from langchain_core.messages import BaseMessage
 
-from pipelines.errors import ModelOutputError
-from pipelines.events import LabelProbabilitiesEstimated
-from pipelines.llm.client import LLM, TokenLogprob
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import LabelProbabilitiesEstimated
 from pipelines.run.context import RunContext
+from pipelines.run.llm.client import LLM, TokenLogprob
 
 Method = Literal["logprobs", "sampling"]
 NO_LOGPROBS_NOTE = (

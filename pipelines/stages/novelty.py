@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipelines.domain import Evidence
-from pipelines.events import NoveltyAssessed
+from pipelines.core.domain import Evidence
+from pipelines.core.events import NoveltyAssessed
 from pipelines.run.context import RunContext
 
 NOVELTY_ADMIT_AT = 0.20

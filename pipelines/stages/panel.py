@@ -19,11 +19,11 @@ from typing import Literal
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
-from pipelines.domain import Vote
-from pipelines.errors import ModelOutputError
-from pipelines.events import StageFailed, VoteCast
-from pipelines.llm.client import LLM
+from pipelines.core.domain import Vote
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import StageFailed, VoteCast
 from pipelines.run.context import RunContext
+from pipelines.run.llm.client import LLM
 
 PanelLabel = Literal["SUPPORTED", "NOT SUPPORTED", "INCONCLUSIVE"]
 PANEL_LABELS: tuple[PanelLabel, ...] = ("SUPPORTED", "NOT SUPPORTED", "INCONCLUSIVE")

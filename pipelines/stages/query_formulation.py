@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pipelines.errors import ModelOutputError
-from pipelines.llm.client import LLM
+from pipelines.core.errors import ModelOutputError
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.client import LLM
 from pipelines.stages.schemas import SearchQueries
 
 MAX_QUERY_CHARS = 300

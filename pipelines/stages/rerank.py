@@ -12,13 +12,13 @@ from typing import Literal
 import numpy as np
 
 from corpora.base import split_sentences
-from pipelines.errors import ModelOutputError
-from pipelines.llm.client import LLM
+from pipelines.core.errors import ModelOutputError
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.client import LLM
+from pipelines.run.tools.corpus_index import Hit
+from pipelines.run.tools.embeddings import Embedder
+from pipelines.run.tools.fusion import min_max
 from pipelines.stages.schemas import RerankScores
-from pipelines.tools.corpus_index import Hit
-from pipelines.tools.embeddings import Embedder
-from pipelines.tools.fusion import min_max
 
 RerankMode = Literal["none", "sentences", "judge"]
 RERANK_DEPTH = 20  # how many fused candidates a rerank sees

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pipelines.domain import Evidence
-from pipelines.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
-from pipelines.events import (
+from pipelines.core.domain import Evidence
+from pipelines.core.errors import BackendUnavailableError, ModelOutputError, ToolUnavailableError
+from pipelines.core.events import (
     EvidenceRetrieved,
     QueryIssued,
     StageCompleted,
@@ -18,12 +18,12 @@ from pipelines.events import (
     WebResultsFiltered,
     WebSearchUnavailable,
 )
-from pipelines.personas import HUMAN_CHECKER
+from pipelines.core.personas import HUMAN_CHECKER
 from pipelines.run.context import RunContext
+from pipelines.run.tools.corpus_index import Hit
+from pipelines.run.tools.web import filtered, source_policy
 from pipelines.stages.query_formulation import formulate_queries, same_query
 from pipelines.stages.rerank import RERANK_DEPTH, rerank_by_model, rerank_by_sentences
-from pipelines.tools.corpus_index import Hit
-from pipelines.tools.web import filtered, source_policy
 
 Tool = Literal["corpus", "web"]
 

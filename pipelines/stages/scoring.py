@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from pipelines.config import RunConfig
-from pipelines.domain import Evidence, Turn
-from pipelines.errors import DebateDeskError
-from pipelines.events import ScoreComputed, StageFailed, StatementChecked
+from pipelines.core.config import RunConfig
+from pipelines.core.domain import Evidence, Turn
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import ScoreComputed, StageFailed, StatementChecked
 from pipelines.protocols.base import find_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.answer_relevance import AnswerRelevance, AnswerRelevanceResult

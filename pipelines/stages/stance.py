@@ -45,11 +45,11 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from pipelines.domain import Evidence
-from pipelines.llm.client import LLM
+from pipelines.core.domain import Evidence
 from pipelines.prompts import load_prompt
 from pipelines.protocols.desk.settings import CONTRAST_SHARE, DeskConfig
 from pipelines.protocols.desk.settings import StanceReader as Reader
+from pipelines.run.llm.client import LLM
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, options_line
 
 StanceKey = Literal["SUPPORTS", "REFUTES", "UNRELATED"]

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipelines.calibration.files import Calibration
+from pipelines.core.text.probability import percent
 from pipelines.stages.stance import Stance
-from pipelines.text.probability import percent
 
 UNADDRESSED_AT = 0.5  # p(no exhibit addresses the claim) at or above this is NOT ENOUGH INFO
 DEFAULT_DECIDE_AT = 0.55  # an uncalibrated verdict needs at least this much for its side

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipelines.domain import Evidence, Turn
+from pipelines.core.domain import Evidence, Turn
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn

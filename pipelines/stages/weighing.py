@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipelines.calibration.files import Calibration
-from pipelines.domain import Evidence, Turn
+from pipelines.core.domain import Evidence, Turn
 from pipelines.run.context import RunContext
 from pipelines.stages.debate_history import latest_by_agent
 from pipelines.stages.exhibit_reading import exhibit_settings

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipelines.record.store import RunStore
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.components.conftest import fake_app
 from tests.fakes import make_services
 from tests.stores import POSTGRES_ENV, postgres_database

@@ -1,8 +1,8 @@
 """The belief chart and its words: three lines over the readings, the verdict's confidence, and the round that moved the belief."""
 
 from components.belief_chart import belief_caption, belief_lines, biggest_move, build_belief_figure, verdict_line
-from pipelines.domain import Verdict
-from pipelines.events import BeliefRead
+from pipelines.core.domain import Verdict
+from pipelines.core.events import BeliefRead
 
 
 def _read(round: int, s: float, r: float, over: str = "") -> BeliefRead:

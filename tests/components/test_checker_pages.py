@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipelines.config import AppSettings
-from pipelines.record.export import to_json
+from pipelines.core.config import AppSettings
+from pipelines.core.text.safety import escape_markdown
+from pipelines.record.record_file import to_json
 from pipelines.record.store import RunStore
-from pipelines.text.safety import escape_markdown
 from tests.components.conftest import fake_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,8 +100,8 @@ def test_history_filters_imports_and_overrides(app: AppTest, demo_data_dir: Path
 
 def test_the_line_naming_a_run_in_historys_box_holds_while_the_run_ends_and_is_overridden(app: AppTest, demo_data_dir: Path) -> None:
     """A browser sends back the line it shows, and Streamlit empties a box whose line is gone: the open run closed as it ended."""
-    from pipelines.domain import Verdict
-    from pipelines.events import RunStarted, VerdictOverridden, VerdictReached
+    from pipelines.core.domain import Verdict
+    from pipelines.core.events import RunStarted, VerdictOverridden, VerdictReached
 
     store = store_of(demo_data_dir)
     store.create_run("trams-1", "Ventilation on trams cuts infections", "single", {})

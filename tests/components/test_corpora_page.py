@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipelines.text.safety import escape_markdown
+from pipelines.core.text.safety import escape_markdown
 from tests.components.conftest import fake_app
 from tests.fakes import make_pdf
 

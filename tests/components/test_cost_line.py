@@ -16,7 +16,7 @@ def test_the_cost_line_and_table_say_how_many_prompt_tokens_the_server_reused() 
 
 
 def test_money_is_on_the_line_and_in_the_stage_table_only_when_the_run_has_prices() -> None:
-    from pipelines.events import ModelCallCompleted
+    from pipelines.core.events import ModelCallCompleted
 
     priced = Cost().add_call(ModelCallCompleted(role="judge", model="gpt-4o-mini", tokens_in=1000, tokens_out=200, cost=0.0012))
     assert "0.0012 spent" in cost_line(priced, running=False)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipelines.events import dump_event
+from pipelines.core.events import dump_event
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.components.conftest import fake_app
@@ -41,7 +41,7 @@ def test_other_protocols_show_no_court_record(monkeypatch: pytest.MonkeyPatch, d
 
 def render_partial(events_json: list[dict]) -> None:  # runs inside AppTest
     from components.courtroom import render_courtroom_audit
-    from pipelines.events import parse_event
+    from pipelines.core.events import parse_event
 
     render_courtroom_audit([parse_event(e) for e in events_json], key="partial")
 

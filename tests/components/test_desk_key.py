@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
 from pipelines.record.signing import KEY_FILE, desk_key
 from tests.components.conftest import fake_app
 

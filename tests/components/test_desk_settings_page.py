@@ -86,10 +86,10 @@ def test_a_money_limit_without_a_price_is_refused_on_save(
 def test_a_freed_pause_is_shown_free_in_history_and_anyone_takes_it_over(
     monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path, embedder: object
 ) -> None:
-    from pipelines.events import RunResumed
-    from pipelines.llm.fake import FakeChatModel
+    from pipelines.core.events import RunResumed
     from pipelines.record.store import RunStore
     from pipelines.run import step_gate
+    from pipelines.run.llm.fake import FakeChatModel
     from pipelines.run.runner import start_run
     from tests.fakes import fake_config, make_services, with_settings
 

@@ -12,7 +12,7 @@ from components.eval_charts import (
     results_frame,
     selective_curves,
 )
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 from pipelines.eval.datasets import Dataset
 from pipelines.eval.harness import ClaimScore, EvalReport, build_report
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.access.users import User
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.queue import ClaimQueue, NewClaim
 from pipelines.record.store import RunStore
 from tests.components.test_queue_page import open_queue, queue_page

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipelines.access.users import oidc_user
+from pipelines.newsroom.access.users import oidc_user
 from tests.components.conftest import fake_app
 
 AUTH = {

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from components import proclaim_charts as charts
-from pipelines.domain import Vote
-from pipelines.events import (
+from pipelines.core.domain import Vote
+from pipelines.core.events import (
     AdmissibilityAssessed,
     ConfidenceComputed,
     Event,
@@ -19,7 +19,7 @@ from pipelines.events import (
     VoteCast,
 )
 from pipelines.protocols.proclaim.record import CourtRecord
-from pipelines.tools.embeddings import MiniLMEmbedder
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from tests.fakes import fake_config, make_services
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

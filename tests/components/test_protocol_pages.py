@@ -7,10 +7,10 @@ from streamlit.testing.v1 import AppTest
 
 from components.charts import ConfidencePoint, build_confidence_figure
 from components.side_by_side import comparison_frame
-from pipelines.llm.cache import DiskResponseCache
+from pipelines.run.llm.cache import DiskResponseCache
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import MiniLMEmbedder
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from tests.components.conftest import fake_app
 from tests.fakes import fake_config, make_services
 
@@ -69,7 +69,7 @@ def test_mermaid_shows_triplets_and_steps(app: AppTest) -> None:
 
 def queued_runs() -> int:
     """How many runs the queued claim of CLAIM holds, in the app's own store (0 when it is not queued)."""
-    from pipelines.config import AppSettings
+    from pipelines.core.config import AppSettings
     from pipelines.newsroom.queue import ClaimQueue, QueueFilter
     from pipelines.record.store import RunStore
 

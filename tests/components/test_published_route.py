@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from components import published
-from pipelines.access.users import User
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.publishing import correct, publish, unpublish
 from pipelines.newsroom.queue import Appearance, ClaimQueue, NewClaim, QueueError
 from pipelines.record.store import RunStore

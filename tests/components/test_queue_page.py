@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
 from pipelines.newsroom.queue import ClaimQueue
 from pipelines.record.store import RunStore
 from tests.components.conftest import ROOT, fake_app
@@ -270,8 +270,8 @@ def test_a_page_whose_database_stops_answering_says_so_plainly() -> None:
 
 def test_the_run_a_review_rests_on_keeps_its_line_when_the_run_is_overridden(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
     """The form sends back the line it shows; a verdict in that line rested the review on another run once it changed."""
-    from pipelines.config import AppSettings
-    from pipelines.events import VerdictOverridden
+    from pipelines.core.config import AppSettings
+    from pipelines.core.events import VerdictOverridden
     from pipelines.record.store import RunStore
 
     at = queue_page(monkeypatch, demo_data_dir)

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.evidence_table import evidence_frame, position_label
-from pipelines.domain import Evidence
+from pipelines.core.domain import Evidence
 
 ROOT = Path(__file__).resolve().parents[2]
 

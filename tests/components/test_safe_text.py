@@ -1,8 +1,8 @@
 import pytest
 
 from components.evidence_table import evidence_frame
-from pipelines.domain import Evidence
-from pipelines.text.safety import escape_markdown
+from pipelines.core.domain import Evidence
+from pipelines.core.text.safety import escape_markdown
 
 
 @pytest.mark.parametrize(

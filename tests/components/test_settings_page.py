@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipelines.config import ROLES
-from pipelines.llm.presets import LOCAL_SERVER_URL
-from pipelines.text.safety import escape_markdown
+from pipelines.core.config import ROLES
+from pipelines.core.text.safety import escape_markdown
+from pipelines.run.llm.presets import LOCAL_SERVER_URL
 from tests.components.conftest import fake_app
 
 SETTINGS = "pages/settings.py"

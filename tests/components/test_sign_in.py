@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from components import identity, sign_in, web
 from components.resources import get_services
-from pipelines.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
-from pipelines.access.users import User, hash_password
+from pipelines.newsroom.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
+from pipelines.newsroom.access.users import User, hash_password
 from tests.components.conftest import fake_app
 
 CLAIM = "Masks reduce transmission of respiratory viruses on trams"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.events import StageCompleted
+from pipelines.core.events import StageCompleted
 from pipelines.record.spill import SET_ASIDE, Spill
 from pipelines.record.store import RunStore
 from tests.components.conftest import fake_app

@@ -56,8 +56,8 @@ def test_an_agreed_debate_stops_after_round_one_with_passing_badges(app: AppTest
 def render_hostile_run() -> None:
     """Replays a run whose web page, model answer and scorer output all carry markup."""
     from components.transcript import replay
-    from pipelines.domain import Evidence, Turn, Verdict
-    from pipelines.events import (
+    from pipelines.core.domain import Evidence, Turn, Verdict
+    from pipelines.core.events import (
         EvidenceRetrieved,
         ModelServerRestarted,
         QueryIssued,
@@ -105,8 +105,8 @@ def test_text_from_pages_models_and_scorers_is_shown_as_text() -> None:
 def render_turn_with_rewrites() -> None:
     """A debater's round-1 search for the claim, then the claim's two rewrites (retrieval.rewrites), then its answer."""
     from components.transcript import replay
-    from pipelines.domain import Turn
-    from pipelines.events import QueryIssued, RoundStarted, RunStarted, TurnCompleted
+    from pipelines.core.domain import Turn
+    from pipelines.core.events import QueryIssued, RoundStarted, RunStarted, TurnCompleted
 
     replay(
         [
@@ -136,8 +136,8 @@ def test_a_turn_header_names_every_query_the_agent_searched() -> None:
 def render_an_echoed_turn() -> None:
     """Round 2: RAG writes Search's round-1 answer again, a word changed; Search answers in its own words."""
     from components.transcript import replay
-    from pipelines.domain import Turn
-    from pipelines.events import RoundStarted, RunStarted, TurnCompleted
+    from pipelines.core.domain import Turn
+    from pipelines.core.events import RoundStarted, RunStarted, TurnCompleted
 
     search = "The evidence shows adults aged 25-44 die at higher rates than children, so the claim fails.\nLabel: REFUTES"
     rag = "Children are the least likely to die of it [E14]; the claim is wrong.\nLabel: REFUTES"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from pipelines.events import dump_event
+from pipelines.core.events import dump_event
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config
@@ -14,7 +14,7 @@ CLAIM = "Masks reduce transmission of respiratory viruses"
 
 def render_replay(events_json: list[dict]) -> None:  # runs inside AppTest
     from components.transcript import replay
-    from pipelines.events import parse_event
+    from pipelines.core.events import parse_event
 
     replay([parse_event(e) for e in events_json], key="sections")
 

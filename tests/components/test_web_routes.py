@@ -15,7 +15,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from components import web
-from pipelines.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
+from pipelines.newsroom.access.sessions import BROWSER_COOKIE, SESSION_COOKIE
 from tests.fakes import users_file
 
 HTML = {"accept": "text/html"}
@@ -145,7 +145,7 @@ def test_checking_a_password_does_not_hold_up_the_server_s_other_requests(monkey
 
     import httpx
 
-    from pipelines.access.users import UsersFile
+    from pipelines.newsroom.access.users import UsersFile
 
     monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("DEBATEDESK_USERS_FILE", str(users_file(tmp_path / "users.toml")))

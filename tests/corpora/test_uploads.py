@@ -12,10 +12,10 @@ import pytest
 from corpora.chunking import chunk_documents
 from corpora.loaders import CorpusFileError, FileLoader
 from corpora.uploads import stage_uploads
-from pipelines.errors import InvalidClaimError, UnstorableTextError
+from pipelines.core.errors import InvalidClaimError, UnstorableTextError
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.run.runner import validate_claim
-from pipelines.tools.corpus_index import validate_corpus_name
+from pipelines.run.tools.corpus_index import validate_corpus_name
 from tests.fakes import make_pdf
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
@@ -134,7 +134,12 @@ def test_a_nul_in_a_name_gets_a_plain_message_on_every_database(store_url: str) 
 
 def test_hashing_an_empty_password_gets_a_plain_message() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pipelines.access.users", "hash"], input="\n\n", capture_output=True, text=True, check=False, timeout=60
+        [sys.executable, "-m", "pipelines.newsroom.access.users", "hash"],
+        input="\n\n",
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert done.returncode == 1
     assert "the password is empty" in done.stderr and "Traceback" not in done.stderr

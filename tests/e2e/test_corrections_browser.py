@@ -11,9 +11,7 @@ PostgreSQL when a test server is configured (issue 46):
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,16 +19,14 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
-from pipelines.access.users import hash_password
+from pipelines.newsroom.access.users import hash_password
 from pipelines.newsroom.queue import Appearance, ClaimQueue, NewClaim
 from pipelines.record.store import RunStore
 from tests.e2e.conftest import pick_option, screenshot, serve_app, settled
 from tests.e2e.test_queue_browser import copied_link, follow, signed_in
 from tests.pipelines.newsroom.test_queue import ANA, BO, make_run
-from tests.stores import DATABASES, POSTGRES_ENV
+from tests.stores import DATABASES, postgres_database
 
 pytestmark = pytest.mark.e2e
 
@@ -55,19 +51,9 @@ def desk(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         for url in serve_app(tmp_path_factory, demo_data_dir, users_file=str(users), organisation="Ferry Facts", database_url=database):
             yield url, database
         return
-    server = make_url(os.environ[POSTGRES_ENV])
-    name = f"dd_e2e_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        database = server.set(database=name).render_as_string(hide_password=False)
+    with postgres_database() as database:
         for url in serve_app(tmp_path_factory, demo_data_dir, users_file=str(users), organisation="Ferry Facts", database_url=database):
             yield url, database
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def open_claim(page, url: str, username: str, claim_id: str) -> None:  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ import json
 import pytest
 from markdown_it import MarkdownIt
 
-from pipelines.events import VerdictOverridden
+from pipelines.core.events import VerdictOverridden
 from pipelines.record.export import export_run
 from tests.pipelines.record.test_export_safety import SCRIPT, hostile_run
 

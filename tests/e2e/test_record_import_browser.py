@@ -9,7 +9,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from playwright.sync_api import expect
 
-from pipelines.record.export import import_run, load_record, to_json
+from pipelines.record.importer import import_run
+from pipelines.record.record_file import load_record, to_json
 from pipelines.record.signing import DeskKey, desk_key
 from pipelines.record.store import RunStore
 from pipelines.record.verification import verify_record

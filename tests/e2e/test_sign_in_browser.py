@@ -2,19 +2,15 @@
 stays signed in across reloads and new tabs; the checker cannot override, by the page or by a name in the address; the
 editor's override carries the editor's name; signing out ends the session, and a reload asks to sign in again."""
 
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from tests.e2e.conftest import screenshot, serve_app, settled, start_claim
 from tests.fakes import users_file
-from tests.stores import DATABASES, POSTGRES_ENV
+from tests.stores import DATABASES, postgres_database
 
 pytestmark = pytest.mark.e2e
 
@@ -28,18 +24,8 @@ def desk_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     if request.param == "sqlite":
         yield from serve_app(tmp_path_factory, demo_data_dir, users_file=str(users))
         return
-    server = make_url(os.environ[POSTGRES_ENV])
-    name = f"dd_e2e_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        url = server.set(database=name).render_as_string(hide_password=False)
+    with postgres_database() as url:
         yield from serve_app(tmp_path_factory, demo_data_dir, users_file=str(users), database_url=url)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def sidebar(page):  # type: ignore[no-untyped-def]

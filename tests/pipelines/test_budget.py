@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from pipelines.config import BudgetConfig, parse_prices
-from pipelines.events import Event, ModelCallCompleted, RunInterrupted, RunResumed, VerdictReached
-from pipelines.llm.fake import FakeChatModel
-from pipelines.llm.limits import Budget, BudgetExhaustedError
+from pipelines.core.config import BudgetConfig, parse_prices
+from pipelines.core.events import Event, ModelCallCompleted, RunInterrupted, RunResumed, VerdictReached
 from pipelines.record.store import RunStore
 from pipelines.run.batch import parse_claims_text, run_batch
+from pipelines.run.llm.fake import FakeChatModel
+from pipelines.run.llm.limits import Budget, BudgetExhaustedError
 from pipelines.run.runner import resume_run, stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -3,7 +3,7 @@ import json
 import pytest
 from pydantic import BaseModel, SecretStr
 
-from pipelines.config import ROLES, RunConfig
+from pipelines.core.config import ROLES, RunConfig
 
 
 def test_snapshot_never_holds_api_keys() -> None:

@@ -1,7 +1,7 @@
 import pytest
 
-from pipelines.domain import Evidence, Verdict
-from pipelines.events import EVENT_TYPES, EvidenceRetrieved, VerdictReached, dump_event, parse_event
+from pipelines.core.domain import Evidence, Verdict
+from pipelines.core.events import EVENT_TYPES, EvidenceRetrieved, VerdictReached, dump_event, parse_event
 
 
 def test_every_event_round_trips_through_json() -> None:

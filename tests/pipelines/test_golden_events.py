@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pipelines.tools.embeddings import MiniLMEmbedder
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from tests.fakes import make_services
 from tests.golden_events import CLAIMS, compare, fingerprint_runs
 

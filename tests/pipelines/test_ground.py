@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.calibration.files import Calibration, load_shipped
 from pipelines.calibration.ground import MEASURED, UNMEASURED, measurement_words, reading_ground
-from pipelines.domain import Evidence
+from pipelines.core.domain import Evidence
 from pipelines.record.digest import digest
 from pipelines.record.verdict_card import verdict_card
 from pipelines.run.runner import Services, stream_run

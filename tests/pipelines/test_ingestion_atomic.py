@@ -13,8 +13,8 @@ import pytest
 
 from corpora.chunking import chunk_documents
 from corpora.loaders import CorpusFileError, FileLoader
-from pipelines.config import AppSettings
-from pipelines.tools.corpus_index import CorpusIndex
+from pipelines.core.config import AppSettings
+from pipelines.run.tools.corpus_index import CorpusIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,8 +80,8 @@ WORKER = textwrap.dedent(
     import numpy as np
     from corpora.chunking import chunk_documents
     from corpora.loaders import DemoLoader
-    from pipelines.config import AppSettings
-    from pipelines.tools.corpus_index import CorpusIndex
+    from pipelines.core.config import AppSettings
+    from pipelines.run.tools.corpus_index import CorpusIndex
 
     class HashEmbedder:
         name, dimension = "hash-16", 16

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from pipelines import machine
+from pipelines.core import machine
 
 
 def test_the_machine_is_described_by_its_cpu_cores_and_boot(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, has_negation, overlap
-from pipelines.llm.fake.registry import choice_responder, text_responder
-from pipelines.llm.fake.responders.belief import BELIEF_QUESTION, belief
+from pipelines.run.llm.fake.prompt import SUPPORT_AT, PromptView, has_negation, overlap
+from pipelines.run.llm.fake.registry import choice_responder, text_responder
+from pipelines.run.llm.fake.responders.belief import BELIEF_QUESTION, belief
 
 _STANCE_OPTION = re.compile(r"^([ABC])\. The passage (supports|contradicts|does not address) the claim\.$", re.MULTILINE)
 FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as small models have: averaging orders cancels it

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipelines.domain import Turn, Verdict
-from pipelines.errors import ModelOutputError
-from pipelines.events import RoundStarted, StageCompleted, StageFailed, StageStarted
+from pipelines.core.domain import Turn, Verdict
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import RoundStarted, StageCompleted, StageFailed, StageStarted
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn

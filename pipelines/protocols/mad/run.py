@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from pipelines.domain import Turn, Verdict
-from pipelines.events import RoundStarted, StageCompleted, StageStarted
-from pipelines.personas import MAD_DEBATERS, Persona
+from pipelines.core.domain import Turn, Verdict
+from pipelines.core.events import RoundStarted, StageCompleted, StageStarted
+from pipelines.core.personas import MAD_DEBATERS, Persona
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn

@@ -1,4 +1,4 @@
-"""`mad`'s settings: its section of ``RunConfig`` (composed from the protocol registry, see pipelines/config.py)."""
+"""`mad`'s settings: its section of ``RunConfig`` (composed from the protocol registry, see pipelines/core/config.py)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.llm.fake.prompt import PromptView
-from pipelines.llm.fake.registry import responder
+from pipelines.run.llm.fake.prompt import PromptView
+from pipelines.run.llm.fake.registry import responder
 
 
 @responder("EvidenceSelection")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from pipelines.domain import Evidence, Turn, Verdict
-from pipelines.events import RoundStarted, StageCompleted, StageStarted
-from pipelines.personas import MADKE_DEBATERS, Persona
+from pipelines.core.domain import Evidence, Turn, Verdict
+from pipelines.core.events import RoundStarted, StageCompleted, StageStarted
+from pipelines.core.personas import MADKE_DEBATERS, Persona
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.agreement import check_agreement

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.llm.fake.generic import argue
-from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, content_words
-from pipelines.llm.fake.registry import responder
+from pipelines.run.llm.fake.generic import argue
+from pipelines.run.llm.fake.prompt import SUPPORT_AT, PromptView, content_words
+from pipelines.run.llm.fake.registry import responder
 
 RELATION_WORDS = frozenset(
     [

@@ -18,9 +18,9 @@ from typing import Literal
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
-from pipelines.domain import Evidence, Label, Triplet, Turn, Verdict, citations
-from pipelines.errors import ModelOutputError
-from pipelines.events import (
+from pipelines.core.domain import Evidence, Label, Triplet, Turn, Verdict, citations
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import (
     ClaimDecomposed,
     EvidenceRetrieved,
     MemoryRecalled,
@@ -32,13 +32,13 @@ from pipelines.events import (
     StageStarted,
     TurnCompleted,
 )
-from pipelines.personas import HUMAN_CHECKER
+from pipelines.core.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.run.context import OpeningPlan, RunContext
+from pipelines.run.tools.memory import EvidenceMemory, Recall, evidence_key
 from pipelines.stages.belief import read_belief
 from pipelines.stages.decomposition import Decomposition, decompose_claim, parse_triplets
 from pipelines.stages.retrieval import format_evidence, retrieve
-from pipelines.tools.memory import EvidenceMemory, Recall, evidence_key
 
 AGENT = "Researcher"
 MEMORY_AGENT = "Memory"

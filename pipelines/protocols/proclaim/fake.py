@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.llm.fake.prompt import PromptView, content_words, first_sentence, overlap
-from pipelines.llm.fake.registry import responder
+from pipelines.run.llm.fake.prompt import PromptView, content_words, first_sentence, overlap
+from pipelines.run.llm.fake.registry import responder
 
 PANEL_LABEL = {"SUPPORTS": "SUPPORTED", "REFUTES": "NOT SUPPORTED", "NOT ENOUGH INFO": "INCONCLUSIVE"}
 _CITATION = re.compile(r"\[(E\d+)\]")

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipelines.domain import Admissibility, Evidence, Turn, Verdict, Vote
-from pipelines.events import (
+from pipelines.core.domain import Admissibility, Evidence, Turn, Verdict, Vote
+from pipelines.core.events import (
     AdmissibilityAssessed,
     ConfidenceComputed,
     CriticRuled,

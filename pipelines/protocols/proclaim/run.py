@@ -28,9 +28,9 @@ import numpy as np
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from pipelines.domain import Evidence, Turn, Verdict
-from pipelines.errors import ModelOutputError, StageFailedError
-from pipelines.events import (
+from pipelines.core.domain import Evidence, Turn, Verdict
+from pipelines.core.errors import ModelOutputError, StageFailedError
+from pipelines.core.events import (
     AdmissibilityAssessed,
     CriticRuled,
     DebateStopped,
@@ -46,8 +46,7 @@ from pipelines.events import (
     StageFailed,
     StageStarted,
 )
-from pipelines.llm.registry import get_backend
-from pipelines.personas import HUMAN_CHECKER
+from pipelines.core.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.protocols.proclaim.schemas import (
     ConsistencyRating,
@@ -68,6 +67,7 @@ from pipelines.protocols.proclaim.scoring import (
 )
 from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.run.context import OpeningPlan, RunContext
+from pipelines.run.llm.registry import get_backend
 from pipelines.stages.admissibility import assess_admissibility, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
 from pipelines.stages.belief import read_belief

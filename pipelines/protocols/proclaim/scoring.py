@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from pipelines.events import ConfidenceComputed
+from pipelines.core.events import ConfidenceComputed
 from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.stages.panel import PanelOutcome
 

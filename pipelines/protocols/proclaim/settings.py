@@ -1,4 +1,4 @@
-"""`proclaim`'s settings: its section of ``RunConfig`` (composed from the protocol registry, see pipelines/config.py)."""
+"""`proclaim`'s settings: its section of ``RunConfig`` (composed from the protocol registry, see pipelines/core/config.py)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pipelines.llm.fake.generic import argue
-from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, first_sentence
-from pipelines.llm.fake.registry import choice_responder, text_responder
+from pipelines.run.llm.fake.generic import argue
+from pipelines.run.llm.fake.prompt import SUPPORT_AT, PromptView, first_sentence
+from pipelines.run.llm.fake.registry import choice_responder, text_responder
 
 RADAR_STAGES = ("opening", "rebuttal", "closing")
 RADAR_FROM_FEVER = {"SUPPORTS": "TRUE", "REFUTES": "FALSE", "NOT ENOUGH INFO": "HALF-TRUE"}

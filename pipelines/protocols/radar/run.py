@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage
 
-from pipelines.domain import Evidence, Turn, Verdict, citations
-from pipelines.errors import ModelOutputError, StageFailedError
-from pipelines.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
-from pipelines.personas import POLITICIAN, SCIENTIST, Persona
+from pipelines.core.domain import Evidence, Turn, Verdict, citations
+from pipelines.core.errors import ModelOutputError, StageFailedError
+from pipelines.core.events import OmittedContextFound, RoundStarted, StageCompleted, StageFailed, StageStarted, StopRuleChecked
+from pipelines.core.personas import POLITICIAN, SCIENTIST, Persona
 from pipelines.prompts import load_prompt
 from pipelines.protocols.radar import PROTOCOL
 from pipelines.run.context import RunContext

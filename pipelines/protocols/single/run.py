@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pipelines.domain import Evidence, Verdict
-from pipelines.errors import ModelOutputError
-from pipelines.events import StageCompleted, StageFailed, StageStarted
-from pipelines.personas import HUMAN_CHECKER
+from pipelines.core.domain import Evidence, Verdict
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import StageCompleted, StageFailed, StageStarted
+from pipelines.core.personas import HUMAN_CHECKER
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
@@ -13,7 +13,7 @@ from pipelines.stages.belief import read_belief
 from pipelines.stages.retrieval import format_evidence, retrieve
 from pipelines.stages.schemas import SearchQueries
 
-AGENT = "Analyst"  # not "Checker": that is the person at the desk (pipelines.personas.HUMAN_CHECKER)
+AGENT = "Analyst"  # not "Checker": that is the person at the desk (pipelines.core.personas.HUMAN_CHECKER)
 
 
 async def _search(ctx: RunContext, searches: list[tuple[str, str]], found: dict[str, Evidence]) -> None:

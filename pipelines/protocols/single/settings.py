@@ -1,4 +1,4 @@
-"""`single`'s settings: its section of ``RunConfig`` (composed from the protocol registry, see pipelines/config.py)."""
+"""`single`'s settings: its section of ``RunConfig`` (composed from the protocol registry, see pipelines/core/config.py)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.llm.fake.prompt import SUPPORT_AT, PromptView, content_words, overlap
-from pipelines.llm.fake.registry import responder
+from pipelines.run.llm.fake.prompt import SUPPORT_AT, PromptView, content_words, overlap
+from pipelines.run.llm.fake.registry import responder
 
 
 @responder("SearchQueries")

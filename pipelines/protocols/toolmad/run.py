@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from pipelines.domain import Evidence, Label, Turn, Verdict
-from pipelines.errors import DebateDeskError, StageFailedError
-from pipelines.events import RoundStarted, StageCompleted, StageFailed, StageStarted
+from pipelines.core.domain import Evidence, Label, Turn, Verdict
+from pipelines.core.errors import DebateDeskError, StageFailedError
+from pipelines.core.events import RoundStarted, StageCompleted, StageFailed, StageStarted
 from pipelines.prompts import load_prompt
 from pipelines.protocols.toolmad.settings import ToolMadConfig
 from pipelines.run.context import Review, RunContext

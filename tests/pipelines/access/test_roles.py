@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.access.roles import ALLOWED, NotAllowedError, OidcRoles, Person, UsersFileRoles, acting_name, require
-from pipelines.access.users import UsersFile, hash_password
-from pipelines.errors import DebateDeskError
+from pipelines.core.errors import DebateDeskError
+from pipelines.newsroom.access.roles import ALLOWED, NotAllowedError, OidcRoles, Person, UsersFileRoles, acting_name, require
+from pipelines.newsroom.access.users import UsersFile, hash_password
 from pipelines.run.runner import start_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import override_verdict

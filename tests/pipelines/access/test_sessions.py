@@ -11,8 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from pipelines.access import sessions as sessions_module
-from pipelines.access.sessions import (
+from pipelines.newsroom.access import sessions as sessions_module
+from pipelines.newsroom.access.sessions import (
     ADDRESS_FREE_FAILURES,
     FREE_FAILURES,
     WRONG,
@@ -24,7 +24,7 @@ from pipelines.access.sessions import (
     desk_secret,
     throttle_keys,
 )
-from pipelines.access.users import UsersFile
+from pipelines.newsroom.access.users import UsersFile
 from pipelines.record.store import RunStore
 from tests.fakes import users_file
 from tests.stores import store_url  # noqa: F401  (the fixture: SQLite, and PostgreSQL when configured)

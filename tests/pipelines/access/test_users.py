@@ -5,8 +5,8 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from pipelines.access.roles import ALLOWED
-from pipelines.access.users import UsersFile, UsersFileError, hash_password, main
+from pipelines.newsroom.access.roles import ALLOWED
+from pipelines.newsroom.access.users import UsersFile, UsersFileError, hash_password, main
 
 
 def users_file(tmp_path: Path, body: str) -> Path:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.access.sessions import SignInThrottle
 from pipelines.cli.main import main
+from pipelines.newsroom.access.sessions import SignInThrottle
 from pipelines.run.runner import start_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config, users_file

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli.main import main
-from pipelines.config import AppSettings
-from pipelines.events import RecordImported
-from pipelines.llm.fake import FakeChatModel
-from pipelines.record.export import to_json
+from pipelines.core.config import AppSettings
+from pipelines.core.events import RecordImported
+from pipelines.record.record_file import to_json
 from pipelines.record.signing import desk_key
 from pipelines.record.store import RunStore
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config

@@ -9,8 +9,6 @@ import pytest
 
 from corpora.base import Document
 from corpora.chunking import chunk_documents
-from pipelines.access.roles import NotAllowedError
-from pipelines.access.users import User
 from pipelines.calibration.files import (
     SHIPPED,
     Calibration,
@@ -20,15 +18,17 @@ from pipelines.calibration.files import (
     calibration_key,
     load_calibration,
 )
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
+from pipelines.core.events import BeliefRead, VerdictAggregated
 from pipelines.eval import calibrate as cal
-from pipelines.events import BeliefRead, VerdictAggregated
-from pipelines.llm.fake.model import FakeChatModel
+from pipelines.newsroom.access.roles import NotAllowedError
+from pipelines.newsroom.access.users import User
 from pipelines.record.digest import digest
 from pipelines.record.verdict_card import verdict_card
+from pipelines.run.llm.fake.model import FakeChatModel
 from pipelines.run.runner import Services, stream_run
 from pipelines.run.step_gate import override_verdict
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import make_services, with_settings
 
 EDITOR = User("erin", "Erin Editor", "editor")

@@ -10,11 +10,11 @@ import pytest
 from corpora.base import Document
 from corpora.chunking import chunk_documents
 from pipelines.calibration.files import CalibrationShelf, load_calibration
-from pipelines.config import AppSettings, RunConfig
+from pipelines.core.config import AppSettings, RunConfig
 from pipelines.eval import calibrate as cal
-from pipelines.llm import embedded
+from pipelines.run.llm import embedded
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.conftest import smollm2_gguf
 from tests.fakes import DeadWeb, with_settings
 from tests.pipelines.eval.test_calibrate import CORPUS, FACTS, negated

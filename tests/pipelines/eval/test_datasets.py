@@ -69,7 +69,7 @@ def test_a_desks_jsonl_with_its_own_label_spellings_and_gold_evidence(tmp_path: 
     ("rows", "message"),
     [
         ([{"claim": "x"}], 'line 1: needs a "label"'),
-        ([{"claim": "x", "label": "MOSTLY TRUE"}], "unknown label 'MOSTLY TRUE'"),
+        ([{"claim": "x", "label": "MISLEADING"}], "unknown label 'MISLEADING'"),
         ([{"label": "TRUE"}], 'needs a non-empty "claim"'),
         (["{not json"], "line 1: not valid JSON"),
         (["[1, 2]"], "expected a JSON object"),

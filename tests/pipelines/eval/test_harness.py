@@ -4,15 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
 from pipelines.eval import metrics
 from pipelines.eval.datasets import Dataset, EvalItem, GoldSentence, load_dataset
 from pipelines.eval.harness import ClaimScore, build_report, evaluate, evaluation_config, format_report, score_claim
 from pipelines.eval.records import EvalStore, write_report_files
-from pipelines.llm.fake import FakeChatModel
 from pipelines.record.digest import Cost
 from pipelines.run.batch import ClaimOutcome
-from pipelines.tools.embeddings import MiniLMEmbedder
+from pipelines.run.llm.fake import FakeChatModel
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from tests.conftest import EVAL_SAMPLE
 from tests.fakes import make_services
 
@@ -106,7 +106,7 @@ def test_scoring_maps_protocol_labels_and_computes_calibration_from_stated_confi
         _outcome("SUPPORTED", 0.9, (("d1", 0), ("d1", 1))),
         _outcome("FALSE", 0.9),
         _outcome("HALF-TRUE", 0.6),
-        _outcome("MOSTLY FALSE", 0.6),
+        _outcome("MISLEADING", 0.6),
     ]
     rows = [score_claim(i, o) for i, o in zip(items, outcomes, strict=True)]
     assert [r.predicted for r in rows] == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", None]

@@ -32,7 +32,7 @@ def test_every_vocabulary_maps_to_the_canonical_labels(label: str, expected: str
 
 
 def test_unknown_or_missing_labels_map_to_none() -> None:
-    assert canonical("MOSTLY TRUE") is None
+    assert canonical("MISLEADING") is None
     assert canonical(None) is None
     assert canonical("") is None
 
@@ -52,8 +52,8 @@ def test_a_bad_mapping_entry_says_how_to_write_it() -> None:
 
 
 def test_an_unknown_dataset_label_names_where_and_how_to_map_it() -> None:
-    with pytest.raises(LabelMappingError, match=r"claims.jsonl line 3: unknown label 'MOSTLY TRUE'.*--label-map"):
-        require_canonical("MOSTLY TRUE", "claims.jsonl line 3")
+    with pytest.raises(LabelMappingError, match=r"claims.jsonl line 3: unknown label 'MISLEADING'.*--label-map"):
+        require_canonical("MISLEADING", "claims.jsonl line 3")
 
 
 def test_binary_mode_scores_supports_and_refutes_only() -> None:

@@ -15,9 +15,9 @@ from typing import ClassVar
 import pytest
 from pydantic import SecretStr
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.errors import UnknownBackendError
-from pipelines.llm.connection import check_connection
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.errors import UnknownBackendError
+from pipelines.run.llm.connection import check_connection
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_embedded_not_prepared_says_how_to_prepare_it(settings: AppSettings) -> 
 
 
 def test_embedded_says_which_server_runs_it(settings: AppSettings, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipelines.llm.embedded import model_files, server
+    from pipelines.run.llm.embedded import model_files, server
 
     monkeypatch.setattr(model_files, "is_prepared", lambda cache: True)
     monkeypatch.setattr(server, "is_live", lambda state: True)

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from pipelines.llm.limits import Limiters, SharedLimiter
+from pipelines.run.llm.limits import Limiters, SharedLimiter
 
 
 def _hammer(limiter: SharedLimiter, tasks: int, peak: list[int], lock: threading.Lock, active: list[int]) -> None:

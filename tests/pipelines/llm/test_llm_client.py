@@ -3,11 +3,11 @@ import asyncio
 import pytest
 from pydantic import BaseModel
 
-from pipelines.errors import BackendUnavailableError, ModelOutputError
-from pipelines.events import ModelCallCompleted
-from pipelines.llm.client import LLM
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.errors import BackendUnavailableError, ModelOutputError
+from pipelines.core.events import ModelCallCompleted
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.fake import FakeChatModel
 
 
 class Answer(BaseModel):
@@ -76,8 +76,8 @@ def test_a_cut_answer_is_still_retried_when_sampling_and_a_malformed_one_always(
 
 
 def test_unreachable_openai_endpoint_gives_a_clear_error() -> None:
-    from pipelines.config import AppSettings, ModelSpec
-    from pipelines.llm.openai_backend import build_openai
+    from pipelines.core.config import AppSettings, ModelSpec
+    from pipelines.run.llm.openai_backend import build_openai
 
     spec = ModelSpec(backend="openai", base_url="http://127.0.0.1:9/v1", timeout_s=3)
     chat = build_openai(spec, AppSettings())
@@ -217,7 +217,7 @@ def test_langchain_openai_s_own_connection_error_counts_as_a_lost_connection() -
     import httpx
     from langchain_openai.chat_models.base import OpenAIConnectionError
 
-    from pipelines.llm.client import _lost_connection
+    from pipelines.run.llm.client import _lost_connection
 
     request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
     assert _lost_connection(OpenAIConnectionError(message="Connection error.", request=request))
@@ -231,7 +231,7 @@ def test_timeouts_of_every_client_library_count_as_timeouts() -> None:
     import openai
     from langchain_openai import StreamChunkTimeoutError
 
-    from pipelines.llm.client import timed_out
+    from pipelines.run.llm.client import timed_out
 
     request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
     assert timed_out(openai.APITimeoutError(request=request))

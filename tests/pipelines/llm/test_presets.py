@@ -3,9 +3,9 @@
 import pytest
 from pydantic import SecretStr
 
-from pipelines.config import ROLES, RunConfig
-from pipelines.llm.presets import LOCAL_SERVER_URL, PRESETS, UnknownPresetError, apply_preset, matching_preset
-from pipelines.llm.registry import backend_names
+from pipelines.core.config import ROLES, RunConfig
+from pipelines.run.llm.presets import LOCAL_SERVER_URL, PRESETS, UnknownPresetError, apply_preset, matching_preset
+from pipelines.run.llm.registry import backend_names
 
 
 def keyed() -> RunConfig:

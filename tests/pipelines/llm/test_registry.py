@@ -1,10 +1,10 @@
 import pytest
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.errors import UnknownBackendError, UnknownProtocolError
-from pipelines.llm.fake import FakeChatModel
-from pipelines.llm.registry import backend_names, build_chat_model, get_backend
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.errors import UnknownBackendError, UnknownProtocolError
 from pipelines.protocols.base import get_protocol
+from pipelines.run.llm.fake import FakeChatModel
+from pipelines.run.llm.registry import backend_names, build_chat_model, get_backend
 
 
 def test_unknown_backend_lists_the_valid_ones() -> None:

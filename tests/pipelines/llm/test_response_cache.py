@@ -3,12 +3,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from pipelines.config import ModelSpec
-from pipelines.events import ModelCallCompleted
-from pipelines.llm.cache import DiskResponseCache, caches
-from pipelines.llm.client import LLM
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import ModelSpec
+from pipelines.core.events import ModelCallCompleted
 from pipelines.prompts import load_prompt
+from pipelines.run.llm.cache import DiskResponseCache, caches
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.fake import FakeChatModel
 
 
 class Answer(BaseModel):

@@ -13,11 +13,11 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.events import ModelCallCompleted
-from pipelines.llm import structured_modes
-from pipelines.llm.client import LLM
-from pipelines.llm.openai_backend import build_openai
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.events import ModelCallCompleted
+from pipelines.run.llm import structured_modes
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.openai_backend import build_openai
 
 
 class Verdict(BaseModel):
@@ -118,7 +118,7 @@ def test_a_malformed_answer_in_the_fallback_mode_is_validated_and_retried(endpoi
 def test_a_server_that_fails_every_request_raises_its_error_and_learns_nothing(endpoint: tuple[str, type[Endpoint]]) -> None:
     url, handler = endpoint
     handler.accepts = set()
-    from pipelines.errors import BackendUnavailableError
+    from pipelines.core.errors import BackendUnavailableError
 
     with pytest.raises(BackendUnavailableError, match="500|InternalServerError"):
         asyncio.run(llm_for(url, []).structured([HumanMessage("q")], Verdict))

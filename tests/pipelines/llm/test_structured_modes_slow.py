@@ -14,11 +14,11 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.events import ModelCallCompleted
-from pipelines.llm import structured_modes
-from pipelines.llm.client import LLM
-from pipelines.llm.openai_backend import build_openai
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.events import ModelCallCompleted
+from pipelines.run.llm import structured_modes
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.openai_backend import build_openai
 from tests.conftest import smollm2_gguf
 
 pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.access.users import User
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.matching import Checked, Thresholds, content_words, earlier_checks, nearest, word_overlap
 from pipelines.newsroom.queue import ClaimQueue, NewClaim
 from pipelines.newsroom.reviews_in import OutsideReview

@@ -13,7 +13,7 @@ from typing import ClassVar
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from pipelines.access.users import User
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.notices import WEBHOOK_CONTEXT, Webhook, attach_webhook, mark_read, mentioned, mentioning, notices_for
 from pipelines.newsroom.queue import ClaimQueue, NewClaim, QueueError
 from pipelines.record.signing import desk_key

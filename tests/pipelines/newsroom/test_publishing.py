@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pipelines.access.users import User
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.publishing import claim_review, confirm, correct, publish, served_url, unpublish
 from pipelines.newsroom.queue import Appearance, ClaimQueue, NewClaim, NotAllowedError, QueueError
 from pipelines.record.claimreview import claimreview_problems

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.access.users import User
-from pipelines.domain import Evidence, Verdict
-from pipelines.errors import DebateDeskError
-from pipelines.events import EvidenceRetrieved, RunStarted, VerdictReached
+from pipelines.core.domain import Evidence, Verdict
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import EvidenceRetrieved, RunStarted, VerdictReached
+from pipelines.newsroom.access.users import User
 from pipelines.newsroom.intake import claims_from_file, claims_from_text
 from pipelines.newsroom.queue import MAX_REASON, Appearance, ClaimQueue, NewClaim, NotAllowedError, QueueError, QueueFilter
 from pipelines.record.comments import MAX_COMMENT

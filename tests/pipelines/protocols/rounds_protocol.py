@@ -15,8 +15,8 @@ from contextlib import contextmanager
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pipelines.domain import Evidence, Turn, Verdict
-from pipelines.events import RoundStarted
+from pipelines.core.domain import Evidence, Turn, Verdict
+from pipelines.core.events import RoundStarted
 from pipelines.protocols.base import PROTOCOLS, Protocol, register_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn

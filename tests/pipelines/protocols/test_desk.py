@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from pipelines.calibration.files import Calibration, calibration_key, load_calibration
-from pipelines.config import RunConfig
-from pipelines.domain import Evidence
-from pipelines.events import (
+from pipelines.core.config import RunConfig
+from pipelines.core.domain import Evidence
+from pipelines.core.events import (
     ArgumentDelta,
     EvidenceRetrieved,
     ExhibitStanceRead,
@@ -23,13 +23,13 @@ from pipelines.events import (
     VerdictAggregated,
     VerdictReached,
 )
-from pipelines.llm.client import Reply, TokenLogprob
 from pipelines.record.digest import digest
 from pipelines.record.verdict_card import verdict_card
+from pipelines.run.llm.client import Reply, TokenLogprob
 from pipelines.run.runner import Services, stream_run
+from pipelines.run.tools.web import WebResult
 from pipelines.stages.stance import STANCES, Stance, option_orders, read_stance
 from pipelines.stages.stance_aggregation import aggregate, stance_features
-from pipelines.tools.web import WebResult
 from tests.fakes import CannedWeb, fake_config, protocol_config, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

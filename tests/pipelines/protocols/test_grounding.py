@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.calibration.files import Calibration
-from pipelines.domain import Ruling, Verdict
-from pipelines.events import (
+from pipelines.core.domain import Ruling, Verdict
+from pipelines.core.events import (
     AdmissibilityAssessed,
     BeliefRead,
     EvidenceRetrieved,
@@ -212,7 +212,7 @@ def test_without_a_calibration_a_debate_asks_the_judge_as_before(demo_data_dir: 
 
 
 def test_an_item_is_read_again_with_every_sides_argument_of_the_round_or_only_the_citing_ones() -> None:
-    from pipelines.domain import Turn
+    from pipelines.core.domain import Turn
 
     rag = Turn(id="RAG-r2", agent="RAG", round=2, text="E1 shows it [E1].\nLabel: SUPPORTS", cited=("E1",))
     search = Turn(id="Search-r2", agent="Search", round=2, text="Nothing settles it.\nLabel: NOT ENOUGH INFO")

@@ -1,6 +1,6 @@
 """`mad` on the fake backend: two debaters, three rounds, no retrieval, a judge."""
 
-from pipelines.events import EvidenceRetrieved, QueryIssued, RoundStarted, TurnCompleted
+from pipelines.core.events import EvidenceRetrieved, QueryIssued, RoundStarted, TurnCompleted
 from pipelines.protocols.mad.run import run_mad
 from pipelines.run.context import Review
 from pipelines.run.runner import stream_run

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.events import (
+from pipelines.core.events import (
     AgreementChecked,
     EvidenceRetrieved,
     EvidenceSelected,
@@ -12,7 +12,7 @@ from pipelines.events import (
     TurnCompleted,
     WebSearchUnavailable,
 )
-from pipelines.llm import fake
+from pipelines.run.llm import fake
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import CannedWeb, protocol_config

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.events import (
+from pipelines.core.events import (
     BeliefRead,
     ClaimDecomposed,
     MemoryRecalled,

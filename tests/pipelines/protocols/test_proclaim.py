@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pipelines import events as ev
-from pipelines.config import ROLES, RunConfig
-from pipelines.domain import Claim
-from pipelines.llm.client import LLM
+from pipelines.core import events as ev
+from pipelines.core.config import ROLES, RunConfig
+from pipelines.core.domain import Claim
 from pipelines.protocols.proclaim.run import run_proclaim
 from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.llm.client import LLM
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import DeadWeb, ScriptedFake, protocol_config

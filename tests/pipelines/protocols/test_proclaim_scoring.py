@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from pipelines.domain import Admissibility, Evidence
+from pipelines.core.domain import Admissibility, Evidence
 from pipelines.protocols.proclaim.scoring import (
     has_plateaued,
     novelty_exhausted,

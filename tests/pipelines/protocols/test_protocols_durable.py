@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from pipelines.events import (
+from pipelines.core.events import (
     ArgumentDelta,
     CheckerEditedQuery,
     CheckerStruckEvidence,
@@ -20,9 +20,9 @@ from pipelines.events import (
     TurnCompleted,
     VerdictReached,
 )
-from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.base import protocol_names
 from pipelines.run.context import Review
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import resume_run, start_run, stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config, with_settings

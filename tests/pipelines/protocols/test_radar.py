@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.events import (
+from pipelines.core.events import (
     EvidenceRetrieved,
     LabelProbabilitiesEstimated,
     OmittedContextFound,
@@ -13,10 +13,10 @@ from pipelines.events import (
     TurnCompleted,
     VerdictReached,
 )
-from pipelines.llm.fake import FakeChatModel
 from pipelines.protocols.madke.run import run_madke
 from pipelines.protocols.radar.run import run_radar, should_stop, stop_margin
 from pipelines.run.context import Review
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from pipelines.stages.label_probability import LabelDistribution

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-import pipelines.config
+import pipelines.core.config
 from pipelines.cli import main as cli_main
-from pipelines.config import RunConfig, compose_run_config
-from pipelines.events import StageCompleted, VerdictReached
+from pipelines.core.config import RunConfig, compose_run_config
+from pipelines.core.events import StageCompleted, VerdictReached
 from pipelines.protocols import base
 from pipelines.protocols.base import GROUP, PROTOCOLS, discover, get_protocol, protocol_names, rediscover
 from pipelines.run.runner import stream_run
-from pipelines.tools.embeddings import MiniLMEmbedder
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from tests.fakes import fake_config, make_services
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -112,8 +112,8 @@ TOY = {
             """How many passages the toy reads."""
     ''',
     "run.py": """
-        from pipelines.domain import Verdict
-        from pipelines.events import StageCompleted, StageStarted
+        from pipelines.core.domain import Verdict
+        from pipelines.core.events import StageCompleted, StageStarted
         from pipelines.run.context import RunContext
         from pipelines.stages.retrieval import retrieve
 
@@ -142,7 +142,7 @@ def toy_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ty
     before = dict(PROTOCOLS)
     rediscover()
     composed = compose_run_config()
-    monkeypatch.setattr(pipelines.config, "RunConfig", composed)
+    monkeypatch.setattr(pipelines.core.config, "RunConfig", composed)
     monkeypatch.setattr(cli_main, "RunConfig", composed)
     yield composed
     PROTOCOLS.clear()

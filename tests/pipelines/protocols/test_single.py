@@ -1,4 +1,4 @@
-from pipelines.events import (
+from pipelines.core.events import (
     ArgumentDelta,
     EvidenceRetrieved,
     ModelCallCompleted,

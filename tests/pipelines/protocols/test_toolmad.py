@@ -9,16 +9,16 @@ from collections.abc import Sequence
 import pytest
 from pydantic import Field
 
-from pipelines import events as ev
-from pipelines.domain import Claim, Verdict
-from pipelines.llm.client import LLM
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core import events as ev
+from pipelines.core.domain import Claim, Verdict
 from pipelines.protocols.toolmad.run import run_toolmad
 from pipelines.record.timeline import peak_in_flight
 from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
-from pipelines.tools.web import WebResult
+from pipelines.run.tools.web import WebResult
 from tests.fakes import CannedWeb, DeadWeb, protocol_config
 
 AGREED = "Masks reduce transmission of respiratory viruses"  # the demo corpus supports it plainly

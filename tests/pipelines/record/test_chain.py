@@ -7,8 +7,8 @@ import json
 import pytest
 from sqlalchemy import create_engine, text
 
-from pipelines.domain import Verdict
-from pipelines.events import RunStarted, StageStarted, VerdictOverridden, VerdictReached, dump_event
+from pipelines.core.domain import Verdict
+from pipelines.core.events import RunStarted, StageStarted, VerdictOverridden, VerdictReached, dump_event
 from pipelines.record import chain
 from pipelines.record.store import RunStore
 from tests.stores import store_url  # noqa: F401  (the fixture)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.llm.fake import FakeChatModel
 from pipelines.record.comments import CommentRefusedError, check_comment
 from pipelines.record.digest import digest
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config

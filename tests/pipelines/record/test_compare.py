@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipelines.domain import Evidence, Verdict
-from pipelines.events import CheckerStruckEvidence, EvidenceRetrieved, ModelCallCompleted, RunStarted, VerdictReached
+from pipelines.core.domain import Evidence, Verdict
+from pipelines.core.events import CheckerStruckEvidence, EvidenceRetrieved, ModelCallCompleted, RunStarted, VerdictReached
 from pipelines.record.compare import compare_runs
 from pipelines.record.store import RunStore
 from pipelines.run.step_gate import override_verdict

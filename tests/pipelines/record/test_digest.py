@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines import events as ev
-from pipelines.domain import Evidence, Turn, Verdict
+from pipelines.core import events as ev
+from pipelines.core.domain import Evidence, Turn, Verdict
 from pipelines.record.digest import Cost, RunDigest, describe_intervention, digest, stage_name
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services

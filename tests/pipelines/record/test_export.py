@@ -13,23 +13,14 @@ from typing import Any
 
 import pytest
 
-from pipelines.events import ModelCallCompleted, RecordImported, RunStarted, VerdictReached
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.events import ModelCallCompleted, RecordImported, RunStarted, VerdictReached
 from pipelines.record.claimreview import RATINGS, claimreview_problems
-from pipelines.record.export import (
-    RecordError,
-    claimreview_refusal,
-    export_filename,
-    export_run,
-    import_run,
-    load_record,
-    record_schema,
-    to_claimreview,
-    to_json,
-    to_markdown,
-)
+from pipelines.record.export import claimreview_refusal, export_filename, export_run, to_claimreview, to_markdown
+from pipelines.record.importer import import_run
+from pipelines.record.record_file import RecordError, load_record, record_schema, to_json
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import COMMON_LABELS, common_label
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import override_verdict

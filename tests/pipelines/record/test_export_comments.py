@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from pipelines.record.comments import Comment
-from pipelines.record.export import export_run, load_record
+from pipelines.record.export import export_run
+from pipelines.record.record_file import load_record
 from pipelines.record.store import RunStore
 from tests.pipelines.newsroom.test_queue import make_run
 from tests.stores import store_url  # noqa: F401  (the fixture)

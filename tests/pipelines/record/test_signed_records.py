@@ -13,15 +13,17 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pipelines.cli.main import main
-from pipelines.events import RecordImported, VerdictOverridden, dump_event
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.events import RecordImported, VerdictOverridden, dump_event
 from pipelines.record import chain
 from pipelines.record.digest import digest
-from pipelines.record.export import export_run, import_run, to_claimreview, to_json, to_markdown
+from pipelines.record.export import export_run, to_claimreview, to_markdown
+from pipelines.record.importer import import_run
+from pipelines.record.record_file import to_json
 from pipelines.record.signing import KEY_FILE, DeskKey, desk_key, existing_desk_key
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import verdict_card
 from pipelines.record.verification import verify_record
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import override_verdict

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.events import StageCompleted, StageStarted, VerdictOverridden
+from pipelines.core.events import StageCompleted, StageStarted, VerdictOverridden
 from pipelines.record import chain
 from pipelines.record.spill import SET_ASIDE, Spill, SpillRefusedError, replay_spills, spill_dir
 from pipelines.record.store import RunStore
@@ -45,7 +45,7 @@ def store(store_url: str) -> Iterator[RunStore]:  # noqa: F811
 
 def old_style_line(run_id: str, store: RunStore) -> str:
     """What a spill file said before this change: a header and an event, no MAC, no chain link (anyone can write it)."""
-    from pipelines.events import dump_event
+    from pipelines.core.events import dump_event
     from pipelines.record.outage import store_key
 
     head = {"spill": 1, "run_id": run_id, "owner": "elsewhere:1:dead", "store": store_key(store.url)}
@@ -75,7 +75,7 @@ def test_a_line_planted_in_the_desks_own_spill_is_refused_and_said(store: RunSto
     spilled.events([StageCompleted(stage="a")])
     spilled.close()
     lines = spilled.path.read_text().splitlines()
-    from pipelines.events import dump_event
+    from pipelines.core.events import dump_event
 
     payload = dump_event(FORGED)
     previous = json.loads(lines[-1])["link"]

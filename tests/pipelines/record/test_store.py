@@ -8,8 +8,8 @@ import time
 import pytest
 from sqlalchemy import text
 
-from pipelines.domain import Evidence, Verdict
-from pipelines.events import (
+from pipelines.core.domain import Evidence, Verdict
+from pipelines.core.events import (
     BudgetStop,
     EvidenceRetrieved,
     ModelCallCompleted,

@@ -17,18 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.errors import StoreUnavailableError
-from pipelines.events import Event, RunInterrupted, RunResumed, RunStarted, VerdictReached
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.errors import StoreUnavailableError
+from pipelines.core.events import Event, RunInterrupted, RunResumed, RunStarted, VerdictReached
 from pipelines.record import event_writer
 from pipelines.record.digest import digest
-from pipelines.record.faults import StoreOutage
 from pipelines.record.journal import fingerprint
 from pipelines.record.store import RunStore
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import resume_run, start_run, stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services
+from tests.faults import StoreOutage
 from tests.stores import POSTGRES_DIR_ENV, POSTGRES_ENV, pg_ctl, store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -265,7 +265,7 @@ def test_a_spill_replay_cut_short_goes_on_where_it_stopped_and_stores_each_line_
 ) -> None:
     from sqlalchemy.exc import OperationalError
 
-    from pipelines.events import StageCompleted, StageStarted
+    from pipelines.core.events import StageCompleted, StageStarted
     from pipelines.record.spill import Spill, replay_spills
 
     store = RunStore(store_url)

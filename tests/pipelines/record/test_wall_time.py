@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipelines.config import RunConfig
+from pipelines.core.config import RunConfig
+from pipelines.core.text.times import duration
 from pipelines.record.digest import Cost
 from pipelines.record.store import RunSummary
 from pipelines.record.wall_time import models_of, ran_alone, typical_wall_time
-from pipelines.text.times import duration
 
 # Built at import, before any fixture clears the shell's settings: every field models_of reads is given, so no
 # DEBATEDESK_* variable a developer exported can change them.

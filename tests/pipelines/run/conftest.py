@@ -8,7 +8,7 @@ import pytest
 
 from pipelines.record.store import RunStore
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import make_services
 from tests.stores import store_url  # noqa: F401  (the fixture)
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from pipelines.llm.fake import FakeChatModel
 from pipelines.run.batch import MAX_BATCH_CLAIMS, BatchInputError, parse_claims_file, parse_claims_text, run_batch, to_csv, to_jsonl
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.services import Services
 from tests.fakes import fake_config
 

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from pipelines.access.users import User
-from pipelines.config import BudgetConfig, ConfigError, load_run_config
-from pipelines.events import Event, ModelCallCompleted, RunInterrupted, RunStarted, VerdictReached
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import BudgetConfig, ConfigError, load_run_config
+from pipelines.core.events import Event, ModelCallCompleted, RunInterrupted, RunStarted, VerdictReached
+from pipelines.newsroom.access.users import User
 from pipelines.record.store import RunStore
 from pipelines.run.desk_settings import (
     DeskSettings,
@@ -21,6 +20,7 @@ from pipelines.run.desk_settings import (
     masked,
     within_desk,
 )
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import resume_run, stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config, with_settings
@@ -245,7 +245,7 @@ def test_the_cli_says_which_variable_is_wrong(monkeypatch: pytest.MonkeyPatch, c
 def test_with_the_store_away_the_desks_settings_say_so_plainly_and_no_run_starts(fresh: Services, tmp_path: Path) -> None:
     from sqlalchemy import create_engine
 
-    from pipelines.errors import DebateDeskError
+    from pipelines.core.errors import DebateDeskError
 
     store = fresh.store
     assert store is not None

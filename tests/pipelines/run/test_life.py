@@ -7,9 +7,9 @@ from typing import Any, cast
 
 import pytest
 
-from pipelines.domain import Turn
-from pipelines.errors import StoreUnavailableError
-from pipelines.events import ArgumentDelta, Event, ModelCallCompleted, StageCompleted, StageStarted, TurnCompleted
+from pipelines.core.domain import Turn
+from pipelines.core.errors import StoreUnavailableError
+from pipelines.core.events import ArgumentDelta, Event, ModelCallCompleted, StageCompleted, StageStarted, TurnCompleted
 from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.redaction import Redactor
 from pipelines.run.life import EmitPipeline

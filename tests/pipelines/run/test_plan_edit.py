@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.events import (
+from pipelines.core.events import (
     CheckerEditedPlan,
     ClaimDecomposed,
     Event,
@@ -16,14 +16,14 @@ from pipelines.events import (
     StepPaused,
     VerdictReached,
 )
-from pipelines.llm.fake import FakeChatModel
 from pipelines.record.digest import describe_intervention, digest
 from pipelines.record.store import RunStore
 from pipelines.run.context import Review
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import resume_run, start_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PendingReview
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services, with_settings
 from tests.pipelines.run.test_step_mode import drive
 

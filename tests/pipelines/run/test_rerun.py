@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.errors import DebateDeskError
-from pipelines.events import EvidenceRetrieved, RunStarted, VerdictReached
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import EvidenceRetrieved, RunStarted, VerdictReached
 from pipelines.record.digest import digest
 from pipelines.record.store import RunStore
 from pipelines.run.runner import resume_run, start_run, stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import CannedWeb, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from pipelines.events import (
+from pipelines.core.events import (
     ArgumentDelta,
     Event,
     EvidenceRetrieved,
@@ -22,12 +22,12 @@ from pipelines.events import (
     TurnCompleted,
     VerdictReached,
 )
-from pipelines.llm.fake import FakeChatModel
 from pipelines.record.journal import fingerprint
 from pipelines.record.store import RunStore
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import resume_run, stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import CannedWeb, fake_config, make_services, with_settings
 from tests.pipelines.protocols import rounds_protocol
 from tests.stores import store_url  # noqa: F401  (the fixture)

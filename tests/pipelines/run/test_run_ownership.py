@@ -11,10 +11,10 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import text
 
-from pipelines.errors import RunBusyError
-from pipelines.events import ModelCallCompleted, RunFailed, RunResumed, StageStarted, VerdictReached
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.errors import RunBusyError
+from pipelines.core.events import ModelCallCompleted, RunFailed, RunResumed, StageStarted, VerdictReached
 from pipelines.record.store import RunStore
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import Services, resume_run, stream_run
 from tests.fakes import fake_config
 

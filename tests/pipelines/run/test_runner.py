@@ -1,9 +1,9 @@
 import pytest
 
-from pipelines.config import RunConfig
-from pipelines.errors import InvalidClaimError, UnknownBackendError, UnknownCorpusError, UnknownProtocolError
-from pipelines.events import RunFailed, VerdictReached
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import RunConfig
+from pipelines.core.errors import InvalidClaimError, UnknownBackendError, UnknownCorpusError, UnknownProtocolError
+from pipelines.core.events import RunFailed, VerdictReached
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import start_run, stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config
@@ -97,8 +97,8 @@ def test_a_store_that_cannot_take_an_event_fails_the_run(services: Services, mon
 
 def test_a_built_model_whose_server_went_away_is_built_again(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
     """A local server that died or was replaced since the model was built: the next run builds (and so restarts) it."""
-    from pipelines.config import ModelSpec
-    from pipelines.llm import registry
+    from pipelines.core.config import ModelSpec
+    from pipelines.run.llm import registry
 
     registry.get_backend("fake")  # the built-in backends first, so the one added below does not hide them
     alive = {"now": True}

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipelines.config import ROLES, RunConfig
-from pipelines.events import (
+from pipelines.core.config import ROLES, RunConfig
+from pipelines.core.events import (
     ArgumentDelta,
     Event,
     ModelCallCompleted,
@@ -20,8 +20,8 @@ from pipelines.events import (
     TurnCompleted,
     VerdictReached,
 )
-from pipelines.llm.registry import BACKENDS, backend_names
 from pipelines.record.export import export_run
+from pipelines.run.llm.registry import BACKENDS, backend_names
 from pipelines.run.runner import stream_run
 from pipelines.run.server_restart import STARTING, STARTING_HUNG, ServerRestarts
 from pipelines.run.services import Services

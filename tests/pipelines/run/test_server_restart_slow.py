@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import ROLES, AppSettings, RunConfig
-from pipelines.events import Event, ModelCallCompleted, ModelServerRestarted, VerdictReached
-from pipelines.llm.embedded import server
+from pipelines.core.config import ROLES, AppSettings, RunConfig
+from pipelines.core.events import Event, ModelCallCompleted, ModelServerRestarted, VerdictReached
+from pipelines.run.llm.embedded import server
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.conftest import smollm2_gguf
 from tests.fakes import DeadWeb
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from pipelines.events import (
+from pipelines.core.events import (
     CheckerAddedEvidence,
     CheckerEditedQuery,
     CheckerStruckEvidence,
@@ -22,9 +22,10 @@ from pipelines.events import (
     VerdictOverridden,
     VerdictReached,
 )
-from pipelines.llm.fake import FakeChatModel
-from pipelines.record.export import load_record, to_json, to_markdown
+from pipelines.record.export import to_markdown
+from pipelines.record.record_file import load_record, to_json
 from pipelines.run.context import Review
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import RunHandle, resume_run, start_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PauseFreedError, PendingReview, RunInterruptedError, override_verdict, pasted_evidence

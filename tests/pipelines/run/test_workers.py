@@ -18,14 +18,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from pipelines.config import ROLES, RunConfig
-from pipelines.errors import DebateDeskError
-from pipelines.events import ModelCallCompleted
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import ROLES, RunConfig
+from pipelines.core.errors import DebateDeskError
+from pipelines.core.events import ModelCallCompleted
 from pipelines.record import event_writer
 from pipelines.record.store import RunStore
 from pipelines.run.batch import parse_claims_text
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.services import Services
+from pipelines.run.tools.embeddings import Embedder
 from pipelines.run.workers import (
     ATTEMPTS,
     CLAIMS_QUEUE,
@@ -38,7 +39,6 @@ from pipelines.run.workers import (
     submit_batch,
     submit_claims,
 )
-from pipelines.tools.embeddings import Embedder
 from tests.fakes import fake_config, make_services
 from tests.stores import POSTGRES_DIR_ENV, POSTGRES_ENV, pg_ctl, postgres_database
 from tests.workers import drain, worker_processes
@@ -212,8 +212,8 @@ def test_the_claims_queue_submits_its_claims_to_the_workers_too(desk: Services) 
 
 def test_only_a_person_the_desk_lets_run_submits_claims_and_a_refusal_submits_nothing(desk: Services, tmp_path: Path) -> None:
     """The role is checked where the claims are submitted, as the users file says now: someone removed from it submits nothing."""
-    from pipelines.access.roles import NotAllowedError, Person, UsersFileRoles
-    from pipelines.access.users import UsersFile
+    from pipelines.newsroom.access.roles import NotAllowedError, Person, UsersFileRoles
+    from pipelines.newsroom.access.users import UsersFile
     from tests.fakes import users_file
 
     path = users_file(tmp_path / "users.toml")

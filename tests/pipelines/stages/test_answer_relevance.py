@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from pipelines.llm.client import LLM
-from pipelines.llm.fake import FakeChatModel
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.fake import FakeChatModel
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 from pipelines.stages.answer_relevance import AnswerRelevance
-from pipelines.tools.embeddings import MiniLMEmbedder
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pipelines.calibration.files import Calibration, belief_prompt_sha
-from pipelines.domain import Evidence, Turn
-from pipelines.events import BeliefRead, StageFailed, dump_event, parse_event
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.domain import Evidence, Turn
+from pipelines.core.events import BeliefRead, StageFailed, dump_event, parse_event
 from pipelines.protocols.base import protocol_names
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.stages import belief as belief_stage
 from pipelines.stages.belief import ORDERS, read_belief, reliability_words, shown_evidence

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import RunConfig
-from pipelines.events import Event, EvidenceRetrieved, QueryIssued, StageCompleted, StageFailed, StageStarted, VerdictReached
+from pipelines.core.config import RunConfig
+from pipelines.core.events import Event, EvidenceRetrieved, QueryIssued, StageCompleted, StageFailed, StageStarted, VerdictReached
 from pipelines.run.runner import stream_run
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -7,11 +7,11 @@ import pytest
 from langchain_core.messages import BaseMessage
 from pydantic import Field
 
-from pipelines.domain import Evidence
-from pipelines.errors import ModelOutputError
-from pipelines.events import ModelCallCompleted
-from pipelines.llm.client import LLM
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.domain import Evidence
+from pipelines.core.errors import ModelOutputError
+from pipelines.core.events import ModelCallCompleted
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.stages.faithfulness import Faithfulness, answer_paragraphs, normalize_evidence_id, place_statements
 
 CLAIM = "Masks reduce transmission of respiratory viruses"

@@ -5,9 +5,9 @@ import math
 import pytest
 from langchain_core.messages import HumanMessage
 
-from pipelines.errors import ModelOutputError
-from pipelines.llm.client import LLM, TokenLogprob
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.errors import ModelOutputError
+from pipelines.run.llm.client import LLM, TokenLogprob
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.stages.label_probability import (
     LabelDistribution,
     distribution_from_logprobs,

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.llm import embedded
-from pipelines.llm.client import LLM
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.run.llm import embedded
+from pipelines.run.llm.client import LLM
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from tests.conftest import smollm2_gguf
 

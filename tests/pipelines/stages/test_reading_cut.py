@@ -14,14 +14,14 @@ import random
 import pytest
 
 from pipelines.calibration.files import Calibration, load_shipped
-from pipelines.domain import Evidence
-from pipelines.events import ExhibitStanceRead, StageCompleted, VerdictAggregated
+from pipelines.core.domain import Evidence
+from pipelines.core.events import ExhibitStanceRead, StageCompleted, VerdictAggregated
 from pipelines.run.runner import Services, stream_run
+from pipelines.run.tools.embeddings import Embedder
 from pipelines.stages import exhibit_reading
 from pipelines.stages.exhibits import quote_sentences
 from pipelines.stages.stance import Stance
 from pipelines.stages.stance_aggregation import aggregate, verdict_bounds
-from pipelines.tools.embeddings import Embedder
 from tests.fakes import protocol_config
 
 SHIPPED = load_shipped("qwen2.5-coder-1.5b-instruct-q4_k_m", "contrast")

@@ -5,12 +5,12 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from pipelines.config import RunConfig
-from pipelines.events import EvidenceRetrieved, QueryIssued, RunStarted, StageFailed, WebResultsFiltered
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import RunConfig
+from pipelines.core.events import EvidenceRetrieved, QueryIssued, RunStarted, StageFailed, WebResultsFiltered
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
-from pipelines.tools.web import WebResult
+from pipelines.run.tools.web import WebResult
 from tests.fakes import CannedWeb, fake_config, with_settings
 
 PAGES = [
@@ -91,7 +91,7 @@ def test_a_failed_judge_rerank_keeps_the_fused_order(services: Services) -> None
 
 
 def test_formulated_queries_are_searched_together_with_the_claim(services: Services) -> None:
-    from pipelines.llm.client import LLM
+    from pipelines.run.llm.client import LLM
     from pipelines.stages.query_formulation import formulate_queries
 
     queries = asyncio.run(

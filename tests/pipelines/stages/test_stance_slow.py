@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.domain import Evidence
-from pipelines.llm import embedded
-from pipelines.llm.client import LLM
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.domain import Evidence
+from pipelines.run.llm import embedded
+from pipelines.run.llm.client import LLM
 from pipelines.stages.stance import STANCES, negate, read_stance
 from tests.conftest import smollm2_gguf
 

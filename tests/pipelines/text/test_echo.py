@@ -1,6 +1,6 @@
 """Telling a debate turn that repeats another nearly word for word from one that answers it."""
 
-from pipelines.text.echo import echoes
+from pipelines.core.text.echo import echoes
 
 SEARCH_R1 = (
     "Argument: The claim that children have the highest mortality rate among those who contract COVID-19 is not "

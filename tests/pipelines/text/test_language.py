@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.text.language import checked_code, detect
+from pipelines.core.text.language import checked_code, detect
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipelines.text.probability import decimal, percent
+from pipelines.core.text.probability import decimal, percent
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,13 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import text
 
-from pipelines.config import ROLES, RunConfig
-from pipelines.domain import Verdict
-from pipelines.events import RunFailed, VerdictReached
-from pipelines.llm.fake import FakeChatModel
+from pipelines.core.config import ROLES, RunConfig
+from pipelines.core.domain import Verdict
+from pipelines.core.events import RunFailed, VerdictReached
 from pipelines.protocols.base import PROTOCOLS, Protocol, register_protocol
 from pipelines.record.export import EXPORT_FORMATS, export_run
 from pipelines.run.context import RunContext
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from tests.fakes import fake_config

@@ -8,13 +8,14 @@ from collections.abc import Iterator
 import pytest
 from pydantic import SecretStr
 
-from pipelines.config import ROLES, ModelSpec, RunConfig
-from pipelines.events import ArgumentDelta, RunFailed, TurnCompleted, VerdictReached
-from pipelines.llm.fake import FakeChatModel
-from pipelines.record.export import EXPORT_FORMATS, RecordError, export_run, load_record
+from pipelines.core.config import ROLES, ModelSpec, RunConfig
+from pipelines.core.events import ArgumentDelta, RunFailed, TurnCompleted, VerdictReached
+from pipelines.core.text.urls import scrub_url, url_secrets
+from pipelines.record.export import EXPORT_FORMATS, export_run
+from pipelines.record.record_file import RecordError, load_record
 from pipelines.record.redaction import Redactor, StreamRedactor
+from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import Services, resume_run, stream_run
-from pipelines.text.urls import scrub_url, url_secrets
 from tests.fakes import fake_config, hand_record
 from tests.pipelines.text.test_secrets import everything_stored
 

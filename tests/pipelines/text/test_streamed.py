@@ -1,4 +1,4 @@
-from pipelines.text.streamed import StreamedAgain
+from pipelines.core.text.streamed import StreamedAgain
 
 
 def test_chunks_already_shown_are_held_back_and_the_rest_goes_through() -> None:

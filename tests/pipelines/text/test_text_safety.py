@@ -12,15 +12,15 @@ import pytest
 from corpora.jsonl import MAX_JSON_DEPTH, json_depth
 from corpora.loaders import CorpusFileError, FileLoader
 from pipelines.cli.main import main
-from pipelines.errors import InvalidClaimError
+from pipelines.core.errors import InvalidClaimError
+from pipelines.core.text.safety import csv_cell, json_for_html, terminal_text
 from pipelines.eval.datasets import DatasetError, load_jsonl
 from pipelines.eval.harness import ClaimScore, EvalReport
 from pipelines.eval.records import claims_csv
-from pipelines.record.export import RecordError, load_record
+from pipelines.record.record_file import RecordError, load_record
 from pipelines.record.store import RunStore
 from pipelines.run.batch import BatchInputError, ClaimOutcome, parse_claims_file, parse_claims_text, to_csv
 from pipelines.run.runner import Services, start_run, validate_claim
-from pipelines.text.safety import csv_cell, json_for_html, terminal_text
 from tests.fakes import fake_config, hand_record
 from tests.stores import store_url  # noqa: F401  (fixture)
 

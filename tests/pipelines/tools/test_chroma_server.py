@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import AppSettings
+from pipelines.core.config import AppSettings
 from pipelines.run.services import Services
-from pipelines.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder
 from tests.environment import free_port
 from tests.fakes import make_services
 

@@ -9,10 +9,10 @@ import pytest
 
 from corpora.chunking import chunk_documents
 from corpora.loaders import FileLoader
-from pipelines.config import AppSettings
-from pipelines.errors import UnknownCorpusError
-from pipelines.tools.corpus_index import CorpusIndex, SearchMode, validate_corpus_name
-from pipelines.tools.embeddings import Embedder
+from pipelines.core.config import AppSettings
+from pipelines.core.errors import UnknownCorpusError
+from pipelines.run.tools.corpus_index import CorpusIndex, SearchMode, validate_corpus_name
+from pipelines.run.tools.embeddings import Embedder
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def test_corpus_names_are_validated(bad: str) -> None:
 def test_a_document_only_one_signal_proposed_still_gets_its_text_and_both_scores(
     index: CorpusIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.tools import corpus_index
+    from pipelines.run.tools import corpus_index
 
     monkeypatch.setattr(corpus_index, "CANDIDATES", 1)  # each signal proposes one passage: the fused list mixes them
     index.ingest("lib", library(tmp_path))
@@ -140,8 +140,8 @@ from pathlib import Path
 import numpy as np
 from corpora.chunking import chunk_documents
 from corpora.loaders import FileLoader
-from pipelines.config import AppSettings
-from pipelines.tools.corpus_index import CorpusIndex
+from pipelines.core.config import AppSettings
+from pipelines.run.tools.corpus_index import CorpusIndex
 
 class Hashed:
     name, dimension = "hashed", 384
@@ -205,7 +205,7 @@ def test_a_search_neither_lists_corpora_nor_counts_passages(index: CorpusIndex, 
 def test_passages_of_an_ingestion_cut_short_are_searched_until_it_is_finished(
     index: CorpusIndex, tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    from pipelines.tools import corpus_index
+    from pipelines.run.tools import corpus_index
 
     index.ingest("lib", library(tmp_path))
     assert index.search("lib", "sourdough", k=1, mode="lexical")[0].passage.doc_id == "bread"  # its BM25 index is now cached
@@ -231,7 +231,7 @@ def test_passages_of_an_ingestion_cut_short_are_searched_until_it_is_finished(
 
 
 def test_a_dense_candidate_the_bm25_index_lacks_still_gets_its_document(index: CorpusIndex, tmp_path: Path) -> None:
-    from pipelines.tools.lexical import LexicalIndex
+    from pipelines.run.tools.lexical import LexicalIndex
 
     index.ingest("lib", library(tmp_path))
     full = index._lexical_index("lib", index._collection("lib"), index._collection("lib").metadata["revision"])
@@ -294,7 +294,7 @@ class RecordingEmbedder:
 def test_an_ingestion_embeds_shortest_first_in_steps_and_writes_in_the_files_order(
     tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.tools import corpus_index
+    from pipelines.run.tools import corpus_index
 
     monkeypatch.setattr(corpus_index, "EMBED_STEP", 4)
     recording = RecordingEmbedder(embedder)

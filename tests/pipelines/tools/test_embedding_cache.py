@@ -4,8 +4,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pipelines.tools.embedding_cache import CachedEmbedder
-from pipelines.tools.embeddings import MiniLMEmbedder
+from pipelines.run.tools.embedding_cache import CachedEmbedder
+from pipelines.run.tools.embeddings import MiniLMEmbedder
 
 
 class SlowEmbedder:
@@ -88,7 +88,7 @@ def test_an_error_reaches_every_caller_of_the_failed_batch() -> None:
 def test_a_repeated_search_query_is_embedded_once_and_passages_stay_out_of_the_cache(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
     from corpora.base import Document
     from corpora.chunking import chunk_documents
-    from pipelines.config import AppSettings
+    from pipelines.core.config import AppSettings
     from pipelines.run.services import Services
 
     services = Services.create(AppSettings(data_dir=tmp_path), embedder=embedder, with_store=False)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from pipelines.config import AppSettings
-from pipelines.tools import embeddings
-from pipelines.tools.embeddings import MiniLMEmbedder, OnnxMiniLMEmbedder, onnx_model
+from pipelines.core.config import AppSettings
+from pipelines.run.tools import embeddings
+from pipelines.run.tools.embeddings import MiniLMEmbedder, OnnxMiniLMEmbedder, onnx_model
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipelines.text.addresses import Address, citable_host, public_only
-from pipelines.text.safety import public_http_url
-from pipelines.tools.fetch import FetchError, fetch_page, html_to_text
+from pipelines.core.text.addresses import Address, citable_host, public_only
+from pipelines.core.text.safety import public_http_url
+from pipelines.run.tools.fetch import FetchError, fetch_page, html_to_text
 
 PAGE = b"""<html><head><title>Masks &amp; trials</title><script>alert('x')</script><style>p{}</style></head>
 <body><nav>Home | About</nav><h1>Masks study</h1><p>Randomized trials found masks reduce transmission.</p>

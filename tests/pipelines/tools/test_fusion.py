@@ -1,6 +1,6 @@
 import pytest
 
-from pipelines.tools.fusion import best_per_group, min_max, ranked, reciprocal_rank_fusion, weighted_fusion
+from pipelines.run.tools.fusion import best_per_group, min_max, ranked, reciprocal_rank_fusion, weighted_fusion
 
 
 def test_reciprocal_rank_fusion_rewards_agreement_between_rankings() -> None:

@@ -4,8 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipelines.tools import lexical
-from pipelines.tools.lexical import LexicalIndex, passage_tokens, tokenize
+from pipelines.run.tools import lexical
+from pipelines.run.tools.lexical import LexicalIndex, passage_tokens, tokenize
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from pipelines.domain import Evidence
-from pipelines.tools.embeddings import MiniLMEmbedder
-from pipelines.tools.memory import EvidenceMemory, evidence_key, normalize_entity
+from pipelines.core.domain import Evidence
+from pipelines.run.tools.embeddings import MiniLMEmbedder
+from pipelines.run.tools.memory import EvidenceMemory, evidence_key, normalize_entity
 
 BATS = Evidence(
     id="E1",

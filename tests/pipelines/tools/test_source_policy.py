@@ -1,6 +1,6 @@
 import pytest
 
-from pipelines.tools.source_policy import SourcePolicy, SourcePolicyError, parse_domains
+from pipelines.run.tools.source_policy import SourcePolicy, SourcePolicyError, parse_domains
 
 
 def test_an_allow_list_admits_its_domains_and_their_subdomains_only() -> None:

@@ -1,7 +1,7 @@
 import pytest
 
-from pipelines.errors import ToolUnavailableError
-from pipelines.tools.web import DdgsSearch, is_web_url
+from pipelines.core.errors import ToolUnavailableError
+from pipelines.run.tools.web import DdgsSearch, is_web_url
 
 
 def test_dead_search_engine_becomes_tool_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:

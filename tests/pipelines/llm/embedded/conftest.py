@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from pipelines.llm import embedded
+from pipelines.run.llm import embedded
 
 
 class Answer(BaseModel):

@@ -10,11 +10,11 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from pipelines import machine
-from pipelines.errors import BackendUnavailableError
-from pipelines.llm import embedded
-from pipelines.llm.client import response_format_for
-from pipelines.llm.embedded import model_files, server
+from pipelines.core import machine
+from pipelines.core.errors import BackendUnavailableError
+from pipelines.run.llm import embedded
+from pipelines.run.llm.client import response_format_for
+from pipelines.run.llm.embedded import model_files, server
 
 PARTS = [b"alpha-" * 50, b"beta-" * 70, b"gamma"]
 WHOLE = b"".join(PARTS)
@@ -143,7 +143,7 @@ def test_plain_requests_are_left_alone() -> None:
 
 
 def test_a_name_that_is_not_a_gguf_file_is_refused(tmp_path: Path) -> None:
-    from pipelines.config import AppSettings, ModelSpec
+    from pipelines.core.config import AppSettings, ModelSpec
 
     spec = ModelSpec(backend="embedded", model=str(tmp_path / "missing.gguf"))
 
@@ -167,7 +167,7 @@ def test_the_schema_sent_to_the_grammar_requires_fields_that_have_defaults() -> 
 
 def test_the_server_gets_the_configured_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """DEBATEDESK_LLAMA_THREADS reaches the llama.cpp server; 0 leaves the default (one per physical core)."""
-    from pipelines.config import AppSettings, ModelSpec
+    from pipelines.core.config import AppSettings, ModelSpec
 
     asked: list[int | None] = []
 
@@ -186,7 +186,7 @@ def test_the_server_gets_the_configured_threads(monkeypatch: pytest.MonkeyPatch,
 
 def test_the_server_gets_the_configured_prompt_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """DEBATEDESK_LLAMA_CACHE_RAM reaches the llama.cpp server; unset, the measured default, not llama.cpp's 8 GiB."""
-    from pipelines.config import AppSettings, ModelSpec
+    from pipelines.core.config import AppSettings, ModelSpec
 
     asked: list[object] = []
 
@@ -205,7 +205,7 @@ def test_the_server_gets_the_configured_prompt_cache(monkeypatch: pytest.MonkeyP
 
 def test_a_model_serves_only_while_its_recorded_server_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Stopped, crashed or replaced servers are noticed, so the app starts one again instead of failing every run."""
-    from pipelines.config import AppSettings, ModelSpec
+    from pipelines.core.config import AppSettings, ModelSpec
 
     settings = AppSettings(model_cache=tmp_path)
     monkeypatch.setattr(server, "ensure_server", lambda *a, **k: "http://127.0.0.1:4321/v1")

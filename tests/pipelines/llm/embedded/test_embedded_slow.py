@@ -16,9 +16,9 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.llm import embedded
-from pipelines.llm.embedded import server
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.run.llm import embedded
+from pipelines.run.llm.embedded import server
 from tests.conftest import smollm2_gguf
 from tests.pipelines.llm.embedded.conftest import Answer
 
@@ -84,7 +84,7 @@ def test_the_server_decodes_schema_answers_grammar_first(chat: BaseChatModel, ca
 def test_grammar_first_picks_the_same_tokens_as_the_library(chat: BaseChatModel, cache_dir: Path) -> None:
     from llama_cpp import Llama
 
-    from pipelines.llm.embedded import grammar_server
+    from pipelines.run.llm.embedded import grammar_server
 
     state = json.loads((cache_dir / "server.json").read_text())
     llm = Llama(model_path=state["model"], n_ctx=1024, n_threads=1, verbose=False)
@@ -105,7 +105,7 @@ def test_grammar_first_picks_the_same_tokens_as_the_library(chat: BaseChatModel,
 
 def test_another_process_reuses_it_and_leaves_it_running(chat: BaseChatModel, cache_dir: Path) -> None:
     state = json.loads((cache_dir / "server.json").read_text())
-    script = "import sys; from pathlib import Path; from pipelines.llm.embedded import ensure_server; print(ensure_server(Path(sys.argv[1]), Path(sys.argv[2])))"
+    script = "import sys; from pathlib import Path; from pipelines.run.llm.embedded import ensure_server; print(ensure_server(Path(sys.argv[1]), Path(sys.argv[2])))"
 
     other = subprocess.run(
         [sys.executable, "-c", script, state["model"], str(cache_dir)],

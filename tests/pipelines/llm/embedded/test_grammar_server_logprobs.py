@@ -10,7 +10,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 from llama_cpp import llama as llama_module
 from llama_cpp.llama import Llama
 
-from pipelines.llm.embedded import grammar_server as llama_server
+from pipelines.run.llm.embedded import grammar_server as llama_server
 
 
 @pytest.fixture

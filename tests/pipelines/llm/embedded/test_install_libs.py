@@ -4,7 +4,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from pipelines.llm.embedded import server
+from pipelines.run.llm.embedded import server
 
 INSTALL = Path(server.__file__).with_name("install_libs.sh")
 ROOT = Path(__file__).parents[4]

@@ -10,10 +10,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from pipelines.errors import BackendUnavailableError
-from pipelines.llm import embedded
-from pipelines.llm.client import response_format_for
-from pipelines.llm.embedded import server
+from pipelines.core.errors import BackendUnavailableError
+from pipelines.run.llm import embedded
+from pipelines.run.llm.client import response_format_for
+from pipelines.run.llm.embedded import server
 
 
 class Answer(BaseModel):

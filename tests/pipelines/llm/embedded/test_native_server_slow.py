@@ -16,10 +16,10 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pipelines.config import AppSettings, ModelSpec
-from pipelines.llm import embedded
-from pipelines.llm.client import LLM, response_format_for
-from pipelines.llm.embedded import server
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.run.llm import embedded
+from pipelines.run.llm.client import LLM, response_format_for
+from pipelines.run.llm.embedded import server
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from tests.conftest import smollm2_gguf
 from tests.pipelines.llm.embedded.conftest import Answer

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pipelines.llm.embedded import server
+from pipelines.run.llm.embedded import server
 from tests.pipelines.llm.embedded.test_server_key import fake_binary  # noqa: F401  (the fixture)
 
 
@@ -71,8 +71,8 @@ def test_a_hung_server_is_told_by_its_health_check_and_killed_and_a_live_one_is_
 def test_only_the_recorded_native_server_is_asked_whether_it_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from pipelines.config import AppSettings
-    from pipelines.llm.embedded import BACKEND
+    from pipelines.core.config import AppSettings
+    from pipelines.run.llm.embedded import BACKEND
 
     asked: list[int] = []
     monkeypatch.setattr(server, "stop_unresponsive", lambda cache, state, timeout_s=0: asked.append(state.port) or True)
@@ -90,8 +90,8 @@ def test_only_the_recorded_native_server_is_asked_whether_it_hangs(tmp_path: Pat
 def test_the_app_sends_a_server_no_more_calls_at_once_than_its_slots(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from pipelines.config import AppSettings
-    from pipelines.llm.embedded import BACKEND
+    from pipelines.core.config import AppSettings
+    from pipelines.run.llm.embedded import BACKEND
 
     settings = AppSettings(model_cache=tmp_path)
     server.write_state(tmp_path, server.ServerState(pid=1, port=40001, model="m.gguf", n_ctx=8192, kind="native", slots=1))

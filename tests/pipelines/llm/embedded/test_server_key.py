@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.llm.embedded import server
+from pipelines.run.llm.embedded import server
 
 # A stand-in for llama-server: answers /v1/models with its alias to a request bearing the key from its environment, 401 otherwise;
 # /health to anyone, as llama-server does.
@@ -80,8 +80,8 @@ def test_the_server_gets_a_fresh_key_that_only_the_app_holds(tmp_path: Path, fak
 
 
 def test_the_app_talks_to_the_server_with_its_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from pipelines.config import AppSettings, RunConfig
-    from pipelines.llm.embedded import chat as embedded_chat
+    from pipelines.core.config import AppSettings, RunConfig
+    from pipelines.run.llm.embedded import chat as embedded_chat
 
     state = server.ServerState(pid=1, port=4001, model="m", n_ctx=8192, kind="native", api_key="k" * 43)
     monkeypatch.setattr(embedded_chat, "_model_path", lambda spec, settings: tmp_path / "m.gguf")

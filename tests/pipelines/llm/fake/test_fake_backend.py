@@ -2,8 +2,8 @@ import json
 
 from langchain_core.messages import HumanMessage
 
-from pipelines.llm.client import response_format_for
-from pipelines.llm.fake import FakeChatModel, PromptView, overlap
+from pipelines.run.llm.client import response_format_for
+from pipelines.run.llm.fake import FakeChatModel, PromptView, overlap
 from pipelines.stages.schemas import SearchQueries
 
 

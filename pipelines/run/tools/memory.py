@@ -1,0 +1,233 @@
+"""The evidence memory: evidence found for earlier claims, kept in the run store's database and recalled for later ones.
+
+Each item keeps the query that found it, its source, the claim and the entities it was
+found for, when it was kept and last used, and an embedding of its text. A later claim
+recalls items by entity match (its triplets' subjects and objects against the kept
+entities) and by embedding similarity (claim against item text). One table,
+``evidence_memory``, beside the runs and events tables (SQLite or PostgreSQL by URL).
+
+Similarity is computed in numpy over every kept vector: right for a desk's thousands of
+items; a shared desk that keeps millions would move the vectors to the Chroma server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import Engine, Float, Integer, LargeBinary, String, Text, create_engine, delete, func, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from pipelines.core.domain import Evidence
+from pipelines.core.text.stopwords import STOPWORDS
+from pipelines.run.tools.embeddings import Embedder
+
+ENTITY_MATCH_AT = 0.5  # word overlap (Jaccard) at which two entity names count as the same entity
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class MemoryRow(_Base):
+    __tablename__ = "evidence_memory"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key: Mapped[str] = mapped_column(String(512), unique=True, index=True)
+    source: Mapped[str] = mapped_column(String(16))
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text)
+    url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    corpus: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    doc_id: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    passage_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    query: Mapped[str] = mapped_column(Text, default="")
+    claim: Mapped[str] = mapped_column(Text, default="")
+    topic: Mapped[str] = mapped_column(Text, default="")
+    entities: Mapped[str] = mapped_column(Text, default="[]")
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    run_id: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+    last_used_at: Mapped[float] = mapped_column(Float)
+    uses: Mapped[int] = mapped_column(Integer, default=0)
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One kept evidence item, with where and when it was found."""
+
+    key: str
+    source: str
+    text: str
+    title: str
+    url: str | None
+    corpus: str | None
+    doc_id: str | None
+    passage_index: int | None
+    query: str
+    claim: str
+    topic: str
+    entities: tuple[str, ...]
+    created_at: float
+
+
+@dataclass(frozen=True)
+class Recall:
+    """A kept item recalled for a claim or a query, and why: the entity it matched and/or its similarity."""
+
+    item: MemoryItem
+    similarity: float
+    entity: str | None = None
+
+    @property
+    def match(self) -> str:
+        parts = [f"entity '{self.entity}'"] if self.entity else []
+        parts.append(f"similarity {self.similarity:.2f}")
+        return " · ".join(parts)
+
+
+class EvidenceMemory:
+    """Evidence kept across runs, recalled by entity and by meaning; safe to share between threads."""
+
+    def __init__(self, engine: Engine, embedder: Embedder) -> None:
+        self.engine = engine
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        _Base.metadata.create_all(engine)
+
+    @classmethod
+    def from_url(cls, url: str, embedder: Embedder) -> EvidenceMemory:
+        return cls(create_engine(url), embedder)
+
+    def remember(self, items: Sequence[Evidence], *, claim: str, topic: str, entities: Sequence[str], run_id: str = "") -> tuple[int, int]:
+        """Keep ``items`` (found for ``claim``); an item kept before gains the new entities. Returns (added, refreshed)."""
+        fresh = {evidence_key(e): e for e in items if e.source in ("corpus", "web") and e.text.strip()}
+        if not fresh:
+            return 0, 0
+        names = {normalize_entity(x) for x in entities if x.strip()}
+        now = time.time()
+        with self._lock, Session(self.engine) as s, s.begin():
+            known = list(s.scalars(select(MemoryRow).where(MemoryRow.key.in_(list(fresh)))))
+            for row in known:
+                row.entities = json.dumps(sorted(set(json.loads(row.entities)) | names))
+                row.last_used_at = now
+                row.uses += 1
+            known_keys = {row.key for row in known}
+            new = [(key, e) for key, e in fresh.items() if key not in known_keys]
+            # Only new items are embedded: on a busy 2-core box one MiniLM batch takes about a second.
+            vectors = self._embedder.embed([e.text for _, e in new])
+            for (key, evidence), vector in zip(new, vectors, strict=True):
+                s.add(
+                    MemoryRow(
+                        key=key,
+                        source=evidence.source,
+                        title=evidence.title,
+                        text=evidence.text,
+                        url=evidence.url,
+                        corpus=evidence.corpus,
+                        doc_id=evidence.doc_id,
+                        passage_index=evidence.passage_index,
+                        query=evidence.query,
+                        claim=claim,
+                        topic=topic,
+                        entities=json.dumps(sorted(names)),
+                        embedding=np.asarray(vector, dtype=np.float32).tobytes(),
+                        run_id=run_id,
+                        created_at=now,
+                        last_used_at=now,
+                        uses=0,
+                    )
+                )
+        return len(new), len(known)
+
+    def recall(self, *, text: str, entities: Sequence[str], k: int, min_similarity: float) -> list[Recall]:
+        """Up to ``k`` kept items that match one of ``entities`` or are at least ``min_similarity`` similar to ``text``; best first."""
+        rows = self._rows()
+        if not rows:
+            return []
+        query_vector = self._embedder.embed([text])[0]
+        wanted = [normalize_entity(e) for e in entities if e.strip()]
+        found: list[Recall] = []
+        for row, vector in rows:
+            similarity = float(np.dot(query_vector, vector))
+            entity = _matching_entity(wanted, json.loads(row.entities))
+            if entity is None and similarity < min_similarity:
+                continue
+            found.append(Recall(item=_item(row), similarity=round(similarity, 4), entity=entity))
+        found.sort(key=lambda r: (r.entity is not None and r.similarity >= min_similarity, r.similarity), reverse=True)
+        return found[:k]
+
+    def mark_used(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        if not keys:
+            return
+        with self._lock, Session(self.engine) as s, s.begin():
+            for row in s.scalars(select(MemoryRow).where(MemoryRow.key.in_(keys))):
+                row.uses += 1
+                row.last_used_at = time.time()
+
+    def count(self) -> int:
+        with Session(self.engine) as s:
+            return int(s.scalar(select(func.count()).select_from(MemoryRow)) or 0)
+
+    def clear(self) -> None:
+        with self._lock, Session(self.engine) as s, s.begin():
+            s.execute(delete(MemoryRow))
+
+    def _rows(self) -> list[tuple[MemoryRow, np.ndarray]]:
+        with Session(self.engine) as s:
+            rows = list(s.scalars(select(MemoryRow)))
+            s.expunge_all()
+        return [(row, np.frombuffer(row.embedding, dtype=np.float32)) for row in rows]
+
+
+def evidence_key(evidence: Evidence) -> str:
+    """What makes two items the same evidence: the web page, or the corpus passage."""
+    if evidence.url and (evidence.source == "web" or not evidence.doc_id):
+        return f"web:{evidence.url}"
+    return f"corpus:{evidence.corpus}:{evidence.doc_id}#p{evidence.passage_index}"
+
+
+def normalize_entity(name: str) -> str:
+    """Lower case, punctuation dropped, single spaces: 'SARS-CoV-2 ' and 'sars-cov-2' are one entity."""
+    return " ".join(re.findall(r"[a-z0-9][a-z0-9\-']*", name.lower()))
+
+
+def entity_words(name: str) -> set[str]:
+    return {w for w in normalize_entity(name).split() if w not in STOPWORDS and len(w) > 1}
+
+
+def _matching_entity(wanted: Sequence[str], kept: Sequence[str]) -> str | None:
+    """The first wanted entity whose words overlap a kept entity's by at least ENTITY_MATCH_AT (Jaccard)."""
+    for entity in wanted:
+        words = entity_words(entity)
+        if not words:
+            continue
+        for other in kept:
+            other_words = entity_words(other)
+            if other_words and len(words & other_words) / len(words | other_words) >= ENTITY_MATCH_AT:
+                return entity
+    return None
+
+
+def _item(row: MemoryRow) -> MemoryItem:
+    return MemoryItem(
+        key=row.key,
+        source=row.source,
+        text=row.text,
+        title=row.title,
+        url=row.url,
+        corpus=row.corpus,
+        doc_id=row.doc_id,
+        passage_index=row.passage_index,
+        query=row.query,
+        claim=row.claim,
+        topic=row.topic,
+        entities=tuple(json.loads(row.entities)),
+        created_at=row.created_at,
+    )
