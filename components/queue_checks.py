@@ -17,6 +17,7 @@ from components.claim_queue import act, link_run_to_queue
 from components.desk import run_settings_at_desk
 from components.resources import get_services
 from components.sign_in import acting_person
+from components.state import keyed
 from pipelines.core.errors import DebateDeskError
 from pipelines.core.text.safety import escape_markdown
 from pipelines.core.text.times import when
@@ -26,6 +27,7 @@ from pipelines.run.services import Services
 from pipelines.run.workers import CLAIMS_QUEUE, Submission, list_submissions, on_workers, submit_claims
 
 K = "queue.check."
+CHECK = keyed(K)  # the form's widgets and what it keeps between reruns
 
 
 def render_check_these(queue: ClaimQueue, claims: Sequence[QueueClaim]) -> None:
@@ -75,7 +77,7 @@ def _describe(submission: Submission) -> str:
 
 def _check(queue: ClaimQueue, services: Services) -> Callable[[User], str]:
     def action(user: User) -> str:
-        ids = list(st.session_state.get(K + "ids") or [])
+        ids = list(CHECK.get("ids") or [])
         if not ids:
             raise QueueError("choose the claims to check first")
         chosen = []
@@ -91,8 +93,8 @@ def _check(queue: ClaimQueue, services: Services) -> Callable[[User], str]:
         unlinked = [
             p for run_id, c in zip(submitted.run_ids, chosen, strict=True) if (p := link_run_to_queue(run_id, c.text, claim_id=c.id))
         ]
-        st.session_state[K + "ids"] = []
-        st.session_state[K + "watch"] = submitted.batch_id  # show this submission's progress
+        CHECK.set("ids", [])
+        CHECK.set("watch", submitted.batch_id)  # show this submission's progress
         said = f"{submitted.jobs} claim{'s' if submitted.jobs != 1 else ''} submitted to the workers; progress below, read from the store."
         if unlinked:
             said += f"  \n⚠️ {len(unlinked)} run(s): {escape_markdown(unlinked[0])}"

@@ -50,7 +50,7 @@ def test_eval_of_a_desks_own_jsonl_prints_and_keeps_the_report(env: Path, tmp_pa
 
 def test_eval_with_an_unknown_label_says_how_to_map_it(env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     claims = tmp_path / "desk.jsonl"
-    claims.write_text(json.dumps({"claim": "Masks work", "label": "Mostly true"}))
+    claims.write_text(json.dumps({"claim": "Masks work", "label": "Misleading"}))
     assert main(["eval", "--dataset", str(claims), "--backend", "fake"]) == 2
     assert "--label-map" in capsys.readouterr().err
 

@@ -247,7 +247,7 @@ def test_three_workers_keep_an_endpoint_within_its_parallel_calls_across_the_des
     bound = 2
     config = offline()
     config = config.model_copy(update={role: config.role(role).model_copy(update={"concurrency": bound}) for role in ROLES})
-    items = parse_claims_text("\n".join(f"{CLAIMS[i % 3]} (case {i})" for i in range(12)))
+    items = parse_claims_text("\n".join(f"{CLAIMS[i % 3]} (endpoint bound, case {i})" for i in range(12)))
     with worker_processes(desk.store, demo_data_dir, 3, latency_s=0.3, concurrency=2):
         submitted = submit_batch(items, config, desk)
         deadline = time.monotonic() + 300
