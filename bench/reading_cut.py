@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipelines.calibration.files import Calibration, load_shipped
 from pipelines.eval import metrics
+from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.stages.stance import Stance
-from pipelines.stages.stance_aggregation import aggregate, verdict_bounds
+from pipelines.stages.stance_aggregation import aggregate, settled_bounds
 
 DEFAULT_RECORDS = Path(__file__).resolve().parents[1] / "docs/measurements/data/deep-exhibits-2026-11-24/dev25r.jsonl.gz"
 
@@ -44,11 +45,11 @@ def stances_of(record: dict[str, Any]) -> list[Stance]:
 
 
 def stop_at(stances: Sequence[Stance], calibration: Calibration) -> int:
-    """How many exhibits desk reads before the verdict is settled (all of them when it never is)."""
+    """How many exhibits desk reads before the verdict is settled (all of them when it never is), by desk's own rule."""
+    cfg = DeskConfig()
+    rule = {"strong_at": cfg.strong_at, "decide_at": cfg.decide_at, "debate": cfg.debate}
     for read in range(1, len(stances)):
-        if aggregate(stances[:read], calibration).conflict:
-            continue
-        if verdict_bounds(stances[:read], len(stances) - read, calibration).settled:
+        if settled_bounds(stances[:read], len(stances) - read, calibration, **rule) is not None:
             return read
     return len(stances)
 

@@ -193,19 +193,20 @@ def _models(config: dict[str, Any]) -> set[tuple[str, str]]:
 
 def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
     exhibits, note = _exhibits(run, verdict)
+    ground = _ground(run, verdict)
     if verdict.confidence is not None:
         source = _facts(run).confidence_source
-        calibration = " (not calibrated: read it as a ranking, not a frequency)" if "uncalibrated" in verdict.decided_by else ""
-        confidence_note = f"from {source}{calibration}"
+        if ground == UNMEASURED:
+            confidence_note = (
+                f"a ranking of this claim among others, not a frequency (this reader was not measured on this ground), from {source}"
+            )
+        else:
+            calibration = " (not calibrated: read it as a ranking, not a frequency)" if "uncalibrated" in verdict.decided_by else ""
+            confidence_note = f"from {source}{calibration}"
         if run.calibration and run.calibration != "uncalibrated":
             confidence_note += f"; calibration {run.calibration}, {calibration_origin(run.calibration)}"
     else:
         confidence_note = _facts(run).no_confidence
-    ground = _ground(run, verdict)
-    if ground == UNMEASURED:
-        confidence_note = confidence_note.replace(" (not calibrated: read it as a ranking, not a frequency)", "").replace(
-            "from ", "a ranking of this claim among others, not a frequency (this reader was not measured on this ground), from ", 1
-        )
     detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]
     if verdict.rationale:
         detail.append(f"The model's full answer: {strip_label_line(verdict.rationale)}")

@@ -12,7 +12,7 @@ of ``RunConfig`` whose protocol declares ``reads_exhibits`` (``exhibit_settings`
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
 from pipelines.calibration.ground import reading_ground
@@ -26,7 +26,7 @@ from pipelines.run.context import Review, RunContext
 from pipelines.run.llm.client import LLM
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
 from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
-from pipelines.stages.stance_aggregation import Aggregate, Bounds, aggregate, verdict_bounds
+from pipelines.stages.stance_aggregation import Aggregate, Bounds, aggregate, settled_bounds
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
 
@@ -45,7 +45,6 @@ class Reading:
     negation: str
     calibration: Calibration | None
     result: Aggregate
-    skipped: list[Evidence] = field(default_factory=list)  # found, not read: they could not have changed the verdict
 
     @property
     def ranked(self) -> list[Evidence]:
@@ -122,7 +121,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
     read = [e for e in exhibits if e.id in stances]
     result = _aggregate(ctx, list(stances.values()), calibration, read, round=round, debated=False, found=len(exhibits), bounds=bounds)
-    return Reading(read, read_as, stances, quotes, negation, calibration, result, skipped=[e for e in exhibits if e.id not in stances])
+    return Reading(read, read_as, stances, quotes, negation, calibration, result)
 
 
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
@@ -189,17 +188,13 @@ def _aggregate(
 
 
 def _settled(cfg: DeskConfig, read: list[Stance], unread: Sequence[Evidence], calibration: Calibration | None) -> Bounds | None:
-    """The bound on the verdict when reading can stop here (``desk.stop_early``): no unread exhibit could change it. None: read on.
+    """The bound on the verdict when reading can stop here (``desk.stop_early``), else None: read on.
 
-    Never stops before an exhibit a checker pasted, nor while the read exhibits conflict and a debate would take them up
-    (the debate reads them again, which no bound covers), nor without a calibration (uncalibrated, any exhibit could move it).
+    Never before an exhibit a checker pasted; the rest is ``settled_bounds`` (a calibration, no conflict a debate takes up).
     """
-    if not cfg.stop_early or not unread or calibration is None or any(e.source == "user" for e in unread):
+    if not cfg.stop_early or any(e.source == "user" for e in unread):
         return None
-    if cfg.debate and aggregate(read, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at).conflict:
-        return None
-    bounds = verdict_bounds(read, len(unread), calibration, decide_at=cfg.decide_at)
-    return bounds if bounds.settled else None
+    return settled_bounds(read, len(unread), calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at, debate=cfg.debate)
 
 
 def _skipped(bounds: Bounds | None) -> str:

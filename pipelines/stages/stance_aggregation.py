@@ -12,7 +12,6 @@ address" probability is high), or the likelier side is below the least confidenc
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -100,7 +99,7 @@ def aggregate(stances: Sequence[Stance], calibration: Calibration | None, *, str
         label = "NOT ENOUGH INFO"
         reason = f"Neither side is strong enough: supported {percent(q)}, refuted {percent(1 - q)} (a verdict needs {threshold:.0%})."
     else:
-        label = "SUPPORTS" if q >= 0.5 else "REFUTES"
+        label = _side(q, threshold)
         reason = ""
     rests_on = _rests_on(stances, label, points_to, alone)
     if not reason:
@@ -197,23 +196,36 @@ def verdict_bounds(read: Sequence[Stance], unread: int, calibration: Calibration
     different stances of one exhibit). Settled: the verdict (SUPPORTS, REFUTES or NOT ENOUGH INFO at the threshold) is
     the same at both ends and the most-addressed exhibit already addresses the claim, so no unread exhibit could flip it.
     """
-    now = supported(stance_features(read), calibration)
+    features = stance_features(read)
     if unread <= 0:
+        now = supported(features, calibration)
         return Bounds(now, now, True, 0)
-    ranges = _feature_ranges(read, unread)
     if calibration is None:  # uncalibrated: 0.5 + 0.5 net_addressed, which unread exhibits can move anywhere
         low, high = 0.0, 1.0
     else:
-        z_low = z_high = calibration.bias
-        for name, weight in calibration.weights.items():
-            lo, hi = ranges.get(name, (-1.0, 1.0))
-            z_low += weight * (lo if weight >= 0 else hi)
-            z_high += weight * (hi if weight >= 0 else lo)
-        low, high = _logistic(z_low), _logistic(z_high)
+        ranges = _feature_ranges(read, unread)
+        ends = {name: ranges.get(name, (-1.0, 1.0)) for name in calibration.weights}
+        low = calibration.apply({n: lo if calibration.weights[n] >= 0 else hi for n, (lo, hi) in ends.items()})
+        high = calibration.apply({n: hi if calibration.weights[n] >= 0 else lo for n, (lo, hi) in ends.items()})
     threshold = decide_at or (calibration.decide_at if calibration is not None else DEFAULT_DECIDE_AT)
-    addressed_now = stance_features(read)["addressed"] if read else 0.0
-    settled = 1.0 - addressed_now < UNADDRESSED_AT and _side(low, threshold) == _side(high, threshold)
+    settled = 1.0 - features["addressed"] < UNADDRESSED_AT and _side(low, threshold) == _side(high, threshold)
     return Bounds(round(low, 4), round(high, 4), settled, unread)
+
+
+def settled_bounds(
+    read: Sequence[Stance], unread: int, calibration: Calibration | None, *, strong_at: float, decide_at: float, debate: bool
+) -> Bounds | None:
+    """The bound when reading can stop after ``read`` (no unread exhibit could change the verdict), else None.
+
+    Never without a calibration (uncalibrated, any exhibit could move it), nor while the read exhibits conflict and a
+    debate would take them up (the debate reads them again, which no bound covers).
+    """
+    if unread <= 0 or calibration is None:
+        return None
+    if debate and aggregate(read, calibration, strong_at=strong_at, decide_at=decide_at).conflict:
+        return None
+    bounds = verdict_bounds(read, unread, calibration, decide_at=decide_at)
+    return bounds if bounds.settled else None
 
 
 def _feature_ranges(read: Sequence[Stance], unread: int) -> dict[str, tuple[float, float]]:
@@ -234,13 +246,8 @@ def _feature_ranges(read: Sequence[Stance], unread: int) -> dict[str, tuple[floa
     }
 
 
-def _side(p: float, threshold: float) -> str:
-    if p >= 0.5 and p >= threshold:
-        return "SUPPORTS"
-    if p < 0.5 and 1 - p >= threshold:
-        return "REFUTES"
-    return "NOT ENOUGH INFO"
-
-
-def _logistic(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+def _side(q: float, threshold: float) -> str:
+    """The verdict p(supported) ``q`` gives at the least confidence ``threshold``, once the claim is addressed."""
+    if max(q, 1 - q) < threshold:
+        return "NOT ENOUGH INFO"
+    return "SUPPORTS" if q >= 0.5 else "REFUTES"
