@@ -172,11 +172,11 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def fill(disk: Path) -> Path:
     """Write a file until the disk is full; returns it (delete it to make room again)."""
     filler = disk / "filler"
-    with filler.open("wb") as out:
+    # Unbuffered: a buffered file keeps the bytes a short write left over and raises ENOSPC again when it closes.
+    with filler.open("wb", buffering=0) as out:
         try:
             while True:
                 out.write(b"\0" * 65536)
-                out.flush()
         except OSError as exc:
             assert exc.errno == errno.ENOSPC
     return filler
