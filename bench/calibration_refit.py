@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/calibration_refit.py RECORDS.jsonl[.gz] [--reviewed 80] [--splits 200] [--reader contrast]
     .venv/bin/python bench/calibration_refit.py DEV_RECORDS --fit-on TRAIN_RECORDS [--exhibits 25] [--write FILE]
+    .venv/bin/python bench/calibration_refit.py DEV_RECORDS --fit-on TRAIN_RECORDS --curve 20,50,100 [--draws 50]
 
 Takes stored desk readings of labelled claims (``bench/desk.py --records``, e.g. Check-COVID
 dev read with the contrast question over 25 exhibits), and over ``--splits`` random splits
@@ -17,6 +18,14 @@ With ``--fit-on``: the calibration fitted by the package's flow (``fit_readings`
 ``python -m pipelines calibrate`` fits) on the stored readings of other claims (train), scored
 on all of RECORDS' SUPPORT/REFUTE claims beside the shipped calibration: the stored-readings
 stand-in for a live calibration run.
+
+With ``--curve``: what a desk that brings N labelled claims of its own beat gets. For each N,
+``--draws`` random sets of N claims from TRAIN_RECORDS are put through the one-step refit
+(``compare_refit``, the better of the shipped calibration and the refit kept, as ``python -m
+pipelines calibrate --refit`` keeps it), and the calibration kept is scored on all of RECORDS'
+claims: the likelier side, the verdict as ruled (a NOT ENOUGH INFO counts wrong; the threshold
+is the kept calibration's), ECE, selective accuracy on the surer half and AUC, each the mean over
+the draws with its 10th-90th percentile range; the shipped calibration is the row N = 0.
 """
 
 from __future__ import annotations
@@ -35,8 +44,9 @@ from bench.desk_rescore import MODEL, read_records, stances_as
 from pipelines.calibration.files import load_shipped
 from pipelines.calibration.fitting import scores
 from pipelines.core.config import RunConfig
+from pipelines.eval import metrics
 from pipelines.eval.calibrate import LabelledClaim, LabelledSet, Reading, compare_refit, fit_readings
-from pipelines.stages.stance_aggregation import supported
+from pipelines.stages.stance_aggregation import aggregate, supported
 
 BINARY = ("SUPPORTS", "REFUTES")
 
@@ -57,6 +67,53 @@ def held_out(readings: list[Reading], calibration: object) -> dict[str, float]:
     p = np.array([supported(r.features, calibration) for r in readings])  # type: ignore[arg-type]
     y = np.array([1.0 if r.claim.label == "SUPPORTS" else 0.0 for r in readings])
     return scores(np.clip(p, 1e-6, 1 - 1e-6), y)
+
+
+def as_ruled(readings: list[Reading], calibration: object) -> float:
+    """The share of claims whose verdict, at the calibration's own threshold, is their label (NOT ENOUGH INFO is wrong)."""
+    return float(np.mean([aggregate(r.stances, calibration).label == r.claim.label for r in readings]))  # type: ignore[arg-type]
+
+
+def curve_point(
+    train: list[Reading], test: list[Reading], config: RunConfig, shipped: object, size: int, draws: int
+) -> dict[str, list[float]]:
+    """``draws`` random sets of ``size`` train claims, each refit in one step and the calibration kept scored on ``test``."""
+    rng = random.Random(size)
+    y = [r.claim.label == "SUPPORTS" for r in test]
+    found: dict[str, list[float]] = {k: [] for k in ("accuracy", "as_ruled", "ece", "selective_50", "auc", "kept_refit")}
+    for _ in range(draws if size else 1):
+        if size:
+            chosen = rng.sample(train, size)
+            labelled = LabelledSet(f"{size} claims of the beat", tuple(r.claim for r in chosen))
+            comparison = compare_refit(chosen, config, labelled, shipped, logprobs=True)  # type: ignore[arg-type]
+            kept = comparison.refitted.calibration if comparison.better == "refit" else shipped
+            found["kept_refit"].append(float(comparison.better == "refit"))
+        else:
+            kept = shipped
+        scored = held_out(test, kept)
+        for key in ("accuracy", "ece", "selective_50"):
+            found[key].append(scored[key])
+        found["as_ruled"].append(as_ruled(test, kept))
+        found["auc"].append(metrics.auc([supported(r.features, kept) for r in test], y))  # type: ignore[arg-type]
+    return found
+
+
+def print_curve(train: list[Reading], test: list[Reading], config: RunConfig, shipped: object, sizes: list[int], draws: int) -> None:
+    print(f"scored on {len(test)} claims; each N drawn {draws} times from {len(train)} train claims (N = 0: the shipped calibration)")
+    print("| N labelled | likelier side | as ruled | ECE | selective @50% | AUC | refit kept |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for size in [0, *sizes]:
+        if size > len(train):
+            print(f"| {size} | (only {len(train)} train claims) | | | | | |")
+            continue
+        found = curve_point(train, test, config, shipped, size, draws)
+        cells = []
+        for key in ("accuracy", "as_ruled", "ece", "selective_50", "auc"):
+            values = np.array(found[key])
+            spread = f" ({np.percentile(values, 10):.3f}-{np.percentile(values, 90):.3f})" if size else ""
+            cells.append(f"{values.mean():.3f}{spread}")
+        kept = f"{np.mean(found['kept_refit']):.2f}" if size else "n/a"
+        print(f"| {size} | " + " | ".join(cells) + f" | {kept} |")
 
 
 def fit_and_score(train: list[Reading], test: list[Reading], config: RunConfig, shipped: object, write: Path | None) -> None:
@@ -89,11 +146,17 @@ def main() -> None:
     parser.add_argument("--fit-on", type=Path, default=None, help="records of other claims (train) to fit on, then score RECORDS")
     parser.add_argument("--exhibits", type=int, default=0, help="read the first N exhibits of each record (0: all)")
     parser.add_argument("--write", type=Path, default=None, help="with --fit-on: write the fitted calibration here")
+    parser.add_argument("--curve", default="", help="with --fit-on: label counts to draw from TRAIN, e.g. 20,50,100")
+    parser.add_argument("--draws", type=int, default=50, help="with --curve: random sets drawn for each label count")
     args = parser.parse_args()
 
     readings = readings_of(args.records, args.reader, args.exhibits)
     shipped = load_shipped(MODEL, args.reader)
     config = RunConfig().model_copy(update={"desk": RunConfig().desk.model_copy(update={"reader": args.reader})})
+    if args.fit_on is not None and args.curve:
+        sizes = [int(n) for n in args.curve.split(",") if n.strip()]
+        print_curve(readings_of(args.fit_on, args.reader, args.exhibits), readings, config, shipped, sizes, args.draws)
+        return
     if args.fit_on is not None:
         fit_and_score(readings_of(args.fit_on, args.reader, args.exhibits), readings, config, shipped, args.write)
         return

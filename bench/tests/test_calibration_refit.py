@@ -33,3 +33,20 @@ def test_stored_records_are_fitted_as_the_calibrate_command_fits_them(tmp_path: 
     out = capsys.readouterr().out
     assert "fitted on 20 claims" in out and "| fitted here | 1.000 |" in out
     assert json.loads(written.read_text())["weights"]["top"] > 0
+
+
+def test_the_curve_scores_what_a_desk_with_n_labelled_claims_would_keep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.calibration_refit import as_ruled, print_curve
+
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(record(i, i % 2 == 0)) + "\n" for i in range(60)))
+    readings = readings_of(path, "contrast")
+    config = RunConfig().model_copy(update={"desk": RunConfig().desk.model_copy(update={"reader": "contrast"})})
+    shipped = load_shipped("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "contrast")
+    print_curve(readings[:40], readings[40:], config, shipped, [20, 50], draws=3)
+    out = capsys.readouterr().out
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in out.splitlines() if line.startswith("| ")}
+    assert rows["20"][0].startswith("1.000"), "the refit on 20 claims of a beat whose first exhibit leans its way reads all of it"
+    assert rows["20"][-1] == "1.00", "and is kept over the shipped calibration, which does not know the beat"
+    assert "only 40 train claims" in out, "50 cannot be drawn from 40"
+    assert float(rows["0"][1]) == pytest.approx(as_ruled(readings[40:], shipped)), "the shipped row is the shipped calibration's"

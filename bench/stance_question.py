@@ -1,0 +1,187 @@
+"""The stance question alone: how well each way of asking reads the deciding exhibit, on claims of one beat.
+
+    .venv/bin/python bench/stance_question.py RECORDS --dataset DATASET [--split train] [--limit 60]
+        [--variants contrast,verdict,true_false] [--backend embedded] [--out READINGS.jsonl]
+
+Isolates the stance question from retrieval and aggregation (``bench/reading_failures.py``
+shows the stance question is where desk fails on LIAR-PLUS): for each SUPPORTS/REFUTES claim
+of a records file of ``bench/desk.py --records`` (which keeps each exhibit's text), the exhibit
+from the claim's deciding document is read once per variant, in each order of its answers,
+and the variants are compared on the same exhibits in one run: the AUC of the log-odds of
+SUPPORTS against REFUTES, the mean log-odds for each label, the probability that the exhibit
+addresses the claim, and the calls and prompt tokens each spent.
+
+Variants:
+- ``contrast``: desk's question today (``desk_contrast``): the claim against its opposite, or
+  neither; the opposite stated plainly ("It is not true that ..."), not written by the model.
+- ``verdict``: a fact-checker's question: is the statement accurate, inaccurate, or does the
+  passage not say, with the passage framed as evidence a fact-checker gathered.
+- ``true_false``: the statement first, then the passage: true, false, or the passage does not say.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.desk_rescore import read_records
+from pipelines.core.config import AppSettings, ModelSpec
+from pipelines.core.domain import Evidence
+from pipelines.core.events import ModelCallCompleted
+from pipelines.eval.datasets import load_dataset
+from pipelines.eval.metrics import auc
+from pipelines.run.llm.client import LLM
+from pipelines.run.llm.registry import build_chat_model
+from pipelines.stages.label_probability import estimate_label_probabilities, options_line
+from pipelines.stages.stance import LETTERS, _read_contrast, exhibit_line, plain_negation
+
+BINARY = ("SUPPORTS", "REFUTES")
+ORDERS = (("SUPPORTS", "REFUTES", "UNRELATED"), ("REFUTES", "SUPPORTS", "UNRELATED"))
+
+VERDICT_SYSTEM = (
+    "You are a fact-checker. You are given evidence gathered about a statement. Decide whether the evidence shows the "
+    "statement is accurate or inaccurate, or that the evidence does not say. Answer with one letter."
+)
+VERDICT_WORDS = {
+    "SUPPORTS": "The statement is accurate.",
+    "REFUTES": "The statement is inaccurate.",
+    "UNRELATED": "The evidence does not say.",
+}
+TRUE_FALSE_SYSTEM = "Decide whether a statement is true or false from the passage given. Answer with one letter."
+TRUE_FALSE_WORDS = {"SUPPORTS": "True.", "REFUTES": "False.", "UNRELATED": "The passage does not say."}
+
+
+def _lettered(words: dict[str, str], order: Sequence[str]) -> str:
+    return "\n".join([*(f"{letter}. {words[s]}" for letter, s in zip(LETTERS, order, strict=True)), options_line(LETTERS)])
+
+
+def verdict_messages(claim: str, exhibit: Evidence, order: Sequence[str]) -> list[BaseMessage]:
+    user = f"Evidence:\n{exhibit_line(exhibit)}\nStatement: {' '.join(claim.split())}\nWhat does the evidence show?\n{_lettered(VERDICT_WORDS, order)}"
+    return [SystemMessage(VERDICT_SYSTEM), HumanMessage(user)]
+
+
+def true_false_messages(claim: str, exhibit: Evidence, order: Sequence[str]) -> list[BaseMessage]:
+    user = f"Statement: {' '.join(claim.split())}\nPassage:\n{exhibit_line(exhibit)}\nIs the statement true or false?\n{_lettered(TRUE_FALSE_WORDS, order)}"
+    return [SystemMessage(TRUE_FALSE_SYSTEM), HumanMessage(user)]
+
+
+ASKED: dict[str, Callable[[str, Evidence, Sequence[str]], list[BaseMessage]]] = {
+    "verdict": verdict_messages,
+    "true_false": true_false_messages,
+}
+
+
+async def read_variant(llm: LLM, variant: str, claim: str, exhibit: Evidence) -> dict[str, float]:
+    """The exhibit's stance (SUPPORTS, REFUTES, UNRELATED) as ``variant`` asks it, averaged over the answer orders."""
+    if variant == "contrast":
+        stance = await _read_contrast(llm, claim, exhibit, plain_negation(claim), 2, (), 10, 5)
+        return {k: float(v) for k, v in stance.probabilities.items()}
+    per_order = []
+    for order in ORDERS:
+        read = await estimate_label_probabilities(llm, ASKED[variant](claim, exhibit, order), LETTERS, top_logprobs=10, max_tokens=1)
+        per_order.append({s: read.p(letter) for letter, s in zip(LETTERS, order, strict=True)})
+    return {s: sum(p[s] for p in per_order) / len(per_order) for s in ORDERS[0]}
+
+
+def deciding_exhibits(records: list[dict[str, Any]], deciding: dict[str, set[str]], limit: int) -> list[tuple[dict[str, Any], Evidence]]:
+    """Each SUPPORTS/REFUTES record's first exhibit from a deciding document, with its text (records without one left out)."""
+    found = []
+    for record in records:
+        if record["gold"] not in BINARY:
+            continue
+        for exhibit in record["exhibits"]:
+            if exhibit.get("doc_id") in deciding.get(str(record["id"]), set()) and exhibit.get("text"):
+                found.append(
+                    (
+                        record,
+                        Evidence(id="E1", source="corpus", text=exhibit["text"], title=exhibit.get("title", ""), doc_id=exhibit["doc_id"]),
+                    )
+                )
+                break
+    return found[:limit] if limit else found
+
+
+async def collect(args: argparse.Namespace, variants: list[str]) -> list[dict[str, Any]]:
+    settings = AppSettings(data_dir=Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="stance-question-")))
+    dataset = load_dataset(args.dataset, args.split, checkcovid_dir=settings.checkcovid_dir)
+    deciding = {item.id: {g.doc_id for g in item.gold_evidence} for item in dataset.items}
+    records = [r for path in args.records for r in read_records(path)]
+    calls: list[ModelCallCompleted] = []
+    chat = build_chat_model(ModelSpec(backend=args.backend, logprobs=True, max_tokens=16), settings)
+    llm = LLM(chat, role="judge", model_name="qwen", params={"temperature": 0.0}, on_call=calls.append)
+    rows = []
+    for record, exhibit in deciding_exhibits(records, deciding, args.limit):
+        row: dict[str, Any] = {"id": record["id"], "gold": record["gold"], "calls": {}, "fresh_tokens": {}}
+        for variant in variants:
+            before = len(calls)
+            row[variant] = await read_variant(llm, variant, record["claim"], exhibit)
+            row["calls"][variant] = len(calls) - before
+            row["fresh_tokens"][variant] = sum(c.tokens_in - c.tokens_reused for c in calls[before:])
+        rows.append(row)
+        print(
+            f"  {record['id']} {record['gold']}: " + ", ".join(f"{v} {log_odds(row[v]):+.2f}" for v in variants),
+            file=sys.stderr,
+            flush=True,
+        )
+    return rows
+
+
+def log_odds(p: dict[str, float]) -> float:
+    return math.log(max(p["SUPPORTS"], 1e-6) / max(p["REFUTES"], 1e-6))
+
+
+def table(rows: list[dict[str, Any]], variants: list[str]) -> str:
+    y = [r["gold"] == "SUPPORTS" for r in rows]
+    lines = [
+        f"{len(rows)} claims ({sum(y)} SUPPORTS), the deciding exhibit read by each variant",
+        "",
+        "| variant | AUC | log-odds S:R, SUPPORTS claims | REFUTES claims | p(addresses) | side right (against the median lean) | calls / fresh tokens a claim |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for v in variants:
+        odds = [log_odds(r[v]) for r in rows]
+        sup = np.mean([o for o, t in zip(odds, y, strict=True) if t])
+        ref = np.mean([o for o, t in zip(odds, y, strict=True) if not t])
+        addressed = np.mean([1 - r[v]["UNRELATED"] for r in rows])
+        centred = np.array(odds) - np.median(odds)  # the side, against the beat's own median lean (no labels used)
+        right = np.mean([(c > 0) == t for c, t in zip(centred, y, strict=True)])
+        cost = f"{np.mean([r['calls'][v] for r in rows]):.1f} / {np.median([r['fresh_tokens'][v] for r in rows]):.0f}"
+        lines.append(f"| {v} | {auc(odds, y):.3f} | {sup:+.3f} | {ref:+.3f} | {addressed:.3f} | {right:.3f} | {cost} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("records", type=Path, nargs="+", help="bench/desk.py records that keep the exhibits' text")
+    parser.add_argument("--dataset", required=True, help="check-covid, or the JSONL file of claims the records were read from")
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument("--variants", default="contrast,verdict,true_false")
+    parser.add_argument("--backend", default="embedded")
+    parser.add_argument("--data-dir", default="")
+    parser.add_argument("--out", type=Path, default=None, help="write each claim's readings as JSON lines")
+    args = parser.parse_args()
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [v for v in variants if v != "contrast" and v not in ASKED]
+    if unknown:
+        parser.error(f"unknown variants: {', '.join(unknown)} (known: contrast, {', '.join(ASKED)})")
+    rows = asyncio.run(collect(args, variants))
+    if args.out is not None:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(table(rows, variants))
+
+
+if __name__ == "__main__":
+    main()

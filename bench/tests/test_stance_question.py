@@ -1,0 +1,60 @@
+"""bench/stance_question.py reads each claim's deciding exhibit with every variant of the stance question."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import stance_question
+
+
+def test_every_variant_reads_the_deciding_exhibit_on_the_fake_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claims = tmp_path / "claims.jsonl"
+    records = tmp_path / "records.jsonl"
+    items, rows = [], []
+    for i in range(4):
+        label = "SUPPORTS" if i % 2 == 0 else "REFUTES"
+        items.append(
+            {"id": f"c{i}", "claim": f"Claim number {i} is so.", "label": label, "evidence": [{"doc_id": f"d{i}", "sentences": [0]}]}
+        )
+        exhibits = [
+            {"id": "E1", "doc_id": "other", "text": "Unrelated text.", "probabilities": {}},
+            {"id": "E2", "doc_id": f"d{i}", "text": f"The ruling on claim {i}.", "title": "A ruling", "probabilities": {}},
+        ]
+        rows.append({"protocol": "desk", "id": f"c{i}", "claim": f"Claim number {i} is so.", "gold": label, "exhibits": exhibits})
+    rows.append({**rows[0], "id": "c9", "exhibits": rows[0]["exhibits"][:1]})  # no deciding exhibit: left out
+    claims.write_text("".join(json.dumps(r) + "\n" for r in items))
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "readings.jsonl"
+    argv = [
+        "stance_question.py",
+        str(records),
+        "--dataset",
+        str(claims),
+        "--backend",
+        "fake",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--out",
+        str(out),
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    stance_question.main()
+    read = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in read] == ["c0", "c1", "c2", "c3"]
+    for row in read:
+        for variant in ("contrast", "verdict", "true_false"):
+            assert sum(row[variant].values()) == pytest.approx(1.0, abs=0.01)
+            assert row["calls"][variant] == 2 and row["fresh_tokens"][variant] > 0
+    table = capsys.readouterr().out
+    assert "4 claims (2 SUPPORTS)" in table and "| true_false |" in table
+
+
+def test_an_unknown_variant_is_refused_plainly(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "argv", ["stance_question.py", "r.jsonl", "--dataset", "d.jsonl", "--variants", "contrast,oracle"])
+    with pytest.raises(SystemExit):
+        stance_question.main()
+    assert "unknown variants: oracle" in capsys.readouterr().err
