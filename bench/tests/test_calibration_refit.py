@@ -45,8 +45,14 @@ def test_the_curve_scores_what_a_desk_with_n_labelled_claims_would_keep(tmp_path
     shipped = load_shipped("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "contrast")
     print_curve(readings[:40], readings[40:], config, shipped, [20, 50], draws=3)
     out = capsys.readouterr().out
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in out.splitlines() if line.startswith("| ")}
-    assert rows["20"][0].startswith("1.000"), "the refit on 20 claims of a beat whose first exhibit leans its way reads all of it"
-    assert rows["20"][-1] == "1.00", "and is kept over the shipped calibration, which does not know the beat"
+    rows = {
+        tuple(c.strip() for c in line.split("|")[1:3]): [c.strip() for c in line.split("|")[3:-1]]
+        for line in out.splitlines()
+        if line.startswith("| ")
+    }
+    assert rows[("20", "refit")][0].startswith("1.000"), (
+        "the refit on 20 claims of a beat whose first exhibit leans its way reads all of it"
+    )
+    assert rows[("20", "kept")][-2:] == ["1.00", "0.00"], "and is kept over the shipped calibration, which does not know the beat"
     assert "only 40 train claims" in out, "50 cannot be drawn from 40"
-    assert float(rows["0"][1]) == pytest.approx(as_ruled(readings[40:], shipped)), "the shipped row is the shipped calibration's"
+    assert float(rows[("0", "shipped")][1]) == pytest.approx(as_ruled(readings[40:], shipped)), "the shipped row is the shipped one's"
