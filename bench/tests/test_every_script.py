@@ -12,13 +12,13 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(
     f"bench.{p.relative_to(BENCH).with_suffix('').as_posix().replace('/', '.')}"
-    for p in [*BENCH.glob("*.py"), *BENCH.glob("analysis/*.py")]
+    for p in [*BENCH.glob("*.py"), *BENCH.glob("analysis/*.py"), *BENCH.glob("data/*.py")]
     if p.name != "__init__.py"
 )
 
 
 def test_the_scripts_are_found() -> None:
-    assert "bench.desk" in SCRIPTS and "bench.analysis.deciding_depth" in SCRIPTS and len(SCRIPTS) > 30
+    assert "bench.desk" in SCRIPTS and "bench.analysis.deciding_depth" in SCRIPTS and "bench.data.make_fm2" in SCRIPTS and len(SCRIPTS) > 30
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
