@@ -104,15 +104,32 @@ e2e:
 	$(VENV)/bin/pytest -q tests/e2e
 
 # The tests ignore the shell's settings for the app (DEBATEDESK_*, OPENAI_*, LANGCHAIN_*, STREAMLIT_*: tests/environment.py;
-# tests/conftest.py clears them): CI runs the protocols, the golden events, the store and the config tests again with
-# hostile ones exported to prove it.
-HOSTILE_SETTINGS := DEBATEDESK_RETRIEVAL__WEB_SEARCH=false DEBATEDESK_PROTOCOL=toolmad DEBATEDESK_DATA_DIR=/nonexistent \
+# tests/conftest.py clears them): CI runs every test again with hostile ones exported to prove it. HOSTILE_SETTINGS sets every
+# DEBATEDESK_* setting of pipelines/core/config.py (one field of each section) to a value that changes what the app does, and
+# the OpenAI keys and addresses the app and LangChain read (tests/test_isolation.py checks each one is read, and none missing).
+# Left out: DEBATEDESK_MODEL_CACHE and DEBATEDESK_CHECKCOVID_DIR, the test runner's own (where this machine keeps the model and
+# the data set; tests/environment.py's TEST_RUNNER_VARIABLES).
+HOSTILE_SETTINGS := DEBATEDESK_PROTOCOL=toolmad DEBATEDESK_CORPUS=hostile-corpus \
 	DEBATEDESK_DEBATER__BACKEND=openai DEBATEDESK_JUDGE__BACKEND=openai DEBATEDESK_SCORER__BACKEND=openai \
-	DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_DESK__READER=both DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_EMBEDDINGS=torch \
-	OPENAI_API_KEY=sk-hostile-shell-key OPENAI_BASE_URL=http://127.0.0.1:9/v1 LANGCHAIN_TRACING_V2=true STREAMLIT_SERVER_PORT=1
+	DEBATEDESK_JUDGE__BASE_URL=http://127.0.0.1:9/v1 DEBATEDESK_SCORER__API_KEY=sk-hostile-desk-key \
+	DEBATEDESK_RETRIEVAL__WEB_SEARCH=false DEBATEDESK_RETRIEVAL__TOP_K=1 DEBATEDESK_PAUSES__STEP_MODE=true \
+	DEBATEDESK_BUDGET__MAX_CALLS=1 DEBATEDESK_BELIEF__PER_ROUND=false DEBATEDESK_DESK__READER=both \
+	DEBATEDESK_MAD__ROUNDS=1 DEBATEDESK_MADKE__MAX_ROUNDS=1 DEBATEDESK_MERMAID__MAX_STEPS=2 DEBATEDESK_PROCLAIM__MAX_ROUNDS=1 \
+	DEBATEDESK_RADAR__TOP_K=1 DEBATEDESK_SINGLE__QUERIES=5 DEBATEDESK_TOOLMAD__ROUNDS=1 \
+	DEBATEDESK_DATA_DIR=/nonexistent DEBATEDESK_CHROMA_URL=http://127.0.0.1:9 DEBATEDESK_DATABASE_URL=postgresql://hostile@127.0.0.1:9/none \
+	DEBATEDESK_LLAMA_THREADS=1 DEBATEDESK_EMBEDDINGS=torch DEBATEDESK_LLAMA_SLOTS=1 DEBATEDESK_MAX_RECORD_MB=0.01 \
+	DEBATEDESK_LLAMA_CACHE_RAM=0 DEBATEDESK_LLAMA_SERVER=/nonexistent/llama-server DEBATEDESK_PUBLIC_URL=http://hostile.invalid \
+	DEBATEDESK_ORGANISATION=Hostile DEBATEDESK_USERS_FILE=/nonexistent/users.toml DEBATEDESK_SESSION_HOURS=0.01 \
+	DEBATEDESK_OPEN_DESK=true DEBATEDESK_OIDC_EDITORS=@hostile.invalid DEBATEDESK_OIDC_CHECKERS=@hostile.invalid \
+	DEBATEDESK_MATCH_SUGGEST=0.99 DEBATEDESK_MATCH_JOIN=0.99 DEBATEDESK_WEBHOOK_URL=http://127.0.0.1:9/hook \
+	DEBATEDESK_BATCH_ON_WORKERS=true DEBATEDESK_FAKE_LATENCY_S=5 DEBATEDESK_PASSWORD=hostile-password \
+	OPENAI_API_KEY=sk-hostile-shell-key OPENAI_BASE_URL=http://127.0.0.1:9/v1 OPENAI_API_BASE=http://127.0.0.1:9/v1 \
+	LANGCHAIN_TRACING_V2=true STREAMLIT_SERVER_PORT=1
+# Every test folder but tests/e2e: the browser tests start the app and Chromium for each file and are too slow to run twice in
+# CI (they start the app with tests/environment.py's settings_free_environment, which the tests here cover). Two workers:
+# the machine has two cores.
 test-isolated: dev
-	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q -n auto --maxprocesses 4 --dist loadfile tests/pipelines/protocols tests/pipelines/test_golden_events.py \
-		tests/pipelines/record tests/pipelines/test_config.py
+	env $(HOSTILE_SETTINGS) $(VENV)/bin/pytest -q -n auto --maxprocesses 2 --dist loadfile tests bench/tests --ignore=tests/e2e
 
 slow:
 	$(VENV)/bin/pytest -q -m slow

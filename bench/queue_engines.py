@@ -25,6 +25,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as `python bench/queue_engines.py` too, as the other scripts are
+
 from bench.workers import fresh_database, postgres
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -376,6 +376,27 @@ def _save(queue: ClaimQueue, claim: QueueClaim, key: str) -> Callable[[User], st
 
 def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, runs: list[RunSummary]) -> None:
     user = acting_user()
+    changed = _render_review_status(queue, claim)
+    if user is not None and user.role != "editor":
+        st.caption(f"🔒 Only an editor reviews and publishes; you are signed in as a {user.role}.")  # markup: a role of ours
+        return
+    if claim.status == "dismissed":
+        return
+    if not runs:
+        st.caption("An editor reviews a claim once a run has checked it.")
+        return
+    version = claim.publish_version  # what the editor sees; each action below is refused if another editor moved it meanwhile
+    _render_review_form(queue, claim, runs)
+    if claim.status == "published":
+        _render_correction(queue, store, claim, version, bool(changed))
+        return
+    if claim.reviewed_verdict is not None and claim.status == "in review":
+        _render_publish(queue, store, claim, version)
+
+
+def _render_review_status(queue: ClaimQueue, claim: QueueClaim) -> list[str]:
+    """Where the claim's review stands, for anyone: the review, published (and what changed since) or withdrawn, and
+    the published versions. Returns how the record changed since publication (nothing unless published)."""
     if claim.reviewed_verdict is not None:
         st.markdown(  # markup: a label of ours, an escaped name, a time
             f"Reviewed: **{escape_markdown(claim.reviewed_verdict.common)}** by {escape_markdown(claim.reviewed_by)}, {when(claim.reviewed_at)}"
@@ -401,16 +422,12 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
     elif claim.withdrawn is not None:
         st.info("↩️ Withdrawn: its address now says the fact-check was withdrawn, when and why.")
     _render_versions(claim, steps)
-    if user is not None and user.role != "editor":
-        st.caption(f"🔒 Only an editor reviews and publishes; you are signed in as a {user.role}.")  # markup: a role of ours
-        return
-    if claim.status == "dismissed":
-        return
-    if not runs:
-        st.caption("An editor reviews a claim once a run has checked it.")
-        return
+    return changed
+
+
+def _render_review_form(queue: ClaimQueue, claim: QueueClaim, runs: list[RunSummary]) -> None:
+    """The editor's review: the verdict the desk stands by, the run it rests on and the reason, sent together."""
     key = f"{K}review.{claim.id}."
-    version = claim.publish_version  # what the editor sees; each action below is refused if another editor moved it meanwhile
     title = (
         "🧑‍⚖️ Review again (then correct the published fact-check)"
         if claim.status == "published"
@@ -439,26 +456,26 @@ def _render_review(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim,
             "Reason (published as the explanation, in full)", value=claim.review_reason, key=key + "reason", max_chars=5000, height=120
         )
         st.form_submit_button("Record the review", key=key + "go", icon="🖊️", on_click=act, args=(_review(queue, claim, key),))
-    if claim.status == "published":
-        _render_correction(queue, store, claim, version, bool(changed))
-        return
-    if claim.reviewed_verdict is not None and claim.status == "in review":
-        missing = missing_appearance(claim)
-        if missing:
-            st.warning(  # markup: our words only
-                f"⚠️ This claim has no {' and no '.join(missing)}: a fact-check says who made the claim and where, and Google's "
-                "markup recommends both. Add them under **Change status, assignee…**, or publish without them."
-            )
-            st.checkbox(f"Publish without {' or '.join(missing)}", key=f"{K}publish.bare.{claim.id}")
-        st.button(
-            "Publish",
-            key=f"{K}publish.{claim.id}",
-            type="primary",
-            icon="📰",
-            on_click=act,
-            args=(_publish(queue, store, claim, version, missing),),
+
+
+def _render_publish(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, version: int) -> None:
+    """A reviewed claim: Publish, after a warning (and a box to tick) when it lacks who made the claim or where."""
+    missing = missing_appearance(claim)
+    if missing:
+        st.warning(  # markup: our words only
+            f"⚠️ This claim has no {' and no '.join(missing)}: a fact-check says who made the claim and where, and Google's "
+            "markup recommends both. Add them under **Change status, assignee…**, or publish without them."
         )
-        st.caption("Publishing puts the ClaimReview JSON-LD at a public address and lists it under **Published**.")
+        st.checkbox(f"Publish without {' or '.join(missing)}", key=f"{K}publish.bare.{claim.id}")
+    st.button(
+        "Publish",
+        key=f"{K}publish.{claim.id}",
+        type="primary",
+        icon="📰",
+        on_click=act,
+        args=(_publish(queue, store, claim, version, missing),),
+    )
+    st.caption("Publishing puts the ClaimReview JSON-LD at a public address and lists it under **Published**.")
 
 
 def _render_correction(queue: ClaimQueue, store: RunStore | None, claim: QueueClaim, version: int, changed: bool) -> None:

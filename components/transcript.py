@@ -111,13 +111,8 @@ class RunView:
             case StageCompleted(stage=stage, detail=detail):
                 self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
                 self.refresh_evidence()  # a search just ended: what it found shows now, not when the first turn ends
-            case ModelServerRestarted(role=role, reason=reason, seconds=seconds):
-                note = (
-                    f"The model server stopped mid-run ({reason[:160]}) and was started again in {seconds:.0f} s; "
-                    f"the {role}'s call it broke was asked again. Nothing answered before was lost or asked again."
-                )
-                self.log(f"🔁 {escape_markdown(note)}")
-                self._section(self.current_round).warning(f"🔁 {escape_markdown(note)}")
+            case ModelServerRestarted():
+                self._server_restarted(evt)
             case StageFailed(stage=stage, reason=reason):
                 self.log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
                 self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")
@@ -135,29 +130,11 @@ class RunView:
             case RoundStarted(round=number):
                 self._round(number, evt.heading)
             case QueryIssued():
-                first = self.queries.setdefault((evt.agent, evt.round), evt)  # the agent's own query, not the checker's extras
-                more = self.also_searched.setdefault((evt.agent, evt.round), [])
-                if evt is not first and evt.query != first.query and evt.query not in more:
-                    more.append(evt.query)
-                mark = " (rewritten)" if evt.rewritten else ""
-                self.log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
-            case ArgumentDelta(turn_id=turn_id, agent=agent, round=number, text=text):
-                if turn_id not in self.turn_slots:
-                    self.refresh_evidence()  # a turn starts streaming: show what it argues from now, not when it ends
-                self._turn_box(turn_id, agent, number)
-                self.turn_text[turn_id] = self.turn_text.get(turn_id, "") + text
-                self.turn_slots[turn_id].markdown(escape_markdown(self.turn_text[turn_id]) + " ▌")
+                self._query(evt)
+            case ArgumentDelta():
+                self._streamed(evt)
             case TurnCompleted(turn=turn):
-                self._turn_box(turn.id, turn.agent, turn.round)
-                self.turn_text[turn.id] = turn.text
-                body = strip_label_line(turn.text) if turn.label else turn.text  # the label shows as a badge below
-                self.turn_body[turn.id] = body
-                self.turn_slots[turn.id].markdown(escape_markdown(body))
-                self._render_marked(turn.id)  # statements checked before the turn's end (a replay reorders nothing, but be safe)
-                if turn.label is not None:  # debaters in radar and the like argue without a label
-                    self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
-                self._mark_echo(turn)
-                self.render_evidence()
+                self._turn_done(turn)
             case StatementChecked(turn_id=turn_id, statement=statement, supported=supported, evidence_id=eid):
                 self._render_marked(turn_id)
                 box = self.turn_boxes.get(turn_id)
@@ -184,6 +161,45 @@ class RunView:
             case _:
                 pass
         self.panels.feed(evt, self.digest)
+
+    def _server_restarted(self, evt: ModelServerRestarted) -> None:
+        """The restart said in the stage log and in the round it broke into."""
+        note = (
+            f"The model server stopped mid-run ({evt.reason[:160]}) and was started again in {evt.seconds:.0f} s; "
+            f"the {evt.role}'s call it broke was asked again. Nothing answered before was lost or asked again."
+        )
+        self.log(f"🔁 {escape_markdown(note)}")
+        self._section(self.current_round).warning(f"🔁 {escape_markdown(note)}")
+
+    def _query(self, evt: QueryIssued) -> None:
+        """A search: the turn's own query kept for its header, later ones of that turn listed beside it, each logged."""
+        first = self.queries.setdefault((evt.agent, evt.round), evt)  # the agent's own query, not the checker's extras
+        more = self.also_searched.setdefault((evt.agent, evt.round), [])
+        if evt is not first and evt.query != first.query and evt.query not in more:
+            more.append(evt.query)
+        mark = " (rewritten)" if evt.rewritten else ""
+        self.log(f"🔍 {escape_markdown(evt.agent)} → {evt.tool}{mark}: {escape_markdown(evt.query)}")
+
+    def _streamed(self, evt: ArgumentDelta) -> None:
+        """A piece of a turn as it streams, drawn after what came before with a cursor."""
+        if evt.turn_id not in self.turn_slots:
+            self.refresh_evidence()  # a turn starts streaming: show what it argues from now, not when it ends
+        self._turn_box(evt.turn_id, evt.agent, evt.round)
+        self.turn_text[evt.turn_id] = self.turn_text.get(evt.turn_id, "") + evt.text
+        self.turn_slots[evt.turn_id].markdown(escape_markdown(self.turn_text[evt.turn_id]) + " ▌")
+
+    def _turn_done(self, turn: Turn) -> None:
+        """A finished turn: its text without the label line, its checked statements marked, its label badge and any echo."""
+        self._turn_box(turn.id, turn.agent, turn.round)
+        self.turn_text[turn.id] = turn.text
+        body = strip_label_line(turn.text) if turn.label else turn.text  # the label shows as a badge below
+        self.turn_body[turn.id] = body
+        self.turn_slots[turn.id].markdown(escape_markdown(body))
+        self._render_marked(turn.id)  # statements checked before the turn's end (a replay reorders nothing, but be safe)
+        if turn.label is not None:  # debaters in radar and the like argue without a label
+            self.label_slots[turn.id].markdown(f"Label: {label_badge(turn.label)}")
+        self._mark_echo(turn)
+        self.render_evidence()
 
     def finish(self) -> None:
         self.render_evidence()

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pipelines.cli.acting import BY_HELP, acting_person
+
+if TYPE_CHECKING:
+    from pipelines.core.config import AppSettings, RunConfig
 
 
 def add_calibrate_command(sub: Any) -> None:
@@ -54,22 +58,12 @@ def add_calibrate_command(sub: Any) -> None:
 
 
 def run_calibrate_command(args: argparse.Namespace) -> int:
-    from pipelines.core.config import AppSettings, RunConfig
+    from pipelines.core.config import AppSettings
     from pipelines.eval import calibrate as cal
     from pipelines.run.services import Services
 
     settings = AppSettings()
-    config = RunConfig()
-    if args.backend:
-        config = config.with_backend(args.backend, args.model)
-    elif args.model:
-        config = config.with_backend(config.judge.backend, args.model)
-    if args.base_url:
-        config = config.model_copy(
-            update={role: config.role(role).model_copy(update={"base_url": args.base_url}) for role in ("debater", "judge", "scorer")}
-        )
-    if args.max_calls:
-        config = config.model_copy(update={"budget": config.budget.model_copy(update={"batch_max_calls": args.max_calls})})
+    config = _run_config(args)
     model = cal.judge_model_name(config)
     reader = cal.exhibit_settings(config).reader
 
@@ -84,19 +78,7 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         return 0
 
     services = Services.create(settings)
-    store = services.store
-    labelled = cal.labelled_set(
-        args.dataset, limit=args.limit, settings_checkcovid=settings.checkcovid_dir, store=store, split=args.split, seed=args.seed
-    )
-    if args.corpus:
-        labelled = cal.LabelledSet(labelled.name, labelled.claims, labelled.three_labels, corpus=args.corpus)
-    print(f"probing {model} with one short call...", file=sys.stderr, flush=True)
-    planned = cal.plan(config, labelled, services)
-    print(
-        f"calibrating desk ({cal.exhibit_settings(planned.config).reader} question, {cal.exhibit_settings(planned.config).exhibits} exhibits) for {model} on {labelled.name}"
-    )
-    print(f"  {planned.cost}")
-    print(f"  kept under {planned.key} in {settings.data_dir / 'calibrations'}")
+    planned = _plan(args, settings, config, services, model)
     if args.dry_run:
         return 0
     if not args.yes and sys.stdin.isatty() and input("go on? [y/N] ").strip().lower() not in ("y", "yes"):
@@ -107,16 +89,66 @@ def run_calibrate_command(args: argparse.Namespace) -> int:
         print(f"  [{p.done}/{p.total}] {p.last} · {p.eta()}", file=sys.stderr, flush=True)
 
     if args.refit:
-        comparison, version, in_use = cal.refit_on_reviewed(
-            planned, services, user=user, choose=args.choose, at_least=args.at_least or cal.DEFAULT_REFIT_AT, on_progress=progress
+        return _refit(args, planned, services, user, progress)
+    return _calibrate(args, planned, services, user, progress)
+
+
+def _run_config(args: argparse.Namespace) -> RunConfig:
+    """The configured run settings with the command's backend, model, endpoint and call limit."""
+    from pipelines.core.config import RunConfig
+
+    config = RunConfig()
+    if args.backend:
+        config = config.with_backend(args.backend, args.model)
+    elif args.model:
+        config = config.with_backend(config.judge.backend, args.model)
+    if args.base_url:
+        config = config.model_copy(
+            update={role: config.role(role).model_copy(update={"base_url": args.base_url}) for role in ("debater", "judge", "scorer")}
         )
-        print(f"on the {comparison.claims} reviewed claims (log loss / ECE / accuracy / selective accuracy on the surer half / AUC):")
-        print(f"  in use  {comparison.current_name:<40} {_scores(comparison.current)}")
-        print(f"  refit   {'(5-fold cross-validated)':<40} {_scores(comparison.refit)}")
-        if comparison.refitted.refused:
-            print(f"  {comparison.refitted.refused}")
-        print(f"kept: {version.calibration.name if version else 'the calibration in use'}; desk now uses {in_use}")
-        return 0
+    if args.max_calls:
+        config = config.model_copy(update={"budget": config.budget.model_copy(update={"batch_max_calls": args.max_calls})})
+    return config
+
+
+def _plan(args: argparse.Namespace, settings: AppSettings, config: RunConfig, services: Any, model: str) -> Any:
+    """The labelled claims to read and the plan for them (the endpoint probed with one short call), printed with its cost."""
+    from pipelines.eval import calibrate as cal
+
+    labelled = cal.labelled_set(
+        args.dataset, limit=args.limit, settings_checkcovid=settings.checkcovid_dir, store=services.store, split=args.split, seed=args.seed
+    )
+    if args.corpus:
+        labelled = cal.LabelledSet(labelled.name, labelled.claims, labelled.three_labels, corpus=args.corpus)
+    print(f"probing {model} with one short call...", file=sys.stderr, flush=True)
+    planned = cal.plan(config, labelled, services)
+    print(
+        f"calibrating desk ({cal.exhibit_settings(planned.config).reader} question, {cal.exhibit_settings(planned.config).exhibits} exhibits) for {model} on {labelled.name}"
+    )
+    print(f"  {planned.cost}")
+    print(f"  kept under {planned.key} in {settings.data_dir / 'calibrations'}")
+    return planned
+
+
+def _refit(args: argparse.Namespace, planned: Any, services: Any, user: Any, progress: Callable[[Any], None]) -> int:
+    """--refit: the calibration in use and one refitted on the reviewed claims, scored side by side; which is kept."""
+    from pipelines.eval import calibrate as cal
+
+    comparison, version, in_use = cal.refit_on_reviewed(
+        planned, services, user=user, choose=args.choose, at_least=args.at_least or cal.DEFAULT_REFIT_AT, on_progress=progress
+    )
+    print(f"on the {comparison.claims} reviewed claims (log loss / ECE / accuracy / selective accuracy on the surer half / AUC):")
+    print(f"  in use  {comparison.current_name:<40} {_scores(comparison.current)}")
+    print(f"  refit   {'(5-fold cross-validated)':<40} {_scores(comparison.refit)}")
+    if comparison.refitted.refused:
+        print(f"  {comparison.refitted.refused}")
+    print(f"kept: {version.calibration.name if version else 'the calibration in use'}; desk now uses {in_use}")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace, planned: Any, services: Any, user: Any, progress: Callable[[Any], None]) -> int:
+    """The claims read (or taken from earlier calls), the fit, its cross-validated scores, and the calibration kept."""
+    from pipelines.eval import calibrate as cal
 
     outcome = cal.calibrate(planned, services, user=user, save=not args.no_save, on_progress=progress)
     read = outcome.readings

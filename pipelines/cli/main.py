@@ -100,7 +100,29 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pipelines", description="DebateDesk: check claims with debating AI agents.")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_claim_commands(sub)
+    _add_record_commands(sub)
 
+    model = sub.add_parser("model", help="manage the embedded model")
+    model.add_argument("action", choices=["prepare", "stop"])
+    model.set_defaults(handler=_model)
+
+    from pipelines.cli.batch import add_batch_command
+    from pipelines.cli.calibrate import add_calibrate_command
+    from pipelines.cli.eval import add_eval_command
+    from pipelines.cli.queue import add_queue_command
+    from pipelines.cli.worker import add_worker_command
+
+    add_eval_command(sub)
+    add_batch_command(sub)
+    add_calibrate_command(sub)
+    add_queue_command(sub)
+    add_worker_command(sub)
+    return parser
+
+
+def _add_claim_commands(sub: Any) -> None:
+    """Checking a claim and what it is checked against: verify, ingest, corpora, options."""
     verify = sub.add_parser("verify", help="check one claim and print the events and the verdict")
     verify.add_argument("claim")
     verify.add_argument("--protocol", default=None, help="debate method (default from config)")
@@ -126,6 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     options.set_defaults(handler=_options)
 
+
+def _add_record_commands(sub: Any) -> None:
+    """What runs leave behind: list, export, import, verify a record, resume a run, override its verdict, the record's schema."""
     runs = sub.add_parser("runs", help="list stored runs, newest first (runs left running by a dead process show as interrupted)")
     runs.add_argument("--claim", default="", help="only runs whose claim contains this text")
     runs.add_argument("--status", action="append", default=[], help="running, completed, failed or interrupted (repeatable)")
@@ -183,23 +208,6 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the JSON Schema of exported run records")
     schema.set_defaults(handler=_schema)
-
-    model = sub.add_parser("model", help="manage the embedded model")
-    model.add_argument("action", choices=["prepare", "stop"])
-    model.set_defaults(handler=_model)
-
-    from pipelines.cli.batch import add_batch_command
-    from pipelines.cli.calibrate import add_calibrate_command
-    from pipelines.cli.eval import add_eval_command
-    from pipelines.cli.queue import add_queue_command
-    from pipelines.cli.worker import add_worker_command
-
-    add_eval_command(sub)
-    add_batch_command(sub)
-    add_calibrate_command(sub)
-    add_queue_command(sub)
-    add_worker_command(sub)
-    return parser
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -40,7 +40,7 @@ from pipelines.core.text.safety import (
 from pipelines.core.text.times import to_the_second
 from pipelines.record.claimreview import RATINGS, Review, build_claimreview
 from pipelines.record.comments import Comment
-from pipelines.record.digest import describe_intervention, digest
+from pipelines.record.digest import RunDigest, describe_intervention, digest
 from pipelines.record.record_file import FORMAT, SCHEMA_VERSION, to_json
 from pipelines.record.signing import DeskKey
 from pipelines.record.store import RunSummary
@@ -83,9 +83,33 @@ def _cell(text: str, limit: int = 300) -> str:
 def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence[Comment] = ()) -> str:
     """A readable report of the run: verdicts, interventions, rounds, evidence and cost."""
     run = digest(events)
-    evidence, cited_by, struck, model_verdict = run.evidence, run.cited_by, run.struck, run.verdict
-    config = summary.config
     lines = [f"# Fact-check: {md(summary.claim)}", ""]
+    lines += ["| | |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in _summary_rows(summary, run)], ""]
+    card = verdict_card(run)
+    if card is not None and card.model is not None:
+        lines += _card_lines(card.model)
+    lines += _reasoning_lines(run)
+    interventions = [_describe_intervention(e) for e in run.interventions]
+    if interventions:
+        lines += ["## Checker's interventions (audit trail)", "", *interventions, ""]
+    lines += _imported_lines(run)
+    if comments:
+        lines += ["## Comments", ""]
+        lines += [f"- {to_the_second(c.at)}, {md(c.author)} on {md(c.about)}: {_cell(c.text, 4000)}" for c in comments]
+        lines.append("")
+    lines += ["## Transcript", ""]
+    for e in events:
+        lines += _transcript_lines(e, run)
+    lines += ["", "## Evidence", ""]
+    lines += _evidence_lines(run)
+    lines += _call_lines(run)
+    lines.append(f"_Exported by DebateDesk {__version__} on {to_the_second(time.time())}. Record format {FORMAT} v{SCHEMA_VERSION}._")
+    return "\n".join(lines) + "\n"
+
+
+def _summary_rows(summary: RunSummary, run: RunDigest) -> list[tuple[str, str]]:
+    """The report's opening table: the verdicts, what the run was set up with, how it went and what it cost."""
+    config = summary.config
     verdict_line = _label_md(summary.verdict) if summary.verdict else "none (the run did not reach one)"
     if summary.confidence is not None:
         verdict_line += f" (confidence {decimal(summary.confidence)})"
@@ -118,102 +142,114 @@ def to_markdown(summary: RunSummary, events: Sequence[Event], comments: Sequence
         ("Cost", run.cost.describe()),
         ("App version", md(summary.app_version)),
     ]
-    lines += ["| | |", "| --- | --- |", *[f"| {k} | {v} |" for k, v in rows], ""]
-    card = verdict_card(run)
-    if card is not None and card.model is not None:
-        lines += _card_lines(card.model)
-    if model_verdict is not None:
-        lines += ["## The model's reasoning", "", md(model_verdict.rationale or "(no rationale)"), ""]
-        if model_verdict.cited:
-            lines += [
-                "Rests on: "
-                + ", ".join(f"{md(c)} ({_cell(evidence[c].source_label, 80)})" if c in evidence else md(c) for c in model_verdict.cited),
-                "",
+    return rows
+
+
+def _reasoning_lines(run: RunDigest) -> list[str]:
+    """The model's rationale, the exhibits it rests on and who decided to stop; nothing for a run without a verdict."""
+    model_verdict, evidence = run.verdict, run.evidence
+    if model_verdict is None:
+        return []
+    lines = ["## The model's reasoning", "", md(model_verdict.rationale or "(no rationale)"), ""]
+    if model_verdict.cited:
+        lines += [
+            "Rests on: "
+            + ", ".join(f"{md(c)} ({_cell(evidence[c].source_label, 80)})" if c in evidence else md(c) for c in model_verdict.cited),
+            "",
+        ]
+    if model_verdict.stop_reason:
+        lines += [f"Decided by {md(model_verdict.decided_by)}: {md(model_verdict.stop_reason)}", ""]
+    return lines
+
+
+def _imported_lines(run: RunDigest) -> list[str]:
+    """Where an imported record came from and what its file says its checkers did, apart from this desk's audit trail."""
+    imported = run.imported
+    if imported is None:
+        return []
+    lines = [
+        "## Imported record (not this desk's audit trail)",
+        "",
+        f"Imported from {_cell(imported.source, 200)} by {md(imported.by)} on {to_the_second(imported.at)}. "
+        f"The file's check: {_cell(imported.check, 600)}.",
+        "",
+    ]
+    said = [_describe_intervention(e) for e in run.imported_interventions]
+    if said:
+        lines += ["What the file says its checkers did (the file's word; none of it is this desk's verdict):", "", *said, ""]
+    return lines
+
+
+def _transcript_lines(e: Event, run: RunDigest) -> list[str]:
+    """One event in the transcript: a round's heading, a search, a turn, a failure, a restart or a resume; nothing for the rest."""
+    match e:
+        case RoundStarted(round=number):
+            return [f"### Round {number}", ""]
+        case QueryIssued(agent=agent, query=query, tool=tool, round=number):
+            return [f"- {md(agent)} searched {md(tool)} (round {number}): “{_cell(query, 300)}”"]
+        case TurnCompleted(turn=turn):
+            label = f" — **{md(turn.label)}**" if turn.label else ""
+            lines = ["", f"**{md(turn.agent)}**, round {turn.round}{label}", "", "> " + md(turn.text).replace("  \n", "  \n> "), ""]
+            repeated = run.echoes.get(turn.id)
+            if repeated is not None:
+                lines += [
+                    f"*Nearly word for word {md(repeated.agent)}'s round {repeated.round} answer: the model repeated its opponent.*",
+                    "",
+                ]
+            return lines
+        case StageFailed(stage=stage, reason=reason):
+            return [f"- ⚠️ {md(stage)} failed: {_cell(reason, 500)}"]
+        case ModelServerRestarted(role=role, reason=reason, seconds=seconds):
+            return [
+                f"- 🔁 the model server stopped ({to_the_second(e.at)}: {_cell(reason, 300)}) and was started again "
+                f"in {seconds:.0f} s; the {md(role)}'s call it broke was asked again"
             ]
-        if model_verdict.stop_reason:
-            lines += [f"Decided by {md(model_verdict.decided_by)}: {md(model_verdict.stop_reason)}", ""]
-    interventions = [_describe_intervention(e) for e in run.interventions]
-    if interventions:
-        lines += ["## Checker's interventions (audit trail)", "", *interventions, ""]
-    if run.imported is not None:
-        imported = run.imported
-        lines += [
-            "## Imported record (not this desk's audit trail)",
-            "",
-            f"Imported from {_cell(imported.source, 200)} by {md(imported.by)} on {to_the_second(imported.at)}. "
-            f"The file's check: {_cell(imported.check, 600)}.",
-            "",
-        ]
-        said = [_describe_intervention(e) for e in run.imported_interventions]
-        lines += (
-            ["What the file says its checkers did (the file's word; none of it is this desk's verdict):", "", *said, ""] if said else []
+        case RunFailed(reason=reason):
+            return [f"- ❌ the run failed ({to_the_second(e.at)}): {_cell(reason, 500)}"]
+        case RunInterrupted(reason=reason):
+            return [f"- ⏸️ the run was interrupted ({to_the_second(e.at)}): {_cell(reason, 500)}"]
+        case RunResumed(attempt=attempt):
+            return [f"- ▶️ resumed ({to_the_second(e.at)}), attempt {attempt}"]
+        case _:
+            return []
+
+
+def _evidence_lines(run: RunDigest) -> list[str]:
+    """The evidence table (where each item came from, who cited it, whether it was struck), then each item's text."""
+    evidence, cited_by, struck = run.evidence, run.cited_by, run.struck
+    if not evidence:
+        return ["No evidence was retrieved.", ""]
+    lines = ["| id | source | title | link | found by | query | round | score | cited by | status |", "| --- " * 10 + "|"]
+    for ev in evidence.values():
+        link = f"<{ev.url}>" if ev.url and public_http_url(ev.url) and not re.search(r"[\s<>\\`|]", ev.url) else ""
+        score = f"{ev.retrieval_score:.3f}" if ev.retrieval_score is not None else ""
+        status = f"struck: {_cell(struck[ev.id], 120)}" if ev.id in struck else "used"
+        lines.append(
+            f"| {md(ev.id)} | {md(ev.source_label if ev.source != 'web' else 'web')} | {_cell(ev.title, 80)} | {link} | {md(ev.found_by)} | "
+            f"{_cell(ev.query, 80)} | {ev.round} | {score} | {md(', '.join(cited_by.get(ev.id, [])))} | {status} |"
         )
-    if comments:
-        lines += ["## Comments", ""]
-        lines += [f"- {to_the_second(c.at)}, {md(c.author)} on {md(c.about)}: {_cell(c.text, 4000)}" for c in comments]
-        lines.append("")
-    lines += ["## Transcript", ""]
-    for e in events:
-        match e:
-            case RoundStarted(round=number):
-                lines += [f"### Round {number}", ""]
-            case QueryIssued(agent=agent, query=query, tool=tool, round=number):
-                lines.append(f"- {md(agent)} searched {md(tool)} (round {number}): “{_cell(query, 300)}”")
-            case TurnCompleted(turn=turn):
-                label = f" — **{md(turn.label)}**" if turn.label else ""
-                lines += ["", f"**{md(turn.agent)}**, round {turn.round}{label}", "", "> " + md(turn.text).replace("  \n", "  \n> "), ""]
-                repeated = run.echoes.get(turn.id)
-                if repeated is not None:
-                    lines += [
-                        f"*Nearly word for word {md(repeated.agent)}'s round {repeated.round} answer: the model repeated its opponent.*",
-                        "",
-                    ]
-            case StageFailed(stage=stage, reason=reason):
-                lines.append(f"- ⚠️ {md(stage)} failed: {_cell(reason, 500)}")
-            case ModelServerRestarted(role=role, reason=reason, seconds=seconds):
-                lines.append(
-                    f"- 🔁 the model server stopped ({to_the_second(e.at)}: {_cell(reason, 300)}) and was started again "
-                    f"in {seconds:.0f} s; the {md(role)}'s call it broke was asked again"
-                )
-            case RunFailed(reason=reason):
-                lines.append(f"- ❌ the run failed ({to_the_second(e.at)}): {_cell(reason, 500)}")
-            case RunInterrupted(reason=reason):
-                lines.append(f"- ⏸️ the run was interrupted ({to_the_second(e.at)}): {_cell(reason, 500)}")
-            case RunResumed(attempt=attempt):
-                lines.append(f"- ▶️ resumed ({to_the_second(e.at)}), attempt {attempt}")
-            case _:
-                pass
-    lines += ["", "## Evidence", ""]
-    if evidence:
-        lines += ["| id | source | title | link | found by | query | round | score | cited by | status |", "| --- " * 10 + "|"]
-        for ev in evidence.values():
-            link = f"<{ev.url}>" if ev.url and public_http_url(ev.url) and not re.search(r"[\s<>\\`|]", ev.url) else ""
-            score = f"{ev.retrieval_score:.3f}" if ev.retrieval_score is not None else ""
-            status = f"struck: {_cell(struck[ev.id], 120)}" if ev.id in struck else "used"
-            lines.append(
-                f"| {md(ev.id)} | {md(ev.source_label if ev.source != 'web' else 'web')} | {_cell(ev.title, 80)} | {link} | {md(ev.found_by)} | "
-                f"{_cell(ev.query, 80)} | {ev.round} | {score} | {md(', '.join(cited_by.get(ev.id, [])))} | {status} |"
-            )
-        lines.append("")
-        for ev in evidence.values():
-            lines += [f"**{md(ev.id)}** {_cell(ev.title, 120)}: {_cell(ev.text, 1500)}", ""]
-    else:
-        lines += ["No evidence was retrieved.", ""]
+    lines.append("")
+    for ev in evidence.values():
+        lines += [f"**{md(ev.id)}** {_cell(ev.title, 120)}: {_cell(ev.text, 1500)}", ""]
+    return lines
+
+
+def _call_lines(run: RunDigest) -> list[str]:
+    """The table of the run's model calls, one row a call; nothing for a run that made none."""
     calls = run.calls
-    if calls:
-        lines += [
-            "## Model calls",
-            "",
-            "| # | role | model | tokens in | of which the server reused | tokens out | seconds |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        lines += [
+    if not calls:
+        return []
+    return [
+        "## Model calls",
+        "",
+        "| # | role | model | tokens in | of which the server reused | tokens out | seconds |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *(
             f"| {i} | {md(c.role)} | {md(c.model)} | {c.tokens_in} | {c.tokens_reused} | {c.tokens_out} | {c.seconds:.2f} |"
             for i, c in enumerate(calls, 1)
-        ]
-        lines.append("")
-    lines.append(f"_Exported by DebateDesk {__version__} on {to_the_second(time.time())}. Record format {FORMAT} v{SCHEMA_VERSION}._")
-    return "\n".join(lines) + "\n"
+        ),
+        "",
+    ]
 
 
 def _label_md(label: str) -> str:

@@ -68,8 +68,26 @@ class ForcedAnswer(BaseModel):
 
 
 async def run_mermaid(ctx: RunContext) -> Verdict:
-    cfg = ctx.config.mermaid
     warming = _Warmer(ctx)
+    decomposition, memory, seen = await _start(ctx, warming)
+    final, steps, asked = await _react(ctx, decomposition, memory, seen, warming)
+    turn = _answer_turn(ctx, final, seen, len(steps) + 1)
+    ctx.emit(TurnCompleted(turn=turn))
+    await read_belief(ctx, round=turn.round, turns=[turn], evidence=list(seen.values()), what="at the end")
+    await warming.done()
+    await _keep(ctx, decomposition, seen, turn)
+    return Verdict(
+        label=turn.label or "NOT ENOUGH INFO",
+        rationale=turn.text,
+        cited=turn.cited,
+        decided_by="agent",
+        stop_reason=_stop_reason(len(steps), asked=asked, forced=isinstance(final, ForcedAnswer), cap=ctx.config.mermaid.max_steps),
+    )
+
+
+async def _start(ctx: RunContext, warming: _Warmer) -> tuple[Decomposition, EvidenceMemory | None, dict[str, Evidence]]:
+    """The claim's triplets (the checker's rewrite in step mode), the memory, and the evidence the researcher starts from."""
+    cfg = ctx.config.mermaid
     if cfg.use_memory and ctx.tools.memory is not None:
         warming.embed([ctx.claim.text])  # the recall below embeds the claim: do it while the model decomposes it
     decomposition = await decompose_claim(ctx, triplets_text=cfg.triplets, topic=cfg.topic)
@@ -86,11 +104,22 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
         recalled = await _recall(ctx, memory, text=ctx.claim.text, entities=decomposition.entities(), step=0)
         seen.update((e.id, e) for e in recalled)
         ctx.emit(StageCompleted(stage="memory", detail=f"{len(recalled)} item{'s' if len(recalled) != 1 else ''} recalled"))
+    return decomposition, memory, seen
+
+
+async def _react(
+    ctx: RunContext, decomposition: Decomposition, memory: EvidenceMemory | None, seen: dict[str, Evidence], warming: _Warmer
+) -> tuple[ReactStep | ForcedAnswer, list[str], bool]:
+    """The ReAct loop: the answer, the steps' log, and whether the checker (step mode) asked for the answer before the cap.
+
+    What the steps find is added to ``seen``.
+    """
+    cfg = ctx.config.mermaid
     tools = _available_tools(ctx, memory)
     steps: list[str] = []
     searched: list[Evidence] = []  # what the steps found, newest first: the belief reads it before what the researcher started from
     final: ReactStep | ForcedAnswer | None = None
-    asked = False  # the checker (step mode) asked for the answer before the cap
+    asked = False
     ctx.emit(StageStarted(stage="reasoning", detail=f"ReAct loop, at most {cfg.max_steps} steps"))
     for step in range(1, cfg.max_steps + 1):
         if step == cfg.max_steps:
@@ -117,43 +146,43 @@ async def run_mermaid(ctx: RunContext) -> Verdict:
             warming.embed([e.text for e in found if e.source in ("corpus", "web") and e.text.strip()])
         new = ", ".join(e.id for e in found) or "nothing"
         steps.append(f"Step {step}: {decision.action}({decision.query!r}) -> found {new}")
-        # Step mode: after each tool call the checker may strike or add evidence, search a query of their own, or make it answer now.
-        review = await ctx.review(step, {})
-        for query in review.extra_queries:
-            found = await retrieve(ctx, agent=HUMAN_CHECKER, round=step, query=query, tool="corpus", k=ctx.config.retrieval.top_k)
-            seen.update((e.id, e) for e in found)
-            searched[:0] = found
-            steps.append(f"Step {step}: the checker searched {query!r} -> found {', '.join(e.id for e in found) or 'nothing'}")
-        seen.update((e.id, e) for e in review.added)
-        searched[:0] = review.added
-        # The judge's belief on the evidence found so far, this step's finds first: the chart shows which search moved it.
-        # (In the order first seen, the exhibits it started from filled the belief's few places and no find was ever read.)
-        await read_belief(ctx, round=step, turns=[], evidence=_newest_first(searched, seen), what=f"after step {step}")
-        if review.stop:
+        if await _checker_step(ctx, step, seen, searched, steps):
             asked = True
             final = await _forced_answer(ctx, decomposition, seen, steps, step + 1)
             break
     ctx.emit(StageCompleted(stage="reasoning", detail=f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}"))
     assert final is not None
-    turn = _answer_turn(ctx, final, seen, len(steps) + 1)
-    ctx.emit(TurnCompleted(turn=turn))
-    await read_belief(ctx, round=turn.round, turns=[turn], evidence=list(seen.values()), what="at the end")
-    await warming.done()
-    await _keep(ctx, decomposition, seen, turn)
-    forced = isinstance(final, ForcedAnswer)
-    return Verdict(
-        label=turn.label or "NOT ENOUGH INFO",
-        rationale=turn.text,
-        cited=turn.cited,
-        decided_by="agent",
-        stop_reason=(
-            f"the checker asked for the answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
-            if asked
-            else f"forced answer after {len(steps)} tool call{'s' if len(steps) != 1 else ''} (the {cfg.max_steps}-step cap)"
-            if forced
-            else f"the researcher answered after {len(steps)} tool call{'s' if len(steps) != 1 else ''}"
-        ),
-    )
+    return final, steps, asked
+
+
+async def _checker_step(ctx: RunContext, step: int, seen: dict[str, Evidence], searched: list[Evidence], steps: list[str]) -> bool:
+    """After a tool call: the checker's say (step mode), then the judge's belief; whether the checker asked for the answer now.
+
+    The checker may strike or add evidence or search a query of their own: what they find and add goes into ``seen``,
+    ``searched`` (newest first) and the steps' log.
+    """
+    review = await ctx.review(step, {})
+    for query in review.extra_queries:
+        found = await retrieve(ctx, agent=HUMAN_CHECKER, round=step, query=query, tool="corpus", k=ctx.config.retrieval.top_k)
+        seen.update((e.id, e) for e in found)
+        searched[:0] = found
+        steps.append(f"Step {step}: the checker searched {query!r} -> found {', '.join(e.id for e in found) or 'nothing'}")
+    seen.update((e.id, e) for e in review.added)
+    searched[:0] = review.added
+    # The judge's belief on the evidence found so far, this step's finds first: the chart shows which search moved it.
+    # (In the order first seen, the exhibits it started from filled the belief's few places and no find was ever read.)
+    await read_belief(ctx, round=step, turns=[], evidence=_newest_first(searched, seen), what=f"after step {step}")
+    return review.stop
+
+
+def _stop_reason(calls: int, *, asked: bool, forced: bool, cap: int) -> str:
+    """Why the researcher stopped: the checker asked for the answer, the step cap forced it, or it answered on its own."""
+    tool_calls = f"{calls} tool call{'s' if calls != 1 else ''}"
+    if asked:
+        return f"the checker asked for the answer after {tool_calls}"
+    if forced:
+        return f"forced answer after {tool_calls} (the {cap}-step cap)"
+    return f"the researcher answered after {tool_calls}"
 
 
 class _Warmer:

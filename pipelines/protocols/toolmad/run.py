@@ -223,34 +223,7 @@ async def _debate_turn(
     """
     cfg = ctx.config.toolmad
     role = me.role
-    me.queries[number] = me.query
-    found: dict[str, Evidence] = {}
-    try:
-        if after is not None:
-            await after.wait()
-        queries = [(me.query, me.rewritten), *((q, False) for q in me.extra_queries if q != me.query)]
-        me.extra_queries = ()
-        exhibits = ctx.exhibits if number == 1 and role.tool == "corpus" else []  # grounded (belief.grounded): round 1 argues from them
-        if exhibits:
-            found = {e.id: e for e in exhibits[: role.top_k(cfg)]}
-            queries = queries[1:]  # the checker's extra queries are still searched
-        for position, (query, rewritten) in enumerate(queries):
-            for e in await retrieve(
-                ctx,
-                agent=role.name,
-                round=number,
-                query=query,
-                tool=role.tool,
-                k=role.top_k(cfg),
-                rewritten=rewritten,
-                fallback_to_corpus=role.fallback_to_corpus,
-                with_rewrites=number == 1 and position == 0 and not exhibits,  # round 1 searches for the claim: its rewrites join
-            ):
-                found[e.id] = e
-    finally:
-        searched.set()
-    added = [e for e in ctx.pool.values() if e.source == "user"]
-    evidence = ctx.usable([*found.values(), *(e for e in added if e.id not in found)])
+    evidence = await _search(ctx, me, number, searched, after)
     me.evidence[number] = evidence
 
     stage = f"{role.name} round {number} answer"
@@ -288,6 +261,44 @@ async def _debate_turn(
         evidence_chars=cfg.evidence_chars,
         reader=cfg.faithfulness_reader,
     )
+
+
+async def _search(ctx: RunContext, me: DebaterState, number: int, searched: asyncio.Event, after: asyncio.Event | None) -> list[Evidence]:
+    """This debater's evidence for round ``number``: its query's finds (round 1 of a grounded run: desk's exhibits), the
+    checker's extra queries' and what the checker added, less what they struck.
+
+    ``searched`` is set once the finds are in the pool, even when a search fails; ``after`` is awaited first.
+    """
+    cfg = ctx.config.toolmad
+    role = me.role
+    me.queries[number] = me.query
+    found: dict[str, Evidence] = {}
+    try:
+        if after is not None:
+            await after.wait()
+        queries = [(me.query, me.rewritten), *((q, False) for q in me.extra_queries if q != me.query)]
+        me.extra_queries = ()
+        exhibits = ctx.exhibits if number == 1 and role.tool == "corpus" else []  # grounded (belief.grounded): round 1 argues from them
+        if exhibits:
+            found = {e.id: e for e in exhibits[: role.top_k(cfg)]}
+            queries = queries[1:]  # the checker's extra queries are still searched
+        for position, (query, rewritten) in enumerate(queries):
+            for e in await retrieve(
+                ctx,
+                agent=role.name,
+                round=number,
+                query=query,
+                tool=role.tool,
+                k=role.top_k(cfg),
+                rewritten=rewritten,
+                fallback_to_corpus=role.fallback_to_corpus,
+                with_rewrites=number == 1 and position == 0 and not exhibits,  # round 1 searches for the claim: its rewrites join
+            ):
+                found[e.id] = e
+    finally:
+        searched.set()
+    added = [e for e in ctx.pool.values() if e.source == "user"]
+    return ctx.usable([*found.values(), *(e for e in added if e.id not in found)])
 
 
 def _points_for_prompt(turn: Turn, scores: AnswerScores | None) -> str:
