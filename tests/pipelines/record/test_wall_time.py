@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from unittest import mock
 
 from pipelines.core.config import RunConfig
 from pipelines.core.text.times import duration
 from pipelines.record.digest import Cost
 from pipelines.record.store import RunSummary
 from pipelines.record.wall_time import models_of, ran_alone, typical_wall_time
+from tests.environment import settings_free_environment
 
 # Built at import, before any fixture clears the shell's settings: every field models_of reads is given, so no
 # DEBATEDESK_* variable a developer exported can change them.
-EMBEDDED = RunConfig.model_validate({role: {"backend": "embedded", "model": "", "base_url": ""} for role in ("debater", "judge", "scorer")})
-FAKE = RunConfig.model_validate({role: {"backend": "fake", "model": "", "base_url": ""} for role in ("debater", "judge", "scorer")})
+with mock.patch.dict(os.environ, settings_free_environment(), clear=True):  # the shell's DEBATEDESK_* settings read nothing here
+    EMBEDDED = RunConfig.model_validate(
+        {role: {"backend": "embedded", "model": "", "base_url": ""} for role in ("debater", "judge", "scorer")}
+    )
+    FAKE = RunConfig.model_validate({role: {"backend": "fake", "model": "", "base_url": ""} for role in ("debater", "judge", "scorer")})
 ON_EMBEDDED, ON_FAKE = models_of(EMBEDDED.snapshot()), models_of(FAKE.snapshot())
 
 
