@@ -38,9 +38,8 @@ from pipelines.eval.metrics import auc
 BINARY = ("SUPPORTS", "REFUTES")
 
 
-def log_odds(exhibit: dict) -> float:
-    """The exhibit's reading as the log-odds of SUPPORTS against REFUTES."""
-    p = exhibit["probabilities"]
+def log_odds(p: dict[str, float]) -> float:
+    """A reading (SUPPORTS, REFUTES, UNRELATED probabilities) as the log-odds of SUPPORTS against REFUTES."""
     return math.log(max(p["SUPPORTS"], 1e-6) / max(p["REFUTES"], 1e-6))
 
 
@@ -54,8 +53,8 @@ def analyse(records: list[dict], deciding: dict[str, set[str]]) -> dict[str, obj
     y = [r["gold"] == "SUPPORTS" for r in rows]
     found = [[e for e in r["exhibits"] if e.get("doc_id") in deciding.get(str(r["id"]), set())] for r in rows]
     with_deciding = [i for i, f in enumerate(found) if f]
-    gold_odds = [log_odds(found[i][0]) for i in with_deciding]
-    every = [log_odds(e) for r in rows for e in r["exhibits"]]
+    gold_odds = [log_odds(found[i][0]["probabilities"]) for i in with_deciding]
+    every = [log_odds(e["probabilities"]) for r in rows for e in r["exhibits"]]
     nei = [r["predicted"] == "NOT ENOUGH INFO" for r in rows]
     likelier = [(r["p_supported"] >= 0.5) == (r["gold"] == "SUPPORTS") for r in rows]
     as_ruled = [r["predicted"] == r["gold"] for r in rows]
@@ -74,9 +73,12 @@ def analyse(records: list[dict], deciding: dict[str, set[str]]) -> dict[str, obj
         "lean: deciding exhibit, REFUTES claims": _mean_of(gold_odds, [y[i] for i in with_deciding], False),
         "AUC, aggregated p(supported)": _auc([r["p_supported"] for r in rows], y),
         "AUC, the first exhibit": _auc(
-            [log_odds(r["exhibits"][0]) for r in rows if r["exhibits"]], [y[i] for i, r in enumerate(rows) if r["exhibits"]]
+            [log_odds(r["exhibits"][0]["probabilities"]) for r in rows if r["exhibits"]],
+            [y[i] for i, r in enumerate(rows) if r["exhibits"]],
         ),
-        "AUC, mean log-odds over the exhibits": _auc([float(np.mean([log_odds(e) for e in r["exhibits"]] or [0.0])) for r in rows], y),
+        "AUC, mean log-odds over the exhibits": _auc(
+            [float(np.mean([log_odds(e["probabilities"]) for e in r["exhibits"]] or [0.0])) for r in rows], y
+        ),
         "NOT ENOUGH INFO verdicts": f"{sum(nei)} ({sum(nei) / max(1, len(rows)):.2f})",
         "the likelier side right": f"{np.mean(likelier):.3f}",
         "right as ruled": f"{np.mean(as_ruled):.3f}",

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -37,6 +36,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.desk_rescore import read_records
+from bench.reading_failures import log_odds
 from pipelines.core.config import AppSettings, ModelSpec
 from pipelines.core.domain import Evidence
 from pipelines.core.events import ModelCallCompleted
@@ -136,10 +136,6 @@ async def collect(args: argparse.Namespace, variants: list[str]) -> list[dict[st
             flush=True,
         )
     return rows
-
-
-def log_odds(p: dict[str, float]) -> float:
-    return math.log(max(p["SUPPORTS"], 1e-6) / max(p["REFUTES"], 1e-6))
 
 
 def table(rows: list[dict[str, Any]], variants: list[str]) -> str:

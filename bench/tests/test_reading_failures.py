@@ -35,5 +35,5 @@ def test_each_stage_is_read_from_the_records(tmp_path: Path) -> None:
     assert found["AUC, the deciding exhibit alone (where found)"] == "1.000", "the deciding exhibit reads each claim its way"
     assert found["AUC, aggregated p(supported)"] == "0.500", "while the verdict's p does not"
     assert found["NOT ENOUGH INFO verdicts"] == "8 (1.00)" and found["right as ruled"] == "0.000"
-    assert found["lean: deciding exhibit, SUPPORTS claims"] == f"{log_odds(exhibit('d', 0.6, 0.2)):+.3f} (3)"
+    assert found["lean: deciding exhibit, SUPPORTS claims"] == f"{log_odds(exhibit('d', 0.6, 0.2)['probabilities']):+.3f} (3)"
     assert json.dumps(found)
