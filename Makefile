@@ -14,9 +14,12 @@ LLAMA_LIB := $(LLAMA_CPP_DIR)/lib/libllama.so
 LLAMA_SERVER_STAMP := $(LLAMA_CPP_DIR)/.attempted
 LLAMA_BUILD := bash pipelines/run/llm/embedded/build_llama_server.sh $(PY) $(LLAMA_CPP_PYTHON) $(LLAMA_CPP_DIR)
 
-.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model llama-lib llama-server browser clean docs test-isolated
+.PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model model-first llama-lib llama-server llama-server-later browser clean docs test-isolated
 
-run: setup model
+# The app starts once the model and llama.cpp's library are ready (what a first claim needs); llama-server, whose
+# compile is about 40% of a first `make run`, is built in the background meanwhile. Until it is there the app runs the
+# model on the Python server (about 0.76x its rate), and the next time the app starts a model server it starts llama-server.
+run: setup model-first llama-server-later
 	$(VENV)/bin/streamlit run server.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 # The app on the fake backend: instant, for a quick look without the 1.1 GB model.
@@ -29,6 +32,7 @@ test: dev browser lint typecheck llama-lib pytest
 setup: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
 model: $(VENV)/.model-installed llama-lib $(LLAMA_SERVER_STAMP)
+model-first: $(VENV)/.model-installed llama-lib
 llama-lib: $(VENV)/.llama-lib
 
 $(PY):
@@ -65,7 +69,7 @@ $(VENV)/.model-installed: requirements-model.txt $(VENV)/.installed
 $(LLAMA_LIB): requirements.txt | $(VENV)/.installed
 	@mkdir -p $(LLAMA_CPP_DIR)
 	@echo "building llama.cpp's libraries from llama-cpp-python $(LLAMA_CPP_PYTHON)'s source (log: $(LLAMA_CPP_DIR)/build.log)"
-	@$(LLAMA_BUILD) llama > $(LLAMA_CPP_DIR)/build.log 2>&1 || { tail -n 30 $(LLAMA_CPP_DIR)/build.log; exit 1; }
+	@flock $(LLAMA_CPP_DIR)/.build.lock $(LLAMA_BUILD) llama > $(LLAMA_CPP_DIR)/build.log 2>&1 || { tail -n 30 $(LLAMA_CPP_DIR)/build.log; exit 1; }
 	@tail -n 1 $(LLAMA_CPP_DIR)/build.log
 
 $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
@@ -74,9 +78,10 @@ $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
 	$(PY) -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__, "loads", llama_cpp.llama_cpp._lib._name)'
 	touch $@
 
+# flock: a build in the background and a `make model` beside it take turns on the one cmake folder.
 $(LLAMA_SERVER_STAMP): $(VENV)/.llama-lib
 	@echo "building llama.cpp's llama-server on the same build (log: $(LLAMA_CPP_DIR)/build-server.log)"
-	@if $(LLAMA_BUILD) llama llama-server > $(LLAMA_CPP_DIR)/build-server.log 2>&1; \
+	@if flock $(LLAMA_CPP_DIR)/.build.lock $(LLAMA_BUILD) llama llama-server > $(LLAMA_CPP_DIR)/build-server.log 2>&1; \
 	then tail -n 1 $(LLAMA_CPP_DIR)/build-server.log; \
 	else echo "warning: llama-server did not build (see $(LLAMA_CPP_DIR)/build-server.log); the app runs the model on the Python server"; fi
 	@touch $@
@@ -84,6 +89,13 @@ $(LLAMA_SERVER_STAMP): $(VENV)/.llama-lib
 llama-server:
 	rm -f $(LLAMA_SERVER_STAMP)
 	$(MAKE) $(LLAMA_SERVER_STAMP)
+
+# For `make run`: llama-server's build, once, in the background (its own session: it goes on if `make run` is stopped).
+llama-server-later: llama-lib
+	@if [ ! -e $(LLAMA_SERVER_STAMP) ]; then \
+		echo "building llama-server in the background (log: $(LLAMA_CPP_DIR)/build-server.log); the app runs the model on the Python server until it is ready"; \
+		setsid nohup $(MAKE) --no-print-directory $(LLAMA_SERVER_STAMP) > $(LLAMA_CPP_DIR)/build-server-later.log 2>&1 < /dev/null & \
+	fi
 
 # Browser tests drive Debian's Chromium (never a downloaded browser build).
 browser:

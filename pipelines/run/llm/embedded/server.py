@@ -102,13 +102,17 @@ def ensure_server(
     cache_dir.mkdir(parents=True, exist_ok=True)
     with FileLock(cache_dir / "server.lock"):
         state = read_state(cache_dir)
-        if state and state.model == str(model) and state.n_ctx >= n_ctx and (state.logprobs or not logprobs) and is_live(state):
+        native = native_server_binary(binary)
+        # The Python server stood in while llama-server was being built (`make run` builds it in the background):
+        # once the program is there, the next run starts it.
+        upgrade = state is not None and state.kind == "python" and native is not None
+        fits = state and state.model == str(model) and state.n_ctx >= n_ctx and (state.logprobs or not logprobs)
+        if state and fits and not upgrade and is_live(state):
             return state.base_url
         # A dead server's record is replaced; a live one that does not fit is left running
         # (another app may be using it) and simply stops being the recorded one.
         _reap_dead()
         threads = n_threads or default_threads()
-        native = native_server_binary(binary)
         if native is not None:
             state = _start_server(model, cache_dir, n_ctx, True, threads, n_slots or default_slots(threads), native, cache_ram_mib)
         else:

@@ -100,6 +100,26 @@ def test_the_python_server_is_started_when_asked_for_or_without_a_build(
     ]
 
 
+def test_llama_server_takes_over_from_the_python_server_once_its_background_build_is_there(
+    monkeypatch: pytest.MonkeyPatch, binary: Path, tmp_path: Path, starts: list[dict[str, Any]]
+) -> None:
+    """`make run` starts the app before llama-server is built: the Python server serves until the program is there."""
+    monkeypatch.setattr(server, "is_live", lambda state: True)
+    model, cache = tmp_path / "m.gguf", tmp_path / "cache"
+    monkeypatch.setattr(server, "NATIVE_BINARY", tmp_path / "missing")
+    first = server.ensure_server(model, cache, n_threads=2, logprobs=True)
+    assert server.ensure_server(model, cache, n_threads=2, logprobs=True) == first, "still building: the Python server is reused"
+
+    monkeypatch.setattr(server, "NATIVE_BINARY", binary)  # the background build finished
+    assert server.ensure_server(model, cache, n_threads=2, binary="python", logprobs=True) == first, "the Python server asked for stays"
+    upgraded = server.ensure_server(model, cache, n_threads=2, logprobs=True)
+
+    assert upgraded != first and [s["native"] for s in starts] == [None, binary]
+    state = server.read_state(cache)
+    assert state is not None and state.kind == "native"
+    assert server.ensure_server(model, cache, n_threads=2, logprobs=True) == upgraded, "then llama-server is reused"
+
+
 def test_the_native_command_line(tmp_path: Path, binary: Path) -> None:
     command = server.native_server_command(tmp_path / "qwen.gguf", 4321, n_ctx=8192, threads=2, slots=4, binary=binary)
 
