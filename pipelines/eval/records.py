@@ -12,38 +12,13 @@ import io
 import json
 from pathlib import Path
 
-from sqlalchemy import Engine, Float, Integer, String, Text, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
+from pipelines.core.database import migrations
+from pipelines.core.database.tables import EvaluationRow
 from pipelines.core.text.safety import csv_cell
 from pipelines.eval.harness import EvalReport
-
-
-class _Base(DeclarativeBase):
-    pass
-
-
-class EvaluationRow(_Base):
-    __tablename__ = "evaluations"
-
-    id: Mapped[str] = mapped_column(String(96), primary_key=True)
-    created_at: Mapped[float] = mapped_column(Float, index=True)
-    dataset: Mapped[str] = mapped_column(String(200))
-    split: Mapped[str] = mapped_column(String(32))
-    protocol: Mapped[str] = mapped_column(String(64), index=True)
-    backend: Mapped[str] = mapped_column(String(64))
-    labels: Mapped[str] = mapped_column(String(16))
-    claims: Mapped[int] = mapped_column(Integer)
-    failed: Mapped[int] = mapped_column(Integer)
-    accuracy: Mapped[float] = mapped_column(Float)
-    macro_f1: Mapped[float] = mapped_column(Float)
-    ece: Mapped[float | None] = mapped_column(Float, nullable=True)
-    evidence_recall: Mapped[float | None] = mapped_column(Float, nullable=True)
-    model_calls: Mapped[int] = mapped_column(Integer)
-    tokens_in: Mapped[int] = mapped_column(Integer)
-    tokens_out: Mapped[int] = mapped_column(Integer)
-    seconds: Mapped[float] = mapped_column(Float)
-    report: Mapped[str] = mapped_column(Text)
 
 
 class EvalStore:
@@ -51,7 +26,7 @@ class EvalStore:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        _Base.metadata.create_all(engine)
+        migrations.upgrade(engine)  # its table is the desk database's (pipelines/core/database/tables.py)
 
     def save(self, report: EvalReport) -> None:
         # The headline columns the report holds under the same name, then those it holds elsewhere.

@@ -1,16 +1,15 @@
 """Every table of the desk's one database, declared on one base: runs and their record, desk settings, sign-in, the
-claims queue and its publications, notices, other organisations' reviews read in.
+claims queue and its publications, notices, other organisations' reviews read in, the evidence memory, past evaluations.
 
 The repositories on top of it (``record/store.py`` the run store, ``access/sessions.py`` sign-in, ``newsroom/queue.py``
 the claims queue, ``newsroom/notices.py``, ``newsroom/reviews_in.py``) read and write these rows; the named migrations
-in ``migrations/`` build exactly these tables (``desk_schema``; a test compares them). Two stores keep a table of their
-own outside the migrations, built when first opened: the evidence memory (``tools/memory.py``) and past evaluations
-(``eval/records.py``).
+in ``migrations/`` build exactly these tables (``desk_schema``; a test compares them), the evidence memory
+(``run/tools/memory.py``) and past evaluations (``eval/records.py``) among them.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from pipelines import __version__
@@ -279,3 +278,59 @@ class OutsideReviewRow(DeskTable):
     imported_at: Mapped[float] = mapped_column(Float, index=True)
     imported_by: Mapped[str] = mapped_column(String(MAX_FIELD))
     source_file: Mapped[str] = mapped_column(String(MAX_FIELD), default="")
+
+
+# --- the evidence memory (pipelines/run/tools/memory.py) ---------------------------------------------------------------
+
+
+class MemoryRow(DeskTable):
+    """An evidence item kept for later claims, with its embedding (float32 bytes)."""
+
+    __tablename__ = "evidence_memory"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key: Mapped[str] = mapped_column(String(512), unique=True, index=True)
+    source: Mapped[str] = mapped_column(String(16))
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text)
+    url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    corpus: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    doc_id: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    passage_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    query: Mapped[str] = mapped_column(Text, default="")
+    claim: Mapped[str] = mapped_column(Text, default="")
+    topic: Mapped[str] = mapped_column(Text, default="")
+    entities: Mapped[str] = mapped_column(Text, default="[]")
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    run_id: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+    last_used_at: Mapped[float] = mapped_column(Float)
+    uses: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# --- past evaluations (pipelines/eval/records.py) ----------------------------------------------------------------------
+
+
+class EvaluationRow(DeskTable):
+    """An evaluation's headline figures, its whole report beside them as JSON."""
+
+    __tablename__ = "evaluations"
+
+    id: Mapped[str] = mapped_column(String(96), primary_key=True)
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+    dataset: Mapped[str] = mapped_column(String(200))
+    split: Mapped[str] = mapped_column(String(32))
+    protocol: Mapped[str] = mapped_column(String(64), index=True)
+    backend: Mapped[str] = mapped_column(String(64))
+    labels: Mapped[str] = mapped_column(String(16))
+    claims: Mapped[int] = mapped_column(Integer)
+    failed: Mapped[int] = mapped_column(Integer)
+    accuracy: Mapped[float] = mapped_column(Float)
+    macro_f1: Mapped[float] = mapped_column(Float)
+    ece: Mapped[float | None] = mapped_column(Float, nullable=True)
+    evidence_recall: Mapped[float | None] = mapped_column(Float, nullable=True)
+    model_calls: Mapped[int] = mapped_column(Integer)
+    tokens_in: Mapped[int] = mapped_column(Integer)
+    tokens_out: Mapped[int] = mapped_column(Integer)
+    seconds: Mapped[float] = mapped_column(Float)
+    report: Mapped[str] = mapped_column(Text)

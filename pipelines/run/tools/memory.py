@@ -4,7 +4,7 @@ Each item keeps the query that found it, its source, the claim and the entities 
 found for, when it was kept and last used, and an embedding of its text. A later claim
 recalls items by entity match (its triplets' subjects and objects against the kept
 entities) and by embedding similarity (claim against item text). One table,
-``evidence_memory``, beside the runs and events tables (SQLite or PostgreSQL by URL).
+``evidence_memory`` of the desk's database (``core/database/tables.py``; SQLite or PostgreSQL by URL).
 
 Similarity is computed in numpy over every kept vector: right for a desk's thousands of
 items; a shared desk that keeps millions would move the vectors to the Chroma server.
@@ -20,41 +20,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Engine, Float, Integer, LargeBinary, String, Text, create_engine, delete, func, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy import Engine, create_engine, delete, func, select
+from sqlalchemy.orm import Session
 
+from pipelines.core.database import migrations
+from pipelines.core.database.tables import MemoryRow
 from pipelines.core.domain import Evidence
 from pipelines.core.text.stopwords import STOPWORDS
 from pipelines.run.tools.embeddings import Embedder
 
 ENTITY_MATCH_AT = 0.5  # word overlap (Jaccard) at which two entity names count as the same entity
-
-
-class _Base(DeclarativeBase):
-    pass
-
-
-class MemoryRow(_Base):
-    __tablename__ = "evidence_memory"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    key: Mapped[str] = mapped_column(String(512), unique=True, index=True)
-    source: Mapped[str] = mapped_column(String(16))
-    title: Mapped[str] = mapped_column(Text, default="")
-    text: Mapped[str] = mapped_column(Text)
-    url: Mapped[str | None] = mapped_column(Text, nullable=True)
-    corpus: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    doc_id: Mapped[str | None] = mapped_column(String(256), nullable=True)
-    passage_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    query: Mapped[str] = mapped_column(Text, default="")
-    claim: Mapped[str] = mapped_column(Text, default="")
-    topic: Mapped[str] = mapped_column(Text, default="")
-    entities: Mapped[str] = mapped_column(Text, default="[]")
-    embedding: Mapped[bytes] = mapped_column(LargeBinary)
-    run_id: Mapped[str] = mapped_column(String(64), default="")
-    created_at: Mapped[float] = mapped_column(Float, index=True)
-    last_used_at: Mapped[float] = mapped_column(Float)
-    uses: Mapped[int] = mapped_column(Integer, default=0)
 
 
 @dataclass(frozen=True)
@@ -98,7 +73,7 @@ class EvidenceMemory:
         self.engine = engine
         self._embedder = embedder
         self._lock = threading.Lock()
-        _Base.metadata.create_all(engine)
+        migrations.upgrade(engine)  # its table is the desk database's (pipelines/core/database/tables.py)
 
     @classmethod
     def from_url(cls, url: str, embedder: Embedder) -> EvidenceMemory:

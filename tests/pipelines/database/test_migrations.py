@@ -147,6 +147,30 @@ def test_sign_in_and_queue_tables_made_by_their_own_code_before_migration_0003_a
     engine.dispose()
 
 
+def test_the_memory_and_evaluation_tables_their_stores_built_before_migration_0006_keep_their_rows(store_url: str) -> None:  # noqa: F811
+    """Before 0006 the evidence memory and past evaluations built their own tables when first opened (create_all)."""
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.command.upgrade(migrations.alembic_config(conn), "0005")
+    for name in ("evidence_memory", "evaluations"):
+        desk_schema().tables[name].create(engine)  # as the store's own create_all made it
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO evaluations (id, created_at, dataset, split, protocol, backend, labels, claims, failed, accuracy, "
+                "macro_f1, model_calls, tokens_in, tokens_out, seconds, report) VALUES ('e1', 1.0, 'check-covid', 'dev', 'desk', "
+                "'fake', 'binary', 10, 0, 0.7, 0.69, 20, 100, 10, 3.0, '{}')"
+            )
+        )
+    engine.dispose()
+    RunStore(store_url).engine.dispose()
+    assert_at_head_with_the_desk_tables(store_url)
+    engine = sa.create_engine(store_url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT id, accuracy FROM evaluations")).all() == [("e1", 0.7)]
+    engine.dispose()
+
+
 def test_each_migration_is_one_file_named_for_its_revision_after_the_one_before() -> None:
     files = sorted((migrations.FOLDER / "versions").glob("*.py"))
     assert files, "no migration"
