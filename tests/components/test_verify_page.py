@@ -96,9 +96,11 @@ def test_a_run_whose_exhibits_settle_the_claim_offers_the_debate_and_runs_it_whe
     offer = [i.value for i in app.info if "was not run" in i.value]
     assert len(offer) == 1 and "desk's exhibits settle it" in offer[0] and "SUPPORTS at" in offer[0]
     assert f"Decided by {SETTLED}." in " ".join(c.value for c in app.caption)
-    anyway = [b for b in app.button if b.label == "Run the debate anyway"]
-    assert len(anyway) == 1
-    anyway[0].click().run()
+    assert len([b for b in app.button if b.label == "Run the debate anyway"]) == 1
+    app.switch_page("pages/history.py").run()  # the stored run offers it too, and its button starts the debate on Verify
+    app.selectbox(key="history.open").select(first).run()
+    assert any("was not run" in i.value for i in app.info)
+    next(b for b in app.button if b.label == "Run the debate anyway").click().run()
     assert not app.exception
     second = app.session_state["last_run_id"]
     assert second != first

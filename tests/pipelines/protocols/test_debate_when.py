@@ -154,3 +154,45 @@ def test_exhibits_left_unread_must_not_be_able_to_bring_it_below_the_threshold()
     assert "the 4 exhibits left unread could not bring it below 93%" in why_settled(near, "demo", 0.9)
     wide = reading(AGREEING, bounds=Bounds(low=0.7, high=0.999, settled=True, unread=4))
     assert why_settled(wide, "demo", 0.9) == "", "the same label at both ends, but not the confidence"
+
+
+def test_a_settled_run_in_step_mode_is_stored_replayed_and_exported_like_any_other(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from pipelines.core.events import StepPaused
+    from pipelines.record.export import export_run
+    from pipelines.record.record_file import load_record
+    from pipelines.record.store import RunStore
+    from pipelines.run.runner import start_run
+
+    calibrate_fake(monkeypatch, SURE)
+    services = make_services(demo_data_dir, embedder)
+    services.store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    config = with_settings(grounded_config(), "pauses", step_mode=True)
+    handle = start_run(CLAIM, config, services, interactive=True)  # a page waiting to review: no round, so no pause
+    live = list(handle.stream())
+    assert handle.status == "completed" and not any(isinstance(e, StepPaused) for e in live)
+    stored = services.store.events(handle.run_id)
+    assert digest(stored).verdict == digest(live).verdict and digest(stored).verdict.decided_by == SETTLED  # type: ignore[union-attr]
+    summary = services.store.get_run(handle.run_id)
+    assert summary is not None
+    for fmt in ("json", "md", "csv"):  # ClaimReview waits for a checker's review
+        assert export_run(summary, stored, fmt), fmt
+    assert f"Decided by {SETTLED}" in export_run(summary, stored, "md")
+    _, read_back = load_record(export_run(summary, stored, "json"))
+    assert digest(read_back).verdict.decided_by == SETTLED  # type: ignore[union-attr]
+
+
+def test_a_resumed_run_that_had_argued_goes_on_arguing() -> None:
+    from types import SimpleNamespace
+
+    from pipelines.run.grounding import settled_verdict
+
+    said: list[Event] = []
+    ctx = SimpleNamespace(config=grounded_config(), emit=said.append)
+    settled = reading(AGREEING)
+    assert settled_verdict(ctx, settled, debated_before=True) is None and not said  # type: ignore[arg-type]
+    verdict = settled_verdict(ctx, settled)  # type: ignore[arg-type]
+    assert verdict is not None and verdict.decided_by == SETTLED and len(said) == 1
+    always = SimpleNamespace(config=grounded_config(debate_when="always"), emit=said.append)
+    assert settled_verdict(always, settled) is None  # type: ignore[arg-type]
