@@ -333,11 +333,11 @@ class BeliefConfig(BaseModel):
         title="When to debate",
         description=(
             "For a debate that starts from desk's exhibits. contested: when the exhibits already settle the claim, the debate "
-            "is not run and the verdict is their calibrated reading (the run page offers the debate); settled means the model "
-            "has a calibration measured on the corpus searched, every exhibit read came from it, no strong exhibits point both "
-            "ways, and the reading says SUPPORTS or REFUTES at 'Settled at' or above, at the worse end of the bound when "
-            "exhibits were left unread; NOT ENOUGH INFO never settles a claim. always: the debate runs whatever the exhibits "
-            "say (a classroom's choice)."
+            "is not run and the verdict is their calibrated reading (the run page offers the debate); settled means the judge's model "
+            "has a calibration fitted for this reading and measured on the corpus searched, every exhibit read came from it, no "
+            "strong exhibits point both ways, and the reading says SUPPORTS or REFUTES at 'Settled at' or above, at the worse "
+            "end of the bound when exhibits were left unread; NOT ENOUGH INFO never settles a claim. always: the debate runs "
+            "whatever the exhibits say (a classroom's choice)."
         ),
     )
     settled_at: float = Field(
