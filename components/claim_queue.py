@@ -686,6 +686,14 @@ def put_queued_claim_in_box(claim_id: str) -> str | None:
     return None
 
 
+def join_claim_of(source_run: str, run_id: str, text: str) -> str | None:
+    """A run started from another (a re-run, a debate run anyway) joins the other's queued claim, whatever its status: a
+    published claim's record then shows it. Returns why not, plainly, when it could not; None when the other has no claim."""
+    queue = get_claim_queue()
+    claim = queue.claim_of_run(source_run) if queue is not None else None
+    return link_run_to_queue(run_id, text, claim_id=claim.id) if claim is not None else None
+
+
 def link_run_to_queue(run_id: str, text: str, *, claim_id: str | None = None, details: NewClaim | None = None) -> str | None:
     """After a run starts on Verify or Batch: it joins its queued claim (or makes one). Returns why not, plainly, when it could not."""
     queue = get_claim_queue()

@@ -8,10 +8,9 @@ from collections.abc import Sequence
 import streamlit as st
 
 from components import state
-from components.claim_queue import link_run_to_queue
+from components.claim_queue import join_claim_of
 from components.config_form import models_summary
 from components.desk import run_settings_at_desk
-from components.resources import get_claim_queue
 from components.sign_in import acting_person
 from pipelines.core.config import RunConfig
 from pipelines.core.errors import DebateDeskError
@@ -106,9 +105,7 @@ def render_rerun(run: RunSummary, services: Services) -> None:
 
 
 def _join_the_claim(source: RunSummary, run_id: str) -> None:
-    """A re-run joins its source run's queued claim, whatever its status: a published claim's record then shows the re-run
-    (and flags it, until an editor confirms or corrects the fact-check). Why not, when it could not, is said on Verify."""
-    queue = get_claim_queue()
-    claim = queue.claim_of_run(source.id) if queue is not None else None
-    if claim is not None and (problem := link_run_to_queue(run_id, source.claim, claim_id=claim.id)):
+    """A re-run joins its source run's queued claim (a published claim then flags it, until an editor confirms or corrects
+    the fact-check). Why not, when it could not, is said on Verify."""
+    if problem := join_claim_of(source.id, run_id, source.claim):
         state.set_error(problem)

@@ -44,6 +44,7 @@ REVIEW_ERROR = "review_error"
 REVIEW_PREFIX = "review."  # widget keys of the pause form
 RESUME_REQUEST = "resume_request"
 RESUME_LIMITS = "resume_limits"  # the spend limits asked for with a resume (History's "Resume with these limits")
+DEBATE_REQUEST = "debate_request"  # (run id, claim, config snapshot) of a run whose debate was not run: Verify runs it anyway
 HISTORY_RUN = "history_run"
 HISTORY_STEP = "history_step"
 OVERRIDE_MESSAGE = "override_message"
@@ -350,6 +351,17 @@ def take_resume_request() -> str | None:
 def take_resume_limits() -> BudgetConfig | None:
     limits = st.session_state.pop(RESUME_LIMITS, None)
     return limits if isinstance(limits, BudgetConfig) else None
+
+
+def request_debate(run_id: str, claim: str, snapshot: dict[str, Any]) -> None:
+    """Run on Verify the debate that ``run_id`` did not run (desk's exhibits settled its claim): the same claim and settings."""
+    st.session_state[DEBATE_REQUEST] = (run_id, claim, dict(snapshot))
+
+
+def take_debate_request() -> tuple[str, str, dict[str, Any]] | None:
+    """The run whose debate to run anyway, its claim and its stored settings, once; None when none was asked for."""
+    request = st.session_state.pop(DEBATE_REQUEST, None)
+    return request if isinstance(request, tuple) and len(request) == 3 else None
 
 
 HISTORY_PICKER = "history.open"

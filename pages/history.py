@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import state
 from components.comments import render_comments
+from components.debate_offer import render_debate_offer
 from components.desk import render_resume_with_limits
 from components.links import address_picker, render_copy_link, run_line, run_link
 from components.pages import render_page_header
@@ -248,6 +249,7 @@ for column, fmt in zip(actions[1:], EXPORT_FORMATS, strict=True):
     )
 
 render_rerun(run, services)
+render_debate_offer(read, key=f"history-{run.id}")  # its debate was not run, desk's exhibits settling the claim: run it anyway
 
 labels = get_protocol(run.protocol).labels if run.protocol in PROTOCOLS else ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 render_override_form(store, run.id, labels, run.verdict, key=f"history-{run.id}")

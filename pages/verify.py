@@ -3,10 +3,11 @@
 import streamlit as st
 
 from components import state
-from components.claim_queue import link_run_to_queue, put_queued_claim_in_box
+from components.claim_queue import join_claim_of, link_run_to_queue, put_queued_claim_in_box
 from components.config_form import render_config_form
 from components.corpus_progress import prepare_corpus
 from components.courtroom import render_courtroom_audit
+from components.debate_offer import render_debate_offer
 from components.desk import may_change_desk, run_settings_at_desk
 from components.links import render_copy_link, run_link
 from components.live_run import render_run
@@ -18,7 +19,7 @@ from components.sign_in import acting_person
 from components.transcript import replay
 from pipelines.core.errors import DebateDeskError
 from pipelines.core.text.safety import escape_markdown
-from pipelines.run.runner import resume_run, start_run
+from pipelines.run.runner import debate_anyway, resume_run, start_run
 
 state.ensure_framed("pages/verify.py")
 
@@ -53,6 +54,7 @@ prepare_corpus(services, config.corpus)
 
 pending = state.take_pending_claim()
 resume_id = state.take_resume_request()
+debate = state.take_debate_request()  # "Run the debate anyway" under a run whose exhibits settled the claim
 if pending is not None and compare_config is not None:
     state.set_active_run(None)  # a comparison replaces the last single run on this page
     run_side_by_side(pending, [config, compare_config], services)
@@ -64,6 +66,12 @@ else:
             state.set_active_run(start_run(pending, config, services, interactive=True, by=acting_person()))
             handle = state.active_run()
             if handle is not None and (problem := link_run_to_queue(handle.run_id, pending, claim_id=state.claim_to_check(pending))):
+                st.warning(f"⚠️ {escape_markdown(problem)}")
+        elif debate is not None:
+            source_id, claim, snapshot = debate
+            state.set_active_run(start_run(claim, debate_anyway(snapshot, config), services, interactive=True, by=acting_person()))
+            handle = state.active_run()
+            if handle is not None and (problem := join_claim_of(source_id, handle.run_id, claim)):
                 st.warning(f"⚠️ {escape_markdown(problem)}")
         elif resume_id is not None:
             limits = state.take_resume_limits()  # asked for on History; raised only by whoever may change the desk's settings
@@ -88,8 +96,9 @@ else:
     if handle is not None:
         render_rerun_note(handle.events)
         render_copy_link(run_link(handle.run_id))  # stored as it happens: a colleague can open it while it runs
-        render_run(handle, services.store)
+        view = render_run(handle, services.store)
         if handle.done:
+            render_debate_offer(view.digest, key=handle.run_id)
             state.set_last_run(handle.run_id, handle.events)
             render_courtroom_audit(handle.events, key="verify")
     elif not state.last_error():
@@ -97,7 +106,8 @@ else:
         if state.last_comparison():
             replay_side_by_side(state.last_comparison())
         elif events:
-            replay(events, key="last")
+            shown = replay(events, key="last")
+            render_debate_offer(shown.digest, key="last")
             render_courtroom_audit(events, key="verify")
         else:
             st.caption("The agents' evidence and arguments stream in below once you press **Verify**.")

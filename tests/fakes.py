@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
+from pipelines.calibration.files import Calibration
 from pipelines.core.config import AppSettings, ModelSpec, RunConfig
 from pipelines.core.errors import BackendUnavailableError, ToolUnavailableError
 from pipelines.newsroom.access.users import hash_password
@@ -21,6 +22,28 @@ from pipelines.run.llm.registry import Backend
 from pipelines.run.services import Services
 from pipelines.run.tools.embeddings import Embedder
 from pipelines.run.tools.web import WebResult
+
+# A desk calibration for the fake judge that settles the demo's clear claims: measured on the demo corpus, fitted for desk's
+# default reading (the contrast question, the claim's opposite written), sure of a side when its exhibits agree.
+DEMO_MEASURED = [{"corpus": "demo", "what": "the demo corpus (a test's)", "claims": 40, "auc": 0.9}]
+SETTLING = Calibration(
+    name="sure@1",
+    model="fake",
+    bias=0.0,
+    weights={"net": 6.0, "top": 2.0},
+    decide_at=0.55,
+    settings={"reader": "contrast", "negation": True, "measured_on": DEMO_MEASURED},
+)
+
+
+def calibrate_fake(monkeypatch: Any, calibration: Calibration | None) -> None:
+    """The fake judge model with ``calibration`` as its desk calibration wherever one is looked up (None: never fitted)."""
+    from pipelines.run import grounding
+    from pipelines.stages import exhibit_reading
+
+    for module in (exhibit_reading, grounding):
+        monkeypatch.setattr(module, "load_calibration", lambda model, reader="separate", data_dir=None: calibration)
+
 
 # Command-line arguments for a quick run: the single-agent baseline, the fake backend, the demo corpus.
 SINGLE_ON_FAKE_DEMO = ("--protocol", "single", "--backend", "fake", "--corpus", "demo")

@@ -255,7 +255,7 @@ def parse_prices(value: Any) -> dict[str, float]:
 
 
 class BeliefConfig(BaseModel):
-    """What every protocol adds to its debate: the judge's belief after each round, a ruling on the evidence beside its own, desk's exhibits to start from."""
+    """What every protocol adds to its debate: the judge's belief after each round, a ruling on the evidence beside its own, desk's exhibits to start from, and whether to debate when they settle the claim."""
 
     per_round: bool = Field(
         default=True,
@@ -327,6 +327,25 @@ class BeliefConfig(BaseModel):
         default="auto",
         title="Debate from desk's exhibits",
         description="on: a debate starts from desk's exhibits and their stances (the same search and readings desk shows), so the arguments cite exhibits the checker has already seen ranked; auto: on for the embedded model, off for others; off: each protocol searches as published.",
+    )
+    debate_when: Literal["contested", "always"] = Field(
+        default="contested",
+        title="When to debate",
+        description=(
+            "For a debate that starts from desk's exhibits. contested: when the exhibits already settle the claim, the debate "
+            "is not run and the verdict is their calibrated reading (the run page offers the debate); settled means the judge's model "
+            "has a calibration fitted for this reading and measured on the corpus searched, every exhibit read came from it, no "
+            "strong exhibits point both ways, and the reading says SUPPORTS or REFUTES at 'Settled at' or above, at the worse "
+            "end of the bound when exhibits were left unread; NOT ENOUGH INFO never settles a claim. always: the debate runs "
+            "whatever the exhibits say (a classroom's choice)."
+        ),
+    )
+    settled_at: float = Field(
+        default=0.9,
+        ge=0.5,
+        le=1.0,
+        title="Settled at",
+        description="With 'When to debate' contested: the least calibrated confidence at which desk's exhibits settle a claim without a debate.",
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.record.labels import COMMON_LABELS, CardLabel, checker_label, common_label, protocol_words
 from pipelines.run.llm.registry import get_backend
 from pipelines.stages.argument import strip_label_line
+from pipelines.stages.exhibit_reading import SETTLED, SETTLED_HOW
 
 MAX_EXHIBITS = 3
 MAX_QUOTES = 2
@@ -194,8 +195,9 @@ def _models(config: dict[str, Any]) -> set[tuple[str, str]]:
 def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
     exhibits, note = _exhibits(run, verdict)
     ground = _ground(run, verdict)
+    facts = _facts(run, verdict)
     if verdict.confidence is not None:
-        source = _facts(run).confidence_source
+        source = facts.confidence_source
         if ground == UNMEASURED:
             confidence_note = (
                 f"a ranking of this claim among others, not a frequency (this reader was not measured on this ground), from {source}"
@@ -206,7 +208,7 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
         if run.calibration and run.calibration != "uncalibrated":
             confidence_note += f"; calibration {run.calibration}, {calibration_origin(run.calibration)}"
     else:
-        confidence_note = _facts(run).no_confidence
+        confidence_note = facts.no_confidence
     detail = [f"Decided by {verdict.decided_by}." + (f" Why: {verdict.stop_reason}" if verdict.stop_reason else "")]
     if verdict.rationale:
         detail.append(f"The model's full answer: {strip_label_line(verdict.rationale)}")
@@ -315,8 +317,15 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS and len(w) > 2}
 
 
-def _facts(run: RunDigest) -> CardFacts:
-    """What the card says of the run's protocol; a record from a protocol this desk lacks gets the plain defaults."""
+def _facts(run: RunDigest, verdict: Verdict | None = None) -> CardFacts:
+    """What the card says of the run's protocol; a record from a protocol this desk lacks gets the plain defaults.
+
+    A debate that was not run, as desk's exhibits settled the claim, has desk's reading for its verdict: the card says
+    what desk's card says of a reading, and that the debate was not run.
+    """
+    if verdict is not None and verdict.decided_by == SETTLED:
+        reader = find_protocol(exhibit_reader())
+        return replace(reader.card if reader is not None else CardFacts(), how_decided=SETTLED_HOW, how_decided_by={}, debate_note="")
     protocol = find_protocol(run.protocol)
     return protocol.card if protocol is not None else CardFacts()
 
@@ -326,7 +335,7 @@ DEBATE_STAGE = "debate"  # the stage of arguing over contested exhibits (a stage
 
 def _reason(run: RunDigest, verdict: Verdict) -> str:
     """How the verdict was reached, in plain words, then the gist of the model's own answer."""
-    facts = _facts(run)
+    facts = _facts(run, verdict)
     how = facts.how(verdict.decided_by)
     gist = _gist(verdict.rationale)
     parts = [p for p in (how, f"In the model's words: “{gist}”" if gist and facts.quotes_model else gist) if p]

@@ -13,6 +13,11 @@
    the two is the run's verdict, and the other rides beside it (``Verdict.beside``), so the
    card shows both when they differ.
 
+3. **Debated only where it can change something** (``belief.debate_when``): when desk's exhibits already
+   settle the claim (``exhibit_reading.why_settled``: calibrated on measured ground, no conflict, SUPPORTS or
+   REFUTES at ``belief.settled_at`` or above), the debate is not run and the verdict is their calibrated
+   reading (``settled_verdict``); the run page offers the debate. ``always`` runs it whatever they say.
+
 A protocol whose verdict is already the calibrated reading, or a baseline of one answer, declares
 ``ruled_beside=False``; a debate with no evidence gets neither.
 """
@@ -30,7 +35,15 @@ from pipelines.protocols.base import discover, find_protocol
 from pipelines.run.context import RunContext
 from pipelines.stages.belief import weighed_belief
 from pipelines.stages.debate_history import latest_by_agent
-from pipelines.stages.exhibit_reading import Reading, exhibit_settings, read_exhibits, read_these, reread_contested
+from pipelines.stages.exhibit_reading import (
+    SETTLED,
+    Reading,
+    exhibit_settings,
+    read_exhibits,
+    read_these,
+    reread_contested,
+    why_settled,
+)
 from pipelines.stages.stance import argument_text
 from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import start_weighing
@@ -62,6 +75,38 @@ async def ground(ctx: RunContext) -> Reading | None:
     if weighed is not None:  # where the weighed belief starts: desk's reading of the exhibits (no call)
         await weighed_belief(ctx, round=0, result=reading.result, exhibits=reading.exhibits, what="before the debate: desk's exhibits")
     return reading
+
+
+NOT_RUN = "not run"  # how the debate stage's line starts when the exhibits settled the claim
+
+
+def settled_verdict(ctx: RunContext, reading: Reading | None, *, debated_before: bool = False) -> Verdict | None:
+    """The verdict when desk's exhibits settle the claim and ``belief.debate_when`` lets them: their calibrated reading, and a
+    stage line saying the debate was not run and why, with the numbers. None: the debate runs.
+
+    ``debated_before``: a resumed run whose record already holds debate turns goes on debating, whatever the rule says now.
+    """
+    cfg = ctx.config.belief
+    if reading is None or cfg.debate_when == "always" or debated_before:
+        return None
+    why = why_settled(reading, ctx.config.corpus, cfg.settled_at)
+    if not why:
+        return None
+    result = reading.result
+    ctx.emit(
+        StageCompleted(
+            stage="debate",
+            detail=f"{NOT_RUN}: {why}. The verdict is their calibrated reading; to debate anyway, set belief.debate_when to always",
+        )
+    )
+    return Verdict(
+        label=result.label,
+        confidence=result.confidence,
+        rationale=result.reason,
+        cited=result.rests_on,
+        decided_by=SETTLED,
+        stop_reason=why,
+    )
 
 
 async def rule_beside(ctx: RunContext, verdict: Verdict, reading: Reading | None, turns: Sequence[Turn]) -> Verdict:

@@ -12,6 +12,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from pipelines.core.config import MAX_CLAIM_CHARS, ROLES, BudgetConfig, ConfigError, ModelSpec, RunConfig
 from pipelines.core.domain import Claim, Turn, Verdict
@@ -39,7 +40,7 @@ from pipelines.record.store import RunStore, busy_message
 from pipelines.run import step_gate
 from pipelines.run.context import EvidenceIds, Review, RunContext
 from pipelines.run.desk_settings import limits_on_resume, unpriced_message, unpriced_roles, within_desk
-from pipelines.run.grounding import ground, rule_beside
+from pipelines.run.grounding import ground, rule_beside, settled_verdict
 from pipelines.run.life import RunLife
 from pipelines.run.llm.limits import Budget
 from pipelines.run.llm.registry import get_backend
@@ -150,8 +151,11 @@ async def execute(
         calibration_dir=services.settings.data_dir,  # the desk's own calibrations (python -m pipelines calibrate) before the shipped ones
     )
     reading = await ground(ctx)  # a debate grounded in desk's exhibits reads them first (belief.grounded)
-    verdict = await protocol.runner()(ctx)
-    verdict = await rule_beside(ctx, verdict, reading, turns)  # the calibrated ruling beside the protocol's own (belief.verdict)
+    debated_before = any(isinstance(e, TurnCompleted) for e in recorded)  # a resumed run that had argued goes on arguing
+    verdict = settled_verdict(ctx, reading, debated_before=debated_before)  # no debate where the exhibits settle it (belief.debate_when)
+    if verdict is None:
+        verdict = await protocol.runner()(ctx)
+        verdict = await rule_beside(ctx, verdict, reading, turns)  # the calibrated ruling beside the protocol's own (belief.verdict)
     emit(VerdictReached(verdict=verdict))
     return verdict
 
@@ -337,9 +341,7 @@ def _resume(
         raise RunBusyError(busy_message(run_id, summary.status, store.owner_of(run_id), store.heartbeat_of(run_id)))
     if not summary.resumable:
         raise DebateDeskError(f"run {run_id} is {summary.status}; only failed or interrupted runs can be resumed")
-    config = RunConfig.from_snapshot(summary.config)
-    if secrets_from is not None:
-        config = config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
+    config = stored_config(summary.config, secrets_from)
     then = summary.config.get(DESK_LIMITS)
     desk_then = BudgetConfig.model_validate(then) if isinstance(then, dict) else None
     desk_now = services.desk_settings()
@@ -391,6 +393,21 @@ def _budget_after(limits: BudgetConfig, recorded: Sequence[Event]) -> Budget:
             tokens[evt.model] = tokens.get(evt.model, 0) + evt.tokens_in + evt.tokens_out
     budget.spent_before(calls, tokens)
     return budget
+
+
+def stored_config(snapshot: dict[str, Any], secrets_from: RunConfig | None) -> RunConfig:
+    """A stored run's config again; a snapshot keeps no key, so each role's comes from ``secrets_from`` (or the environment)."""
+    config = RunConfig.from_snapshot(snapshot)
+    if secrets_from is None:
+        return config
+    return config.model_copy(update={role: _with_credentials(config.role(role), secrets_from.role(role)) for role in ROLES})
+
+
+def debate_anyway(snapshot: dict[str, Any], secrets_from: RunConfig | None) -> RunConfig:
+    """The config of a run whose debate was not run, as desk's exhibits settled the claim, with the debate forced
+    (``belief.debate_when`` always): the run page's "Run the debate anyway" starts the same claim with it."""
+    config = stored_config(snapshot, secrets_from)
+    return config.model_copy(update={"belief": config.belief.model_copy(update={"debate_when": "always"})})
 
 
 def _with_credentials(stored: ModelSpec, given: ModelSpec) -> ModelSpec:

@@ -15,11 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
-from pipelines.calibration.ground import reading_ground
+from pipelines.calibration.ground import MEASURED, reading_ground
 from pipelines.core.config import RunConfig
 from pipelines.core.domain import Evidence
 from pipelines.core.events import ExhibitStanceRead, StageCompleted, StageFailed, StageStarted, VerdictAggregated
 from pipelines.core.personas import HUMAN_CHECKER
+from pipelines.core.text.probability import percent
 from pipelines.protocols.base import exhibit_reader
 from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
@@ -45,6 +46,8 @@ class Reading:
     negation: str
     calibration: Calibration | None
     result: Aggregate
+    bounds: Bounds | None = None  # where reading stopped early: how far the exhibits left unread could move p(supported)
+    mismatch: str = ""  # the calibration was fitted for other reading settings (its number is then approximate)
 
     @property
     def ranked(self) -> list[Evidence]:
@@ -121,7 +124,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
     read = [e for e in exhibits if e.id in stances]
     result = _aggregate(ctx, list(stances.values()), calibration, read, round=round, debated=False, found=len(exhibits), bounds=bounds)
-    return Reading(read, read_as, stances, quotes, negation, calibration, result)
+    return Reading(read, read_as, stances, quotes, negation, calibration, result, bounds, mismatch)
 
 
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
@@ -224,6 +227,46 @@ async def reread_contested(ctx: RunContext, reading: Reading, arguments: Sequenc
         )
     ctx.emit(StageCompleted(stage="stances", detail=_tally(reading.stances.values())))
     return _aggregate(ctx, list(reading.stances.values()), reading.calibration, reading.exhibits, round=round, debated=True)
+
+
+SETTLED = "desk's exhibits, which settle the claim"  # a verdict's decided_by when they did and its debate was not run
+SETTLED_HOW = (
+    "Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together: they "
+    "settled the claim, so the debate was not run (setting: belief.debate_when)."
+)
+
+
+def why_settled(reading: Reading, corpus: str, at: float) -> str:
+    """Why desk's exhibits settle the claim, so a debate need not be run, in words with the numbers; "" when they do not.
+
+    Conservative, as a skipped debate is a claim that it could not have helped: the reading must be calibrated with the
+    calibration fitted for these reading settings, on measured ground (its calibration measured on the corpus searched, every
+    exhibit read from it: ``calibration/ground.py``); no strong exhibits point both ways (a conflict is what a debate takes
+    up); and the calibrated verdict is SUPPORTS or REFUTES at ``at`` or above, at the worse end of the bound when exhibits
+    were left unread (whatever they say, it stays there). NOT ENOUGH INFO never settles a claim: there a debate may help.
+    """
+    result = reading.result
+    calibration = reading.calibration
+    if calibration is None or reading.mismatch or result.conflict or result.label not in ("SUPPORTS", "REFUTES"):
+        return ""
+    if reading_ground(calibration, corpus, reading.exhibits).kind != MEASURED:
+        return ""
+    bounds = reading.bounds
+    worst = result.confidence
+    if bounds is not None:  # p(supported) could end anywhere in the bound: the side's least probability there
+        worst = min(worst, bounds.low if result.label == "SUPPORTS" else 1.0 - bounds.high)
+    if worst < at:
+        return ""
+    unread = (
+        f"; the {bounds.unread} exhibits left unread could not bring it below {percent(worst)}"
+        if bounds is not None and bounds.unread
+        else ""
+    )
+    return (
+        f"desk's exhibits settle it: {len(reading.exhibits)} read, calibrated ({calibration.name}, measured on this corpus), "
+        f"{result.label} at {percent(result.confidence)} (settled from {percent(at)}: belief.settled_at){unread}, "
+        "and no strong exhibits point both ways"
+    )
 
 
 def _by_rank(exhibits: Sequence[Evidence], result: Aggregate) -> list[Evidence]:

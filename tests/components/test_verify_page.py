@@ -75,3 +75,37 @@ def test_the_protocol_s_caption_says_how_long_a_claim_took_here_once_a_run_has(
     app.run()
     protocol = app.sidebar.selectbox[0].value
     assert len(took()) == 1 and f"Here, a `{protocol}` claim took" in took()[0] and "its last run on these models" in took()[0]
+
+
+def test_a_run_whose_exhibits_settle_the_claim_offers_the_debate_and_runs_it_when_asked(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, tmp_path: Path
+) -> None:
+    from pipelines.core.events import TurnCompleted
+    from pipelines.record.store import RunStore
+    from pipelines.stages.exhibit_reading import SETTLED
+    from tests.fakes import SETTLING, calibrate_fake
+
+    calibrate_fake(monkeypatch, SETTLING)
+    store_url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    grounded = {"protocol": "radar", "belief__grounded": "on", "desk__exhibits": "3", "desk__unit": "passage", "desk__stop_early": "false"}
+    app = fake_app(monkeypatch, demo_data_dir, timeout=180, database_url=store_url, **grounded)
+    app.text_area(key="claim_text").input("Masks reduce transmission of respiratory viruses")
+    app.button[0].click().run()
+    assert not app.exception
+    first = app.session_state["last_run_id"]
+    offer = [i.value for i in app.info if "was not run" in i.value]
+    assert len(offer) == 1 and "desk's exhibits settle it" in offer[0] and "SUPPORTS at" in offer[0]
+    assert f"Decided by {SETTLED}." in " ".join(c.value for c in app.caption)
+    assert len([b for b in app.button if b.label == "Run the debate anyway"]) == 1
+    app.switch_page("pages/history.py").run()  # the stored run offers it too, and its button starts the debate on Verify
+    app.selectbox(key="history.open").select(first).run()
+    assert any("was not run" in i.value for i in app.info)
+    next(b for b in app.button if b.label == "Run the debate anyway").click().run()
+    assert not app.exception
+    second = app.session_state["last_run_id"]
+    assert second != first
+    store = RunStore(store_url)
+    assert store.get_run(second).config["belief"]["debate_when"] == "always"  # type: ignore[union-attr]
+    assert store.get_run(second).config["protocol"] == "radar" and store.get_run(second).claim == store.get_run(first).claim  # type: ignore[union-attr]
+    assert any(isinstance(e, TurnCompleted) for e in store.events(second)), "the debate ran"
+    assert not [b for b in app.button if b.label == "Run the debate anyway"], "a run that debated offers nothing"
