@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from sqlalchemy import Engine, func, or_, select
@@ -182,6 +182,11 @@ def _review(node: dict[str, Any]) -> OutsideReview:
     return review
 
 
+def _from_row(row: OutsideReviewRow) -> OutsideReview:
+    """The review as it was read in: the row's columns named as the dataclass's fields (the import's own columns left out)."""
+    return OutsideReview(**{f.name: getattr(row, f.name) for f in fields(OutsideReview)})
+
+
 class OutsideReviews:
     """The other organisations' reviews a desk imported, in the run store's database."""
 
@@ -200,30 +205,15 @@ class OutsideReviews:
                     seen += 1
                     continue
                 present.add(key)
-                s.add(
-                    OutsideReviewRow(
-                        id=key,
-                        organisation=review.organisation,
-                        url=review.url,
-                        claim_text=review.claim_text,
-                        rating=review.rating,
-                        published_on=review.published_on,
-                        claimant=review.claimant,
-                        language=review.language,
-                        imported_at=now,
-                        imported_by=by[:MAX_FIELD],
-                        source_file=source_file[:MAX_FIELD],
-                    )
-                )
+                row = {**asdict(review), "id": key}  # the review's own fields, keyed by what makes it the same review
+                s.add(OutsideReviewRow(**row, imported_at=now, imported_by=by[:MAX_FIELD], source_file=source_file[:MAX_FIELD]))
                 added += 1
         return added, seen
 
     def all(self, limit: int = 50_000) -> list[OutsideReview]:
         with Session(self.engine) as s:
             rows = s.scalars(select(OutsideReviewRow).order_by(OutsideReviewRow.imported_at.desc()).limit(limit)).all()
-            return [
-                OutsideReview(r.organisation, r.url, r.claim_text, r.rating, r.published_on, r.claimant, r.language, r.id) for r in rows
-            ]
+            return [_from_row(r) for r in rows]
 
     def search(self, text: str, limit: int = 100) -> list[OutsideReview]:
         """Reviews whose claim, organisation or claimant holds ``text`` (any case)."""
@@ -240,6 +230,4 @@ class OutsideReviews:
                 )
                 .limit(limit)
             ).all()
-            return [
-                OutsideReview(r.organisation, r.url, r.claim_text, r.rating, r.published_on, r.claimant, r.language, r.id) for r in rows
-            ]
+            return [_from_row(r) for r in rows]

@@ -17,7 +17,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from sqlalchemy import Engine, Float, Integer, LargeBinary, String, Text, create_engine, delete, func, select
@@ -216,18 +216,6 @@ def _matching_entity(wanted: Sequence[str], kept: Sequence[str]) -> str | None:
 
 
 def _item(row: MemoryRow) -> MemoryItem:
-    return MemoryItem(
-        key=row.key,
-        source=row.source,
-        text=row.text,
-        title=row.title,
-        url=row.url,
-        corpus=row.corpus,
-        doc_id=row.doc_id,
-        passage_index=row.passage_index,
-        query=row.query,
-        claim=row.claim,
-        topic=row.topic,
-        entities=tuple(json.loads(row.entities)),
-        created_at=row.created_at,
-    )
+    """The kept item as its row holds it: every field a column of the same name, the entities a JSON list."""
+    columns = {f.name: getattr(row, f.name) for f in fields(MemoryItem) if f.name != "entities"}
+    return MemoryItem(**columns, entities=tuple(json.loads(row.entities)))
