@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import Engine, func, or_, select
 from sqlalchemy.orm import Session
 
 from corpora.jsonl import JsonTooDeepError
+from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import MAX_FIELD, OutsideReviewRow
 from pipelines.core.errors import DebateDeskError
 from pipelines.core.text.safety import UnsafeClaimError, check_claim_text, load_json, public_http_url, unsafe_char
@@ -182,11 +183,6 @@ def _review(node: dict[str, Any]) -> OutsideReview:
     return review
 
 
-def _from_row(row: OutsideReviewRow) -> OutsideReview:
-    """The review as it was read in: the row's columns named as the dataclass's fields (the import's own columns left out)."""
-    return OutsideReview(**{f.name: getattr(row, f.name) for f in fields(OutsideReview)})
-
-
 class OutsideReviews:
     """The other organisations' reviews a desk imported, in the run store's database."""
 
@@ -213,7 +209,7 @@ class OutsideReviews:
     def all(self, limit: int = 50_000) -> list[OutsideReview]:
         with Session(self.engine) as s:
             rows = s.scalars(select(OutsideReviewRow).order_by(OutsideReviewRow.imported_at.desc()).limit(limit)).all()
-            return [_from_row(r) for r in rows]
+            return [from_columns(OutsideReview, r) for r in rows]
 
     def search(self, text: str, limit: int = 100) -> list[OutsideReview]:
         """Reviews whose claim, organisation or claimant holds ``text`` (any case)."""
@@ -230,4 +226,4 @@ class OutsideReviews:
                 )
                 .limit(limit)
             ).all()
-            return [_from_row(r) for r in rows]
+            return [from_columns(OutsideReview, r) for r in rows]
