@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as `python bench/queue_engines.py` too, as the other scripts are
 
-from bench.workers import fresh_database, postgres
+from bench.throwaway_postgres import fresh_database, postgres
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,19 +12,18 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as `python bench/store.py` too, as the other scripts are
+
+from bench.throwaway_postgres import fresh_database, postgres
 from pipelines.core.domain import Evidence, Turn
 from pipelines.core.events import ArgumentDelta, Event, EvidenceRetrieved, ModelCallCompleted, QueryIssued, StageStarted, TurnCompleted
 from pipelines.record.store import RunStore
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def sample_events(n: int) -> list[Event]:
@@ -93,19 +92,6 @@ def measure(store: RunStore, n_write: int) -> dict[str, float]:
     return {"events_per_s": n_write / write_s, "open_1000_ms": statistics.median(opens) * 1000, "list_ms": statistics.median(lists) * 1000}
 
 
-@contextmanager
-def postgres(url: str | None) -> Iterator[str]:
-    if url:
-        yield url
-        return
-    folder = tempfile.mkdtemp(prefix="debatedesk-bench-pg.")
-    started = subprocess.run([str(ROOT / ".ci" / "postgres"), "start", folder], capture_output=True, text=True, check=True)
-    try:
-        yield started.stdout.strip()
-    finally:
-        subprocess.run([str(ROOT / ".ci" / "postgres"), "stop", folder], capture_output=True, check=False)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=3000, help="events written one by one in the write test")
@@ -116,22 +102,10 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         results["sqlite"] = measure(RunStore(f"sqlite:///{tmp}/runs.sqlite"), args.events)
-    with postgres(args.postgres_url) as url:
-        from sqlalchemy import create_engine, text
-        from sqlalchemy.engine import make_url
-
-        name = f"dd_bench_{uuid.uuid4().hex[:8]}"
-        admin = create_engine(url, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        try:
-            store = RunStore(make_url(url).set(database=name).render_as_string(hide_password=False))
-            results["postgresql"] = measure(store, args.events)
-            store.engine.dispose()
-        finally:
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            admin.dispose()
+    with postgres(args.postgres_url) as server, fresh_database(server) as url:
+        store = RunStore(url)
+        results["postgresql"] = measure(store, args.events)
+        store.engine.dispose()
     print(f"run store, {args.events:,} events appended one at a time (each its own transaction), then a run of 1,000 events opened")
     print(f"{'database':<12}{'events/s':>12}{'open 1,000 (ms)':>18}{'list runs (ms)':>17}")
     for name, r in results.items():

@@ -21,13 +21,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as `python bench/workers.py` too, as the other scripts are
+
+from bench.throwaway_postgres import fresh_database, postgres
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = (
@@ -38,33 +38,6 @@ CLAIMS = (
     "Antibiotics cure viral infections",
 )
 FAKE_ENV = {"DEBATEDESK_DEBATER__BACKEND": "fake", "DEBATEDESK_JUDGE__BACKEND": "fake", "DEBATEDESK_SCORER__BACKEND": "fake"}
-
-
-@contextmanager
-def postgres(url: str | None) -> Iterator[str]:
-    if url:
-        yield url
-        return
-    folder = tempfile.mkdtemp(prefix="bench-workers-pg.")
-    started = subprocess.run([str(ROOT / ".ci" / "postgres"), "start", folder], capture_output=True, text=True, check=True)
-    try:
-        yield started.stdout.strip()
-    finally:
-        subprocess.run([str(ROOT / ".ci" / "postgres"), "stop", folder], capture_output=True, check=False)
-
-
-@contextmanager
-def fresh_database(server: str) -> Iterator[str]:
-    name = f"bench_workers_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(make_url(server), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(server).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def worker_env(database_url: str, data_dir: Path, latency: float) -> dict[str, str]:

@@ -13,6 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from pipelines.run.services import Services
 from pipelines.run.tools.embeddings import Embedder, default_embedder
+from tests.disks import small_disk  # noqa: F401  (a fixture for the full-disk tests of every folder)
 from tests.environment import shell_settings
 from tests.fakes import make_services
 

@@ -206,6 +206,17 @@ def hand_record(
     }
 
 
+# Another organisation's published fact-check, as its ClaimReview JSON-LD reads; the queue tests match typed claims to it.
+TEXANS_REVIEW: dict[str, Any] = {
+    "@type": "ClaimReview",
+    "url": "https://factcheck.example.org/texans",
+    "claimReviewed": "Only about 250 Texans have been killed in action since 9/11.",
+    "datePublished": "2026-11-30",
+    "author": {"name": "Example Checks"},
+    "reviewRating": {"alternateName": "Mostly false"},
+}
+
+
 def make_pdf(pages: list[str], *, title: str = "") -> bytes:
     """A small, valid PDF with one line of Helvetica text per page (empty string: a page with no text, as a scan has)."""
     objects = ["<< /Type /Catalog /Pages 2 0 R >>", "", "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]

@@ -22,10 +22,12 @@ from bench.protocols import (
     table,
 )
 from pipelines.core.config import RunConfig
-from pipelines.eval.datasets import load_dataset
+from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.eval.harness import evaluation_config
 from pipelines.record.store import RunStore
 from pipelines.run.llm.cache import DiskResponseCache
+from pipelines.run.services import Services
+from pipelines.run.tools.embeddings import Embedder
 from tests.conftest import CHECK_COVID
 from tests.fakes import make_services
 
@@ -34,11 +36,19 @@ pytestmark = pytest.mark.skipif(not (CHECK_COVID / "corpus.json").is_file(), rea
 PROTOCOLS = ["desk", "single", "toolmad", "radar"]
 
 
-def test_every_protocol_answers_the_same_claims_and_a_second_run_resumes(
-    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
-    services = make_services(checkcovid_data_dir, embedder)
-    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+@pytest.fixture
+def services(checkcovid_data_dir: Path, embedder: Embedder) -> Services:
+    """Services over the indexed check-covid corpus (this module's claims come from it), not the demo corpus."""
+    return make_services(checkcovid_data_dir, embedder)
+
+
+@pytest.fixture
+def dataset(checkcovid_dir: Path) -> Dataset:
+    """Check-COVID's dev split: the claims these tests run."""
+    return load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+
+
+def test_every_protocol_answers_the_same_claims_and_a_second_run_resumes(services: Services, dataset: Dataset, tmp_path: Path) -> None:
     records = tmp_path / "records.jsonl"
     first = claims(dataset, labels="three", limit=3, skip=0)[:2]
     assert run_part(first, dataset, services, PROTOCOLS, records, backend="fake", quiet=True) == 2 * len(PROTOCOLS)
@@ -66,10 +76,8 @@ def test_every_protocol_answers_the_same_claims_and_a_second_run_resumes(
 
 
 def test_a_failed_run_is_run_again_at_the_next_start_and_the_newest_record_counts(
-    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
-    services = make_services(checkcovid_data_dir, embedder)
-    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    services: Services, dataset: Dataset, tmp_path: Path
+) -> None:
     item = claims(dataset, labels="three", limit=1, skip=0)[0]
     records = tmp_path / "records.jsonl"
     failed = {"protocol": "single", "id": item.id, "claim": item.claim, "gold": item.label, "predicted": None, "status": "failed",
@@ -168,13 +176,11 @@ def test_the_last_belief_is_scored_for_the_side_it_leans_to() -> None:
 
 
 def test_a_claim_tried_before_counts_the_calls_it_read_back_and_is_left_out_of_the_seconds(
-    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
-    services = make_services(checkcovid_data_dir, embedder)
+    services: Services, dataset: Dataset, tmp_path: Path
+) -> None:
     # a store and a response cache of its own (the index is shared): other tests' runs of the claim are not "before"
     services.store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     services.response_cache = DiskResponseCache(tmp_path / "responses")  # on, as the bench runs
-    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
     item = claims(dataset, labels="three", limit=3, skip=0)[0]
     config = evaluation_config(RunConfig(), protocol="toolmad", backend="fake", corpus="check-covid")
     first = run_claim(item, dataset, services, "toolmad", config)
@@ -196,10 +202,8 @@ def test_a_claim_tried_before_counts_the_calls_it_read_back_and_is_left_out_of_t
 
 
 def test_the_stage_table_says_where_each_protocols_model_time_went_from_its_stored_runs(
-    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
-    services = make_services(checkcovid_data_dir, embedder)
-    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    services: Services, dataset: Dataset, tmp_path: Path
+) -> None:
     records = tmp_path / "records.jsonl"
     item = claims(dataset, labels="three", limit=1, skip=0)[0]
     run_part([item], dataset, services, ["toolmad", "single"], records, backend="fake", quiet=True)
@@ -217,10 +221,8 @@ def test_the_stage_table_says_where_each_protocols_model_time_went_from_its_stor
 
 
 def test_the_round_table_says_how_long_each_debate_took_to_reach_each_round_and_its_verdict(
-    checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
-    services = make_services(checkcovid_data_dir, embedder)
-    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    services: Services, dataset: Dataset, tmp_path: Path
+) -> None:
     records = tmp_path / "records.jsonl"
     item = claims(dataset, labels="three", limit=1, skip=0)[0]
     run_part([item], dataset, services, ["toolmad"], records, backend="fake", quiet=True)

@@ -95,12 +95,7 @@ def publish(
     on the claim since, nothing is published and the QueueError says who did what.
     """
     require_role(by, "publish")
-    claim = queue.get(claim_id)
-    if claim is None:
-        raise QueueError(f"no claim {claim_id!r} in the queue")
-    version = claim.publish_version if expect_version is None else expect_version
-    if claim.publish_version != version:
-        raise QueueError(queue.why_refused(claim_id, version, ""))
+    claim, version = _claim_as_seen(queue, claim_id, expect_version, refuse_if_moved=True)
     if claim.status != "in review" or claim.reviewed_verdict is None:
         raise QueueError(
             f"the claim is {claim.status}{'' if claim.reviewed else ' and not reviewed'}; an editor reviews it before publishing"
@@ -153,36 +148,29 @@ def correct(
     reason = " ".join(why.split())
     if not reason:
         raise QueueError("say why the fact-check is corrected: the note is published with it")
-    claim = queue.get(claim_id)
-    if claim is None:
-        raise QueueError(f"no claim {claim_id!r} in the queue")
-    version = claim.publish_version if expect_version is None else expect_version
-    if claim.publish_version != version:
-        raise QueueError(queue.why_refused(claim_id, version, ""))
+    claim, version = _claim_as_seen(queue, claim_id, expect_version, refuse_if_moved=True)
     if claim.status != "published" or claim.claimreview is None or claim.reviewed_verdict is None:
         raise QueueError(f"the claim is {claim.status}; only a published fact-check is corrected (publish it instead)")
     before = claim.claimreview
     today = _today()
-    draft = claim_review(
-        claim,
-        organisation=organisation,
-        url=str(before.get("url") or _address(claim, app_url, public_url)),  # the same address, whatever the settings say now
-        citations=_citations(store, claim.reviewed_run),
-        published_on=str(before.get("datePublished") or today),
-        modified_on=today,
-        corrections=_corrections(queue, claim),
-    )
-    changed = what_changed(before, draft)
-    note = Correction(on=today, by=name_of(by), what=changed, why=reason)
-    doc = claim_review(
-        claim,
-        organisation=organisation,
-        url=draft["url"],
-        citations=_citations(store, claim.reviewed_run),
-        published_on=draft["datePublished"],
-        modified_on=today,
-        corrections=[*_corrections(queue, claim), note],
-    )
+    url = str(before.get("url") or _address(claim, app_url, public_url))  # the same address, whatever the settings say now
+    published_on = str(before.get("datePublished") or today)
+    citations, earlier = _citations(store, claim.reviewed_run), _corrections(queue, claim)
+
+    def with_corrections(corrections: list[Correction]) -> dict[str, Any]:
+        return claim_review(
+            claim,
+            organisation=organisation,
+            url=url,
+            citations=citations,
+            published_on=published_on,
+            modified_on=today,
+            corrections=corrections,
+        )
+
+    # The note says what changed, so it is worked out on the document without it, then published with it.
+    note = Correction(on=today, by=name_of(by), what=what_changed(before, with_corrections(earlier)), why=reason)
+    doc = with_corrections([*earlier, note])
     _check(doc)
     return queue.mark_corrected(claim.id, by, doc, note.text(), expect_version=version)
 
@@ -190,10 +178,7 @@ def correct(
 def confirm(queue: ClaimQueue, claim_id: str, by: User, note: str = "", *, expect_version: int | None = None) -> QueueClaim:
     """An editor stands by the published rating after the record changed: recorded (who, when, why), the flag cleared."""
     require_role(by, "publish")
-    claim = queue.get(claim_id)
-    if claim is None:
-        raise QueueError(f"no claim {claim_id!r} in the queue")
-    version = claim.publish_version if expect_version is None else expect_version
+    _, version = _claim_as_seen(queue, claim_id, expect_version)
     return queue.confirm_published(claim_id, by, note, expect_version=version)
 
 
@@ -202,10 +187,7 @@ def unpublish(
 ) -> QueueClaim:
     """Take a claim off: its address then serves a plain "withdrawn" notice (when, who, why); every version stays in the record."""
     require_role(by, "publish")
-    claim = queue.get(claim_id)
-    if claim is None:
-        raise QueueError(f"no claim {claim_id!r} in the queue")
-    version = claim.publish_version if expect_version is None else expect_version
+    claim, version = _claim_as_seen(queue, claim_id, expect_version)
     if claim.status != "published" or claim.claimreview is None:
         raise QueueError(queue.why_refused(claim_id, version, "the claim is not published"))
     before = claim.claimreview
@@ -234,6 +216,23 @@ def what_changed(before: dict[str, Any], after: dict[str, Any]) -> str:
     if before.get("itemReviewed") != after.get("itemReviewed"):
         parts.append("who made the claim, or where or when, changed")
     return "; ".join(parts) or "rating and explanation unchanged"
+
+
+def _claim_as_seen(
+    queue: ClaimQueue, claim_id: str, expect_version: int | None, *, refuse_if_moved: bool = False
+) -> tuple[QueueClaim, int]:
+    """The claim and the ``publish_version`` the editor acted on (None: as read now); a QueueError when it is not in the queue.
+
+    ``refuse_if_moved``: refuse here, naming who did what, when another editor acted on the claim since (publishing and
+    correcting build a document from the claim, so they must not build it from a later version than the editor saw).
+    """
+    claim = queue.get(claim_id)
+    if claim is None:
+        raise QueueError(f"no claim {claim_id!r} in the queue")
+    version = claim.publish_version if expect_version is None else expect_version
+    if refuse_if_moved and claim.publish_version != version:
+        raise QueueError(queue.why_refused(claim_id, version, ""))
+    return claim, version
 
 
 def _address(claim: QueueClaim, app_url: str, public_url: str) -> str:

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Engine, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, Engine, func, or_, select, update
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from pipelines.core.database.tables import MAX_FIELD, CommentRow, PublicationRow, QueueChangeRow, QueueClaimRow, QueueRunRow, RunRow
 from pipelines.core.errors import DebateDeskError, InvalidClaimError
@@ -231,11 +231,7 @@ class ClaimQueue:
         if where.statuses:
             query = query.where(QueueClaimRow.status.in_(where.statuses))
         if where.assignees:
-            named = [a for a in where.assignees if a]
-            clauses = [QueueClaimRow.assignee.in_(named)] if named else []
-            if "" in where.assignees:
-                clauses.append(QueueClaimRow.assignee.is_(None))
-            query = query.where(or_(*clauses))
+            query = query.where(_one_of(QueueClaimRow.assignee, where.assignees))
         if where.tags:
             query = query.where(or_(*(QueueClaimRow.tags.contains(f",{_tag(t)},", autoescape=True) for t in where.tags)))
         if where.due_by:
@@ -243,11 +239,7 @@ class ClaimQueue:
         if where.claimant.strip():
             query = query.where(QueueClaimRow.claimant.icontains(where.claimant.strip(), autoescape=True))
         if where.languages:
-            told = [code for code in where.languages if code]
-            clauses = [QueueClaimRow.language.in_(told)] if told else []
-            if "" in where.languages:
-                clauses.append(QueueClaimRow.language.is_(None))
-            query = query.where(or_(*clauses))
+            query = query.where(_one_of(QueueClaimRow.language, where.languages))
         with Session(self.engine) as s:
             rows = s.scalars(query.order_by(QueueClaimRow.created_at.desc(), QueueClaimRow.id).limit(limit)).all()
             return [_claim(r) for r in rows]
@@ -841,6 +833,15 @@ def _claim(row: QueueClaimRow) -> QueueClaim:
         repeats=row.repeats or "",
         repeats_score=row.repeats_score,
     )
+
+
+def _one_of(column: InstrumentedAttribute[str | None], chosen: Sequence[str]) -> ColumnElement[bool]:
+    """The filter for a column whose value is one of ``chosen``, where "" chooses the rows that have none (NULL)."""
+    named = [value for value in chosen if value]
+    clauses = [column.in_(named)] if named else []
+    if "" in chosen:
+        clauses.append(column.is_(None))
+    return or_(*clauses)
 
 
 def _seen(claim: QueueClaim) -> float:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import Engine, func, or_, select
 from sqlalchemy.orm import Session
 
 from corpora.jsonl import JsonTooDeepError
+from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import MAX_FIELD, OutsideReviewRow
 from pipelines.core.errors import DebateDeskError
 from pipelines.core.text.safety import UnsafeClaimError, check_claim_text, load_json, public_http_url, unsafe_char
@@ -200,30 +201,15 @@ class OutsideReviews:
                     seen += 1
                     continue
                 present.add(key)
-                s.add(
-                    OutsideReviewRow(
-                        id=key,
-                        organisation=review.organisation,
-                        url=review.url,
-                        claim_text=review.claim_text,
-                        rating=review.rating,
-                        published_on=review.published_on,
-                        claimant=review.claimant,
-                        language=review.language,
-                        imported_at=now,
-                        imported_by=by[:MAX_FIELD],
-                        source_file=source_file[:MAX_FIELD],
-                    )
-                )
+                row = {**asdict(review), "id": key}  # the review's own fields, keyed by what makes it the same review
+                s.add(OutsideReviewRow(**row, imported_at=now, imported_by=by[:MAX_FIELD], source_file=source_file[:MAX_FIELD]))
                 added += 1
         return added, seen
 
     def all(self, limit: int = 50_000) -> list[OutsideReview]:
         with Session(self.engine) as s:
             rows = s.scalars(select(OutsideReviewRow).order_by(OutsideReviewRow.imported_at.desc()).limit(limit)).all()
-            return [
-                OutsideReview(r.organisation, r.url, r.claim_text, r.rating, r.published_on, r.claimant, r.language, r.id) for r in rows
-            ]
+            return [from_columns(OutsideReview, r) for r in rows]
 
     def search(self, text: str, limit: int = 100) -> list[OutsideReview]:
         """Reviews whose claim, organisation or claimant holds ``text`` (any case)."""
@@ -240,6 +226,4 @@ class OutsideReviews:
                 )
                 .limit(limit)
             ).all()
-            return [
-                OutsideReview(r.organisation, r.url, r.claim_text, r.rating, r.published_on, r.claimant, r.language, r.id) for r in rows
-            ]
+            return [from_columns(OutsideReview, r) for r in rows]

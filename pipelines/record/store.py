@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from pipelines import __version__
 from pipelines.core.database import migrations
 from pipelines.core.database.engine import connect
+from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import DeskSettingChangeRow, DeskSettingRow, EventRow, JournalRow, RunRow
 from pipelines.core.errors import RunBusyError, StoreUnavailableError
 from pipelines.core.events import Event, RunInterrupted, RunResumed, dump_event, parse_event
@@ -508,36 +509,24 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _summary(row: RunRow) -> RunSummary:
-    return RunSummary(
-        id=row.id,
-        claim=row.claim,
-        protocol=row.protocol,
-        status=row.status,
-        verdict=row.verdict,
-        confidence=row.confidence,
-        created_at=row.created_at,
-        finished_at=row.finished_at,
-        cost=Cost(
-            calls=row.model_calls,
-            cached_calls=int(row.cached_calls or 0),
-            tokens_in=row.tokens_in,
-            tokens_out=row.tokens_out,
-            model_seconds=float(row.model_seconds or 0.0),
-            spent=float(row.spent or 0.0),
-            priced=row.spent is not None,
-        ),
+    """The run as its row holds it: the cost has columns of its own, and a column added later is NULL in older rows."""
+    cost = Cost(
+        calls=row.model_calls,
+        cached_calls=int(row.cached_calls or 0),
+        tokens_in=row.tokens_in,
+        tokens_out=row.tokens_out,
+        model_seconds=float(row.model_seconds or 0.0),
+        spent=float(row.spent or 0.0),
+        priced=row.spent is not None,
+    )
+    return from_columns(
+        RunSummary,
+        row,
+        cost=cost,
         config=json.loads(row.config or "{}"),
-        app_version=row.app_version,
         event_count=int(row.event_count or 0),
         attempts=int(row.attempts or 1),
-        checker_verdict=row.checker_verdict,
-        checker_note=row.checker_note,
-        checker_by=row.checker_by,
         origin=row.origin or "run",
-        checker_at=row.checker_at,
-        stop_reason=row.stop_reason,
-        source_run=row.source_run,
-        started_by=row.started_by,
     )
 
 

@@ -9,15 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.components.test_queue_page import add_typed, open_queue, queue_page
+from tests.fakes import TEXANS_REVIEW
 
-REVIEW = {
-    "@type": "ClaimReview",
-    "url": "https://factcheck.example.org/texans",
-    "claimReviewed": "Only about 250 Texans have been killed in action since 9/11.",
-    "datePublished": "2026-11-30",
-    "author": {"name": "Example **Checks**"},
-    "reviewRating": {"alternateName": "Mostly false"},
-}
+REVIEW = {**TEXANS_REVIEW, "author": {"name": "Example **Checks**"}}  # Markdown in a name: shown as typed
 
 
 def read_in(at, data: bytes, name: str = "reviews.json"):  # type: ignore[no-untyped-def]

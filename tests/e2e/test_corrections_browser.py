@@ -67,6 +67,28 @@ def served(address: str) -> tuple[int, dict[str, Any]]:
         return answer.status, json.loads(answer.read())
 
 
+def review(page, opener: str, verdict: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    """The editor opens the claim's review box (``opener`` names it) and records ``verdict`` with ``reason``."""
+    page.get_by_text(opener).click()
+    page.get_by_role("combobox", name="Reviewed verdict").wait_for(timeout=60_000)
+    page.wait_for_timeout(500)  # opening the box reruns the page: let that run start, then finish (pick_option waits for it)
+    pick_option(page, "Reviewed verdict", verdict)
+    page.get_by_role("textbox", name="Reason (published as the explanation, in full)").fill(reason)
+    page.get_by_role("button", name="Record the review").click()
+
+
+def override(page, run_url: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    """Ana overrides the verdict of the run at ``run_url`` in History to NOT ENOUGH INFO, for ``reason``."""
+    follow(page, run_url, "ana", "History")
+    page.get_by_role("heading", name=CLAIM).wait_for(timeout=60_000)
+    settled(page)
+    page.get_by_text("Override the verdict").click()
+    pick_option(page, "Your verdict", "NOT ENOUGH INFO")
+    page.get_by_role("textbox", name="Reason (required)").fill(reason)
+    page.get_by_role("button", name="Record my verdict").click()
+    page.get_by_text("Recorded: NOT ENOUGH INFO by Ana Ruiz").wait_for(timeout=60_000)
+
+
 def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]
     url, database = desk
     queue = ClaimQueue(RunStore(database).engine)
@@ -83,12 +105,7 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
     ana = signed_in(browser, f"{url}/queue?claim={claim.id}", "ana")  # the editor reviews and publishes
     ana.get_by_role("heading", name=CLAIM).wait_for(timeout=120_000)
     settled(ana)
-    ana.get_by_text("Review: the verdict the desk stands by").click()
-    ana.get_by_role("combobox", name="Reviewed verdict").wait_for(timeout=60_000)
-    ana.wait_for_timeout(500)
-    pick_option(ana, "Reviewed verdict", "SUPPORTED")
-    ana.get_by_role("textbox", name="Reason (published as the explanation, in full)").fill("The ferry study shows fewer cases.")
-    ana.get_by_role("button", name="Record the review").click()
+    review(ana, "Review: the verdict the desk stands by", "SUPPORTED", "The ferry study shows fewer cases.")
     ana.get_by_text("Reviewed: SUPPORTED").first.wait_for(timeout=60_000)
     ana.get_by_role("button", name="Publish", exact=True).click()
     ana.get_by_text("Published at").wait_for(timeout=60_000)
@@ -96,14 +113,7 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
     status, first = served(address)
     assert status == 200 and first["reviewRating"]["alternateName"] == "True" and "dateModified" not in first
 
-    follow(ana, run_url, "ana", "History")  # the editor overrides the run the fact-check rests on
-    ana.get_by_role("heading", name=CLAIM).wait_for(timeout=60_000)
-    settled(ana)
-    ana.get_by_text("Override the verdict").click()
-    pick_option(ana, "Your verdict", "NOT ENOUGH INFO")
-    ana.get_by_role("textbox", name="Reason (required)").fill("The operator revised its figures.")
-    ana.get_by_role("button", name="Record my verdict").click()
-    ana.get_by_text("Recorded: NOT ENOUGH INFO by Ana Ruiz").wait_for(timeout=60_000)
+    override(ana, run_url, "The operator revised its figures.")  # the editor overrides the run the fact-check rests on
     assert served(address)[1] == first, "an override alone changes nothing published"
 
     open_claim(bo, url, "bo", claim.id)  # both see the flag: the checker on the claim's page, the editor on the list
@@ -117,12 +127,7 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
 
     open_claim(ana, url, "ana", claim.id)
     ana.get_by_text("The record changed since publication").wait_for(timeout=60_000)
-    ana.get_by_text("Review again (then correct the published fact-check)").click()
-    ana.get_by_role("combobox", name="Reviewed verdict").wait_for(timeout=60_000)
-    ana.wait_for_timeout(500)
-    pick_option(ana, "Reviewed verdict", "NOT ENOUGH INFO")
-    ana.get_by_role("textbox", name="Reason (published as the explanation, in full)").fill("The revised figures settle nothing.")
-    ana.get_by_role("button", name="Record the review").click()
+    review(ana, "Review again (then correct the published fact-check)", "NOT ENOUGH INFO", "The revised figures settle nothing.")
     ana.get_by_text("Reviewed again: NOT ENOUGH INFO").wait_for(timeout=60_000)
     settled(ana)
     why = ana.get_by_role("textbox", name="Why (the correction note, or why the rating stands, or why it is withdrawn)")
@@ -146,14 +151,7 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
     ana.get_by_text("v1 · published by Ana Ruiz", exact=False).wait_for(timeout=30_000)  # the earlier version, still listed
 
     # The record changes again (a second override); the editor stands by the corrected rating: recorded, unflagged, unchanged.
-    follow(ana, run_url, "ana", "History")
-    ana.get_by_role("heading", name=CLAIM).wait_for(timeout=60_000)
-    settled(ana)
-    ana.get_by_text("Override the verdict").click()
-    pick_option(ana, "Your verdict", "NOT ENOUGH INFO")
-    ana.get_by_role("textbox", name="Reason (required)").fill("Checked the revised figures once more.")
-    ana.get_by_role("button", name="Record my verdict").click()
-    ana.get_by_text("Recorded: NOT ENOUGH INFO by Ana Ruiz").wait_for(timeout=60_000)
+    override(ana, run_url, "Checked the revised figures once more.")
     open_claim(ana, url, "ana", claim.id)
     ana.get_by_text("The record changed since publication").wait_for(timeout=60_000)
     why.fill("The second look changes nothing: Unproven stands.")

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import pick_option, screenshot, serve_app, settled, signed_in
-from tests.fakes import users_file
+from tests.fakes import TEXANS_REVIEW, users_file
 
 pytestmark = pytest.mark.e2e
 
@@ -155,16 +155,8 @@ def test_an_imported_claimreview_is_matched_when_a_colleague_adds_the_claim(brow
     ana.get_by_role("link", name="Claims queue").click()
     ana.get_by_role("tab", name="➕ Add claims").click()
     ana.get_by_role("tab", name="🌐 Other fact-checkers' reviews").click()
-    review = {
-        "@type": "ClaimReview",
-        "url": "https://factcheck.example.org/texans",
-        "claimReviewed": "Only about 250 Texans have been killed in action since 9/11.",
-        "datePublished": "2026-11-30",
-        "author": {"name": "Example Checks"},
-        "reviewRating": {"alternateName": "Mostly false"},
-    }
     path = tmp_path / "reviews.json"
-    path.write_text(json.dumps({"@type": "DataFeed", "dataFeedElement": [review]}))
+    path.write_text(json.dumps({"@type": "DataFeed", "dataFeedElement": [TEXANS_REVIEW]}))
     ana.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(str(path))
     ana.get_by_text("reviews.json").first.wait_for(timeout=30_000)
     ana.get_by_role("button", name="Read the reviews in").click()

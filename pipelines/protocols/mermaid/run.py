@@ -306,18 +306,11 @@ def _into_pool(ctx: RunContext, recall: Recall, step: int) -> Evidence:
     for existing in ctx.pool.values():  # already in this run's pool: keep its id
         if evidence_key(existing) == item.key:
             return existing
-    evidence = Evidence(
+    evidence = item.as_evidence(
         id=ctx.next_evidence_id(),
         source="memory",
-        text=item.text,
-        title=item.title,
-        url=item.url,
-        corpus=item.corpus,
-        doc_id=item.doc_id,
-        passage_index=item.passage_index,
         retrieval_score=recall.similarity,
         scores={"similarity": recall.similarity},
-        query=item.query,
         round=step,
         found_by=MEMORY_AGENT,
     )

@@ -17,13 +17,15 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Engine, create_engine, delete, func, select
 from sqlalchemy.orm import Session
 
 from pipelines.core.database import migrations
+from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import MemoryRow
 from pipelines.core.domain import Evidence
 from pipelines.core.text.stopwords import STOPWORDS
@@ -50,6 +52,10 @@ class MemoryItem:
     entities: tuple[str, ...]
     created_at: float
 
+    def as_evidence(self, **found: Any) -> Evidence:
+        """The kept item back as evidence in a run: what it kept of the evidence it was, then ``found`` (its id, how it was found now)."""
+        return Evidence(**({name: getattr(self, name) for name in KEPT_FROM_EVIDENCE} | found))
+
 
 @dataclass(frozen=True)
 class Recall:
@@ -64,6 +70,10 @@ class Recall:
         parts = [f"entity '{self.entity}'"] if self.entity else []
         parts.append(f"similarity {self.similarity:.2f}")
         return " · ".join(parts)
+
+
+# What an item keeps of the evidence it was found as: the fields the two share, by name (the text, where it came from, the query).
+KEPT_FROM_EVIDENCE = {f.name for f in fields(MemoryItem)} & set(Evidence.model_fields)
 
 
 class EvidenceMemory:
@@ -100,14 +110,7 @@ class EvidenceMemory:
                 s.add(
                     MemoryRow(
                         key=key,
-                        source=evidence.source,
-                        title=evidence.title,
-                        text=evidence.text,
-                        url=evidence.url,
-                        corpus=evidence.corpus,
-                        doc_id=evidence.doc_id,
-                        passage_index=evidence.passage_index,
-                        query=evidence.query,
+                        **evidence.model_dump(include=KEPT_FROM_EVIDENCE),
                         claim=claim,
                         topic=topic,
                         entities=json.dumps(sorted(names)),
@@ -191,18 +194,4 @@ def _matching_entity(wanted: Sequence[str], kept: Sequence[str]) -> str | None:
 
 
 def _item(row: MemoryRow) -> MemoryItem:
-    return MemoryItem(
-        key=row.key,
-        source=row.source,
-        text=row.text,
-        title=row.title,
-        url=row.url,
-        corpus=row.corpus,
-        doc_id=row.doc_id,
-        passage_index=row.passage_index,
-        query=row.query,
-        claim=row.claim,
-        topic=row.topic,
-        entities=tuple(json.loads(row.entities)),
-        created_at=row.created_at,
-    )
+    return from_columns(MemoryItem, row, entities=tuple(json.loads(row.entities)))

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pipelines.cli.main import main
+from tests.disks import fill
 
 ROOT = Path(__file__).resolve().parents[3]
 COMMANDS = [
@@ -32,24 +31,10 @@ COMMANDS = [
 
 
 @pytest.fixture
-def full_disk(tmp_path: Path) -> Iterator[Path]:
+def full_disk(small_disk: Path) -> Path:
     """A 3 MB tmpfs, filled to the last byte (skipped where it cannot be mounted)."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(where)], capture_output=True, check=False)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {mounted.stderr.decode().strip()}")
-    try:
-        with (where / "filler").open("wb") as out:
-            try:
-                while True:
-                    out.write(b"\0" * 65536)
-                    out.flush()
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
+    fill(small_disk)
+    return small_disk
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])

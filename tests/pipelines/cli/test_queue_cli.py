@@ -9,25 +9,9 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli.main import main
+from tests.fakes import TEXANS_REVIEW
 
-FEED = {
-    "@type": "DataFeed",
-    "dataFeedElement": [
-        {
-            "@type": "DataFeedItem",
-            "item": [
-                {
-                    "@type": "ClaimReview",
-                    "url": "https://factcheck.example.org/texans",
-                    "claimReviewed": "Only about 250 Texans have been killed in action since 9/11.",
-                    "datePublished": "2026-11-30",
-                    "author": {"name": "Example Checks"},
-                    "reviewRating": {"alternateName": "Mostly false"},
-                }
-            ],
-        }
-    ],
-}
+FEED = {"@type": "DataFeed", "dataFeedElement": [{"@type": "DataFeedItem", "item": [TEXANS_REVIEW]}]}  # Google's feed shape
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -7,7 +7,6 @@ same runs go against a real server too.
 
 from __future__ import annotations
 
-import errno
 import os
 import subprocess
 import tempfile
@@ -27,6 +26,7 @@ from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import resume_run, start_run, stream_run
 from pipelines.run.services import Services
 from pipelines.run.tools.embeddings import Embedder
+from tests.disks import fill
 from tests.fakes import fake_config, make_services
 from tests.faults import StoreOutage
 from tests.stores import POSTGRES_DIR_ENV, POSTGRES_ENV, pg_ctl, store_url  # noqa: F401  (the fixture)
@@ -153,33 +153,6 @@ def test_a_store_away_when_a_run_starts_gets_a_plain_message(fresh: Services) ->
 
 
 # --- the real thing: a small file system that fills up, or turns read-only (needs root to mount; skipped otherwise) ---
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 3 MB tmpfs of the test's own, unmounted afterwards."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(where)], capture_output=True, check=False)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {mounted.stderr.decode().strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    """Write a file until the disk is full; returns it (delete it to make room again)."""
-    filler = disk / "filler"
-    # Unbuffered: a buffered file keeps the bytes a short write left over and raises ENOSPC again when it closes.
-    with filler.open("wb", buffering=0) as out:
-        try:
-            while True:
-                out.write(b"\0" * 65536)
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-    return filler
 
 
 def test_a_really_full_disk_pauses_the_run_and_it_resumes_once_there_is_space(
