@@ -99,14 +99,7 @@ def settled_verdict(ctx: RunContext, reading: Reading | None, *, debated_before:
             detail=f"{NOT_RUN}: {why}. The verdict is their calibrated reading; to debate anyway, set belief.debate_when to always",
         )
     )
-    return Verdict(
-        label=result.label,
-        confidence=result.confidence,
-        rationale=result.reason,
-        cited=result.rests_on,
-        decided_by=SETTLED,
-        stop_reason=why,
-    )
+    return result.verdict(decided_by=SETTLED, stop_reason=why)
 
 
 async def rule_beside(ctx: RunContext, verdict: Verdict, reading: Reading | None, turns: Sequence[Turn]) -> Verdict:
@@ -144,11 +137,7 @@ def choose(published: Verdict, result: Aggregate, which: str) -> Verdict:
     calibrated = Ruling(label=result.label, confidence=result.confidence, decided_by=CALIBRATED, says=calibrated_says(result))
     if which == "published":
         return published.model_copy(update={"beside": calibrated})
-    return Verdict(
-        label=result.label,
-        confidence=result.confidence,
-        rationale=result.reason,
-        cited=result.rests_on,
+    return result.verdict(
         decided_by=CALIBRATED,
         stop_reason=f"{own.says}; {calibrated.says}. The calibrated ruling is the verdict (setting: belief.verdict)",
         beside=own,

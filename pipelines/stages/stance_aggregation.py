@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipelines.calibration.files import Calibration
+from pipelines.core.domain import Ruling, Verdict
 from pipelines.core.text.probability import percent
 from pipelines.stages.stance import Stance
 
@@ -40,6 +41,18 @@ class Aggregate:
     conflict: bool
     contested: tuple[str, ...]
     calibration: str
+
+    def verdict(self, *, decided_by: str, stop_reason: str, beside: Ruling | None = None) -> Verdict:
+        """The run's verdict from this reading: its label and confidence, its reason, the exhibits it rests on."""
+        return Verdict(
+            label=self.label,
+            confidence=self.confidence,
+            rationale=self.reason,
+            cited=self.rests_on,
+            decided_by=decided_by,
+            stop_reason=stop_reason,
+            beside=beside,
+        )
 
 
 def stance_features(stances: Sequence[Stance]) -> dict[str, float]:

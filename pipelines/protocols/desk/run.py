@@ -54,11 +54,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
     else:
         ctx.emit(StageCompleted(stage="debate", detail="no debate: " + _why_no_debate(result)))
 
-    return Verdict(
-        label=result.label,
-        confidence=result.confidence,
-        rationale=result.reason,
-        cited=result.rests_on,
+    return result.verdict(
         decided_by="calibrated exhibit stances" if result.calibration != "uncalibrated" else "exhibit stances (uncalibrated)",
         stop_reason="ruled after a debate over conflicting exhibits" if debated else "ruled from the exhibits' stances",
     )

@@ -91,6 +91,17 @@ def assert_at_head_with_the_desk_tables(url: str) -> None:
             assert (index.name, tuple(c.name for c in index.columns)) in present[table.name], f"{table.name}: no {index.name}"
 
 
+def opened_at_head(url: str, query: str) -> list[tuple[object, ...]]:
+    """Open the store on an older database (it migrates), check it is at head with the desk's tables, and read ``query``."""
+    RunStore(url).engine.dispose()
+    assert_at_head_with_the_desk_tables(url)
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        rows = [tuple(row) for row in conn.execute(sa.text(query)).all()]
+    engine.dispose()
+    return rows
+
+
 def test_a_new_database_is_built_to_exactly_the_store_tables(store_url: str) -> None:  # noqa: F811
     RunStore(store_url).engine.dispose()
     assert_at_head_with_the_desk_tables(store_url)
@@ -139,12 +150,7 @@ def test_sign_in_and_queue_tables_made_by_their_own_code_before_migration_0003_a
             )
         )
     engine.dispose()
-    RunStore(store_url).engine.dispose()
-    assert_at_head_with_the_desk_tables(store_url)
-    engine = sa.create_engine(store_url)
-    with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT text, claimreview FROM queue_claims")).all() == [("A queued claim", None)]
-    engine.dispose()
+    assert opened_at_head(store_url, "SELECT text, claimreview FROM queue_claims") == [("A queued claim", None)]
 
 
 def test_the_memory_and_evaluation_tables_their_stores_built_before_migration_0006_keep_their_rows(store_url: str) -> None:  # noqa: F811
@@ -163,12 +169,7 @@ def test_the_memory_and_evaluation_tables_their_stores_built_before_migration_00
             )
         )
     engine.dispose()
-    RunStore(store_url).engine.dispose()
-    assert_at_head_with_the_desk_tables(store_url)
-    engine = sa.create_engine(store_url)
-    with engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT id, accuracy FROM evaluations")).all() == [("e1", 0.7)]
-    engine.dispose()
+    assert opened_at_head(store_url, "SELECT id, accuracy FROM evaluations") == [("e1", 0.7)]
 
 
 def test_each_migration_is_one_file_named_for_its_revision_after_the_one_before() -> None:
