@@ -69,7 +69,7 @@ $(VENV)/.model-installed: requirements-model.txt $(VENV)/.installed
 $(LLAMA_LIB): requirements.txt | $(VENV)/.installed
 	@mkdir -p $(LLAMA_CPP_DIR)
 	@echo "building llama.cpp's libraries from llama-cpp-python $(LLAMA_CPP_PYTHON)'s source (log: $(LLAMA_CPP_DIR)/build.log)"
-	@flock $(LLAMA_CPP_DIR)/.build.lock $(LLAMA_BUILD) llama > $(LLAMA_CPP_DIR)/build.log 2>&1 || { tail -n 30 $(LLAMA_CPP_DIR)/build.log; exit 1; }
+	@flock $(LLAMA_CPP_DIR)/.build.lock sh -c '$(LLAMA_BUILD) llama > $(LLAMA_CPP_DIR)/build.log 2>&1' || { tail -n 30 $(LLAMA_CPP_DIR)/build.log; exit 1; }
 	@tail -n 1 $(LLAMA_CPP_DIR)/build.log
 
 $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
@@ -78,10 +78,10 @@ $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
 	$(PY) -c 'import llama_cpp; print("llama-cpp-python", llama_cpp.__version__, "loads", llama_cpp.llama_cpp._lib._name)'
 	touch $@
 
-# flock: a build in the background and a `make model` beside it take turns on the one cmake folder.
+# flock: a build in the background and a `make model` beside it take turns on the one cmake folder (each writes its log once it has it).
 $(LLAMA_SERVER_STAMP): $(VENV)/.llama-lib
 	@echo "building llama.cpp's llama-server on the same build (log: $(LLAMA_CPP_DIR)/build-server.log)"
-	@if flock $(LLAMA_CPP_DIR)/.build.lock $(LLAMA_BUILD) llama llama-server > $(LLAMA_CPP_DIR)/build-server.log 2>&1; \
+	@if flock $(LLAMA_CPP_DIR)/.build.lock sh -c '$(LLAMA_BUILD) llama llama-server > $(LLAMA_CPP_DIR)/build-server.log 2>&1'; \
 	then tail -n 1 $(LLAMA_CPP_DIR)/build-server.log; \
 	else echo "warning: llama-server did not build (see $(LLAMA_CPP_DIR)/build-server.log); the app runs the model on the Python server"; fi
 	@touch $@
@@ -92,7 +92,9 @@ llama-server:
 
 # For `make run`: llama-server's build, once, in the background (its own session: it goes on if `make run` is stopped).
 llama-server-later: llama-lib
-	@if [ ! -e $(LLAMA_SERVER_STAMP) ]; then \
+	@if [ ! -e $(LLAMA_SERVER_STAMP) ] && ! flock -n $(LLAMA_CPP_DIR)/.build.lock true; then \
+		echo "llama-server is being built in the background already (log: $(LLAMA_CPP_DIR)/build-server.log)"; \
+	elif [ ! -e $(LLAMA_SERVER_STAMP) ]; then \
 		echo "building llama-server in the background (log: $(LLAMA_CPP_DIR)/build-server.log); the app runs the model on the Python server until it is ready"; \
 		setsid nohup $(MAKE) --no-print-directory $(LLAMA_SERVER_STAMP) > $(LLAMA_CPP_DIR)/build-server-later.log 2>&1 < /dev/null & \
 	fi

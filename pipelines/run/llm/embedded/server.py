@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -280,7 +281,7 @@ def _start_server(
         # Same process group as the app on purpose: a Ctrl+C or a closed terminal stops
         # the server too, even when the app dies before its atexit hook can run.
         root = str(Path(__file__).resolve().parents[4])  # so `-m pipelines...` imports wherever the app was started
-        env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
+        env = server_environment(os.environ) | {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH", "")]))}
         # The key goes in the environment, not the command line: /proc/PID/cmdline is every user's to read, environ its owner's.
         env |= {"LLAMA_API_KEY": key, "API_KEY": key}  # llama-server's variable; llama_cpp.server's settings read API_KEY
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -305,6 +306,21 @@ def _start_server(
         time.sleep(0.5)
     kind = "native" if native is not None else "python"
     return ServerState(pid=process.pid, port=port, model=str(model), n_ctx=n_ctx, logprobs=logprobs, kind=kind, slots=slots, api_key=key)
+
+
+def server_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The app's environment without what would override the server's command line.
+
+    llama_cpp.server takes its address from ``HOST`` and ``PORT`` before its own ``--host`` and ``--port``
+    (``make run PORT=8503`` puts PORT=8503 there: the Python server then tried the app's own port and died),
+    and reads each of its settings from a variable of the same name (``MODEL``, ``N_CTX``, ``CONFIG_FILE``...);
+    llama-server reads ``LLAMA_ARG_*``. The server is started with every setting on its command line, so none of these
+    from the shell belongs to it.
+    """
+    from llama_cpp.server.settings import ModelSettings, ServerSettings  # the Python server's own settings, by name
+
+    theirs = {name.upper() for model in (ModelSettings, ServerSettings) for name in model.model_fields} | {"CONFIG_FILE"}
+    return {k: v for k, v in environ.items() if k.upper() not in theirs and not k.startswith("LLAMA_ARG_")}
 
 
 @atexit.register

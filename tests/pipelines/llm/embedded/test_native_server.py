@@ -158,3 +158,9 @@ def test_schemas_go_to_the_native_server_as_llama_cpp_python_s_own_grammar() -> 
     assert "response_format" not in payload
     bare = chat._get_request_payload([HumanMessage("hi")], response_format={"type": "json_object"})
     assert bare["extra_body"] == {"grammar": llama_grammar.JSON_GBNF}
+
+
+def test_the_shell_s_port_host_and_server_settings_do_not_reach_the_server() -> None:
+    """`make run PORT=8503` exports PORT: llama_cpp.server binds os.getenv("PORT") before its --port, so it took the app's port."""
+    shell = {"PORT": "8503", "HOST": "0.0.0.0", "N_CTX": "64", "config_file": "x.json", "LLAMA_ARG_HOST": "0.0.0.0", "HOME": "/h"}
+    assert server.server_environment(shell) == {"HOME": "/h"}
