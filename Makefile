@@ -16,9 +16,9 @@ LLAMA_BUILD := bash pipelines/run/llm/embedded/build_llama_server.sh $(PY) $(LLA
 
 .PHONY: run run-fake test lint typecheck pytest e2e slow setup dev model model-first llama-lib llama-server llama-server-later browser clean docs test-isolated
 
-# The app starts once the model and llama.cpp's library are ready (what a first claim needs); llama-server, whose
-# compile is about 40% of a first `make run`, is built in the background meanwhile. Until it is there the app runs the
-# model on the Python server (about 0.76x its rate), and the next time the app starts a model server it starts llama-server.
+# The app starts once the model and llama.cpp's library are ready; llama-server, whose compile is about 40% of a first
+# `make run`, is built in the background meanwhile (under a flock), so the app can be used at once. A claim started before
+# the server is built waits for it (pipelines/run/llm/embedded/server.py, wait_for_build) and the run page says so.
 run: setup model-first llama-server-later
 	$(VENV)/bin/streamlit run server.py --server.address $(ADDRESS) --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
@@ -95,7 +95,7 @@ llama-server-later: llama-lib
 	@if [ ! -e $(LLAMA_SERVER_STAMP) ] && ! flock -n $(LLAMA_CPP_DIR)/.build.lock true; then \
 		echo "llama-server is being built in the background already (log: $(LLAMA_CPP_DIR)/build-server.log)"; \
 	elif [ ! -e $(LLAMA_SERVER_STAMP) ]; then \
-		echo "building llama-server in the background (log: $(LLAMA_CPP_DIR)/build-server.log); the app runs the model on the Python server until it is ready"; \
+		echo "building llama-server in the background (log: $(LLAMA_CPP_DIR)/build-server.log); a claim started before it is ready waits for it"; \
 		setsid nohup $(MAKE) --no-print-directory $(LLAMA_SERVER_STAMP) > $(LLAMA_CPP_DIR)/build-server-later.log 2>&1 < /dev/null & \
 	fi
 

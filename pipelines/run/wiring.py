@@ -21,6 +21,7 @@ from pipelines.record.journal import Journal, JournalCache, JournaledIndex, Jour
 from pipelines.run.context import Toolbox
 from pipelines.run.llm.cache import caches
 from pipelines.run.llm.client import LLM
+from pipelines.run.llm.embedded import server as embedded_server
 from pipelines.run.llm.limits import Budget
 from pipelines.run.llm.registry import get_backend
 from pipelines.run.server_restart import ServerRestarts
@@ -46,7 +47,7 @@ class Models:
         backend = get_backend(spec.backend)
         announce = backend.name == "embedded" and not self.announced
         if announce:
-            emit(StageStarted(stage="model", detail="starting the embedded model (the first start takes a while)"))
+            emit(StageStarted(stage="model", detail=_starting_detail(services)))
         # Building a model can take long (the embedded server starts), so off the loop; one built before is at hand.
         chat = services.built_chat_model(spec)
         if chat is None:
@@ -129,3 +130,13 @@ def wire_tools(services: Services, config: RunConfig, layers: list[ToolLayer]) -
     for layer in layers:
         tools = layer(tools)
     return tools
+
+
+def _starting_detail(services: Services) -> str:
+    """What the run page says while the embedded model starts: on a first `make run`, that llama-server is still being built."""
+    if not services.settings.llama_server and embedded_server.build_in_progress():
+        return (
+            "waiting for llama.cpp's server, which the first `make run` is still compiling in the background "
+            "(a few minutes; log: build/llama.cpp/build-server.log), then starting the embedded model"
+        )
+    return "starting the embedded model (the first start takes a while)"

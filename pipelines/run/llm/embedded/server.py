@@ -16,6 +16,7 @@ prefix, and gives token log-probabilities without keeping every position's logit
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import secrets
@@ -43,6 +44,9 @@ NATIVE_NAME = "llama-server"
 SERVER_NAMES = (SERVER_MODULE, "pipelines.run.llm.llama_server", "llama_cpp.server")
 # Where `make model` builds llama.cpp's server (see the Makefile); DEBATEDESK_LLAMA_SERVER names another.
 NATIVE_BINARY = Path(__file__).resolve().parents[4] / "build" / "llama.cpp" / "bin" / NATIVE_NAME
+# Held (flock) while llama.cpp is being compiled, as `make run` does in the background on a first start (the Makefile).
+BUILD_LOCK = NATIVE_BINARY.parents[1] / ".build.lock"
+BUILD_WAIT_S = 1200.0  # the whole server build took 148-240 s on 2 quiet cores; a busy machine may take several times that
 DEFAULT_N_CTX = 8192
 MAX_SLOTS = 4
 DEFAULT_CACHE_RAM_MIB = LLAMA_CACHE_RAM_MIB
@@ -101,9 +105,11 @@ def ensure_server(
     """
     model = model_path.resolve()
     cache_dir.mkdir(parents=True, exist_ok=True)
+    native = native_server_binary(binary)
+    if native is None and not binary and build_in_progress():
+        native = wait_for_build()  # `make run` builds llama-server in the background: a first claim waits for it
     with FileLock(cache_dir / "server.lock"):
         state = read_state(cache_dir)
-        native = native_server_binary(binary)
         # The Python server stood in while llama-server was being built (`make run` builds it in the background):
         # once the program is there, the next run starts it.
         upgrade = state is not None and state.kind == "python" and native is not None
@@ -187,6 +193,41 @@ def native_server_binary(binary: str = "") -> Path | None:
             )
         return path
     return NATIVE_BINARY if NATIVE_BINARY.is_file() and os.access(NATIVE_BINARY, os.X_OK) else None
+
+
+def build_in_progress(lock: Path | None = None) -> bool:
+    """Whether llama.cpp is being compiled right now (the build holds ``BUILD_LOCK``; nobody holds it otherwise)."""
+    path = lock or BUILD_LOCK
+    if not path.exists():
+        return False
+    with path.open("rb") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(held, fcntl.LOCK_UN)
+    return False
+
+
+def wait_for_build(lock: Path | None = None, timeout_s: float = BUILD_WAIT_S) -> Path | None:
+    """Wait for the llama.cpp build in progress, then the llama-server it built (None: it failed, or took too long).
+
+    The Python server cannot stand in meanwhile: llama-cpp-python 0.3.36 on the libraries built from its own source
+    crashes (SIGSEGV in llama_decode) on any prompt of more than one token on this machine (docs/measurements/
+    2026-12-02-house-loop.md), so a first claim started while `make run` still builds llama-server waits for it.
+    """
+    path = lock or BUILD_LOCK
+    with path.open("rb") as held:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(1.0)
+                continue
+            fcntl.flock(held, fcntl.LOCK_UN)
+            break
+    return native_server_binary()
 
 
 def python_server_command(model: Path, port: int, *, n_ctx: int, threads: int, slots: int = 1, logprobs: bool = False) -> list[str]:

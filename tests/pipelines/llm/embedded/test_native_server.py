@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +166,40 @@ def test_the_shell_s_port_host_and_server_settings_do_not_reach_the_server() -> 
     """`make run PORT=8503` exports PORT: llama_cpp.server binds os.getenv("PORT") before its --port, so it took the app's port."""
     shell = {"PORT": "8503", "HOST": "0.0.0.0", "N_CTX": "64", "config_file": "x.json", "LLAMA_ARG_HOST": "0.0.0.0", "HOME": "/h"}
     assert server.server_environment(shell) == {"HOME": "/h"}
+
+
+def test_a_first_claim_waits_for_the_llama_server_build_in_progress_then_starts_it(
+    monkeypatch: pytest.MonkeyPatch, binary: Path, tmp_path: Path, starts: list[dict[str, Any]]
+) -> None:
+    """`make run` compiles llama-server in the background under a flock: a claim started meanwhile waits, then starts it."""
+    lock = tmp_path / ".build.lock"
+    lock.touch()
+    monkeypatch.setattr(server, "BUILD_LOCK", lock)
+    monkeypatch.setattr(server, "NATIVE_BINARY", tmp_path / "bin" / "not-yet")
+    assert not server.build_in_progress(), "a lock file nobody holds: no build"
+    build = subprocess.Popen(["flock", str(lock), "sh", "-c", f"sleep 1.5 && cp {binary} {tmp_path / 'bin' / 'not-yet'}"])
+    try:
+        deadline = time.monotonic() + 10
+        while not server.build_in_progress() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.build_in_progress()
+        started = time.monotonic()
+        server.ensure_server(tmp_path / "m.gguf", tmp_path / "cache", n_threads=2, logprobs=True)
+        assert time.monotonic() - started >= 0.5, "it waited for the build"
+    finally:
+        build.wait(10)
+    assert [s["native"] for s in starts] == [tmp_path / "bin" / "not-yet"], "then llama-server, not the Python server"
+    assert not server.build_in_progress()
+
+
+def test_a_build_that_fails_or_outlasts_the_wait_gives_no_program(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    lock = tmp_path / ".build.lock"
+    lock.touch()
+    monkeypatch.setattr(server, "NATIVE_BINARY", tmp_path / "missing")
+    held = subprocess.Popen(["flock", str(lock), "sleep", "5"])
+    try:
+        time.sleep(0.3)
+        assert server.wait_for_build(lock, timeout_s=0.5) is None
+    finally:
+        held.kill()
+        held.wait()
