@@ -66,11 +66,12 @@ $(VENV)/.model-installed: requirements-model.txt $(VENV)/.installed
 # renamed over the old, never written in place, so a running server or app keeps working; the same bytes left alone).
 # If the server's build fails, `make run` goes on: the app then runs the model on the Python server, as
 # before. The attempt is recorded, so later runs do not retry it; `make llama-server` does.
-$(LLAMA_LIB): requirements.txt | $(VENV)/.installed
+$(LLAMA_LIB): requirements.txt pipelines/run/llm/embedded/build_llama_server.sh | $(VENV)/.installed
 	@mkdir -p $(LLAMA_CPP_DIR)
 	@echo "building llama.cpp's libraries from llama-cpp-python $(LLAMA_CPP_PYTHON)'s source (log: $(LLAMA_CPP_DIR)/build.log)"
 	@flock $(LLAMA_CPP_DIR)/.build.lock sh -c '$(LLAMA_BUILD) llama > $(LLAMA_CPP_DIR)/build.log 2>&1' || { tail -n 30 $(LLAMA_CPP_DIR)/build.log; exit 1; }
 	@tail -n 1 $(LLAMA_CPP_DIR)/build.log
+	@touch $@  # built now, even where libllama's bytes did not change (install_libs leaves the same bytes alone)
 
 $(VENV)/.llama-lib: $(LLAMA_LIB) $(VENV)/.installed
 	bash pipelines/run/llm/embedded/install_libs.sh $(LLAMA_CPP_DIR)/lib "$$($(PY) -c 'import importlib.util, pathlib; spec = importlib.util.find_spec("llama_cpp"); \

@@ -42,9 +42,15 @@ if [ ! -d "$src" ]; then
 fi
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# No AMX: -march=native turns on Intel's AMX tiles where the CPU reports them, and on a virtual machine that reports them
+# without giving them (this project's 2-core Xeon, 2026-12-02) every model call died in ggml-cpu's first `ldtilecfg`
+# (general protection fault: llama-server at its warm-up, llama-cpp-python on any prompt of two tokens or more). Explicit
+# -mno-* flags win over -march=native in GCC and Clang whatever their order. Every measurement before was on CPUs without AMX.
+flags=()
+[ "$(uname -m)" = x86_64 ] && flags=("-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" "-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16")
 # As llama-cpp-python's own build has it (its CMakeLists.txt): shared libraries, OpenMP and the CPU's
 # own instructions (llama.cpp's defaults), no curl. Same library, same arithmetic.
-cmake -S "$src" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+cmake -S "$src" -B "$work/build" "${generator[@]}" "${flags[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
   -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN:$ORIGIN/../lib' \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
   -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DGGML_CCACHE=OFF
