@@ -212,21 +212,13 @@ def build_in_progress(lock: Path | None = None) -> bool:
 def wait_for_build(lock: Path | None = None, timeout_s: float = BUILD_WAIT_S) -> Path | None:
     """Wait for the llama.cpp build in progress, then the llama-server it built (None: it failed, or took too long).
 
-    The Python server cannot stand in meanwhile: llama-cpp-python 0.3.36 on the libraries built from its own source
-    crashes (SIGSEGV in llama_decode) on any prompt of more than one token on this machine (docs/measurements/
-    2026-12-02-house-loop.md), so a first claim started while `make run` still builds llama-server waits for it.
+    Why a first claim waits rather than start the Python server meanwhile: when this was written, the Python server
+    crashed here on any prompt of two tokens or more. That was the AMX build (build_llama_server.sh, fixed since), so the
+    Python server could now stand in and ``ensure_server``'s upgrade would move the next run to llama-server; not tried.
     """
-    path = lock or BUILD_LOCK
-    with path.open("rb") as held:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                time.sleep(1.0)
-                continue
-            fcntl.flock(held, fcntl.LOCK_UN)
-            break
+    deadline = time.monotonic() + timeout_s
+    while build_in_progress(lock) and time.monotonic() < deadline:
+        time.sleep(1.0)
     return native_server_binary()
 
 
