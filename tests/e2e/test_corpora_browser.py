@@ -1,6 +1,7 @@
 """In Chromium: upload a PDF and a saved web page into a new corpus; it shows at once; find and delete a document."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,12 @@ def test_upload_pdf_and_html_then_delete_a_document(page, tmp_path: Path) -> Non
     name.fill("e2e-uploads")
     upload_and_ingest(page, [tmp_path / "trial.pdf", tmp_path / "buses.html"])
     wait_for_report(page, "e2e-uploads: 2 documents", timeout=120_000)
-    page.wait_for_timeout(1000)
-    assert frame_height(page, 0) > before  # the overview has the new corpus's row at once
+    # The overview has the new corpus's row without a reload. Its table is a new widget drawn after the report (under
+    # load, more than a second later on CI once): wait for it to grow rather than look once.
+    deadline = time.monotonic() + 30
+    while frame_height(page, 0) <= before and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert frame_height(page, 0) > before
     expect(page.get_by_text("2 of 2 documents.")).to_be_visible()
     screenshot(page, "corpora-uploaded")
 

@@ -1,4 +1,5 @@
 import asyncio
+import sqlite3
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -70,3 +71,36 @@ def test_the_cache_is_on_by_default_for_free_local_backends_and_opt_in_for_paid_
     assert not caches(ModelSpec(backend="openai"))
     assert caches(ModelSpec(backend="openai", cache="on"))
     assert not caches(ModelSpec(backend="fake", cache="off"))
+
+
+def test_a_damaged_cache_is_moved_aside_and_a_fresh_one_opened(tmp_path: Path) -> None:
+    """A malformed cache.db (a disk or a killed process) once failed every claim of a data folder at Services.create."""
+    folder = tmp_path / "responses"
+    DiskResponseCache(folder).close()
+    (folder / "cache.db").write_bytes(b"SQLite format 3\0" + b"\xff" * 8192)
+    cache = DiskResponseCache(folder)
+    assert cache.get("k") is None
+    cache.put("k", "answer")
+    assert cache.get("k") == "answer"
+    aside = [p.name for p in tmp_path.iterdir() if p.name.startswith("responses.damaged-")]
+    assert len(aside) == 1, "the damaged cache is kept for a look, beside the new one"
+
+
+class Malformed:
+    """What diskcache raises from a database damaged after it was opened."""
+
+    def get(self, *_: object, **__: object) -> object:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    set = get
+
+
+def test_a_cache_damaged_under_a_run_is_a_miss_and_the_call_is_made(tmp_path: Path) -> None:
+    cache = DiskResponseCache(tmp_path / "responses")
+    cache._cache = Malformed()  # type: ignore[assignment]
+    chat, calls = FakeChatModel(), []
+    llm = make(chat, cache, calls)
+    messages = load_prompt("single_answer", "pipelines.protocols.single").render(claim="Masks reduce spread", evidence="[E1] Masks.")
+    assert asyncio.run(llm.text(messages)), "the call is made"
+    assert asyncio.run(llm.text(messages)), "and made again: nothing was kept"
+    assert cache.failures == 4 and [c.cached for c in calls] == [False, False]

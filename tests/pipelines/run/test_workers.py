@@ -53,12 +53,16 @@ def offline() -> RunConfig:
 
 
 @pytest.fixture
-def desk(demo_data_dir: Path, embedder: Embedder) -> Iterator[Services]:
-    """Services over the demo corpus whose run store (and queue) is a fresh database on the test PostgreSQL."""
+def desk(demo_data_dir: Path, embedder: Embedder, tmp_path: Path) -> Iterator[Services]:
+    """Services over a copy of the demo corpus's data folder (workers are killed here: never mid-write in the session's
+    shared folder, whose response cache a kill once left malformed for the tests after) whose run store (and queue) is a
+    fresh database on the test PostgreSQL."""
     if not os.environ.get(POSTGRES_ENV):
         pytest.skip(f"no PostgreSQL server: set {POSTGRES_ENV} (`.ci/run` starts one)")
+    data_dir = tmp_path / "desk-data"
+    shutil.copytree(demo_data_dir, data_dir)
     with postgres_database() as url:
-        services = make_services(demo_data_dir, embedder)
+        services = make_services(data_dir, embedder)
         services.store = RunStore(url)
         yield services
         services.store.engine.dispose()
@@ -165,12 +169,12 @@ def test_a_desk_on_sqlite_is_told_to_run_its_batch_in_the_app(services: Services
         submit_batch(parse_claims_text(CLAIMS[0]), fake_config(protocol="single"), services)
 
 
-def test_three_worker_processes_a_killed_worker_nothing_lost_nothing_run_twice(desk: Services, demo_data_dir: Path) -> None:
+def test_three_worker_processes_a_killed_worker_nothing_lost_nothing_run_twice(desk: Services) -> None:
     """Progress read in this process while three other processes run the claims; one SIGKILLed mid-claim."""
     assert desk.store is not None
     n = 12
     items = parse_claims_text("\n".join(f"{CLAIMS[i % 3]} (case {i})" for i in range(n)))
-    with worker_processes(desk.store, demo_data_dir, 3) as workers:
+    with worker_processes(desk.store, desk.settings.data_dir, 3) as workers:
         submitted = submit_batch(items, offline(), desk)
         killed = None
         seen_workers: set[str] = set()
@@ -240,7 +244,7 @@ def _most_calls_at_once(store: RunStore) -> tuple[int, int]:
     return most, len(edges) // 2
 
 
-def test_three_workers_keep_an_endpoint_within_its_parallel_calls_across_the_desk(desk: Services, demo_data_dir: Path) -> None:
+def test_three_workers_keep_an_endpoint_within_its_parallel_calls_across_the_desk(desk: Services) -> None:
     """Three workers of two claims each could send six calls at once to the one model endpoint; its Parallel calls (2) hold
     desk-wide, as each run's recorded calls (their end and duration) show."""
     assert desk.store is not None
@@ -248,7 +252,7 @@ def test_three_workers_keep_an_endpoint_within_its_parallel_calls_across_the_des
     config = offline()
     config = config.model_copy(update={role: config.role(role).model_copy(update={"concurrency": bound}) for role in ROLES})
     items = parse_claims_text("\n".join(f"{CLAIMS[i % 3]} (endpoint bound, case {i})" for i in range(12)))
-    with worker_processes(desk.store, demo_data_dir, 3, latency_s=0.3, concurrency=2):
+    with worker_processes(desk.store, desk.settings.data_dir, 3, latency_s=0.3, concurrency=2):
         submitted = submit_batch(items, config, desk)
         deadline = time.monotonic() + 300
         while not (progress := batch_progress(desk, submitted.queue)).finished:
@@ -265,7 +269,7 @@ def test_three_workers_keep_an_endpoint_within_its_parallel_calls_across_the_des
     not os.environ.get(POSTGRES_DIR_ENV), reason=f"needs {POSTGRES_DIR_ENV} (the DIR given to `.ci/postgres start DIR`) to stop the server"
 )
 def test_a_worker_that_loses_the_store_mid_claim_pauses_the_run_and_resumes_it_when_the_store_is_back(
-    desk: Services, demo_data_dir: Path, tmp_path: Path
+    desk: Services, tmp_path: Path
 ) -> None:
     """PostgreSQL stopped under a worker while it runs a claim, for longer than the event writer waits (its run pauses, its
     events go to the worker's spill), then started again: the same worker process stores the spill and resumes the run from
@@ -275,7 +279,7 @@ def test_a_worker_that_loses_the_store_mid_claim_pauses_the_run_and_resumes_it_w
     assert desk.store is not None
     folder = Path(os.environ[POSTGRES_DIR_ENV])
     data_dir = tmp_path / "worker-data"  # the worker's own data folder (its spill), the demo corpus copied in
-    shutil.copytree(demo_data_dir, data_dir)
+    shutil.copytree(desk.settings.data_dir, data_dir)
     items = parse_claims_text("\n".join(f"{CLAIMS[i % 3]} (case {i})" for i in range(2)))
     # room for three claims at once: an idle slot asks the queue for work during the outage too
     with worker_processes(desk.store, data_dir, 1, latency_s=0.4, concurrency=3, logs=tmp_path) as (worker,):
