@@ -6,7 +6,6 @@ import json
 import socket
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -27,10 +26,8 @@ from pipelines.record.store import RunStore
 from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import resume_run, stream_run
 from pipelines.run.services import Services
-from pipelines.run.tools.embeddings import Embedder
-from tests.fakes import CannedWeb, fake_config, make_services, with_settings
+from tests.fakes import CannedWeb, fake_config, with_settings
 from tests.pipelines.protocols import rounds_protocol
-from tests.stores import store_url  # noqa: F401  (the fixture)
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 LIFECYCLE = (RunStarted, RunFailed, RunResumed)
@@ -40,14 +37,6 @@ LIFECYCLE = (RunStarted, RunFailed, RunResumed)
 def rounds() -> Iterator[None]:
     with rounds_protocol.registered():
         yield
-
-
-@pytest.fixture
-def fresh(store_url: str, demo_data_dir: Path, embedder: Embedder) -> Services:  # noqa: F811
-    """Services over the indexed demo corpus with an empty store of their own (SQLite, and PostgreSQL when there is one)."""
-    services = make_services(demo_data_dir, embedder)
-    services.store = RunStore(store_url)
-    return services
 
 
 def reopen(services: Services, chat: FakeChatModel) -> Services:
