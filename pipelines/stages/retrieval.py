@@ -50,24 +50,26 @@ async def retrieve(
     top ``k``. When the web is unavailable a WebSearchUnavailable event says so; with
     ``fallback_to_corpus`` the same query then goes to the corpus instead.
     """
-    found = await _retrieve_one(
-        ctx,
-        agent=agent,
-        round=round,
-        query=query,
-        tool=tool,
-        k=k,
-        rewritten=rewritten,
-        fallback_to_corpus=fallback_to_corpus,
-        extra_queries=extra_queries,
-    )
+
+    async def search(text: str, *, is_rewrite: bool, extra: Sequence[str] = ()) -> list[Evidence]:
+        # One query: the claim's own and each of its rewrites differ only in these arguments.
+        ctx.emit(QueryIssued(agent=agent, round=round, query=text, tool=tool, rewritten=is_rewrite))
+        if tool == "web":
+            try:
+                return await _search_web(ctx, agent=agent, round=round, query=text, k=k)
+            except ToolUnavailableError as exc:
+                fallback = "corpus search" if fallback_to_corpus else ""
+                ctx.emit(WebSearchUnavailable(reason=str(exc), fallback=fallback, agent=agent, round=round))
+                if not fallback_to_corpus:
+                    return []
+        return await _search_corpus(ctx, agent=agent, round=round, query=text, k=k, extra_queries=extra)
+
+    found = await search(query, is_rewrite=rewritten, extra=extra_queries)
     if with_rewrites:
         for rewrite in await claim_rewrites(ctx):
             if same_query(rewrite, query):
                 continue
-            more = await _retrieve_one(
-                ctx, agent=agent, round=round, query=rewrite, tool=tool, k=k, rewritten=True, fallback_to_corpus=fallback_to_corpus
-            )
+            more = await search(rewrite, is_rewrite=True)
             found += [e for e in more if all(e.id != f.id for f in found)]
     return found
 
@@ -126,31 +128,6 @@ async def _write_rewrites(ctx: RunContext, n: int) -> list[str]:
     rewrites = queries[1:]  # formulate_queries puts the claim first and drops any query the same as one before
     ctx.emit(StageCompleted(stage=stage, detail="; ".join(rewrites) if rewrites else "none usable"))
     return rewrites
-
-
-async def _retrieve_one(
-    ctx: RunContext,
-    *,
-    agent: str,
-    round: int,
-    query: str,
-    tool: Tool,
-    k: int,
-    rewritten: bool,
-    fallback_to_corpus: bool,
-    extra_queries: Sequence[str] = (),
-) -> list[Evidence]:
-    ctx.emit(QueryIssued(agent=agent, round=round, query=query, tool=tool, rewritten=rewritten))
-    if tool == "web":
-        try:
-            return await _search_web(ctx, agent=agent, round=round, query=query, k=k)
-        except ToolUnavailableError as exc:
-            ctx.emit(
-                WebSearchUnavailable(reason=str(exc), fallback="corpus search" if fallback_to_corpus else "", agent=agent, round=round)
-            )
-            if not fallback_to_corpus:
-                return []
-    return await _search_corpus(ctx, agent=agent, round=round, query=query, k=k, extra_queries=extra_queries)
 
 
 def exhibits_as_shared_evidence(ctx: RunContext, count: int, *, stage: str, shared_by: str) -> list[Evidence] | None:
