@@ -244,10 +244,11 @@ ROWS = (
 )
 
 
-def table(columns: dict[str, dict[str, Any]]) -> str:
+def table(columns: dict[str, dict[str, Any]], rows: Sequence[tuple[str, str]] = ROWS) -> str:
+    """A Markdown table with a column of figures per name in ``columns``, one line per (title, key) in ``rows``."""
     names = list(columns)
     lines = ["| figure | " + " | ".join(f"`{n}`" for n in names) + " |", "| --- |" + " ---: |" * len(names)]
-    for title, key in ROWS:
+    for title, key in rows:
         cells = [_fmt(columns[n].get(key)) for n in names]
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

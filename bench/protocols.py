@@ -37,7 +37,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.desk import ROWS, ClaimRecord, _fmt, add_sample_options, apply_settings, records_of, summarise
+from bench.desk import ROWS, ClaimRecord, add_sample_options, apply_settings, records_of, summarise
+from bench.desk import table as desk_table
 from pipelines.core.config import AppSettings, RunConfig
 from pipelines.core.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
 from pipelines.core.machine import describe
@@ -265,11 +266,8 @@ def last_belief(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(columns: dict[str, dict[str, Any]]) -> str:
-    names = list(columns)
-    lines = ["| figure | " + " | ".join(f"`{n}`" for n in names) + " |", "| --- |" + " ---: |" * len(names)]
-    for title, key in (*[r for r in ROWS if r[1] != "ceiling_3"], *EXTRA_ROWS):
-        lines.append(f"| {title} | " + " | ".join(_fmt(columns[n].get(key)) for n in names) + " |")
-    return "\n".join(lines)
+    """desk's table of figures, without its 3-label ceiling, with the rows only this bench measures after it."""
+    return desk_table(columns, (*[r for r in ROWS if r[1] != "ceiling_3"], *EXTRA_ROWS))
 
 
 def run_part(
