@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 from sqlalchemy import ColumnElement, Engine, func, or_, select, update
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import MAX_FIELD, CommentRow, PublicationRow, QueueChangeRow, QueueClaimRow, QueueRunRow, RunRow
 from pipelines.core.errors import DebateDeskError, InvalidClaimError
 from pipelines.core.text.language import checked_code
@@ -406,18 +407,21 @@ class ClaimQueue:
             s.flush()
             if claim_id is not None:
                 s.add(_change(claim_id, by, "commented", {"comment": body[:120] + ("…" if len(body) > 120 else "")}, now))
-            return _comment(row)
+            return from_columns(Comment, row)
 
     def comments_on_claim(self, claim_id: str) -> list[Comment]:
         """The comments on the claim itself, oldest first."""
         with Session(self.engine) as s:
             query = select(CommentRow).where(CommentRow.claim_id == claim_id, CommentRow.run_id.is_(None)).order_by(CommentRow.id)
-            return [_comment(r) for r in s.scalars(query).all()]
+            return [from_columns(Comment, r) for r in s.scalars(query).all()]
 
     def comments_on_run(self, run_id: str) -> list[Comment]:
         """The comments on a run and on its exhibits, oldest first."""
         with Session(self.engine) as s:
-            return [_comment(r) for r in s.scalars(select(CommentRow).where(CommentRow.run_id == run_id).order_by(CommentRow.id)).all()]
+            return [
+                from_columns(Comment, r)
+                for r in s.scalars(select(CommentRow).where(CommentRow.run_id == run_id).order_by(CommentRow.id)).all()
+            ]
 
     # --- review and publishing ---------------------------------------------------------
 
@@ -806,32 +810,24 @@ def _change(claim_id: str, by: User, action: str, detail: dict[str, Any], at: fl
 
 
 def _claim(row: QueueClaimRow) -> QueueClaim:
-    return QueueClaim(
-        id=row.id,
-        text=row.text,
+    # Spelt out: the appearance's three columns, the JSON and list columns, and the text columns whose NULL reads as "".
+    return from_columns(
+        QueueClaim,
+        row,
         appearance=Appearance(url=row.source_url or "", on=row.appeared_on or "", claimant=row.claimant or ""),
-        status=row.status,  # type: ignore[arg-type]
         assignee=row.assignee or "",
         due_on=row.due_on or "",
         tags=_tags_of(row.tags),
-        created_at=row.created_at,
-        created_by=row.created_by,
-        updated_at=row.updated_at,
         reviewed_verdict=CardLabel.of(row.reviewed_verdict) if row.reviewed_verdict else None,
         review_reason=row.review_reason or "",
         reviewed_by=row.reviewed_by or "",
-        reviewed_at=row.reviewed_at,
         reviewed_run=row.reviewed_run or "",
-        published_at=row.published_at,
         published_by=row.published_by or "",
         claimreview=json.loads(row.claimreview) if row.claimreview else None,
         publish_version=row.publish_version or 0,
-        first_published_at=row.first_published_at,
-        record_seen_at=row.record_seen_at,
         withdrawn=json.loads(row.withdrawn) if row.withdrawn else None,
         language=row.language or "",
         repeats=row.repeats or "",
-        repeats_score=row.repeats_score,
     )
 
 
@@ -846,12 +842,6 @@ def _one_of(column: InstrumentedAttribute[str | None], chosen: Sequence[str]) ->
 
 def _seen(claim: QueueClaim) -> float:
     return claim.record_seen_at or claim.published_at or 0.0
-
-
-def _comment(row: CommentRow) -> Comment:
-    return Comment(
-        id=row.id, author=row.author, at=row.at, text=row.text, claim_id=row.claim_id, run_id=row.run_id, evidence_id=row.evidence_id
-    )
 
 
 __all__ = [
