@@ -1,6 +1,6 @@
 """Ingestion speed, side by side: `pipelines ingest` (process start included) against MiniLM on torch encoding the same texts.
 
-    nice -n 19 .venv/bin/python bench/ingest_speed.py [--passages 2000] [--reps 2] [--runtimes onnx,torch]
+    nice -n 19 .venv/bin/python bench/ingest_speed.py [--passages 2000] [--reps 2] [--runtimes onnx,onnx:float32,torch]
         [--checkcovid-dir DIR]
 
 Writes Check-COVID passages (3 sentences each, cycled with a copy number once the 1,649 run
@@ -13,11 +13,12 @@ and in turn:
 - torch batched: sentence-transformers on torch encodes those texts in this process, in
   batches of 64 (the model already loaded: the encoder's own rate, the issue's yardstick);
 - ``python -m pipelines ingest FILE --corpus bench`` into a fresh data folder, once per
-  ``--runtimes`` entry (``DEBATEDESK_EMBEDDINGS``): wall time of the whole process
-  (interpreter start, imports, model load, chunking, embedding, Chroma, BM25).
+  ``--runtimes`` entry (``DEBATEDESK_EMBEDDINGS``, and after a colon ``DEBATEDESK_PASSAGE_PRECISION``: ``onnx`` is
+  the app's default, passages on int8 weights; ``onnx:float32`` the float weights, as before 2026-12-02): wall time of
+  the whole process (interpreter start, imports, model load, chunking, embedding, Chroma, BM25).
 
 Prints each figure with the load average when it was taken, then the medians and the ratio of
-each ingest to the torch-batched rate. The ONNX export in the model cache is made before the
+each ingest to the torch-batched rate. The ONNX export in the model cache, and its int8 copy, are made before the
 first timing (made once per machine, not per ingestion).
 
 Until 2026-11-24 the file held each passage's title and text as one untitled text, which the
@@ -42,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from corpora.chunking import chunk_documents
 from corpora.loaders import CheckCovidLoader, FileLoader
 from pipelines.core.config import AppSettings
-from pipelines.run.tools.embeddings import MiniLMEmbedder, onnx_model
+from pipelines.run.tools.embeddings import MiniLMEmbedder, int8_model, onnx_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,9 +73,14 @@ def load() -> str:
 
 
 def ingest(path: Path, runtime: str, expected: int) -> float:
-    """Seconds of one ``pipelines ingest`` of ``path`` into a fresh data folder, checked to have added ``expected`` passages."""
+    """Seconds of one ``pipelines ingest`` of ``path`` into a fresh data folder, checked to have added ``expected`` passages.
+
+    ``runtime``: ``onnx`` or ``torch``, optionally ``:int8`` or ``:float32`` for the passages' weights (default the app's)."""
+    embeddings, _, precision = runtime.partition(":")
     with tempfile.TemporaryDirectory(prefix="ingest-bench-") as data_dir:
-        env = os.environ | {"DEBATEDESK_DATA_DIR": data_dir, "DEBATEDESK_EMBEDDINGS": runtime}
+        env = os.environ | {"DEBATEDESK_DATA_DIR": data_dir, "DEBATEDESK_EMBEDDINGS": embeddings}
+        if precision:
+            env["DEBATEDESK_PASSAGE_PRECISION"] = precision
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "pipelines", "ingest", str(path), "--corpus", "bench"],
@@ -94,14 +100,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--passages", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=2)
-    parser.add_argument("--runtimes", default="onnx,torch", help="DEBATEDESK_EMBEDDINGS values to ingest with, in turn")
+    parser.add_argument(
+        "--runtimes",
+        default="onnx,onnx:float32,torch",
+        help="DEBATEDESK_EMBEDDINGS values to ingest with, in turn; after a colon, the passages' precision (int8 or float32)",
+    )
     parser.add_argument(
         "--checkcovid-dir", type=Path, default=Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR", ROOT.parent / "shared/data/check-covid"))
     )
     args = parser.parse_args()
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
 
-    onnx_model(AppSettings().model_cache)  # made once per machine; not part of any ingestion
+    int8_model(onnx_model(AppSettings().model_cache))  # made once per machine; not part of any ingestion
     torch_model = MiniLMEmbedder()
     rates: dict[str, list[float]] = {"torch batched (in process)": [], **{f"pipelines ingest, {r}": [] for r in runtimes}}
     with tempfile.TemporaryDirectory(prefix="ingest-bench-") as folder:

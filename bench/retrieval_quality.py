@@ -1,7 +1,7 @@
 """How well corpus search finds the deciding abstract of a Check-COVID claim, and how fast.
 
     .venv/bin/python bench/retrieval_quality.py [--split dev] [--limit N] [--backend fake|embedded]
-        [--variants dense,lexical,hybrid,...] [--corpus-docs N] [--data-dir DIR]
+        [--variants dense,lexical,hybrid,...] [--corpus-docs N] [--data-dir DIR] [--passage-precision int8,float32]
 
 Builds a fresh index of the Check-COVID abstracts (3-sentence passages, title prepended;
 Chroma + BM25) and, for each variant, searches once per claim and prints one table:
@@ -18,6 +18,10 @@ Variants: ``dense``, ``lexical``, ``hybrid`` (one query: the claim); ``hybrid+se
 (the claim plus 2 model-written queries, fused); ``hybrid+judge`` (the fused top 20 rated by
 the model in one call). The model variants use ``--backend`` (fake: word overlap, which
 tests the plumbing, not a model's judgement). Tune on ``--split train``; report on dev.
+
+``--passage-precision int8,float32`` builds the index once per precision of the passages' MiniLM weights
+(``AppSettings.passage_precision``; queries are always embedded with the float weights) and gives each row its
+precision: the two side by side in one run.
 """
 
 from __future__ import annotations
@@ -124,9 +128,14 @@ def select_documents(documents: list[Document], claims: list[Claim], corpus_docs
     return chosen
 
 
-def build_index(documents: list[Document], data_dir: Path, embedder: Embedder, corpus: str = CORPUS) -> tuple[CorpusIndex, float]:
+def build_index(
+    documents: list[Document], data_dir: Path, embedder: Embedder, corpus: str = CORPUS, passage_precision: str | None = None
+) -> tuple[CorpusIndex, float]:
     """A fresh index of ``documents`` (an old one of that name is deleted first, so the build is timed whole)."""
-    index = CorpusIndex(AppSettings(data_dir=data_dir), embedder)
+    settings = AppSettings(data_dir=data_dir)
+    if passage_precision:
+        settings = settings.model_copy(update={"passage_precision": passage_precision})
+    index = CorpusIndex(settings, embedder)
     if index.has(corpus):
         index.delete(corpus)
     started = time.perf_counter()
@@ -187,16 +196,17 @@ def run_benchmark(
     backend: str = "fake",
     progress: Callable[[str], None] | None = None,
     corpus: str = CORPUS,
+    passage_precision: str | None = None,
 ) -> list[Row]:
     """Build the index once (as ``corpus`` in ``data_dir``), then run every variant over the same claims."""
-    index, build_s = build_index(documents, data_dir, embedder, corpus)
+    index, build_s = build_index(documents, data_dir, embedder, corpus, passage_precision)
     needs_model = any(v in ("hybrid+queries", "hybrid+judge") for v in variants)
     llm = make_llm(backend, AppSettings(data_dir=data_dir)) if needs_model else None
     index.search(corpus, "warm-up query", 1)  # first-call costs (loading BM25, torch kernels) are not a query's
     rows = []
     for variant in variants:
         search = search_fn(variant, index, embedder, llm, corpus)
-        row = Row(variant=variant, build_s=build_s)
+        row = Row(variant=f"{variant}, {passage_precision} passages" if passage_precision else variant, build_s=build_s)
         for claim in claims:
             started = time.perf_counter()
             hits = search(claim.text)
@@ -224,6 +234,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus-docs", type=int, default=None, help="index only the claims' documents plus others up to N (smoke runs)")
     parser.add_argument("--checkcovid-dir", type=Path, default=AppSettings().checkcovid_dir)
     parser.add_argument("--data-dir", type=Path, default=None, help="where to build the index (default: a temporary folder)")
+    parser.add_argument(
+        "--passage-precision", default="", help="comma-separated int8,float32: one index a precision, side by side (default: the app's)"
+    )
     args = parser.parse_args(argv)
 
     claims = load_claims(args.checkcovid_dir, args.split, args.limit)
@@ -235,16 +248,19 @@ def main(argv: list[str] | None = None) -> None:
         f"model variants on the {args.backend} backend",
         flush=True,
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = run_benchmark(
-            claims,
-            documents,
-            embedder=default_embedder(),
-            data_dir=args.data_dir or Path(tmp),
-            variants=variants,
-            backend=args.backend,
-            progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
-        )
+    rows = []
+    for precision in [p.strip() for p in args.passage_precision.split(",") if p.strip()] or [None]:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows += run_benchmark(
+                claims,
+                documents,
+                embedder=default_embedder(),
+                data_dir=args.data_dir or Path(tmp),
+                variants=variants,
+                backend=args.backend,
+                progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
+                passage_precision=precision,
+            )
     print(format_table(rows))
 
 

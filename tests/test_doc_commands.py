@@ -196,6 +196,9 @@ def test_every_documented_command_works_on_the_fake_backend(desk: dict[str, obje
         said = done.stdout + done.stderr
         if command.split()[3:5] == ["model", "prepare"] and done.returncode == 2 and "not installed" in done.stderr:
             pass  # the 1.1 GB model's parts are not installed here: said plainly (with them, it assembles the model)
+        elif command.split()[3] == "calibrate" and done.returncode == 3 and "No calibration was saved" in said:
+            pass  # documented (docs/protocols/desk.md): readings with no signal save nothing; on the fake's word overlap
+            # over a handful of claims whether they separate is chance (tests/pipelines/eval/test_calibrate.py saves one)
         elif done.returncode != 0 or "Traceback" in said:
             failures.append(f"{command}\n  ran: {shlex.join(argv[1:])}\n  exit {done.returncode}: {said.strip()[-800:]}")
     assert not failures, "documented commands that do not work:\n" + "\n".join(failures)

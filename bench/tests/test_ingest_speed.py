@@ -44,3 +44,19 @@ def test_an_ingestion_that_added_other_passages_stops_the_bench(check_covid: Pat
 
     with pytest.raises(SystemExit, match=f"did not add the {len(texts) + 1} passages"):
         ingest(path, "onnx", len(texts) + 1)
+
+
+def test_a_runtime_names_the_passages_precision_after_a_colon(check_covid: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    seen: list[dict[str, str]] = []
+
+    def run(args: list[str], *, env: dict[str, str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        seen.append(env)
+        return subprocess.CompletedProcess(args, 0, stdout="bench: 1 documents, 3 passages (3 new, 0 already present)")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.delenv("DEBATEDESK_PASSAGE_PRECISION", raising=False)
+    ingest(tmp_path / "passages.jsonl", "onnx:float32", 3)
+    ingest(tmp_path / "passages.jsonl", "onnx", 3)
+    assert [(e["DEBATEDESK_EMBEDDINGS"], e.get("DEBATEDESK_PASSAGE_PRECISION")) for e in seen] == [("onnx", "float32"), ("onnx", None)]

@@ -90,3 +90,14 @@ def test_the_rewrites_benchmark_compares_every_ranking_on_the_fake_model(
     assert len(lines) == 2 + 3 + 2 and lines[-1].startswith("judge rerank of the claim's top 20, 1 claims: R@3 ")
     for line in lines[2:5]:
         assert len([c for c in line.strip("|").split("|") if c.strip()]) == 6, line
+
+
+def test_each_passage_precision_gets_its_own_index_and_rows(slice_: tuple[list[Claim], list[Document]], embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    claims, documents = slice_
+    both = []
+    for precision in ("int8", "float32"):
+        both += run_benchmark(
+            claims[:5], documents, embedder=embedder, data_dir=tmp_path / precision, variants=["dense"], passage_precision=precision
+        )
+    assert [r.variant for r in both] == ["dense, int8 passages", "dense, float32 passages"]
+    assert all(len(r.values()) == len(COLUMNS) for r in both)

@@ -44,7 +44,7 @@ from filelock import FileLock
 from corpora.base import Passage
 from pipelines.core.config import AppSettings
 from pipelines.core.errors import StoreUnavailableError, UnknownCorpusError
-from pipelines.run.tools.embeddings import Embedder
+from pipelines.run.tools.embeddings import Embedder, passage_embedder
 from pipelines.run.tools.fusion import min_max, ranked
 from pipelines.run.tools.lexical import LexicalIndex, passage_tokens
 
@@ -210,6 +210,8 @@ class CorpusIndex:
             with FileLock(str(settings.data_dir / "chroma.open.lock")), _plain_disk_faults(path):
                 self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
         self._embedder = embedder
+        self._precision = settings.passage_precision
+        self._passages: Embedder | None = None  # what embeds ingested passages: made on the first ingestion
         self._query_embedder = query_embedder or embedder
         self._ef = _ChromaEmbeddingFunction(embedder)
         self._lock = threading.RLock()
@@ -218,7 +220,15 @@ class CorpusIndex:
 
     @property
     def embedder(self) -> Embedder:
+        """The float encoder: queries, and every similarity outside the index (sentences, novelty, relevance)."""
         return self._embedder
+
+    @property
+    def passage_embedder(self) -> Embedder:
+        """What embeds the passages an ingestion adds (int8 weights by default: ``AppSettings.passage_precision``)."""
+        if self._passages is None:
+            self._passages = passage_embedder(self._embedder, self._precision)
+        return self._passages
 
     def corpora(self) -> dict[str, dict[str, int]]:
         """Every corpus with its passage and document counts."""
@@ -599,11 +609,12 @@ class CorpusIndex:
     def _embed_by_length(self, texts: list[str], done: Callable[[int], object]) -> np.ndarray:
         """Vectors of ``texts`` in their order, embedded shortest first in about EMBED_STEP at a time (``done(count)`` after each)."""
         order = np.argsort([len(t) for t in texts], kind="stable")
-        vectors = np.zeros((len(texts), self._embedder.dimension), dtype=np.float32)
+        embedder = self.passage_embedder
+        vectors = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
         count = 0
         # Steps of equal size: a last step of a few texts would cost the embedder a call of its own (a one-thread session).
         for rows in np.array_split(order, -(-len(texts) // EMBED_STEP)):
-            vectors[rows] = self._embedder.embed([texts[i] for i in rows])
+            vectors[rows] = embedder.embed([texts[i] for i in rows])
             count += len(rows)
             done(count)
         return vectors

@@ -6,6 +6,12 @@ torch (``MiniLMEmbedder``, the fallback where the export cannot be made). Their 
 to about 1e-6 (cosine), so a corpus indexed by one is searched by the other unchanged. ONNX
 Runtime encodes faster on this 2-core machine (an ingestion 2.7x torch's batched rate) and spares a process torch's import:
 docs/measurements/2026-11-24-embedded-speed.md, docs/measurements/2026-11-24-ingest-speed.md.
+
+Passages a corpus ingests go through the same export with its matrix weights quantized to int8, one scale per output
+channel (``OnnxMiniLMEmbedder.for_passages``; ``AppSettings.passage_precision``): about 2.3x the float encoder's rate on
+these machines, whose float rate fell behind torch's batched one on some CPUs, with Check-COVID's search recall within
+0.01 of the float vectors' on train and dev (docs/measurements/2026-12-02-ingest-int8.md). Queries, sentences and claims
+stay on the float weights: every threshold fitted on MiniLM similarities was fitted on those.
 """
 
 from __future__ import annotations
@@ -104,19 +110,31 @@ class OnnxMiniLMEmbedder:
     dimension = 384
 
     def __init__(self, onnx_path: Path, threads: int | None = None) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
+        self._path = onnx_path
         self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
         self._threads = threads or _cores()
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        # A broken file fails here, at load, not at the first search.
-        self._session = onnxruntime.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self._session = _session(onnx_path)  # a broken file fails here, at load, not at the first search
         self._lock = threading.Lock()
+        self._passages: OnnxMiniLMEmbedder | None = None
+
+    def for_passages(self) -> OnnxMiniLMEmbedder:
+        """The encoder for passages a corpus ingests: the same export, its MatMul weights int8 per output channel.
+
+        Made from the float export once per machine (a few seconds, beside it in the model cache) and loaded once per
+        process, on the first ingestion. Each text still runs on its own (its activations quantized by its own range), so
+        a passage's vector depends on that passage alone.
+        """
+        with self._lock:
+            if self._passages is None:
+                passages = OnnxMiniLMEmbedder(int8_model(self._path), self._threads)
+                passages.name = f"{self.name} (int8 weights)"
+                passages._passages = passages  # already the passages' encoder
+                self._passages = passages
+            return self._passages
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -141,6 +159,63 @@ class OnnxMiniLMEmbedder:
                 with ThreadPoolExecutor(workers, thread_name_prefix="minilm") as pool:
                     list(pool.map(run, [range(w, len(texts), workers) for w in range(workers)]))  # list(): a worker's error is raised here
         return out
+
+
+def _session(path: Path) -> Any:
+    """One single-thread ONNX Runtime session on ``path`` (the embedder runs one per core itself)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def int8_model(onnx_path: Path) -> Path:
+    """``model.int8.onnx`` beside the float export: its MatMul weights quantized to int8, one scale per output channel.
+
+    ONNX Runtime's dynamic quantization (weights int8 once, activations by each run's own range). One scale per tensor,
+    tried first on 2026-11-24, cost dense R@3 0.013 on dev; per channel the vectors keep a cosine of 0.995 (mean) with the
+    float ones. Written whole or not at all, by one process at a time.
+    """
+    from filelock import FileLock
+
+    target = onnx_path.with_name("model.int8.onnx")
+    if target.is_file():
+        return target
+    with FileLock(onnx_path.with_name("export.lock")):
+        if not target.is_file():
+            root = logging.getLogger()
+            handlers, level = list(root.handlers), root.level
+            try:
+                from onnxruntime.quantization import QuantType, quantize_dynamic
+
+                root.setLevel(logging.ERROR)  # its advice to pre-process (shape inference for image models) is not for this model
+                partial = onnx_path.with_name("model.int8.onnx.tmp")
+                quantize_dynamic(
+                    str(onnx_path), str(partial), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
+                )
+                os.replace(partial, target)
+            finally:  # its import calls logging.basicConfig(level=INFO): the process's logging is put back as it was
+                root.handlers[:], root.level = handlers, level
+    return target
+
+
+def passage_embedder(embedder: Embedder, precision: str) -> Embedder:
+    """What embeds a corpus's passages: MiniLM on ONNX Runtime with int8 weights when ``precision`` is int8, else ``embedder``.
+
+    torch and test embedders embed passages as they embed everything else; an int8 model that cannot be made (a read-only
+    cache, a missing quantization module) leaves passages on the float weights, logged.
+    """
+    if precision != "int8" or not isinstance(embedder, OnnxMiniLMEmbedder):
+        return embedder
+    try:
+        return embedder.for_passages()
+    except Exception as exc:  # the float encoder still works: slower ingestion, never a failed one
+        log.warning(
+            "MiniLM with int8 weights is unavailable (%s: %s); passages are embedded with the float weights", type(exc).__name__, exc
+        )
+        return embedder
 
 
 def onnx_model(cache_dir: Path) -> Path:

@@ -128,7 +128,7 @@ def test_a_document_only_one_signal_proposed_still_gets_its_text_and_both_scores
     codes.write_text("The door code is quokka7. Nobody else knows it.")
     index.ingest("lib", chunk_documents(FileLoader([codes]).load_documents()))
     # Only BM25 knows "quokka7"; only meaning links "shots against infectious disease" to vaccines.
-    hits = index.search("lib", "quokka7 shots against infectious disease", k=3)
+    hits = index.search("lib", "quokka7 shots that protect against infectious disease", k=3)
     assert {h.passage.doc_id for h in hits} == {"codes", "vaccines"}
     assert all(h.passage.text and "dense" in h.scores and "lexical" in h.scores for h in hits)
 

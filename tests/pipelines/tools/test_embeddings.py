@@ -121,3 +121,70 @@ def test_a_batch_is_shared_out_to_one_worker_per_core_and_each_text_keeps_its_ow
     alone = np.stack([onnx.embed([text])[0] for text in many])
     assert set(seen) == {threading.current_thread().name}  # a query runs on the caller's thread
     assert np.array_equal(together, alone)  # bit for bit: no padding, no neighbours
+
+
+def test_passages_are_embedded_with_int8_weights_close_to_the_float_ones_each_on_its_own(onnx: OnnxMiniLMEmbedder) -> None:
+    passages = onnx.for_passages()
+    assert passages is onnx.for_passages() and passages.for_passages() is passages  # made once, loaded once
+    assert (
+        passages._path.name == "model.int8.onnx" and passages._path.stat().st_size < 0.7 * onnx._path.stat().st_size
+    )  # the word table stays float
+    many = TEXTS[:4] * 3
+
+    float_vectors, int8_vectors = onnx.embed(many), passages.embed(many)
+
+    assert not np.array_equal(int8_vectors, float_vectors), "another model: the int8 weights"
+    cosine = (float_vectors * int8_vectors).sum(axis=1)
+    assert cosine.min() > 0.97 and cosine.mean() > 0.985  # per output channel: 0.995 on Check-COVID's passages
+    assert np.linalg.norm(int8_vectors, axis=1) == pytest.approx(1, abs=1e-5)
+    alone = np.stack([passages.embed([text])[0] for text in many])
+    assert np.array_equal(int8_vectors, alone), "a passage's vector depends on that passage alone"
+
+
+def test_the_int8_model_is_made_once_and_a_failure_leaves_passages_on_the_float_weights(
+    onnx: OnnxMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    made = embeddings.int8_model(onnx._path)
+    import onnxruntime.quantization
+
+    monkeypatch.setattr(onnxruntime.quantization, "quantize_dynamic", lambda *a, **k: pytest.fail("quantized again"))
+    assert embeddings.int8_model(onnx._path) == made
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise PermissionError("read-only model cache")
+
+    monkeypatch.setattr(onnxruntime.quantization, "quantize_dynamic", broken)
+    (tmp_path / "model.onnx").symlink_to(onnx._path)
+    elsewhere = OnnxMiniLMEmbedder(tmp_path / "model.onnx")  # a cache without the int8 file, where it cannot be written
+    assert embeddings.passage_embedder(elsewhere, "int8") is elsewhere
+    assert "passages are embedded with the float weights" in caplog.text
+    assert not (tmp_path / "model.int8.onnx").exists() and not (tmp_path / "model.int8.onnx.tmp").exists()
+    assert embeddings.passage_embedder(onnx, "float32") is onnx
+
+
+def test_an_ingestion_embeds_passages_with_int8_weights_and_searches_with_the_float_ones(onnx: OnnxMiniLMEmbedder, tmp_path: Any) -> None:
+    from corpora.base import Passage
+    from pipelines.run.tools.corpus_index import CorpusIndex
+
+    passages = [
+        Passage(id=f"p{i}", doc_id=f"d{i}", title="", text=text, index=0, sentence_indices=(0,)) for i, text in enumerate(TEXTS[:4] * 3)
+    ]
+    seen: dict[str, int] = {"float": 0, "int8": 0}
+    for which, embedder in (("float", onnx), ("int8", onnx.for_passages())):
+        original = embedder.embed
+
+        def counted(texts: list[str], which: str = which, original: Any = original) -> Any:
+            seen[which] += len(texts)
+            return original(texts)
+
+        embedder.embed = counted  # type: ignore[method-assign]
+    try:
+        index = CorpusIndex(AppSettings(data_dir=tmp_path / "int8"), onnx)
+        index.ingest("notes", passages)
+        assert seen == {"float": 0, "int8": len(passages)}
+        index.search("notes", "masks and viruses", 3, mode="dense")
+        assert seen == {"float": 1, "int8": len(passages)}, "queries stay on the float weights"
+        CorpusIndex(AppSettings(data_dir=tmp_path / "float", passage_precision="float32"), onnx).ingest("notes", passages)
+        assert seen == {"float": 1 + len(passages), "int8": len(passages)}
+    finally:
+        del onnx.embed, onnx.for_passages().embed
