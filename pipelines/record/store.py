@@ -77,6 +77,7 @@ class RunSummary:
     stop_reason: str | None = None  # why a run stopped short of a verdict without failing (a spend limit)
     source_run: str | None = None  # the stored run whose evidence this re-run used
     started_by: str | None = None
+    decided_by: str | None = None  # who decided the verdict (the verdict's decided_by); None before it or before 0007
 
     @property
     def final_verdict(self) -> str | None:
@@ -338,7 +339,7 @@ class RunStore:
                 "heartbeat_at": time.time(),
             }
             if added.verdict is not None:
-                values.update(verdict=added.verdict.label, confidence=added.verdict.confidence)
+                values.update(verdict=added.verdict.label, confidence=added.verdict.confidence, decided_by=added.verdict.decided_by)
             for evt in events:  # the last stop (or resume) in these events says whether the run now stands stopped by a limit
                 if isinstance(evt, RunInterrupted) and evt.stop_reason is not None:
                     values["stop_reason"] = evt.stop_reason

@@ -7,6 +7,10 @@ model is free count: finished with a verdict at the first attempt, run here (not
 in step mode (a person's pauses are not the model's time), on the same models (backend, model
 and address for every role), and alone: a run whose time overlapped another run's shared the
 model with it (a batch, a side-by-side comparison, a colleague's run) and is left out.
+
+A debate protocol's claim whose debate desk's exhibits settled (``belief.debate_when``) took desk's reading alone:
+those runs are counted apart, so "a radar claim took 4 minutes" is the time of a debate, and the caption says how many
+skipped it and how long they took.
 """
 
 from __future__ import annotations
@@ -19,21 +23,38 @@ from typing import Any
 from pipelines.core.config import ROLES
 from pipelines.core.text.times import duration
 from pipelines.record.store import RunSummary
+from pipelines.stages.exhibit_reading import SETTLED
 
 NEWEST = 20  # the median of at most this many of the newest runs that count: a new machine or model shows within a day
 
 
 @dataclass(frozen=True)
 class WallTime:
-    seconds: float  # the median
+    seconds: float | None  # the median of the runs that ran the protocol through (None: every one was settled before it)
     runs: int
+    settled: int = 0  # runs whose debate desk's exhibits settled, so it never ran
+    settled_seconds: float | None = None  # their median
 
     def describe(self, protocol: str) -> str:
-        runs = "run" if self.runs == 1 else f"{self.runs} runs"
-        median = "" if self.runs == 1 else " at the median"
-        return (
-            f"Here, a `{protocol}` claim took {duration(self.seconds)}{median} (its last {runs} on these models, with the model to itself)."
-        )
+        said = []
+        if self.seconds is not None:
+            runs = "run" if self.runs == 1 else f"{self.runs} runs"
+            median = "" if self.runs == 1 else " at the median"
+            said.append(
+                f"Here, a `{protocol}` claim took {duration(self.seconds)}{median} (its last {runs} on these models, with the model to itself)."
+            )
+        if self.settled and self.settled_seconds is not None:
+            median = "" if self.settled == 1 else " at the median"
+            if self.seconds is None:
+                claims = "claim on these models was" if self.settled == 1 else f"{self.settled} claims on these models were"
+                said.append(
+                    f"Here, its last {claims} settled by desk's exhibits without a debate, in "
+                    f"{duration(self.settled_seconds)}{median}; none has debated yet."
+                )
+            else:
+                more = "1 more was" if self.settled == 1 else f"{self.settled} more were"
+                said.append(f"{more} settled by desk's exhibits without a debate, in {duration(self.settled_seconds)}{median}.")
+        return " ".join(said)
 
 
 def models_of(config: dict[str, Any]) -> tuple[str, ...]:
@@ -59,8 +80,8 @@ def typical_wall_time(runs: Sequence[RunSummary], protocol: str, models: tuple[s
     """The median wall time of the newest runs of ``protocol`` on ``models`` (``models_of`` a config's snapshot) that say
     what a claim costs; None when none do."""
     alone = ran_alone(runs)
-    seconds = [
-        run.finished_at - run.created_at
+    counted = [
+        run
         for run in sorted(runs, key=lambda r: -r.created_at)
         if run.id in alone
         and run.protocol == protocol
@@ -72,4 +93,13 @@ def typical_wall_time(runs: Sequence[RunSummary], protocol: str, models: tuple[s
         and not (run.config.get("pauses") or {}).get("step_mode")
         and models_of(run.config) == models
     ][:NEWEST]
-    return WallTime(statistics.median(seconds), len(seconds)) if seconds else None
+    debated = [r.finished_at - r.created_at for r in counted if r.decided_by != SETTLED and r.finished_at is not None]
+    settled = [r.finished_at - r.created_at for r in counted if r.decided_by == SETTLED and r.finished_at is not None]
+    if not counted:
+        return None
+    return WallTime(
+        statistics.median(debated) if debated else None,
+        len(debated),
+        settled=len(settled),
+        settled_seconds=statistics.median(settled) if settled else None,
+    )

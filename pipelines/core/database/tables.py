@@ -64,6 +64,8 @@ class RunRow(DeskTable):
     started_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     # Added for desk settings: money spent at the run's prices (None: the run had no prices).
     spent: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Added by 0007: who decided the verdict (its decided_by), so a debate desk's exhibits settled is told from one that ran.
+    decided_by: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class EventRow(DeskTable):

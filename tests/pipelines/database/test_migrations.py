@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -195,3 +196,31 @@ def test_stores_opening_a_new_sqlite_database_at_once_build_it_once(tmp_path: Pa
     for store in stores:
         store.engine.dispose()
     assert_at_head_with_the_desk_tables(url)
+
+
+def test_runs_stored_before_migration_0007_get_who_decided_their_verdict_from_their_events(store_url: str) -> None:  # noqa: F811
+    engine = sa.create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.command.upgrade(migrations.alembic_config(conn), "0006")
+        for run_id, by in (("settled", "desk's exhibits, which settle the claim"), ("judged", "judge"), ("none", None)):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO runs (id, claim, protocol, status, created_at, config, app_version, model_calls, tokens_in, tokens_out) "
+                    "VALUES (:id, 'A claim', 'radar', 'completed', 1.0, '{}', '0.1.0', 0, 0, 0)"
+                ),
+                {"id": run_id},
+            )
+            if by is not None:  # a resumed run ruled twice: the last ruling is the run's
+                for seq, who in ((1, "an earlier ruling"), (2, by)):
+                    payload = json.dumps({"type": "VerdictReached", "verdict": {"label": "SUPPORTS", "decided_by": who}})
+                    conn.execute(
+                        sa.text("INSERT INTO events (run_id, seq, type, at, payload) VALUES (:r, :s, 'VerdictReached', 1.0, :p)"),
+                        {"r": run_id, "s": seq, "p": payload},
+                    )
+        conn.execute(sa.text("INSERT INTO events (run_id, seq, type, at, payload) VALUES ('none', 1, 'VerdictReached', 1.0, 'not json')"))
+    engine.dispose()
+    assert sorted(opened_at_head(store_url, "SELECT id, decided_by FROM runs")) == [
+        ("judged", "judge"),
+        ("none", None),
+        ("settled", "desk's exhibits, which settle the claim"),
+    ]

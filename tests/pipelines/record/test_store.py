@@ -48,7 +48,7 @@ def test_events_come_back_in_order_with_per_run_totals(store_url: str) -> None: 
         ModelCallCompleted(role="debater", model="fake", tokens_in=100, tokens_out=20, seconds=0.5),
         EvidenceRetrieved(agent="A", round=1, evidence=Evidence(id="E1", source="web", text="t", url="https://example.org/a")),
         ModelCallCompleted(role="judge", model="fake", tokens_in=50, tokens_out=10, seconds=0.25),
-        VerdictReached(verdict=Verdict(label="SUPPORTS", confidence=0.8)),
+        VerdictReached(verdict=Verdict(label="SUPPORTS", confidence=0.8, decided_by="judge")),
     ]
     assert [store.append("r1", e) for e in events] == [1, 2, 3, 4, 5, 6]
     store.finish("r1", "completed")
@@ -65,6 +65,7 @@ def test_events_come_back_in_order_with_per_run_totals(store_url: str) -> None: 
     )
     assert run.cost.model_seconds == pytest.approx(0.75) and run.event_count == 6 and run.app_version and run.finished_at
     assert run.config["debater"] == {"backend": "fake"}
+    assert run.decided_by == "judge", "who decided is on the row (the sidebar's typical time tells settled claims apart by it)"
 
 
 def test_events_appended_together_keep_their_order_and_totals(store_url: str) -> None:  # noqa: F811

@@ -97,3 +97,21 @@ def test_only_the_newest_runs_count() -> None:
 
 def test_a_duration_reads_as_a_person_says_it() -> None:
     assert [duration(s) for s in (0.4, 45, 59.6, 307, 3600 + 185)] == ["0 s", "45 s", "1 min 00 s", "5 min 07 s", "1 h 03 min"]
+
+
+def test_claims_whose_debate_desk_s_exhibits_settled_are_counted_apart() -> None:
+    from pipelines.stages.exhibit_reading import SETTLED
+
+    debated = [run(f"d{i}", i * 1000, 240 + i, protocol="radar", decided_by="judge") for i in range(3)]
+    settled = [run(f"s{i}", 10_000 + i * 1000, 40 + i, protocol="radar", decided_by=SETTLED) for i in range(4)]
+    took = typical_wall_time(debated + settled, "radar", ON_EMBEDDED)
+    assert took is not None and (took.seconds, took.runs, took.settled, took.settled_seconds) == (241, 3, 4, 41.5)
+    assert took.describe("radar") == (
+        f"Here, a `radar` claim took {duration(241)} at the median (its last 3 runs on these models, with the model to itself). "
+        f"4 more were settled by desk's exhibits without a debate, in {duration(41.5)} at the median."
+    )
+    only = typical_wall_time(settled[:1], "radar", ON_EMBEDDED)
+    assert only is not None and only.seconds is None
+    assert only.describe("radar") == (
+        f"Here, its last claim on these models was settled by desk's exhibits without a debate, in {duration(40)}; none has debated yet."
+    )
