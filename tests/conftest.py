@@ -19,6 +19,34 @@ from tests.fakes import make_services
 
 CHECK_COVID = Path(__file__).resolve().parents[2] / "shared" / "data" / "check-covid"
 
+# The files that take longest, handed out first. `make test` keeps each file on one worker (xdist's loadfile), giving the
+# next file in collection order to whichever worker is free: in path order the one-test, two-minute documented-commands
+# file came last and the browser files in the middle, so one worker could run them alone while the other had finished.
+# Longest first (the classic scheduling rule) leaves the short files to even out the end. A file not named here keeps its
+# place after these; a wrong guess costs only balance, never a test.
+LONGEST_FIRST = (
+    "tests/test_doc_commands.py",
+    "tests/pipelines/run/test_workers.py",
+    "tests/e2e/test_corrections_browser.py",
+    "tests/e2e/test_queue_browser.py",
+    "tests/e2e/test_queue_workers_browser.py",
+    "tests/e2e/test_sign_in_browser.py",
+    "tests/e2e/",
+    "bench/tests/test_every_script.py",
+    "tests/components/",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the test files longest first (``LONGEST_FIRST``); within a file the tests keep their order."""
+    root = Path(str(config.rootpath))
+
+    def rank(item: pytest.Item) -> int:
+        where = Path(str(item.path)).relative_to(root).as_posix() if Path(str(item.path)).is_relative_to(root) else ""
+        return next((i for i, prefix in enumerate(LONGEST_FIRST) if where.startswith(prefix)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)  # stable: files and tests of equal rank keep the collection's order
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_without_shell_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
