@@ -1,6 +1,6 @@
 """Peak resident memory of the app process and of the embedded model's server over a batch of claims.
 
-    .venv/bin/python bench/peak_memory.py [--claims 100] [--protocol desk] [--cache-ram MIB] [--records FILE.jsonl]
+    .venv/bin/python bench/peak_memory.py [--claims 100] [--skip N] [--protocol desk] [--cache-ram MIB] [--records FILE.jsonl]
     .venv/bin/python bench/peak_memory.py --claims 1 --protocol single --corpus demo   # one debate on the demo corpus
 
 Runs the claims one after another the way the app does (Services + stream_run, run store on,
@@ -13,7 +13,8 @@ of both together, with each claim's seconds and the server's memory after it. ``
 stops the recorded server first and starts the next with that prompt cache (``--cache-ram``
 of llama-server, in MiB; DEBATEDESK_LLAMA_CACHE_RAM); without it, the app's setting. Prints
 ``uptime`` load averages at the start and the end: on a shared machine seconds are only
-comparable within one run.
+comparable within one run. ``--skip N`` starts after the first N claims (a batch cut short goes on where it stopped;
+the server, if still running, keeps what it held, the app's process starts afresh).
 """
 
 from __future__ import annotations
@@ -61,18 +62,18 @@ def uncached_config(protocol: str, corpus: str, backend: str = "embedded") -> Ru
     )
 
 
-def claims(corpus: str, count: int) -> list[str]:
-    """The first ``count`` Check-COVID dev claims, or the demo claim."""
+def claims(corpus: str, count: int, skip: int = 0) -> list[str]:
+    """``count`` Check-COVID dev claims after the first ``skip``, or the demo claim."""
     if corpus == "demo":
         return [DEMO_CLAIM] * count
     from pipelines.core.config import AppSettings
     from pipelines.eval.datasets import load_dataset
 
     dataset = load_dataset("check-covid", "dev", checkcovid_dir=AppSettings().checkcovid_dir)
-    return [item.claim for item in dataset.items[:count]]
+    return [item.claim for item in dataset.items[skip : skip + count]]
 
 
-def child(protocol: str, corpus: str, count: int, backend: str) -> None:
+def child(protocol: str, corpus: str, count: int, backend: str, skip: int = 0) -> None:
     """The measured process: load what the app loads, report, run each claim, report each one and the high-water mark."""
     from pipelines.core.config import AppSettings
     from pipelines.record.digest import digest
@@ -84,7 +85,7 @@ def child(protocol: str, corpus: str, count: int, backend: str) -> None:
     config = uncached_config(protocol, corpus, backend)
     services.embedder.embed(["warm up"])
     print(json.dumps({"phase": "loaded", "rss_kib": rss_kib(os.getpid())}), flush=True)
-    for index, claim in enumerate(claims(corpus, count), start=1):
+    for index, claim in enumerate(claims(corpus, count, skip), start=skip + 1):
         started = time.perf_counter()
         outcome = digest(stream_run(claim, config, services)).outcome
         seconds = time.perf_counter() - started
@@ -109,6 +110,7 @@ def server_pid(state_file: Path) -> int | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--claims", type=int, default=100)
+    parser.add_argument("--skip", type=int, default=0, help="start after the first N claims (a batch cut short goes on)")
     parser.add_argument("--protocol", default="", help="default: the app's default protocol")
     parser.add_argument("--corpus", choices=("check-covid", "demo"), default="check-covid")
     parser.add_argument("--cache-ram", type=int, default=None, help="llama-server's prompt cache in MiB (restarts the server)")
@@ -121,7 +123,7 @@ def main() -> None:
 
     protocol = args.protocol or RunConfig().protocol
     if args.child:
-        child(protocol, args.corpus, args.claims, args.backend)
+        child(protocol, args.corpus, args.claims, args.backend, args.skip)
         return
 
     env = dict(os.environ)
@@ -143,6 +145,8 @@ def main() -> None:
         str(args.claims),
         "--backend",
         args.backend,
+        "--skip",
+        str(args.skip),
     ]
     started = time.perf_counter()
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
@@ -182,6 +186,7 @@ def main() -> None:
     summary = {
         "protocol": protocol,
         "claims": len(seconds),
+        "skipped": args.skip,
         "cache_ram_mib": cache_ram,
         "wall_s": round(time.perf_counter() - started),
         "median_s_per_claim": round(statistics.median(seconds), 1) if seconds else None,

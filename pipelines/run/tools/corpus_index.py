@@ -211,7 +211,7 @@ class CorpusIndex:
                 self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
         self._embedder = embedder
         self._precision = settings.passage_precision
-        self._passages: Embedder | None = None  # what embeds ingested passages: made on the first ingestion
+        self._passage_encoder: Embedder | None = None  # what embeds ingested passages: made on the first ingestion
         self._query_embedder = query_embedder or embedder
         self._ef = _ChromaEmbeddingFunction(embedder)
         self._lock = threading.RLock()
@@ -226,9 +226,9 @@ class CorpusIndex:
     @property
     def passage_embedder(self) -> Embedder:
         """What embeds the passages an ingestion adds (int8 weights by default: ``AppSettings.passage_precision``)."""
-        if self._passages is None:
-            self._passages = passage_embedder(self._embedder, self._precision)
-        return self._passages
+        if self._passage_encoder is None:
+            self._passage_encoder = passage_embedder(self._embedder, self._precision)
+        return self._passage_encoder
 
     def corpora(self) -> dict[str, dict[str, int]]:
         """Every corpus with its passage and document counts."""
