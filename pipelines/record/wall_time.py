@@ -93,10 +93,13 @@ def typical_wall_time(runs: Sequence[RunSummary], protocol: str, models: tuple[s
         and not (run.config.get("pauses") or {}).get("step_mode")
         and models_of(run.config) == models
     ][:NEWEST]
-    debated = [r.finished_at - r.created_at for r in counted if r.decided_by != SETTLED and r.finished_at is not None]
-    settled = [r.finished_at - r.created_at for r in counted if r.decided_by == SETTLED and r.finished_at is not None]
     if not counted:
         return None
+    debated: list[float] = []
+    settled: list[float] = []
+    for run in counted:
+        if run.finished_at is not None:  # always, by the filter above: said again for the type checker
+            (settled if run.decided_by == SETTLED else debated).append(run.finished_at - run.created_at)
     return WallTime(
         statistics.median(debated) if debated else None,
         len(debated),

@@ -31,14 +31,18 @@ log = logging.getLogger(__name__)
 
 def _open(path: Path, size_limit: int) -> diskcache.Cache:
     """The cache in ``path``; a damaged one is moved aside (kept for a look, never read again) and a fresh one opened."""
-    try:
+
+    def opened() -> diskcache.Cache:
         return diskcache.Cache(str(path), size_limit=size_limit, eviction_policy="least-recently-stored")
+
+    try:
+        return opened()
     except sqlite3.DatabaseError as exc:
         aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{time.monotonic_ns() % 10**6}")
         path.rename(aside)
         path.mkdir()
         log.warning("the response cache in %s was damaged (%s): moved to %s, a new empty one opened", path, exc, aside.name)
-        return diskcache.Cache(str(path), size_limit=size_limit, eviction_policy="least-recently-stored")
+        return opened()
 
 
 class DiskResponseCache:
