@@ -199,3 +199,15 @@ def sidebar_toggle(page, label: str) -> None:  # type: ignore[no-untyped-def]
 def settled(page, timeout: float = 120_000) -> None:  # type: ignore[no-untyped-def]
     """Wait until the page's script has finished its run: a choice made mid-run races the run's own redraw."""
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=timeout)
+
+
+def unfold(page, target, timeout: float = 120_000) -> None:  # type: ignore[no-untyped-def]
+    """Click ``target``, an expander or tab that reruns the page, and wait until the run it starts has finished.
+
+    ``settled`` alone can return before that run has started; text typed into a box the run then redraws is lost
+    (the corrections test once withdrew a fact-check with "no reason given" that way).
+    """
+    target.click()
+    with suppress(PlaywrightTimeoutError):  # a quick run may be over before we look
+        page.locator('[data-testid="stApp"]:not([data-test-script-state="notRunning"])').wait_for(timeout=3_000)
+    settled(page, timeout)

@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 from pipelines.newsroom.access.users import hash_password
 from pipelines.newsroom.queue import Appearance, ClaimQueue, NewClaim
 from pipelines.record.store import RunStore
-from tests.e2e.conftest import pick_option, screenshot, serve_app, settled
+from tests.e2e.conftest import pick_option, screenshot, serve_app, settled, unfold
 from tests.e2e.test_queue_browser import copied_link, follow, signed_in
 from tests.pipelines.newsroom.test_queue import ANA, BO, make_run
 from tests.stores import DATABASES, postgres_database
@@ -69,9 +69,7 @@ def served(address: str) -> tuple[int, dict[str, Any]]:
 
 def review(page, opener: str, verdict: str, reason: str) -> None:  # type: ignore[no-untyped-def]
     """The editor opens the claim's review box (``opener`` names it) and records ``verdict`` with ``reason``."""
-    page.get_by_text(opener).click()
-    page.get_by_role("combobox", name="Reviewed verdict").wait_for(timeout=60_000)
-    page.wait_for_timeout(500)  # opening the box reruns the page: let that run start, then finish (pick_option waits for it)
+    unfold(page, page.get_by_text(opener))  # opening the box reruns the page
     pick_option(page, "Reviewed verdict", verdict)
     page.get_by_role("textbox", name="Reason (published as the explanation, in full)").fill(reason)
     page.get_by_role("button", name="Record the review").click()
@@ -147,7 +145,7 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
     )
     assert corrected["correction"][0]["text"] == note and corrected["reviewBody"].startswith(note)
     expect(ana.get_by_text("The record changed since publication")).to_have_count(0)
-    ana.get_by_text("Published versions (2)").click()
+    unfold(ana, ana.get_by_text("Published versions (2)"))
     ana.get_by_text("v1 · published by Ana Ruiz", exact=False).wait_for(timeout=30_000)  # the earlier version, still listed
 
     # The record changes again (a second override); the editor stands by the corrected rating: recorded, unflagged, unchanged.
@@ -159,11 +157,12 @@ def test_publish_override_flag_correct_and_unpublish(browser, desk: tuple[str, s
     ana.get_by_text("Confirmed: the published rating stands").wait_for(timeout=60_000)
     expect(ana.get_by_text("The record changed since publication")).to_have_count(0)
     assert served(address)[1] == corrected
-    ana.get_by_text("Published versions (3)").click()
+    unfold(ana, ana.get_by_text("Published versions (3)"))
     ana.get_by_text("v3 · confirmed by Ana Ruiz", exact=False).wait_for(timeout=30_000)
 
-    ana.get_by_text("Correct, confirm or unpublish").click()  # folded again once nothing is flagged
+    unfold(ana, ana.get_by_text("Correct, confirm or unpublish"))  # folded again once nothing is flagged
     why.fill("The operator withdrew the study.")
+    expect(why).to_have_value("The operator withdrew the study.")
     ana.get_by_role("button", name="Unpublish").click()
     ana.get_by_text("Unpublished: its address now says the fact-check was withdrawn").wait_for(timeout=60_000)
     status, gone = served(address)
