@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/stance_question.py RECORDS --dataset DATASET [--split train] [--limit 60]
         [--variants contrast,verdict,true_false] [--backend embedded] [--out READINGS.jsonl]
+    .venv/bin/python bench/stance_question.py --dataset DATASET --corpus CORPUS [--split train] [--limit 100] ...
 
 Isolates the stance question from retrieval and aggregation (``bench/reading_failures.py``
 shows the stance question is where desk fails on LIAR-PLUS): for each SUPPORTS/REFUTES claim
@@ -10,6 +11,13 @@ from the claim's deciding document is read once per variant, in each order of it
 and the variants are compared on the same exhibits in one run: the AUC of the log-odds of
 SUPPORTS against REFUTES, the mean log-odds for each label, the probability that the exhibit
 addresses the claim, and the calls and prompt tokens each spent.
+
+With ``--corpus`` instead of records (``check-covid``, or the JSONL corpus file the dataset's
+evidence points into), no desk run is needed: the claims are the bench's seeded, label-balanced
+sample of the dataset (``--limit`` of them, as ``bench/desk.py`` picks), and each claim's exhibit
+is the passage of its deciding document (cut as ingestion cuts it) that MiniLM ranks closest to
+the claim, which is where desk's retrieval puts it first on these beats. This reads 100+ claims
+of a beat for the cost of the readings alone.
 
 Variants:
 - ``contrast``: desk's question today (``desk_contrast``): the claim against its opposite, or
@@ -37,13 +45,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.desk_rescore import read_records
 from bench.reading_failures import log_odds
+from corpora.base import Document
+from corpora.chunking import chunk_document
+from corpora.loaders import CheckCovidLoader, FileLoader
 from pipelines.core.config import AppSettings, ModelSpec
 from pipelines.core.domain import Evidence
 from pipelines.core.events import ModelCallCompleted
-from pipelines.eval.datasets import load_dataset
+from pipelines.eval.datasets import Dataset, load_dataset
+from pipelines.eval.harness import select_items
 from pipelines.eval.metrics import auc
 from pipelines.run.llm.client import LLM
 from pipelines.run.llm.registry import build_chat_model
+from pipelines.run.tools.embeddings import Embedder, default_embedder
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.stance import LETTERS, _read_contrast, exhibit_line, plain_negation
 
@@ -113,17 +126,43 @@ def deciding_exhibits(records: list[dict[str, Any]], deciding: dict[str, set[str
     return found[:limit] if limit else found
 
 
+def corpus_documents(corpus: str, settings: AppSettings) -> dict[str, Document]:
+    """``check-covid`` (the folder in settings) or a JSONL corpus file, by document id."""
+    loader = CheckCovidLoader(settings.checkcovid_dir) if corpus == "check-covid" else FileLoader([Path(corpus)])
+    return {doc.id: doc for doc in loader.load_documents()}
+
+
+def closest_passages(
+    dataset: Dataset, documents: dict[str, Document], embedder: Embedder, limit: int
+) -> list[tuple[dict[str, Any], Evidence]]:
+    """The sampled SUPPORTS/REFUTES claims, each with its deciding documents' passage closest to it (claims whose documents are missing left out)."""
+    found = []
+    for item in select_items(dataset, "binary", limit or None, seed=0).items:
+        docs = [documents[d] for d in dict.fromkeys(g.doc_id for g in item.gold_evidence) if d in documents]
+        passages = [p for doc in docs for p in chunk_document(doc)]
+        if item.label not in BINARY or not passages:
+            continue
+        similarity = embedder.embed([item.claim]) @ embedder.embed([p.indexed_text for p in passages]).T
+        best = passages[int(np.argmax(similarity[0]))]
+        record = {"id": item.id, "gold": item.label, "claim": item.claim}
+        found.append((record, Evidence(id="E1", source="corpus", text=best.text, title=best.title, doc_id=best.doc_id)))
+    return found
+
+
 async def collect(args: argparse.Namespace, variants: list[str]) -> list[dict[str, Any]]:
     settings = AppSettings(data_dir=Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="stance-question-")))
     dataset = load_dataset(args.dataset, args.split, checkcovid_dir=settings.checkcovid_dir)
-    deciding = {item.id: {g.doc_id for g in item.gold_evidence} for item in dataset.items}
-    records = [r for path in args.records for r in read_records(path)]
+    if args.corpus:
+        exhibits = closest_passages(dataset, corpus_documents(args.corpus, settings), default_embedder(), args.limit)
+    else:
+        deciding = {item.id: {g.doc_id for g in item.gold_evidence} for item in dataset.items}
+        exhibits = deciding_exhibits([r for path in args.records for r in read_records(path)], deciding, args.limit)
     calls: list[ModelCallCompleted] = []
     chat = build_chat_model(ModelSpec(backend=args.backend, logprobs=True, max_tokens=16), settings)
     llm = LLM(chat, role="judge", model_name="qwen", params={"temperature": 0.0}, on_call=calls.append)
     rows = []
-    for record, exhibit in deciding_exhibits(records, deciding, args.limit):
-        row: dict[str, Any] = {"id": record["id"], "gold": record["gold"], "calls": {}, "fresh_tokens": {}}
+    for record, exhibit in exhibits:
+        row: dict[str, Any] = {"id": record["id"], "gold": record["gold"], "calls": {}, "fresh_tokens": {}, "doc_id": exhibit.doc_id}
         for variant in variants:
             before = len(calls)
             row[variant] = await read_variant(llm, variant, record["claim"], exhibit)
@@ -160,7 +199,10 @@ def table(rows: list[dict[str, Any]], variants: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("records", type=Path, nargs="+", help="bench/desk.py records that keep the exhibits' text")
+    parser.add_argument("records", type=Path, nargs="*", help="bench/desk.py records that keep the exhibits' text")
+    parser.add_argument(
+        "--corpus", default="", help="instead of records: check-covid, or the JSONL corpus file the dataset's evidence points into"
+    )
     parser.add_argument("--dataset", required=True, help="check-covid, or the JSONL file of claims the records were read from")
     parser.add_argument("--split", default="train")
     parser.add_argument("--limit", type=int, default=60)
@@ -170,6 +212,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="write each claim's readings as JSON lines")
     args = parser.parse_args()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if bool(args.records) == bool(args.corpus):
+        parser.error("give records of bench/desk.py, or --corpus (not both)")
     unknown = [v for v in variants if v != "contrast" and v not in ASKED]
     if unknown:
         parser.error(f"unknown variants: {', '.join(unknown)} (known: contrast, {', '.join(ASKED)})")

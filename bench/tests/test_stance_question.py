@@ -58,3 +58,51 @@ def test_an_unknown_variant_is_refused_plainly(monkeypatch: pytest.MonkeyPatch, 
     with pytest.raises(SystemExit):
         stance_question.main()
     assert "unknown variants: oracle" in capsys.readouterr().err
+
+
+def test_with_a_corpus_each_claim_reads_its_deciding_document_s_closest_passage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claims, corpus = tmp_path / "claims.jsonl", tmp_path / "corpus.jsonl"
+    items, docs = [], []
+    for i in range(4):
+        label = "SUPPORTS" if i % 2 == 0 else "REFUTES"
+        items.append(
+            {
+                "id": f"c{i}",
+                "claim": f"Bees in hive {i} count to four.",
+                "label": label,
+                "evidence": [{"doc_id": f"d{i}", "sentences": [0]}],
+            }
+        )
+        filler = " ".join(f"Sentence {k} is about the weather in town {k}." for k in range(12))
+        docs.append({"id": f"d{i}", "title": "A ruling", "text": f"{filler} Bees in hive {i} count to four, the study found."})
+    items.append(
+        {"id": "c9", "claim": "No document for this one.", "label": "SUPPORTS", "evidence": [{"doc_id": "gone", "sentences": [0]}]}
+    )
+    claims.write_text("".join(json.dumps(r) + "\n" for r in items))
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in docs))
+    out = tmp_path / "readings.jsonl"
+    argv = ["stance_question.py", "--dataset", str(claims), "--corpus", str(corpus), "--backend", "fake", "--variants", "verdict"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--data-dir", str(tmp_path / "data"), "--out", str(out), "--limit", "10"])
+    exhibits: list[str] = []
+    read_variant = stance_question.read_variant
+
+    async def recorded(llm, variant, claim, exhibit):  # type: ignore[no-untyped-def]
+        exhibits.append(exhibit.text)
+        return await read_variant(llm, variant, claim, exhibit)
+
+    monkeypatch.setattr(stance_question, "read_variant", recorded)
+    stance_question.main()
+    read = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in read) == ["c0", "c1", "c2", "c3"]  # c9's document is not in the corpus
+    assert all(r["doc_id"] == "d" + r["id"][1:] for r in read)
+    assert len(exhibits) == 4 and all("count to four" in text for text in exhibits)  # the closest passage, not the weather
+    assert "4 claims (2 SUPPORTS)" in capsys.readouterr().out
+
+
+def test_records_and_a_corpus_together_are_refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "argv", ["stance_question.py", "r.jsonl", "--dataset", "d.jsonl", "--corpus", "c.jsonl"])
+    with pytest.raises(SystemExit):
+        stance_question.main()
+    assert "not both" in capsys.readouterr().err
