@@ -21,7 +21,12 @@ Per claim, then as medians:
   calls' times beyond that (calls waiting on each other), the server's own compute for the
   claim (from llama-server's log: prompt tokens it actually read after its prompt cache,
   decoded tokens, and their milliseconds), and the outside-calls time by the stage that was
-  open (or the event that came last when none was: ``after QueryIssued`` is a search).
+  open (or the event that came last when none was: ``after QueryIssued`` is a search);
+- the reading-rate share (issue 50 part 3): the library's own time for what the server
+  actually computed (its prompt tokens read after the cache at the library's prompt rate, its
+  decoded tokens at its decode rate) over the time the claim had a call in flight. 1.0 is the
+  library's rate; below it is each call's overhead (HTTP, the chat template, the server's
+  scheduling, the app's own work between a call's start and its first token).
 
 The server is started (or reused) by the app's own code with the app's defaults; stop it
 afterwards with ``.venv/bin/python -m pipelines model stop`` (same ``DEBATEDESK_MODEL_CACHE``).
@@ -163,6 +168,7 @@ class ClaimResult:
     peak_in_flight: int
     app_cpu_s: float = 0.0  # this process's CPU time (all its threads) during the claim: what it took from the server's cores
     server: dict[str, float | int] = field(default_factory=dict)
+    reading_share: float = float("nan")  # the library's time for the server's work / the time with a call in flight
     outside_by_stage: dict[str, float] = field(default_factory=dict)
     load: str = ""
 
@@ -199,6 +205,7 @@ def measure(
         waiting_s=calls_sum - in_calls,
         peak_in_flight=peak_in_flight(spans),
         server={k: round(v, 2) if isinstance(v, float) else v for k, v in asdict(server).items()} if server else {},
+        reading_share=rates.own_work(server.prompt_tokens, server.decoded_tokens) / in_calls if server and in_calls else float("nan"),
         outside_by_stage={k: round(v, 2) for k, v in sorted(outside_calls(events).items(), key=lambda kv: -kv[1])},
         load=uptime(),
     )
@@ -295,8 +302,8 @@ def report(results: list[ClaimResult], rates: Rates) -> str:
         f"Rates: prompt {rates.prompt:.0f} tokens/s, decode {rates.decode:.1f} tokens/s ({rates.source})",
         "",
         "| protocol | claim | verdict | recorded earlier | wall (s) | calls | tokens in / out | own work (s) | wall / own work "
-        "| in calls (s) | outside calls (s) | calls waiting (s; most in flight) | server: prompt read (tokens, s, tokens/s) | server: decoded (tokens, s, tokens/s) | in calls, server not computing (s) | app's CPU (s) | load |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| in calls (s) | outside calls (s) | calls waiting (s; most in flight) | server: prompt read (tokens, s, tokens/s) | server: decoded (tokens, s, tokens/s) | in calls, server not computing (s) | reading-rate share | app's CPU (s) | load |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in results:
         s = r.server
@@ -306,16 +313,20 @@ def report(results: list[ClaimResult], rates: Rates) -> str:
         same = "" if not r.recorded else (" (same)" if r.recorded == r.verdict else " (**differs**)")
         lines.append(
             f"| {r.protocol} | {r.claim_id} | {r.verdict} | {r.recorded or '–'}{same} | {r.wall_s:.1f} | {r.calls} | {r.tokens_in:,} / {r.tokens_out:,} "
-            f"| {r.own_work_s:.1f} | {r.ratio:.2f} | {r.in_calls_s:.1f} | {r.outside_calls_s:.1f} | {r.waiting_s:.1f}; {r.peak_in_flight} | {read} | {decoded} | {idle} | {r.app_cpu_s:.1f} "
+            f"| {r.own_work_s:.1f} | {r.ratio:.2f} | {r.in_calls_s:.1f} | {r.outside_calls_s:.1f} | {r.waiting_s:.1f}; {r.peak_in_flight} | {read} | {decoded} | {idle} | {r.reading_share:.2f} | {r.app_cpu_s:.1f} "
             f"| {r.load.split('average ')[-1]} |"
         )
-    lines += ["", "| protocol | claims | median wall (s) | median own work (s) | median wall / own work | median outside calls (s) |"]
-    lines.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+    lines += [
+        "",
+        "| protocol | claims | median wall (s) | median own work (s) | median wall / own work | median outside calls (s) | median reading-rate share |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for protocol in dict.fromkeys(r.protocol for r in results):
         rows = [r for r in results if r.protocol == protocol]
         lines.append(
             f"| {protocol} | {len(rows)} | {statistics.median(r.wall_s for r in rows):.1f} | {statistics.median(r.own_work_s for r in rows):.1f} "
-            f"| {statistics.median(r.ratio for r in rows):.2f} | {statistics.median(r.outside_calls_s for r in rows):.1f} |"
+            f"| {statistics.median(r.ratio for r in rows):.2f} | {statistics.median(r.outside_calls_s for r in rows):.1f} "
+            f"| {statistics.median(r.reading_share for r in rows):.2f} |"
         )
     lines += ["", "Outside calls, by stage (seconds, each claim's largest five):"]
     for r in results:

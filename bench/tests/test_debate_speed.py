@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.debate_speed import Rates, outside_calls, report, run_set, server_work
+from bench.debate_speed import Rates, ServerWork, measure, outside_calls, report, run_set, server_work
 from bench.record_embedded import DEMO_CLAIMS
 from pipelines.core.config import AppSettings
 from pipelines.core.events import ModelCallCompleted, QueryIssued, StageCompleted, StageStarted
@@ -64,3 +64,28 @@ def test_toolmad_and_single_on_the_fake_backend_report_every_figure(demo_data_di
     assert len(records.read_text().splitlines()) == 2
     rendered = report(results, rates)
     assert "| toolmad | demo-masks |" in rendered and "median wall" in rendered and "n/a" in rendered
+
+
+def test_the_reading_rate_share_is_the_library_s_time_for_the_server_s_work_over_the_time_in_calls() -> None:
+    events = [
+        ModelCallCompleted(role="judge", model="m", seconds=1.0, at=1.0, tokens_in=250, tokens_out=1),
+        ModelCallCompleted(role="judge", model="m", seconds=1.0, at=3.0, tokens_in=250, tokens_out=1),  # 1 s between calls
+    ]
+    server = ServerWork(tasks=2, prompt_tokens=300, prompt_s=1.4, decoded_tokens=2, decode_s=0.1)  # 200 tokens came from its cache
+    result = measure(
+        events,
+        3.5,
+        Rates(prompt=200.0, decode=20.0, source="given"),
+        protocol="desk",
+        corpus="demo",
+        claim_id="c",
+        claim="c",
+        server=server,
+    )
+    assert result.in_calls_s == pytest.approx(2.0)
+    assert result.reading_share == pytest.approx((300 / 200 + 2 / 20) / 2.0)  # 0.8: a fifth of the time in calls is overhead
+    assert "| 0.80 |" in report([result], Rates(prompt=200.0, decode=20.0, source="given"))
+    alone = measure(
+        events, 3.5, Rates(prompt=200.0, decode=20.0, source="given"), protocol="desk", corpus="demo", claim_id="c", claim="c", server=None
+    )
+    assert alone.reading_share != alone.reading_share, "no server log: not a number, never a made-up share"
