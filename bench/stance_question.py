@@ -3,6 +3,7 @@
     .venv/bin/python bench/stance_question.py RECORDS --dataset DATASET [--split train] [--limit 60]
         [--variants contrast,verdict,true_false] [--backend embedded] [--out READINGS.jsonl]
     .venv/bin/python bench/stance_question.py --dataset DATASET --corpus CORPUS [--split train] [--limit 100] ...
+    .venv/bin/python bench/stance_question.py --readings READINGS.jsonl [--variants ...]   # the table again, no model
 
 Isolates the stance question from retrieval and aggregation (``bench/reading_failures.py``
 shows the stance question is where desk fails on LIAR-PLUS): for each SUPPORTS/REFUTES claim
@@ -177,14 +178,30 @@ async def collect(args: argparse.Namespace, variants: list[str]) -> list[dict[st
     return rows
 
 
+def paired_difference(a: Sequence[float], b: Sequence[float], y: Sequence[bool], resamples: int = 2000, seed: int = 51) -> str:
+    """AUC(a) - AUC(b) on the same claims, with the 2.5th and 97.5th percentiles of the difference over resampled claims."""
+    rng = np.random.default_rng(seed)
+    xa, xb, t = np.asarray(a), np.asarray(b), np.asarray(y)
+    spread = []
+    for _ in range(resamples):
+        pick = rng.integers(0, len(t), len(t))
+        if t[pick].all() or not t[pick].any():
+            continue  # a resample with one label has no AUC
+        spread.append(auc(list(xa[pick]), list(t[pick])) - auc(list(xb[pick]), list(t[pick])))
+    low, high = np.percentile(spread, [2.5, 97.5]) if spread else (float("nan"), float("nan"))
+    return f"{auc(list(xa), list(t)) - auc(list(xb), list(t)):+.3f} ({low:+.3f} to {high:+.3f})"
+
+
 def table(rows: list[dict[str, Any]], variants: list[str]) -> str:
     y = [r["gold"] == "SUPPORTS" for r in rows]
     lines = [
         f"{len(rows)} claims ({sum(y)} SUPPORTS), the deciding exhibit read by each variant",
         "",
-        "| variant | AUC | log-odds S:R, SUPPORTS claims | REFUTES claims | p(addresses) | side right (against the median lean) | calls / fresh tokens a claim |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| variant | AUC | AUC against the first variant (95% paired bootstrap) | log-odds S:R, SUPPORTS claims | REFUTES claims "
+        "| p(addresses) | side right (against the median lean) | calls / fresh tokens a claim |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+    first = [log_odds(r[variants[0]]) for r in rows]
     for v in variants:
         odds = [log_odds(r[v]) for r in rows]
         sup = np.mean([o for o, t in zip(odds, y, strict=True) if t])
@@ -193,7 +210,8 @@ def table(rows: list[dict[str, Any]], variants: list[str]) -> str:
         centred = np.array(odds) - np.median(odds)  # the side, against the beat's own median lean (no labels used)
         right = np.mean([(c > 0) == t for c, t in zip(centred, y, strict=True)])
         cost = f"{np.mean([r['calls'][v] for r in rows]):.1f} / {np.median([r['fresh_tokens'][v] for r in rows]):.0f}"
-        lines.append(f"| {v} | {auc(odds, y):.3f} | {sup:+.3f} | {ref:+.3f} | {addressed:.3f} | {right:.3f} | {cost} |")
+        against = "" if v == variants[0] else paired_difference(odds, first, y)
+        lines.append(f"| {v} | {auc(odds, y):.3f} | {against} | {sup:+.3f} | {ref:+.3f} | {addressed:.3f} | {right:.3f} | {cost} |")
     return "\n".join(lines)
 
 
@@ -203,15 +221,21 @@ def main() -> None:
     parser.add_argument(
         "--corpus", default="", help="instead of records: check-covid, or the JSONL corpus file the dataset's evidence points into"
     )
-    parser.add_argument("--dataset", required=True, help="check-covid, or the JSONL file of claims the records were read from")
+    parser.add_argument("--dataset", default="", help="check-covid, or the JSONL file of claims the records were read from")
     parser.add_argument("--split", default="train")
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--variants", default="contrast,verdict,true_false")
     parser.add_argument("--backend", default="embedded")
     parser.add_argument("--data-dir", default="")
     parser.add_argument("--out", type=Path, default=None, help="write each claim's readings as JSON lines")
+    parser.add_argument("--readings", type=Path, default=None, help="print the table of an earlier run's --out file; no model calls")
     args = parser.parse_args()
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if args.readings is not None:
+        print(table([json.loads(line) for line in args.readings.read_text().splitlines() if line.strip()], variants))
+        return
+    if not args.dataset:
+        parser.error("--dataset is needed to read claims (check-covid, or a JSONL file of claims)")
     if bool(args.records) == bool(args.corpus):
         parser.error("give records of bench/desk.py, or --corpus (not both)")
     unknown = [v for v in variants if v != "contrast" and v not in ASKED]

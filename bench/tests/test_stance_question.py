@@ -106,3 +106,35 @@ def test_records_and_a_corpus_together_are_refused(monkeypatch: pytest.MonkeyPat
     with pytest.raises(SystemExit):
         stance_question.main()
     assert "not both" in capsys.readouterr().err
+
+
+def test_the_table_of_saved_readings_compares_each_variant_with_the_first_on_the_same_claims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = []
+    for i in range(40):
+        gold = "SUPPORTS" if i % 2 == 0 else "REFUTES"
+        sign = 1 if gold == "SUPPORTS" else -1
+        good = {"SUPPORTS": 0.5 + 0.2 * sign, "REFUTES": 0.5 - 0.2 * sign - 0.1, "UNRELATED": 0.1}  # separates every claim
+        coin = {"SUPPORTS": 0.45 if i % 4 < 2 else 0.3, "REFUTES": 0.3 if i % 4 < 2 else 0.45, "UNRELATED": 0.25}  # separates none
+        rows.append(
+            {
+                "id": f"c{i}",
+                "gold": gold,
+                "coin": coin,
+                "good": good,
+                "calls": {"coin": 2, "good": 2},
+                "fresh_tokens": {"coin": 9, "good": 9},
+            }
+        )
+    readings = tmp_path / "readings.jsonl"
+    readings.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setattr(sys, "argv", ["stance_question.py", "--readings", str(readings), "--variants", "coin,good"])
+    monkeypatch.setattr(stance_question, "ASKED", {"coin": stance_question.verdict_messages, "good": stance_question.verdict_messages})
+    stance_question.main()
+    out = capsys.readouterr().out
+    coin_row = next(line for line in out.splitlines() if line.startswith("| coin |"))
+    good_row = next(line for line in out.splitlines() if line.startswith("| good |"))
+    assert coin_row.startswith("| coin | 0.500 |  |") and good_row.startswith("| good | 1.000 | +0.500 (+")
+    low = float(good_row.split("(")[1].split(" to ")[0])
+    assert 0.2 < low < 0.5, "the interval's low end is above zero: a difference outside chance"
