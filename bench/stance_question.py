@@ -24,7 +24,8 @@ Variants:
 - ``contrast``: desk's question today (``desk_contrast``): the claim against its opposite, or
   neither; the opposite stated plainly ("It is not true that ..."), not written by the model.
 - ``verdict``: a fact-checker's question: is the statement accurate, inaccurate, or does the
-  passage not say, with the passage framed as evidence a fact-checker gathered.
+  passage not say, with the passage framed as evidence a fact-checker gathered (desk's ``verdict``
+  reader since 2026-12-03, ``desk_verdict``).
 - ``true_false``: the statement first, then the passage: true, false, or the passage does not say.
 """
 
@@ -55,24 +56,16 @@ from pipelines.core.events import ModelCallCompleted
 from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.eval.harness import select_items
 from pipelines.eval.metrics import auc
+from pipelines.protocols.desk.settings import StanceReader
 from pipelines.run.llm.client import LLM
 from pipelines.run.llm.registry import build_chat_model
 from pipelines.run.tools.embeddings import Embedder, default_embedder
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
-from pipelines.stages.stance import LETTERS, _read_contrast, exhibit_line, plain_negation
+from pipelines.stages.stance import LETTERS, exhibit_line, plain_negation, read_stance
 
 BINARY = ("SUPPORTS", "REFUTES")
 ORDERS = (("SUPPORTS", "REFUTES", "UNRELATED"), ("REFUTES", "SUPPORTS", "UNRELATED"))
 
-VERDICT_SYSTEM = (
-    "You are a fact-checker. You are given evidence gathered about a statement. Decide whether the evidence shows the "
-    "statement is accurate or inaccurate, or that the evidence does not say. Answer with one letter."
-)
-VERDICT_WORDS = {
-    "SUPPORTS": "The statement is accurate.",
-    "REFUTES": "The statement is inaccurate.",
-    "UNRELATED": "The evidence does not say.",
-}
 TRUE_FALSE_SYSTEM = "Decide whether a statement is true or false from the passage given. Answer with one letter."
 TRUE_FALSE_WORDS = {"SUPPORTS": "True.", "REFUTES": "False.", "UNRELATED": "The passage does not say."}
 
@@ -81,26 +74,23 @@ def _lettered(words: dict[str, str], order: Sequence[str]) -> str:
     return "\n".join([*(f"{letter}. {words[s]}" for letter, s in zip(LETTERS, order, strict=True)), options_line(LETTERS)])
 
 
-def verdict_messages(claim: str, exhibit: Evidence, order: Sequence[str]) -> list[BaseMessage]:
-    user = f"Evidence:\n{exhibit_line(exhibit)}\nStatement: {' '.join(claim.split())}\nWhat does the evidence show?\n{_lettered(VERDICT_WORDS, order)}"
-    return [SystemMessage(VERDICT_SYSTEM), HumanMessage(user)]
-
-
 def true_false_messages(claim: str, exhibit: Evidence, order: Sequence[str]) -> list[BaseMessage]:
     user = f"Statement: {' '.join(claim.split())}\nPassage:\n{exhibit_line(exhibit)}\nIs the statement true or false?\n{_lettered(TRUE_FALSE_WORDS, order)}"
     return [SystemMessage(TRUE_FALSE_SYSTEM), HumanMessage(user)]
 
 
 ASKED: dict[str, Callable[[str, Evidence, Sequence[str]], list[BaseMessage]]] = {
-    "verdict": verdict_messages,
     "true_false": true_false_messages,
 }
+DESK_READERS: dict[str, StanceReader] = {"contrast": "contrast", "verdict": "verdict"}  # asked as desk asks them (stages/stance.py)
 
 
 async def read_variant(llm: LLM, variant: str, claim: str, exhibit: Evidence) -> dict[str, float]:
     """The exhibit's stance (SUPPORTS, REFUTES, UNRELATED) as ``variant`` asks it, averaged over the answer orders."""
-    if variant == "contrast":
-        stance = await _read_contrast(llm, claim, exhibit, plain_negation(claim), 2, (), 10, 5)
+    if variant in DESK_READERS:
+        stance = await read_stance(
+            llm, claim, exhibit, orders=2, negation=plain_negation(claim), reader=DESK_READERS[variant], top_logprobs=10
+        )
         return {k: float(v) for k, v in stance.probabilities.items()}
     per_order = []
     for order in ORDERS:
@@ -238,9 +228,9 @@ def main() -> None:
         parser.error("--dataset is needed to read claims (check-covid, or a JSONL file of claims)")
     if bool(args.records) == bool(args.corpus):
         parser.error("give records of bench/desk.py, or --corpus (not both)")
-    unknown = [v for v in variants if v != "contrast" and v not in ASKED]
+    unknown = [v for v in variants if v not in DESK_READERS and v not in ASKED]
     if unknown:
-        parser.error(f"unknown variants: {', '.join(unknown)} (known: contrast, {', '.join(ASKED)})")
+        parser.error(f"unknown variants: {', '.join(unknown)} (known: {', '.join([*DESK_READERS, *ASKED])})")
     rows = asyncio.run(collect(args, variants))
     if args.out is not None:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))

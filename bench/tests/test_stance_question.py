@@ -130,7 +130,9 @@ def test_the_table_of_saved_readings_compares_each_variant_with_the_first_on_the
     readings = tmp_path / "readings.jsonl"
     readings.write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setattr(sys, "argv", ["stance_question.py", "--readings", str(readings), "--variants", "coin,good"])
-    monkeypatch.setattr(stance_question, "ASKED", {"coin": stance_question.verdict_messages, "good": stance_question.verdict_messages})
+    monkeypatch.setattr(
+        stance_question, "ASKED", {"coin": stance_question.true_false_messages, "good": stance_question.true_false_messages}
+    )
     stance_question.main()
     out = capsys.readouterr().out
     coin_row = next(line for line in out.splitlines() if line.startswith("| coin |"))

@@ -110,7 +110,12 @@ def calibration_origin(name: str) -> str:
 
 def prompt_sha(reader: str = "separate") -> str:
     """A short hash of ``reader``'s stance prompt: a calibration fitted on another prompt no longer fits."""
-    names = {"separate": ("desk_stance.md",), "contrast": ("desk_contrast.md",), "both": ("desk_stance.md", "desk_contrast.md")}[reader]
+    names = {
+        "separate": ("desk_stance.md",),
+        "contrast": ("desk_contrast.md",),
+        "both": ("desk_stance.md", "desk_contrast.md"),
+        "verdict": ("desk_verdict.md",),
+    }[reader]
     text = "".join(resources.files("pipelines.prompts").joinpath(name).read_text(encoding="utf-8") for name in names)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 

@@ -68,7 +68,7 @@ from pipelines.run.runner import check_names, resume_run
 from pipelines.run.services import Services
 from pipelines.run.wiring import probability_spec
 from pipelines.stages.exhibit_reading import exhibit_settings
-from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance
+from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, read_against, takes_shots
 from pipelines.stages.stance_aggregation import stance_features
 
 log = logging.getLogger("debatedesk.access")
@@ -215,7 +215,7 @@ def readings_per_exhibit(config: RunConfig) -> int:
     """The one-token questions desk asks of each exhibit with these settings."""
     cfg = exhibit_settings(config)
     separate = cfg.orders * (2 if cfg.negation else 1)
-    return {"contrast": cfg.orders, "separate": separate, "both": separate + CONTRAST_ORDERS_MIXED}[cfg.reader]
+    return {"contrast": cfg.orders, "verdict": cfg.orders, "separate": separate, "both": separate + CONTRAST_ORDERS_MIXED}[cfg.reader]
 
 
 def calls_per_claim(config: RunConfig, *, logprobs: bool) -> int:
@@ -479,8 +479,8 @@ def fit_readings(
             "orders": cfg.orders,
             "unit": cfg.unit,
             "reader": cfg.reader,
-            "negation": cfg.negation or cfg.reader == "contrast",  # as desk reads it (stages.stance.read_against)
-            "shots": 0 if cfg.reader == "contrast" else cfg.shots,
+            "negation": bool(read_against(cfg, "the opposite")),  # as desk reads it
+            "shots": cfg.shots if takes_shots(cfg.reader) else 0,
             **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
             "cross_validated": {k: round(v, 4) for k, v in result.cross_validated.items()},
             # Where this reader was measured (pipelines/calibration/ground.py): this desk's claims, on the corpus it searched.

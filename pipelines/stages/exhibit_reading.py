@@ -26,7 +26,7 @@ from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
 from pipelines.run.llm.client import LLM
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
-from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance
+from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance, takes_shots, writes_opposite
 from pipelines.stages.stance_aggregation import Aggregate, Bounds, aggregate, settled_bounds
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
@@ -97,7 +97,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
     judge = ctx.llm("judge")
     read_as = await as_documents(ctx, exhibits, DOCUMENT_CHARS) if cfg.unit == "document" else {e.id: e for e in exhibits}
     quotes = await quote_sentences(ctx.tools.embedder, claim, list(read_as.values()), cfg.quotes) if exhibits else {}
-    negation = await _negation(ctx, judge, cfg) if (cfg.negation or _asks_contrast(cfg)) and exhibits else ""
+    negation = await _negation(ctx, judge, cfg) if writes_opposite(cfg) and exhibits else ""
     ctx.emit(StageStarted(stage="stances", detail=_reading(len(exhibits), cfg, negation=bool(negation))))
     calibration = load_calibration(judge.model_name, cfg.reader, ctx.calibration_dir)
     stances: dict[str, Stance] = {}
@@ -117,7 +117,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         orders=cfg.orders,
         unit=cfg.unit,
         negation=bool(read_against(cfg, negation)),
-        shots=0 if cfg.reader == "contrast" else cfg.shots,
+        shots=cfg.shots if takes_shots(cfg.reader) else 0,
         **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
     )
     if mismatch:
@@ -129,7 +129,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
 
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
     """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
-    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader != "contrast" else []
+    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader in ("separate", "both") else []
     uses += ["to ask which of the two each exhibit supports"] if _asks_contrast(cfg) else []
     why = " and ".join(uses)
     ctx.emit(StageStarted(stage="negation", detail=f"writing the claim's opposite, {why}"))
@@ -285,6 +285,8 @@ def _reading(count: int, cfg: DeskConfig, *, negation: bool) -> str:
     """The stances stage's opening line: what is asked of each exhibit."""
     if cfg.reader == "contrast":
         return f"asking of each of {count} exhibits whether it supports the claim or its opposite, in {cfg.orders} option orders"
+    if cfg.reader == "verdict":
+        return f"asking of each of {count} exhibits whether it shows the claim accurate or inaccurate, in {cfg.orders} option orders"
     also = ", and against the claim's opposite" if negation and cfg.negation else ""
     text = f"reading {count} exhibits in {cfg.orders} option orders{also}"
     if cfg.reader == "both":

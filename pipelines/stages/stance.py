@@ -22,6 +22,15 @@ same passage rather than judging each alone; orders swap the claim's and the opp
 letters. On gold passages of Check-COVID train it separated SUPPORT from REFUTE claims
 better than the separate readings, at a third of their calls (docs/measurements).
 
+The ``verdict`` reader asks a fact-checker's question instead: the passage is evidence gathered
+about a statement, and the model says whether it shows the statement accurate, inaccurate, or
+does not say; orders swap the first two. On the deciding passage of 100 train claims of each beat
+it told supported from refuted claims better than ``contrast`` on political rulings (LIAR-PLUS,
+AUC 0.703 against 0.640) and Wikipedia sentences (FM2, 0.740 against 0.661), as well on
+Check-COVID's abstracts (0.828 against 0.832), with a quarter fewer tokens and no opposite to
+write (docs/measurements/2026-12-02-stance-question.md). No calibration ships for it: its
+probability is a ranking until a desk calibrates it on its own claims.
+
 The ``contrast`` reader is desk's default (``desk.reader``): over 25 exhibits it rules as well
 as ``both`` over 5 and holds the deciding abstract for more claims
 (docs/measurements/2026-11-24-deep-exhibits.md). ``both`` asks the separate questions and then
@@ -37,7 +46,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -60,6 +69,11 @@ _OPTION_TEXT: dict[StanceKey, str] = {
     "REFUTES": "The passage contradicts the claim.",
     "UNRELATED": "The passage does not address the claim.",
 }
+_VERDICT_TEXT: dict[StanceKey, str] = {
+    "SUPPORTS": "The statement is accurate.",
+    "REFUTES": "The statement is inaccurate.",
+    "UNRELATED": "The evidence does not say.",
+}
 LETTERS = ("A", "B", "C")
 CONTRAST_ORDERS_MIXED = 2  # with reader "both", the contrast question is asked in its 2 orders (the claim and the opposite swap letters)
 NEITHER = "Neither: the passage does not address them."
@@ -79,6 +93,7 @@ _ORDERS: dict[int, tuple[tuple[StanceKey, ...], ...]] = {
 ORDER_COUNTS = tuple(_ORDERS)
 # The contrast reader's options are the claim (SUPPORTS), its opposite (REFUTES) and "neither": with two
 # orders the claim and the opposite swap letters, so a pull towards A or B counts for each side once.
+# The verdict reader's (accurate, inaccurate, does not say) swap the same way.
 _CONTRAST_ORDERS: dict[int, tuple[tuple[StanceKey, ...], ...]] = {
     1: (("SUPPORTS", "REFUTES", "UNRELATED"),),
     2: (("SUPPORTS", "REFUTES", "UNRELATED"), ("REFUTES", "SUPPORTS", "UNRELATED")),
@@ -118,7 +133,7 @@ class Stance:
 def option_orders(count: int, reader: Reader = "separate") -> tuple[tuple[StanceKey, ...], ...]:
     """The option orders asked when ``count`` orders are wanted (1, 2, 3 or 6) by ``reader``."""
     try:
-        return (_CONTRAST_ORDERS if reader == "contrast" else _ORDERS)[count]
+        return (_CONTRAST_ORDERS if reader in ("contrast", "verdict") else _ORDERS)[count]
     except KeyError:
         raise ValueError(f"option orders must be one of {', '.join(map(str, ORDER_COUNTS))}, not {count}") from None
 
@@ -132,9 +147,9 @@ def exhibit_line(exhibit: Evidence) -> str:
     return f"[{exhibit.id}] {title}: {text}" if title else f"[{exhibit.id}] {text}"
 
 
-def options_block(order: Sequence[StanceKey]) -> str:
-    """The lettered answers in ``order``, then the ``Options:`` line the readers look for."""
-    lines = [f"{letter}. {_OPTION_TEXT[stance]}" for letter, stance in zip(LETTERS, order, strict=True)]
+def options_block(order: Sequence[StanceKey], text: dict[StanceKey, str] = _OPTION_TEXT) -> str:
+    """The lettered answers in ``order`` (the separate question's words, or ``text``), then the ``Options:`` line the readers look for."""
+    lines = [f"{letter}. {text[stance]}" for letter, stance in zip(LETTERS, order, strict=True)]
     return "\n".join([*lines, options_line(LETTERS)])
 
 
@@ -154,8 +169,21 @@ def argument_text(text: str) -> str:
 
 
 def read_against(cfg: DeskConfig, opposite: str) -> str:
-    """The opposite that read_stance's ``negation`` takes: the separate questions read it only with desk.negation on; contrast always."""
+    """The opposite that read_stance's ``negation`` takes: the separate questions read it only with desk.negation on; contrast
+    always; the verdict question never."""
+    if cfg.reader == "verdict":
+        return ""
     return opposite if cfg.negation or cfg.reader == "contrast" else ""
+
+
+def writes_opposite(cfg: DeskConfig) -> bool:
+    """Whether desk has the model write the claim's opposite before reading: some question reads against it."""
+    return cfg.reader in ("contrast", "both") or (cfg.negation and cfg.reader == "separate")
+
+
+def takes_shots(reader: Reader) -> bool:
+    """Whether ``reader`` shows the worked examples (only the separate question has them)."""
+    return reader in ("separate", "both")
 
 
 async def read_desk_stance(
@@ -238,12 +266,15 @@ async def read_stance(
     readings count with "supports" and "contradicts" swapped; ``shots`` worked examples
     come before each question. The ``contrast`` reader asks instead which of the claim and
     ``negation`` the passage supports (the opposite stated plainly when none is given);
-    it takes no worked examples. ``both`` asks the separate questions, then the contrast one
+    it takes no worked examples. ``verdict`` asks whether the passage shows the claim accurate,
+    inaccurate or does not say (no opposite, no worked examples). ``both`` asks the separate questions, then the contrast one
     in its 2 orders (against ``opposite``, else ``negation``), and weighs the contrast reading
     by ``contrast_share``.
     """
     if reader == "contrast":
         return await _read_contrast(llm, claim, exhibit, negation or plain_negation(claim), orders, arguments, top_logprobs, samples)
+    if reader == "verdict":
+        return await _read_verdict(llm, claim, exhibit, orders, arguments, top_logprobs, samples)
     if reader == "both":
         separate = await read_stance(
             llm,
@@ -319,18 +350,48 @@ async def _read_contrast(
     samples: int,
 ) -> Stance:
     prompt = load_prompt("desk_contrast")
+
+    def asked(order: Sequence[StanceKey]) -> list[BaseMessage]:
+        options = contrast_options_block(order, claim, opposite)
+        return prompt.render(exhibit=exhibit_line(exhibit), arguments=arguments_block(arguments), options=options)
+
+    return await _read_in_orders(llm, exhibit.id, asked, option_orders(orders, "contrast"), top_logprobs, samples)
+
+
+async def _read_verdict(
+    llm: LLM, claim: str, exhibit: Evidence, orders: int, arguments: Sequence[tuple[str, str]], top_logprobs: int, samples: int
+) -> Stance:
+    prompt = load_prompt("desk_verdict")
+
+    def asked(order: Sequence[StanceKey]) -> list[BaseMessage]:
+        return prompt.render(
+            exhibit=exhibit_line(exhibit),
+            arguments=arguments_block(arguments).rstrip("\n"),
+            claim=" ".join(claim.split()),
+            options=options_block(order, _VERDICT_TEXT),
+        )
+
+    return await _read_in_orders(llm, exhibit.id, asked, option_orders(orders, "verdict"), top_logprobs, samples)
+
+
+async def _read_in_orders(
+    llm: LLM,
+    exhibit_id: str,
+    asked: Callable[[Sequence[StanceKey]], list[BaseMessage]],
+    orders: Sequence[Sequence[StanceKey]],
+    top_logprobs: int,
+    samples: int,
+) -> Stance:
+    """One question asked in each of ``orders`` (one after another, so the server reuses all but the options), readings averaged."""
     per_order: list[dict[StanceKey, float]] = []
     method: Literal["logprobs", "sampling"] = "logprobs"
     note = ""
-    for order in option_orders(orders, "contrast"):
-        messages = prompt.render(
-            exhibit=exhibit_line(exhibit), arguments=arguments_block(arguments), options=contrast_options_block(order, claim, opposite)
-        )
-        read = await estimate_label_probabilities(llm, messages, LETTERS, top_logprobs=top_logprobs, samples=samples, max_tokens=1)
+    for order in orders:
+        read = await estimate_label_probabilities(llm, asked(order), LETTERS, top_logprobs=top_logprobs, samples=samples, max_tokens=1)
         per_order.append(_by_stance(read, order))
         if read.method == "sampling":
             method, note = "sampling", read.note
-    return Stance(exhibit_id=exhibit.id, probabilities=mean_reading(per_order), per_order=tuple(per_order), method=method, note=note)
+    return Stance(exhibit_id=exhibit_id, probabilities=mean_reading(per_order), per_order=tuple(per_order), method=method, note=note)
 
 
 def mean_reading(per_order: Sequence[dict[StanceKey, float]]) -> dict[StanceKey, float]:

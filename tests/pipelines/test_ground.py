@@ -88,3 +88,23 @@ def test_a_run_of_the_fake_model_has_no_calibration_and_says_its_number_is_unmea
     card = verdict_card(digest(events))
     assert card is not None and card.model is not None and card.model.unmeasured
     assert "No calibration was fitted" in card.model.ground_note
+
+
+@pytest.mark.parametrize("reader, kind", [("contrast", MEASURED), ("verdict", UNMEASURED)])
+def test_a_stance_question_never_borrows_another_questions_calibration(
+    services: Services, monkeypatch: pytest.MonkeyPatch, reader: str, kind: str
+) -> None:
+    """Only the contrast question has a calibration measured here: a verdict-question run says it has none, its number a ranking."""
+    real = exhibit_reading.load_calibration
+
+    def shelf(model: str, question: str = "separate", data_dir: object = None) -> Calibration | None:
+        return calibration([{**COVID, "corpus": "demo"}]) if question == "contrast" else real(model, question, data_dir)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(exhibit_reading, "load_calibration", shelf)
+    config = protocol_config("desk", exhibits=3, debate=False, reader=reader, orders=2)
+    card = verdict_card(digest(list(stream_run("Masks reduce transmission of respiratory viruses", config, services))))
+    assert card is not None and card.model is not None and card.model.ground == kind
+    if kind == UNMEASURED:
+        assert "No calibration was fitted for this model and question" in card.model.ground_note
+        assert "ranking" in card.model.confidence_note
+    assert load_shipped("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "verdict") is None, "none ships for the embedded model either"

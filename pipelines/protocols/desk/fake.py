@@ -1,7 +1,8 @@
 """How the fake plays desk: a stance for one exhibit, over lettered options whose order changes between calls.
 
-Both stance questions offer the letters A, B and C: the separate one ("The passage supports
-the claim." ...) and the contrast one (the claim, its opposite, "Neither: ...").
+Every stance question offers the letters A, B and C: the separate one ("The passage supports
+the claim." ...), the contrast one (the claim, its opposite, "Neither: ...") and the verdict one
+("The statement is accurate." ...).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ FIRST_POSITION_PULL = 0.1  # extra mass on option A whatever it stands for, as s
 def desk_stance(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
     if "Which statement does the passage support?" in view.text:
         return desk_contrast(view, options)
+    if "What does the evidence show?" in view.text:
+        return desk_verdict(view, options)
     if BELIEF_QUESTION in view.text:  # every protocol's belief after a round asks over the same letters
         return belief(view, options)
     meaning = {letter: word for letter, word in _STANCE_OPTION.findall(view.text)}
@@ -53,6 +56,29 @@ def desk_contrast(view: PromptView, options: tuple[str, ...]) -> dict[str, float
     else:
         chosen = next((letter for letter, text in statements.items() if has_negation(text) == has_negation(passage)), neither)
         strength = 0.45 + 0.4 * min(1.0, bearing)
+    rest = (1 - strength) / 2
+    distribution = {letter: strength if letter == chosen else rest for letter in ("A", "B", "C")}
+    distribution["A"] += FIRST_POSITION_PULL
+    return distribution
+
+
+_VERDICT_OPTION = re.compile(r"^([ABC])\. The (statement is accurate|statement is inaccurate|evidence does not say)\.$", re.MULTILINE)
+
+
+def desk_verdict(view: PromptView, options: tuple[str, ...]) -> dict[str, float]:
+    """Whether the evidence shows the statement accurate: it shares the statement's words and its negation; inaccurate: the
+    words but not the negation; else it does not say."""
+    meaning = {words: letter for letter, words in _VERDICT_OPTION.findall(view.text)}
+    statement = view.field("Statement")
+    if not view.evidence or len(meaning) != 3 or not statement:
+        return {o: 1 / len(options) for o in options}
+    passage = next(iter(view.evidence.values()))
+    bearing = overlap(statement, passage)
+    if bearing < SUPPORT_AT:
+        chosen, strength = meaning["evidence does not say"], 0.95 - 0.5 * bearing / SUPPORT_AT
+    else:
+        same = has_negation(statement) == has_negation(passage)
+        chosen, strength = meaning["statement is accurate" if same else "statement is inaccurate"], 0.45 + 0.4 * min(1.0, bearing)
     rest = (1 - strength) / 2
     distribution = {letter: strength if letter == chosen else rest for letter in ("A", "B", "C")}
     distribution["A"] += FIRST_POSITION_PULL

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from pipelines.protocols.base import ProtocolSettings
 
-StanceReader = Literal["both", "separate", "contrast"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
+StanceReader = Literal["both", "separate", "contrast", "verdict"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
 CONTRAST_SHARE = 0.3  # the contrast question's weight with the reader "both", fitted on Check-COVID train (pipelines/calibration)
 
 
@@ -20,7 +20,7 @@ class DeskConfig(ProtocolSettings):
     rewrites: int = Field(default=0, ge=0, le=5, title="Query rewrites")
     """The model rewrites the claim into this many search queries, each searched too (one extra call)."""
     reader: StanceReader = Field(default="contrast", title="Stance question")
-    """contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; 2 calls an exhibit, so 25 exhibits take about 1.5 times as long as 'both' takes for 5; use 2 option orders with it); separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; both: the separate questions, then the contrast one in 2 orders, weighed by 'Contrast question's share' (the best verdict over 5 exhibits on Check-COVID train, 8 calls an exhibit; use 3 option orders and 5 exhibits with it)."""
+    """contrast: the claim and its opposite are both answers and the model says which one the exhibit supports, or neither (the opposite is always written; 2 calls an exhibit, so 25 exhibits take about 1.5 times as long as 'both' takes for 5; use 2 option orders with it); separate: the exhibit is read against the claim (and against its opposite when 'Read the claim's opposite too' is on), each time supports / contradicts / does not address; both: the separate questions, then the contrast one in 2 orders, weighed by 'Contrast question's share' (the best verdict over 5 exhibits on Check-COVID train, 8 calls an exhibit; use 3 option orders and 5 exhibits with it); verdict: a fact-checker's question, whether the exhibit shows the claim accurate, inaccurate or does not say (2 calls an exhibit, no opposite): on political rulings and Wikipedia sentences it told supported from refuted claims better than contrast, as well on abstracts, but no calibration ships for it, so its probability is a ranking until this desk calibrates it on its own claims (python -m pipelines calibrate)."""
     contrast_share: float = Field(default=CONTRAST_SHARE, ge=0.0, le=1.0, title="Contrast question's share")
     """With the stance question 'both': the contrast question's weight in each exhibit's stance (fitted on Check-COVID train)."""
     orders: Literal[1, 2, 3, 6] = Field(default=2, title="Option orders")
@@ -28,7 +28,7 @@ class DeskConfig(ProtocolSettings):
     unit: Literal["passage", "document"] = Field(default="passage", title="Read each exhibit as")
     """passage (the retrieved passage, a few sentences) or document (the whole document it comes from, cut at 2,400 characters)."""
     negation: bool = Field(default=True, title="Read the claim's opposite too")
-    """For the separate question: the model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls. The contrast question always reads the opposite."""
+    """For the separate question: the model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls. The contrast question always reads the opposite; the verdict question never does."""
     shots: int = Field(default=0, ge=0, le=3, title="Worked examples")
     """Worked examples from Check-COVID train shown before each reading (one passage that supports its claim, one that does not address it, one that contradicts it)."""
     quotes: int = Field(default=2, ge=1, le=5, title="Quoted sentences")

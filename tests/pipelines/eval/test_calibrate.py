@@ -127,6 +127,28 @@ def test_the_whole_flow_reads_fits_saves_and_desk_uses_it_at_once(desk_services:
     assert readings and all(f"AUC {measured['auc']:.2f} over 28 claims" in r.reliability for r in readings)
 
 
+def test_a_desk_calibrates_the_verdict_question_on_its_own_claims_and_its_card_is_then_on_measured_ground(
+    desk_services: Services, tmp_path: Path
+) -> None:
+    """No calibration ships for the verdict question: a desk fits one on its own labelled claims, and its runs use it."""
+    verdict = config(reader="verdict", orders=2)
+    before = verdict_card(digest(list(stream_run(FACTS[0], verdict, desk_services))))
+    assert before is not None and before.model.unmeasured and "No calibration was fitted" in before.model.ground_note
+    plan = planned(desk_services, labelled_file(tmp_path), verdict)
+    outcome = cal.calibrate(plan, desk_services, user=EDITOR)
+    assert outcome.saved is not None and outcome.fitted is not None and outcome.fitted.fit.cross_validated["auc"] > 0.9
+    saved = outcome.saved.calibration
+    assert saved.name.startswith("fake--verdict@") and saved.settings["reader"] == "verdict"
+    assert saved.settings["negation"] is False and saved.settings["shots"] == 0, "it reads no opposite and no worked examples"
+    events = list(stream_run(FACTS[0], verdict, desk_services))
+    assert not any(getattr(e, "stage", "") == "calibration" for e in events), "the run's settings are the fitted ones"
+    assert [e for e in events if isinstance(e, VerdictAggregated)][-1].calibration == saved.name
+    after = verdict_card(digest(events))
+    assert after is not None and after.model.ground == "measured" and "this desk's claims" in after.model.ground_note
+    contrast = [e for e in stream_run(FACTS[0], config(), desk_services) if isinstance(e, VerdictAggregated)]
+    assert contrast[-1].calibration != saved.name, "the contrast question does not borrow it"
+
+
 def test_a_second_call_goes_on_from_the_stored_runs(desk_services: Services, tmp_path: Path) -> None:
     path = labelled_file(tmp_path)
     first = cal.calibrate(planned(desk_services, path, limit=12), desk_services, user=None, save=False)

@@ -478,3 +478,42 @@ def test_desk_asks_both_questions_when_set_and_says_so(services: Services) -> No
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     assert stances and all(len(s.per_order) == 3 + 2 for s in stances), "negation off: the claim's 3 orders, then the contrast's 2"
     assert events[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
+
+
+_VERDICT_OPTION = re.compile(r"^([ABC])\. The (statement is accurate|statement is inaccurate|evidence does not say)\.$", re.MULTILINE)
+_VERDICT_WORD = {"statement is accurate": "SUPPORTS", "statement is inaccurate": "REFUTES", "evidence does not say": "UNRELATED"}
+
+
+class VerdictModel(PositionBiasedModel):
+    """A stand-in LLM for the verdict question: a true stance over accurate / inaccurate / does not say, times a pull towards A."""
+
+    model_name = "verdict"
+
+    def weights(self, text: str) -> dict[str, float]:
+        return {letter: self.truth[_VERDICT_WORD[w]] * (self.pull if letter == "A" else 1.0) for letter, w in _VERDICT_OPTION.findall(text)}
+
+
+def test_the_verdict_question_asks_a_fact_checkers_question_and_swaps_accurate_and_inaccurate() -> None:
+    truth = {"SUPPORTS": 0.3, "REFUTES": 0.45, "UNRELATED": 0.25}
+    one = asyncio.run(read_stance(VerdictModel(truth), CLAIM, EXHIBIT, orders=1, reader="verdict"))  # type: ignore[arg-type]
+    assert one.leaning == "SUPPORTS", "asked once, 'accurate' in position A wins although the evidence leans the other way"
+    model = VerdictModel(truth)
+    two = asyncio.run(read_stance(model, CLAIM, EXHIBIT, orders=2, negation=OPPOSITE, reader="verdict"))  # type: ignore[arg-type]
+    assert two.leaning == "REFUTES" and not two.orders_agree and len(two.per_order) == 2
+    assert two.p("SUPPORTS") == pytest.approx((0.9 / 1.6 + 0.3 / 1.9) / 2, abs=1e-3), "each order's letters mapped back"
+    first, second = model.prompts
+    assert first.startswith("You are a fact-checker.") and "What does the evidence show?" in first
+    assert first.index("Trials found masks reduce transmission.") < first.index(f"Statement: {CLAIM}") < first.index("A. The statement")
+    assert OPPOSITE not in first, "the verdict question reads no opposite, even when one is given"
+    prefix = first.split("A. ")[0]
+    assert second.startswith(prefix) and "A. The statement is inaccurate." in second, "the orders share all but their answers"
+
+
+def test_desk_asks_the_verdict_question_without_writing_an_opposite(services: Services) -> None:
+    events = list(stream_run(CLAIM, desk_config(exhibits=3, reader="verdict", orders=2), services))
+    assert not any(getattr(e, "stage", "") == "negation" for e in events), "no question reads the opposite: none is written"
+    started = [e.detail for e in events if getattr(e, "stage", "") == "stances" and type(e).__name__ == "StageStarted"]
+    assert started and "accurate or inaccurate" in started[0]
+    stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
+    assert stances and all(len(s.per_order) == 2 for s in stances)
+    assert events[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
