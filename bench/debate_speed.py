@@ -383,9 +383,13 @@ def main(argv: Sequence[str] | None = None) -> list[ClaimResult]:
 
 
 def measure_again(result: ClaimResult, rates: Rates) -> ClaimResult:
+    """The figures that rest on the library's rates, with ``rates`` (the bracketing ones): own work, its ratio, the reading-rate share."""
     own = rates.own_work(result.tokens_in, result.tokens_out)
     result.own_work_s = own
     result.ratio = result.wall_s / own if own else float("nan")
+    if result.server and result.in_calls_s:
+        served = rates.own_work(int(result.server["prompt_tokens"]), int(result.server["decoded_tokens"]))
+        result.reading_share = served / result.in_calls_s
     return result
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.debate_speed import Rates, ServerWork, measure, outside_calls, report, run_set, server_work
+from bench.debate_speed import Rates, ServerWork, measure, measure_again, outside_calls, report, run_set, server_work
 from bench.record_embedded import DEMO_CLAIMS
 from pipelines.core.config import AppSettings
 from pipelines.core.events import ModelCallCompleted, QueryIssued, StageCompleted, StageStarted
@@ -89,3 +89,8 @@ def test_the_reading_rate_share_is_the_library_s_time_for_the_server_s_work_over
         events, 3.5, Rates(prompt=200.0, decode=20.0, source="given"), protocol="desk", corpus="demo", claim_id="c", claim="c", server=None
     )
     assert alone.reading_share != alone.reading_share, "no server log: not a number, never a made-up share"
+    # after the claims the library is timed again and every figure that rests on its rates is measured with the mean
+    again = measure_again(result, Rates(prompt=100.0, decode=10.0, source="mean of before and after"))
+    assert again.reading_share == pytest.approx((300 / 100 + 2 / 10) / 2.0) and again.own_work_s == pytest.approx(500 / 100 + 2 / 10)
+    still = measure_again(alone, Rates(prompt=100.0, decode=10.0, source="mean")).reading_share
+    assert still != still, "still no server log: still not a number"
