@@ -59,15 +59,20 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def stances_as(record: dict[str, Any], reader: str, share: float, orders: int = 3) -> list[Stance]:
-    """The record's round-1 exhibits as ``reader`` would have read them: from a run read with 'both', or as read by a contrast run."""
+    """The record's round-1 exhibits as ``reader`` would have read them: from a run read with 'both', or as read by a run of the
+    contrast or the verdict question (2 orders; which question the run asked is the caller's to know)."""
     kept = []
     for exhibit in record["exhibits"]:
         if exhibit.get("round", 1) != 1:
             continue
         readings = tuple({s: float(p.get(s, 0.0)) for s in STANCES} for p in exhibit["per_order"])
-        if reader == "contrast" and len(readings) == CONTRAST_ORDERS_MIXED:
-            kept.append(_stance(exhibit["id"], readings))  # a run read with the contrast question alone: its readings as they are
+        if reader in ("contrast", "verdict") and len(readings) == CONTRAST_ORDERS_MIXED:
+            kept.append(_stance(exhibit["id"], readings))  # a run read with that question alone: its readings as they are
             continue
+        if reader == "verdict":
+            raise SystemExit(
+                f"claim {record['id']}: {len(readings)} readings an exhibit; the verdict question is read from a run that asked it"
+            )
         if len(readings) not in (orders + CONTRAST_ORDERS_MIXED, 2 * orders + CONTRAST_ORDERS_MIXED):
             raise SystemExit(
                 f"claim {record['id']}: {len(readings)} readings an exhibit; rescoring needs a run read with 'both' in {orders} orders"
