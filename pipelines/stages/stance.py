@@ -28,7 +28,9 @@ does not say; orders swap the first two. On the deciding passage of 100 train cl
 it told supported from refuted claims better than ``contrast`` on political rulings (LIAR-PLUS,
 AUC 0.703 against 0.640) and Wikipedia sentences (FM2, 0.740 against 0.661), as well on
 Check-COVID's abstracts (0.828 against 0.832), with a quarter fewer tokens and no opposite to
-write (docs/measurements/2026-12-02-stance-question.md). No calibration ships for it: its
+write (docs/measurements/2026-12-02-stance-question.md). Over desk's 10 retrieved exhibits on
+40 LIAR-PLUS dev claims the gain did not carry: AUC 0.666 against 0.698, within chance
+(docs/measurements/2026-12-03-verdict-reader.md). No calibration ships for it: its
 probability is a ranking until a desk calibrates it on its own claims.
 
 The ``contrast`` reader is desk's default (``desk.reader``): over 25 exhibits it rules as well
