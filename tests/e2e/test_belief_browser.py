@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import RESULTS, open_in_history
+from tests.e2e.conftest import RESULTS, open_in_history, settled
 from tests.e2e.test_protocols_browser import pick, verify
 
 pytestmark = pytest.mark.e2e
@@ -16,11 +16,15 @@ READING = re.compile(
 
 
 def show_belief(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Wait for the belief panel (its chart and its words), then keep a picture of it."""
+    """Wait for the belief panel (its chart and its words), then keep a picture of it.
+
+    The page's run ends first: while the result is still being redrawn the panel's words can stand before its chart
+    (CI once found the words and no chart within 5 s on a busy machine)."""
+    settled(page)
     box = page.locator('[data-testid="stVerticalBlock"]:visible').filter(has_text=PANEL).last  # the innermost shown block: the panel
     box.wait_for(timeout=60_000)
     box.scroll_into_view_if_needed()
-    expect(box.locator('[data-testid="stPlotlyChart"]')).to_be_visible()
+    expect(box.locator('[data-testid="stPlotlyChart"]')).to_be_visible(timeout=30_000)
     expect(box.get_by_text(READING).first).to_be_visible()
     expect(box.get_by_text("The verdict", exact=False).first).to_be_visible()  # the verdict set beside the last belief
     page.wait_for_timeout(1500)  # plotly draws its lines after the frame appears
