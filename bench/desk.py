@@ -54,6 +54,7 @@ from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.eval.harness import EvalReport, evaluate, evaluation_config, format_report, select_items
 from pipelines.record.digest import digest
 from pipelines.run.runner import Services
+from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.exhibits import same_text
 
 BINARY = ("SUPPORTS", "REFUTES")
@@ -78,6 +79,7 @@ class ClaimRecord:
     debated: bool = False
     tokens_read: int = 0  # what the model computed: tokens sent less the prompt tokens its server reused
     deciding_by_id: bool | None = None  # the deciding document's own id among the exhibits
+    reader: str = ""  # the stance question the exhibits were read with (desk.reader): what their readings mean
 
     @property
     def binary(self) -> str | None:
@@ -91,8 +93,8 @@ class ClaimRecord:
         return max(self.p_supported, 1 - self.p_supported) if self.p_supported is not None else None
 
 
-def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list[ClaimRecord]:
-    """The report's rows with the stored runs' stances and evidence read back."""
+def records_of(report: EvalReport, dataset: Dataset, services: Services, *, reader: str = "") -> list[ClaimRecord]:
+    """The report's rows with the stored runs' stances and evidence read back; ``reader``: the question they were read with."""
     assert services.store is not None
     gold_docs = {item.id: {g.doc_id for g in item.gold_evidence} for item in dataset.items}
     records = []
@@ -137,6 +139,7 @@ def records_of(report: EvalReport, dataset: Dataset, services: Services) -> list
                 exhibits=exhibits,
                 debated=any(a.debated for a in aggregated),
                 tokens_read=run.cost.tokens_read,
+                reader=reader,
             )
         )
     return records
@@ -298,7 +301,7 @@ def run_bench(
                 print(f"  {protocol} {done}/{total} {outcome.id} {outcome.verdict} {outcome.seconds:.1f}s", file=sys.stderr, flush=True)
 
         report = evaluate(dataset, config, services, labels=labels, limit=limit, on_outcome=progress)  # type: ignore[arg-type]
-        records = records_of(report, dataset, services)
+        records = records_of(report, dataset, services, reader=exhibit_settings(config).reader)
         columns[protocol] = summarise(records, report.ceiling)
         reports[protocol] = format_report(report)
         all_records += [{"protocol": protocol, **r.__dict__} for r in records]

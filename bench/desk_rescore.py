@@ -60,13 +60,18 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def stances_as(record: dict[str, Any], reader: str, share: float, orders: int = 3) -> list[Stance]:
     """The record's round-1 exhibits as ``reader`` would have read them: from a run read with 'both', or as read by a run of the
-    contrast or the verdict question (2 orders; which question the run asked is the caller's to know)."""
+    contrast or the verdict question (2 orders). A record that names its reader (``bench/desk.py`` writes it) is checked
+    against it; an older one is told apart by its count of readings, which cannot tell a contrast run from a verdict run."""
     kept = []
+    read_with = record.get("reader") or ""
+    if read_with and read_with != "both" and read_with != reader:
+        raise SystemExit(f"claim {record['id']}: read with the {read_with} question; it cannot be scored as {reader}")
     for exhibit in record["exhibits"]:
         if exhibit.get("round", 1) != 1:
             continue
         readings = tuple({s: float(p.get(s, 0.0)) for s in STANCES} for p in exhibit["per_order"])
-        if reader in ("contrast", "verdict") and len(readings) == CONTRAST_ORDERS_MIXED:
+        alone = read_with == reader or (not read_with and reader in ("contrast", "verdict") and len(readings) == CONTRAST_ORDERS_MIXED)
+        if reader != "both" and alone:
             kept.append(_stance(exhibit["id"], readings))  # a run read with that question alone: its readings as they are
             continue
         if reader == "verdict":

@@ -31,6 +31,11 @@ def test_desk_and_single_run_the_same_claims_and_report_every_figure(checkcovid_
     for r in read:  # the fake has no calibration: a record scored again as read gives the run's own p(supported)
         again = aggregate(stances_as(r, "contrast", 1.0), None)
         assert again.calibrated == pytest.approx(r["p_supported"], abs=1e-3), r["id"]
+    assert {r["reader"] for r in records if r["protocol"] == "desk"} == {DeskConfig().reader}, (
+        "each record names the question it was read with"
+    )
+    with pytest.raises(SystemExit, match="read with the contrast question"):
+        stances_as(read[0], "verdict", 1.0)  # same count of readings an exhibit, another question: not mistaken for it
     rendered = table(columns)
     assert all(title in rendered for title, _ in ROWS)
 

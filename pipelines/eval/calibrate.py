@@ -68,7 +68,7 @@ from pipelines.run.runner import check_names, resume_run
 from pipelines.run.services import Services
 from pipelines.run.wiring import probability_spec
 from pipelines.stages.exhibit_reading import exhibit_settings
-from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, read_against, takes_shots
+from pipelines.stages.stance import CONTRAST_ORDERS_MIXED, STANCES, Stance, reads_opposite, takes_shots
 from pipelines.stages.stance_aggregation import stance_features
 
 log = logging.getLogger("debatedesk.access")
@@ -479,7 +479,7 @@ def fit_readings(
             "orders": cfg.orders,
             "unit": cfg.unit,
             "reader": cfg.reader,
-            "negation": bool(read_against(cfg, "the opposite")),  # as desk reads it
+            "negation": reads_opposite(cfg),  # as desk reads it
             "shots": cfg.shots if takes_shots(cfg.reader) else 0,
             **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
             "cross_validated": {k: round(v, 4) for k, v in result.cross_validated.items()},

@@ -26,7 +26,17 @@ from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
 from pipelines.run.llm.client import LLM
 from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
-from pipelines.stages.stance import STANCE_WORDS, Stance, negate, read_against, read_desk_stance, takes_shots, writes_opposite
+from pipelines.stages.stance import (
+    STANCE_WORDS,
+    Stance,
+    asks_contrast,
+    negate,
+    read_desk_stance,
+    reads_against,
+    reads_opposite,
+    takes_shots,
+    writes_opposite,
+)
 from pipelines.stages.stance_aggregation import Aggregate, Bounds, aggregate, settled_bounds
 
 DOCUMENT_CHARS = 2400  # a whole document read as one exhibit is cut here (a Check-COVID abstract is about 1,500)
@@ -116,7 +126,7 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         exhibits=limit or cfg.exhibits,
         orders=cfg.orders,
         unit=cfg.unit,
-        negation=bool(read_against(cfg, negation)),
+        negation=reads_opposite(cfg),
         shots=cfg.shots if takes_shots(cfg.reader) else 0,
         **({"contrast_share": cfg.contrast_share} if cfg.reader == "both" else {}),
     )
@@ -129,8 +139,8 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
 
 async def _negation(ctx: RunContext, judge: LLM, cfg: DeskConfig) -> str:
     """The claim's opposite, written by the judge's model (or stated plainly when it writes none), shown in the stage log."""
-    uses = ["to read each exhibit against it too"] if cfg.negation and cfg.reader in ("separate", "both") else []
-    uses += ["to ask which of the two each exhibit supports"] if _asks_contrast(cfg) else []
+    uses = ["to read each exhibit against it too"] if reads_against(cfg) else []
+    uses += ["to ask which of the two each exhibit supports"] if asks_contrast(cfg) else []
     why = " and ".join(uses)
     ctx.emit(StageStarted(stage="negation", detail=f"writing the claim's opposite, {why}"))
     negation, by_model = await negate(judge, ctx.claim.text)
@@ -276,18 +286,13 @@ def _by_rank(exhibits: Sequence[Evidence], result: Aggregate) -> list[Evidence]:
     return [by_id[i] for i in dict.fromkeys([*first, *by_id]) if i in by_id]
 
 
-def _asks_contrast(cfg: DeskConfig) -> bool:
-    """Whether the reader asks the contrast question (which of the claim and its opposite an exhibit supports): it needs the opposite."""
-    return cfg.reader in ("contrast", "both")
-
-
 def _reading(count: int, cfg: DeskConfig, *, negation: bool) -> str:
     """The stances stage's opening line: what is asked of each exhibit."""
     if cfg.reader == "contrast":
         return f"asking of each of {count} exhibits whether it supports the claim or its opposite, in {cfg.orders} option orders"
     if cfg.reader == "verdict":
         return f"asking of each of {count} exhibits whether it shows the claim accurate or inaccurate, in {cfg.orders} option orders"
-    also = ", and against the claim's opposite" if negation and cfg.negation else ""
+    also = ", and against the claim's opposite" if negation and reads_against(cfg) else ""
     text = f"reading {count} exhibits in {cfg.orders} option orders{also}"
     if cfg.reader == "both":
         text += f"; then asking whether each supports the claim or its opposite, in 2 orders ({cfg.contrast_share:.0%} of the stance)"

@@ -170,17 +170,31 @@ def argument_text(text: str) -> str:
     return " ".join(text.split())[:ARGUMENT_CHARS]
 
 
-def read_against(cfg: DeskConfig, opposite: str) -> str:
-    """The opposite that read_stance's ``negation`` takes: the separate questions read it only with desk.negation on; contrast
-    always; the verdict question never."""
-    if cfg.reader == "verdict":
-        return ""
-    return opposite if cfg.negation or cfg.reader == "contrast" else ""
+def reads_against(cfg: DeskConfig) -> bool:
+    """Whether the separate questions are asked against the claim's opposite too (desk.negation, with a reader that asks them)."""
+    return cfg.negation and cfg.reader in ("separate", "both")
+
+
+def asks_contrast(cfg: DeskConfig) -> bool:
+    """Whether the reader asks the contrast question (which of the claim and its opposite an exhibit supports)."""
+    return cfg.reader in ("contrast", "both")
 
 
 def writes_opposite(cfg: DeskConfig) -> bool:
     """Whether desk has the model write the claim's opposite before reading: some question reads against it."""
-    return cfg.reader in ("contrast", "both") or (cfg.negation and cfg.reader == "separate")
+    return reads_against(cfg) or asks_contrast(cfg)
+
+
+def reads_opposite(cfg: DeskConfig) -> bool:
+    """Whether read_stance is handed the opposite as its ``negation`` (what a calibration records as "negation"): the
+    separate questions with desk.negation on, the contrast reader always (it is its option B), the verdict question never;
+    ``both`` hands its contrast questions the opposite apart."""
+    return reads_against(cfg) or cfg.reader == "contrast"
+
+
+def read_against(cfg: DeskConfig, opposite: str) -> str:
+    """The opposite that read_stance's ``negation`` takes under ``cfg`` ('' when it reads none)."""
+    return opposite if reads_opposite(cfg) else ""
 
 
 def takes_shots(reader: Reader) -> bool:
