@@ -1,4 +1,4 @@
-"""The offer under a run whose debate was not run because desk's exhibits settled the claim: run the debate anyway."""
+"""The offer under a run whose debate was not run (desk's exhibits settled the claim, or no debate could change them): run it anyway."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from components import state
 from pipelines.core.text.safety import escape_markdown
 from pipelines.protocols.base import find_protocol
 from pipelines.record.digest import RunDigest
-from pipelines.stages.exhibit_reading import SETTLED
+from pipelines.stages.exhibit_reading import NOT_DEBATED
 
 
 def skipped_debate(run: RunDigest) -> str:
@@ -17,7 +17,7 @@ def skipped_debate(run: RunDigest) -> str:
     An imported run is the file's word, never started again from its settings (they could name another desk's endpoints).
     """
     verdict = run.verdict
-    if verdict is None or verdict.decided_by != SETTLED or run.imported is not None or not run.run_id or not run.claim:
+    if verdict is None or verdict.decided_by not in NOT_DEBATED or run.imported is not None or not run.run_id or not run.claim:
         return ""
     return verdict.stop_reason or "desk's exhibits settle it"
 

@@ -332,12 +332,15 @@ class BeliefConfig(BaseModel):
         default="contested",
         title="When to debate",
         description=(
-            "For a debate that starts from desk's exhibits. contested: when the exhibits already settle the claim, the debate "
-            "is not run and the verdict is their calibrated reading (the run page offers the debate); settled means the judge's model "
-            "has a calibration fitted for this reading and measured on the corpus searched, every exhibit read came from it, no "
-            "strong exhibits point both ways, and the reading says SUPPORTS or REFUTES at 'Settled at' or above, at the worse "
-            "end of the bound when exhibits were left unread; NOT ENOUGH INFO never settles a claim. always: the debate runs "
-            "whatever the exhibits say (a classroom's choice)."
+            "For a debate that starts from desk's exhibits. contested: the debate runs only where it can change something, "
+            "otherwise the verdict is the exhibits' calibrated reading and the run page offers the debate. It is not run when "
+            "the exhibits settle the claim (the judge's model has a calibration fitted for this reading and measured on the "
+            "corpus searched, every exhibit read came from it, no strong exhibits point both ways, and the reading says SUPPORTS "
+            "or REFUTES at 'Settled at' or above, at the worse end of the bound when exhibits were left unread), nor when the "
+            "verdict would be that calibrated reading anyway ('Whose ruling is the verdict' calibrated) and no strong exhibits "
+            "point both ways: a debate changes that reading only by reading contested exhibits again, so it could not change "
+            "the verdict (on Check-COVID dev, 159 of 160 claims: docs/measurements/2026-12-03-debate-skip.md). always: the "
+            "debate runs whatever the exhibits say (a classroom's choice)."
         ),
     )
     settled_at: float = Field(

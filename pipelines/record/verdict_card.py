@@ -29,7 +29,7 @@ from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.record.labels import COMMON_LABELS, CardLabel, checker_label, common_label, protocol_words
 from pipelines.run.llm.registry import get_backend
 from pipelines.stages.argument import strip_label_line
-from pipelines.stages.exhibit_reading import SETTLED, SETTLED_HOW
+from pipelines.stages.exhibit_reading import NOT_DEBATED
 
 MAX_EXHIBITS = 3
 MAX_QUOTES = 2
@@ -320,12 +320,13 @@ def _words(text: str) -> set[str]:
 def _facts(run: RunDigest, verdict: Verdict | None = None) -> CardFacts:
     """What the card says of the run's protocol; a record from a protocol this desk lacks gets the plain defaults.
 
-    A debate that was not run, as desk's exhibits settled the claim, has desk's reading for its verdict: the card says
-    what desk's card says of a reading, and that the debate was not run.
+    A debate that was not run (desk's exhibits settled the claim, or no debate could change their reading) has desk's reading
+    for its verdict: the card says what desk's card says of a reading, and why the debate was not run.
     """
-    if verdict is not None and verdict.decided_by == SETTLED:
+    if verdict is not None and verdict.decided_by in NOT_DEBATED:
         reader = find_protocol(exhibit_reader())
-        return replace(reader.card if reader is not None else CardFacts(), how_decided=SETTLED_HOW, how_decided_by={}, debate_note="")
+        how = NOT_DEBATED[verdict.decided_by]
+        return replace(reader.card if reader is not None else CardFacts(), how_decided=how, how_decided_by={}, debate_note="")
     protocol = find_protocol(run.protocol)
     return protocol.card if protocol is not None else CardFacts()
 

@@ -8,7 +8,7 @@ in step mode (a person's pauses are not the model's time), on the same models (b
 and address for every role), and alone: a run whose time overlapped another run's shared the
 model with it (a batch, a side-by-side comparison, a colleague's run) and is left out.
 
-A debate protocol's claim whose debate desk's exhibits settled (``belief.debate_when``) took desk's reading alone:
+A debate protocol's claim whose debate was not run (``belief.debate_when``: desk's exhibits settled it) took desk's reading alone:
 those runs are counted apart, so "a radar claim took 4 minutes" is the time of a debate, and the caption says how many
 skipped it and how long they took.
 """
@@ -23,7 +23,7 @@ from typing import Any
 from pipelines.core.config import ROLES
 from pipelines.core.text.times import duration
 from pipelines.record.store import RunSummary
-from pipelines.stages.exhibit_reading import SETTLED
+from pipelines.stages.exhibit_reading import NOT_DEBATED
 
 NEWEST = 20  # the median of at most this many of the newest runs that count: a new machine or model shows within a day
 
@@ -32,7 +32,7 @@ NEWEST = 20  # the median of at most this many of the newest runs that count: a 
 class WallTime:
     seconds: float | None  # the median of the runs that ran the protocol through (None: every one was settled before it)
     runs: int
-    settled: int = 0  # runs whose debate desk's exhibits settled, so it never ran
+    settled: int = 0  # runs whose debate was not run (belief.debate_when): desk's exhibits decided them
     settled_seconds: float | None = None  # their median
 
     def describe(self, protocol: str) -> str:
@@ -48,12 +48,12 @@ class WallTime:
             if self.seconds is None:
                 claims = "claim on these models was" if self.settled == 1 else f"{self.settled} claims on these models were"
                 said.append(
-                    f"Here, its last {claims} settled by desk's exhibits without a debate, in "
+                    f"Here, its last {claims} decided by desk's exhibits without a debate, in "
                     f"{duration(self.settled_seconds)}{median}; none has debated yet."
                 )
             else:
                 more = "1 more was" if self.settled == 1 else f"{self.settled} more were"
-                said.append(f"{more} settled by desk's exhibits without a debate, in {duration(self.settled_seconds)}{median}.")
+                said.append(f"{more} decided by desk's exhibits without a debate, in {duration(self.settled_seconds)}{median}.")
         return " ".join(said)
 
 
@@ -99,7 +99,7 @@ def typical_wall_time(runs: Sequence[RunSummary], protocol: str, models: tuple[s
     settled: list[float] = []
     for run in counted:
         if run.finished_at is not None:  # always, by the filter above: said again for the type checker
-            (settled if run.decided_by == SETTLED else debated).append(run.finished_at - run.created_at)
+            (settled if run.decided_by in NOT_DEBATED else debated).append(run.finished_at - run.created_at)
     return WallTime(
         statistics.median(debated) if debated else None,
         len(debated),

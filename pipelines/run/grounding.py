@@ -15,8 +15,10 @@
 
 3. **Debated only where it can change something** (``belief.debate_when``): when desk's exhibits already
    settle the claim (``exhibit_reading.why_settled``: calibrated on measured ground, no conflict, SUPPORTS or
-   REFUTES at ``belief.settled_at`` or above), the debate is not run and the verdict is their calibrated
-   reading (``settled_verdict``); the run page offers the debate. ``always`` runs it whatever they say.
+   REFUTES at ``belief.settled_at`` or above), or when the verdict would be their calibrated reading and no
+   exhibits are contested, so a debate could not change it (``why_uncontested``), the debate is not run and the
+   verdict is their calibrated reading (``settled_verdict``); the run page offers the debate. ``always`` runs it
+   whatever they say.
 
 A protocol whose verdict is already the calibrated reading, or a baseline of one answer, declares
 ``ruled_beside=False``; a debate with no evidence gets neither.
@@ -37,12 +39,14 @@ from pipelines.stages.belief import weighed_belief
 from pipelines.stages.debate_history import latest_by_agent
 from pipelines.stages.exhibit_reading import (
     SETTLED,
+    UNCONTESTED,
     Reading,
     exhibit_settings,
     read_exhibits,
     read_these,
     reread_contested,
     why_settled,
+    why_uncontested,
 )
 from pipelines.stages.stance import argument_text
 from pipelines.stages.stance_aggregation import Aggregate
@@ -81,15 +85,20 @@ NOT_RUN = "not run"  # how the debate stage's line starts when the exhibits sett
 
 
 def settled_verdict(ctx: RunContext, reading: Reading | None, *, debated_before: bool = False) -> Verdict | None:
-    """The verdict when desk's exhibits settle the claim and ``belief.debate_when`` lets them: their calibrated reading, and a
+    """The verdict when ``belief.debate_when`` lets desk's exhibits stand without a debate: their calibrated reading, and a
     stage line saying the debate was not run and why, with the numbers. None: the debate runs.
 
+    Not run where the exhibits settle the claim (``why_settled``), or where the debate could not change the verdict: the verdict
+    would be the calibrated reading (``verdict_is_the_reading``) and no exhibits are contested (``why_uncontested``).
     ``debated_before``: a resumed run whose record already holds debate turns goes on debating, whatever the rule says now.
     """
     cfg = ctx.config.belief
     if reading is None or cfg.debate_when == "always" or debated_before:
         return None
+    decided_by = SETTLED
     why = why_settled(reading, ctx.config.corpus, cfg.settled_at)
+    if not why and verdict_is_the_reading(ctx.config):
+        decided_by, why = UNCONTESTED, why_uncontested(reading)
     if not why:
         return None
     result = reading.result
@@ -99,7 +108,14 @@ def settled_verdict(ctx: RunContext, reading: Reading | None, *, debated_before:
             detail=f"{NOT_RUN}: {why}. The verdict is their calibrated reading; to debate anyway, set belief.debate_when to always",
         )
     )
-    return result.verdict(decided_by=SETTLED, stop_reason=why)
+    return result.verdict(decided_by=decided_by, stop_reason=why)
+
+
+def verdict_is_the_reading(config: RunConfig) -> bool:
+    """Whether a grounded debate's verdict would be the calibrated reading (``rule_beside``), its own ruling only shown beside it."""
+    protocol = find_protocol(config.protocol)
+    cfg = config.belief
+    return protocol is not None and protocol.ruled_beside and cfg.calibrated_ruling and cfg.verdict == "calibrated"
 
 
 async def rule_beside(ctx: RunContext, verdict: Verdict, reading: Reading | None, turns: Sequence[Turn]) -> Verdict:

@@ -244,6 +244,30 @@ SETTLED_HOW = (
     "Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together: they "
     "settled the claim, so the debate was not run (setting: belief.debate_when)."
 )
+UNCONTESTED = "desk's exhibits, which no debate could change"  # decided_by when the debate was not run as it could not change the verdict
+UNCONTESTED_HOW = (
+    "Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together. No strong "
+    "exhibits pointed both ways, so a debate could not have changed this verdict, and it was not run (setting: belief.debate_when)."
+)
+NOT_DEBATED = {SETTLED: SETTLED_HOW, UNCONTESTED: UNCONTESTED_HOW}  # each decided_by of a debate not run, and how the card says it
+
+
+def why_uncontested(reading: Reading) -> str:
+    """Why a debate could not change the verdict when the verdict is the calibrated reading of these exhibits; "" when it could.
+
+    The caller knows the verdict would be that reading (``belief.verdict`` calibrated, the protocol ruled beside): a debate
+    grounded in the exhibits changes it only by reading the contested ones again with both sides' arguments
+    (``grounding.rule_beside``), so with a calibration and no strong exhibits pointing both ways, the verdict after a debate
+    is this one. A mismatched calibration changes nothing here: the debate's ruling would use it the same way.
+    """
+    result = reading.result
+    if reading.calibration is None or result.conflict:
+        return ""
+    return (
+        f"no debate could change the verdict, as it is desk's calibrated reading of the {len(reading.exhibits)} exhibits read "
+        f"({result.label} at {percent(result.confidence)}), which a debate changes only by reading contested exhibits again "
+        "with both sides' arguments, and no strong exhibits point both ways"
+    )
 
 
 def why_settled(reading: Reading, corpus: str, at: float) -> str:

@@ -15,7 +15,7 @@ from pipelines.core.events import Event, RoundStarted, StageCompleted, TurnCompl
 from pipelines.record.digest import digest
 from pipelines.record.verdict_card import verdict_card
 from pipelines.run.runner import debate_anyway, stream_run
-from pipelines.stages.exhibit_reading import SETTLED, Reading, why_settled
+from pipelines.stages.exhibit_reading import SETTLED, UNCONTESTED, Reading, why_settled, why_uncontested
 from pipelines.stages.stance import Stance
 from pipelines.stages.stance_aggregation import Bounds, aggregate
 from tests.fakes import SETTLING, calibrate_fake, fake_config, make_services, with_settings
@@ -83,12 +83,46 @@ def test_without_a_calibration_the_debate_runs(monkeypatch: pytest.MonkeyPatch, 
     assert debated(events) and events[-1].verdict.decided_by != SETTLED  # type: ignore[attr-defined]
 
 
-def test_not_enough_info_never_settles_a_claim(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+def test_not_enough_info_never_settles_a_claim_but_uncontested_no_debate_could_change_it(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder
+) -> None:  # type: ignore[no-untyped-def]
     calibrate_fake(monkeypatch, UNDECIDED)
     events = run(grounded_config(), demo_data_dir, embedder)
     reading = next(e for e in events if isinstance(e, VerdictAggregated))
-    assert reading.label == "NOT ENOUGH INFO"
-    assert debated(events)
+    assert reading.label == "NOT ENOUGH INFO" and not reading.conflict
+    assert not debated(events), "the verdict is this reading whatever a debate says: it is not run"
+    verdict = events[-1].verdict  # type: ignore[attr-defined]
+    assert verdict.decided_by == UNCONTESTED and (verdict.label, verdict.confidence) == (reading.label, reading.confidence)
+    said = [e.detail for e in events if isinstance(e, StageCompleted) and e.stage == "debate"]
+    assert len(said) == 1 and said[0].startswith("not run: no debate could change the verdict, as it is")
+    card = verdict_card(digest(events))
+    assert card is not None and card.model is not None and "a debate could not have changed this verdict" in card.model.reason
+
+
+@pytest.mark.parametrize("belief", [{"verdict": "published"}, {"calibrated_ruling": False}])
+def test_where_the_debate_rules_an_unsettled_claim_is_debated(
+    belief: dict[str, object], monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder
+) -> None:  # type: ignore[no-untyped-def]
+    calibrate_fake(monkeypatch, UNDECIDED)
+    events = run(grounded_config(**belief), demo_data_dir, embedder)
+    assert next(e for e in events if isinstance(e, VerdictAggregated)).label == "NOT ENOUGH INFO"
+    assert debated(events), "the protocol's own ruling would be the verdict: NOT ENOUGH INFO is not settled, so it argues"
+
+
+@pytest.mark.parametrize("calibration", [SURE, UNDECIDED], ids=["sure", "undecided"])
+@pytest.mark.parametrize("claim", [CLAIM, "Vitamin D supplements cure baldness in cats", "Sugar makes children hyperactive"])
+def test_a_debate_not_run_would_not_have_changed_the_verdict(
+    claim: str, calibration: Calibration, monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder
+) -> None:  # type: ignore[no-untyped-def]
+    """The rule's promise, checked against the debate itself: skipped or not, the verdict is what always-debating gives."""
+    calibrate_fake(monkeypatch, calibration)
+    contested = run(grounded_config(), demo_data_dir, embedder, claim=claim)
+    always = run(grounded_config(debate_when="always"), demo_data_dir, embedder, claim=claim)
+    skipped, full = contested[-1].verdict, always[-1].verdict  # type: ignore[attr-defined]
+    assert debated(always)
+    assert (skipped.label, skipped.confidence, skipped.cited) == (full.label, full.confidence, full.cited), claim
+    reading = next(e for e in contested if isinstance(e, VerdictAggregated))
+    assert debated(contested) == reading.conflict, "debated exactly where exhibits are contested"
 
 
 def test_exhibits_that_conflict_are_debated(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -196,3 +230,12 @@ def test_a_resumed_run_that_had_argued_goes_on_arguing() -> None:
     assert verdict is not None and verdict.decided_by == SETTLED and len(said) == 1
     always = SimpleNamespace(config=grounded_config(debate_when="always"), emit=said.append)
     assert settled_verdict(always, settled) is None  # type: ignore[arg-type]
+
+
+def test_what_leaves_a_debate_unable_to_change_the_verdict() -> None:
+    assert why_uncontested(reading(AGREEING)).startswith("no debate could change the verdict, as it is desk's calibrated reading of the 3")
+    unaddressed = reading([stance("E1", 0.05, 0.05), stance("E2", 0.1, 0.05)])
+    assert unaddressed.result.label == "NOT ENOUGH INFO" and why_uncontested(unaddressed), "whatever the label, no conflict: no change"
+    assert why_uncontested(reading(AGREEING, None)) == "", "uncontested but uncalibrated: the debate's own ruling is the verdict"
+    conflict = reading([*AGREEING, stance("E4", 0.05, 0.9)])
+    assert conflict.result.conflict and why_uncontested(conflict) == "", "contested exhibits are read again with the arguments"

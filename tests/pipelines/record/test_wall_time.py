@@ -108,10 +108,10 @@ def test_claims_whose_debate_desk_s_exhibits_settled_are_counted_apart() -> None
     assert took is not None and (took.seconds, took.runs, took.settled, took.settled_seconds) == (241, 3, 4, 41.5)
     assert took.describe("radar") == (
         f"Here, a `radar` claim took {duration(241)} at the median (its last 3 runs on these models, with the model to itself). "
-        f"4 more were settled by desk's exhibits without a debate, in {duration(41.5)} at the median."
+        f"4 more were decided by desk's exhibits without a debate, in {duration(41.5)} at the median."
     )
     only = typical_wall_time(settled[:1], "radar", ON_EMBEDDED)
     assert only is not None and only.seconds is None
     assert only.describe("radar") == (
-        f"Here, its last claim on these models was settled by desk's exhibits without a debate, in {duration(40)}; none has debated yet."
+        f"Here, its last claim on these models was decided by desk's exhibits without a debate, in {duration(40)}; none has debated yet."
     )
