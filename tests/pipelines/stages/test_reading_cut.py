@@ -16,6 +16,8 @@ import pytest
 from pipelines.calibration.files import Calibration, load_shipped
 from pipelines.core.domain import Evidence
 from pipelines.core.events import ExhibitStanceRead, StageCompleted, VerdictAggregated
+from pipelines.record.digest import digest
+from pipelines.record.verdict_card import verdict_card
 from pipelines.run.runner import Services, stream_run
 from pipelines.run.tools.embeddings import Embedder
 from pipelines.stages import exhibit_reading
@@ -113,6 +115,11 @@ def test_desk_stops_reading_once_settled_and_says_what_it_left(services: Service
     assert verdict.bound is not None and verdict.bound[0] <= verdict.calibrated <= verdict.bound[1]
     said = [e.detail for e in events if isinstance(e, StageCompleted) and e.stage == "stances"][-1]
     assert f"the other {6 - len(read)} exhibits were not read" in said and "the same verdict" in said
+    note = verdict_card(digest(events)).model.reading_note  # type: ignore[union-attr]
+    assert f"The other {6 - len(read)} could not have changed the verdict" in note and "Unless" not in note, "no debate: nothing uncovered"
+    debating = list(stream_run("Masks reduce transmission of respiratory viruses", protocol_config("desk", exhibits=6), services))
+    note = verdict_card(digest(debating)).model.reading_note  # type: ignore[union-attr]
+    assert "could not have changed the verdict" in note and "that would have started a debate, which the bound does not cover" in note
     everything = list(
         stream_run(
             "Masks reduce transmission of respiratory viruses",
