@@ -60,6 +60,7 @@ from pipelines.record.digest import call_stage, digest, stage_name
 from pipelines.record.timeline import peak_in_flight, union_length
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
+from pipelines.stages.exhibit_reading import NOT_DEBATED
 
 # Verdicts recorded earlier for the demo set at temperature 0, and where (the server, prompts and code of their day).
 RECORDED: dict[tuple[str, str], tuple[str, str]] = {
@@ -171,6 +172,9 @@ class ClaimResult:
     reading_share: float = float("nan")  # the library's time for the server's work / the time with a call in flight
     outside_by_stage: dict[str, float] = field(default_factory=dict)
     load: str = ""
+    confidence: float | None = None
+    debate_when: str = "always"  # belief.debate_when the claim ran with
+    decided_by: str = ""  # who ruled: a debate's judge or panel, the calibrated reading, or desk's exhibits with no debate run
 
 
 def measure(
@@ -190,6 +194,8 @@ def measure(
         claim_id=claim_id,
         claim=claim,
         verdict=run.outcome,
+        confidence=run.verdict.confidence if run.verdict is not None else None,
+        decided_by=run.verdict.decided_by if run.verdict is not None else "",
         recorded=recorded,
         recorded_in=where,
         wall_s=wall,
@@ -229,12 +235,14 @@ def library_rates(settings: AppSettings, calls: int, max_tokens: int) -> Rates:
     return Rates(prompt, decode, f"llama-cpp-python, {threads} thread(s), {calls} calls read afresh ({detail}); {uptime()}")
 
 
-def debate_config(protocol: str, corpus: str, backend: str) -> RunConfig:
-    """The app's defaults for ``protocol``, except web search off and the response cache off (every call reaches the model)."""
+def debate_config(protocol: str, corpus: str, backend: str, debate_when: str = "always") -> RunConfig:
+    """The app's defaults for ``protocol``, except web search off, the response cache off (every call reaches the model) and
+    ``belief.debate_when`` (always: the whole debate, which the app's default skips where it could not change the verdict)."""
     config = RunConfig(protocol=protocol, corpus=corpus).with_backend(backend)
     return config.model_copy(
         update={
             "retrieval": config.retrieval.model_copy(update={"web_search": False}),
+            "belief": config.belief.model_copy(update={"debate_when": debate_when}),
             **{role: config.role(role).model_copy(update={"cache": "off"}) for role in ("debater", "judge", "scorer")},
         }
     )
@@ -257,6 +265,7 @@ def run_set(
     backend: str,
     rates: Rates,
     records: Path | None,
+    debate_when: str = "always",
 ) -> list[ClaimResult]:
     results: list[ClaimResult] = []
     for protocol in protocols:
@@ -266,7 +275,7 @@ def run_set(
             offset = log.stat().st_size if backend == "embedded" and log.is_file() else None
             cpu_before = _cpu_seconds()
             started = time.perf_counter()
-            events = list(stream_run(claim, debate_config(protocol, corpus, backend), services))
+            events = list(stream_run(claim, debate_config(protocol, corpus, backend, debate_when), services))
             wall = time.perf_counter() - started
             cpu = _cpu_seconds() - cpu_before
             work = None
@@ -276,6 +285,7 @@ def run_set(
                     work = server_work(f.read().decode(errors="replace"))
             result = measure(events, wall, rates, protocol=protocol, corpus=corpus, claim_id=claim_id, claim=claim, server=work)
             result.app_cpu_s = cpu
+            result.debate_when = debate_when
             results.append(result)
             print(
                 f"  {protocol} {claim_id}: {result.verdict} in {result.wall_s:.1f} s, {result.calls} calls, "
@@ -312,7 +322,7 @@ def report(results: list[ClaimResult], rates: Rates) -> str:
         idle = f"{r.in_calls_s - s['prompt_s'] - s['decode_s']:.1f}" if s else "n/a"
         same = "" if not r.recorded else (" (same)" if r.recorded == r.verdict else " (**differs**)")
         lines.append(
-            f"| {r.protocol} | {r.claim_id} | {r.verdict} | {r.recorded or '–'}{same} | {r.wall_s:.1f} | {r.calls} | {r.tokens_in:,} / {r.tokens_out:,} "
+            f"| {r.protocol}{'' if r.debate_when == 'always' else ' (contested)'} | {r.claim_id} | {r.verdict} | {r.recorded or '–'}{same} | {r.wall_s:.1f} | {r.calls} | {r.tokens_in:,} / {r.tokens_out:,} "
             f"| {r.own_work_s:.1f} | {r.ratio:.2f} | {r.in_calls_s:.1f} | {r.outside_calls_s:.1f} | {r.waiting_s:.1f}; {r.peak_in_flight} | {read} | {decoded} | {idle} | {r.reading_share:.2f} | {r.app_cpu_s:.1f} "
             f"| {r.load.split('average ')[-1]} |"
         )
@@ -351,6 +361,13 @@ def main(argv: Sequence[str] | None = None) -> list[ClaimResult]:
     parser.add_argument("--rate-tokens", type=int, default=96, help="tokens each library call decodes")
     parser.add_argument("--prompt-rate", type=float, default=0.0, help="use this prompt tokens/s instead of timing the library")
     parser.add_argument("--decode-rate", type=float, default=0.0, help="use this decode tokens/s instead of timing the library")
+    parser.add_argument(
+        "--debate-when",
+        nargs="+",
+        choices=["always", "contested"],
+        default=["always"],
+        help="belief.debate_when, one pass over the claims each (always: whole debates; contested: the app's default); both: a paired table",
+    )
     args = parser.parse_args(argv)
 
     settings = AppSettings(**({"data_dir": args.data_dir} if args.data_dir else {}))
@@ -365,7 +382,9 @@ def main(argv: Sequence[str] | None = None) -> list[ClaimResult]:
         print(f"library before: prompt {before.prompt:.0f} tokens/s, decode {before.decode:.1f} tokens/s ({before.source})", flush=True)
     services = Services.create(settings)
     warm_up(services, args.backend)
-    results = run_set(services, settings, claims, args.protocols, args.backend, before, args.records)
+    results = []
+    for mode in args.debate_when:  # one whole pass each: the server's prompt cache holds about one claim, so passes do not share it
+        results += run_set(services, settings, claims, args.protocols, args.backend, before, args.records, debate_when=mode)
     rates = before
     if not given:
         after = library_rates(settings, args.rate_calls, args.rate_tokens)
@@ -379,7 +398,42 @@ def main(argv: Sequence[str] | None = None) -> list[ClaimResult]:
         results = [measure_again(r, rates) for r in results]  # own work and ratio with the bracketing rates; the rest as measured
     print(f"after: {uptime()}; server pid file: {os.fspath(settings.model_cache / 'server.json')}\n")
     print(report(results, rates))
+    if len(args.debate_when) > 1:
+        print("\n" + paired(results))
     return results
+
+
+def fresh_tokens(result: ClaimResult) -> int:
+    """The prompt tokens the model computed for the claim: the server's count after its prompt cache, else every prompt token sent."""
+    return int(result.server["prompt_tokens"]) if result.server else result.tokens_in
+
+
+def paired(results: list[ClaimResult]) -> str:
+    """Each protocol's claims run with belief.debate_when always and contested, side by side: the model's fresh prompt tokens,
+    calls and wall time (medians), and whether each claim's verdict is the same (label and confidence)."""
+    lines = [
+        "| protocol | claims | debated (contested) | fresh prompt tokens, always / contested (median) | ratio | calls, always / contested "
+        "| wall s, always / contested | same label | same label and confidence |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for protocol in dict.fromkeys(r.protocol for r in results):
+        always = {r.claim_id: r for r in results if r.protocol == protocol and r.debate_when == "always"}
+        contested = {r.claim_id: r for r in results if r.protocol == protocol and r.debate_when == "contested"}
+        both = [c for c in always if c in contested]
+        if not both:
+            continue
+        a = [always[c] for c in both]
+        b = [contested[c] for c in both]
+        fa, fb = statistics.median(fresh_tokens(r) for r in a), statistics.median(fresh_tokens(r) for r in b)
+        debated = sum(1 for r in b if r.decided_by not in NOT_DEBATED)
+        label = sum(x.verdict == y.verdict for x, y in zip(a, b, strict=True))
+        same = sum(x.verdict == y.verdict and x.confidence == y.confidence for x, y in zip(a, b, strict=True))
+        lines.append(
+            f"| {protocol} | {len(both)} | {debated} | {fa:,.0f} / {fb:,.0f} | {fb / fa if fa else float('nan'):.2f} "
+            f"| {statistics.median(r.calls for r in a):.0f} / {statistics.median(r.calls for r in b):.0f} "
+            f"| {statistics.median(r.wall_s for r in a):.1f} / {statistics.median(r.wall_s for r in b):.1f} | {label} of {len(both)} | {same} of {len(both)} |"
+        )
+    return "\n".join(lines)
 
 
 def measure_again(result: ClaimResult, rates: Rates) -> ClaimResult:

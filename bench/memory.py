@@ -91,6 +91,7 @@ def mermaid_config(backend: str, memory: bool, lookup_tool: bool = True) -> RunC
             "protocol": "mermaid",
             "corpus": "check-covid",
             "retrieval": config.retrieval.model_copy(update={"web_search": False}),
+            "belief": config.belief.model_copy(update={"debate_when": "always"}),  # the researcher's memory is what is measured
             "mermaid": config.mermaid.model_copy(update={"use_memory": memory, "remember": memory, "memory_tool": lookup_tool}),
         }
     )

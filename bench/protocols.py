@@ -20,6 +20,10 @@ median seconds, tokens read. Run it with ``--limit N --skip N`` and no model to 
 of the records alone (``--table-only``); ``--stages`` adds where each protocol's model time went,
 stage by stage, and how long its runs took to reach each round's belief and the verdict (what a
 debate that stopped after round k would have taken), read from the runs stored in ``--data-dir``.
+
+Each protocol runs with the app's defaults: on the embedded model a grounded debate whose verdict no debate could change
+is not run (``belief.debate_when`` contested; 159 of 160 Check-COVID dev claims). To measure the debates themselves, add
+``--set belief.debate_when=always``.
 """
 
 from __future__ import annotations

@@ -106,6 +106,7 @@ def main() -> None:
     base = base.model_copy(
         update={
             "retrieval": base.retrieval.model_copy(update={"web_search": False}),
+            "belief": base.belief.model_copy(update={"debate_when": "always"}),  # a recorded debate, not the skip the app may make
             **{role: base.role(role).model_copy(update={"timeout_s": args.timeout}) for role in ("debater", "judge", "scorer")},
         }
     )

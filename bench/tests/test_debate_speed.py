@@ -94,3 +94,28 @@ def test_the_reading_rate_share_is_the_library_s_time_for_the_server_s_work_over
     assert again.reading_share == pytest.approx((300 / 100 + 2 / 10) / 2.0) and again.own_work_s == pytest.approx(500 / 100 + 2 / 10)
     still = measure_again(alone, Rates(prompt=100.0, decode=10.0, source="mean")).reading_share
     assert still != still, "still no server log: still not a number"
+
+
+def test_the_paired_table_sets_each_claim_run_always_beside_its_run_contested() -> None:
+    from dataclasses import replace
+
+    from bench.debate_speed import ClaimResult, paired
+    from pipelines.stages.exhibit_reading import UNCONTESTED
+
+    base = ClaimResult(
+        protocol="radar", corpus="c", claim_id="a", claim="x", verdict="SUPPORTS", recorded="", recorded_in="", wall_s=100.0,
+        calls=40, cached_calls=0, tokens_in=9000, tokens_out=900, own_work_s=0.0, ratio=0.0, in_calls_s=0.0, outside_calls_s=0.0,
+        calls_sum_s=0.0, waiting_s=0.0, peak_in_flight=1, confidence=0.8, decided_by="calibrated reading of the debate's evidence",
+        server={"prompt_tokens": 6000, "prompt_s": 1.0, "decoded_tokens": 900, "decode_s": 1.0},
+    )  # fmt: skip
+    results = [
+        base,
+        replace(base, claim_id="b", server={**base.server, "prompt_tokens": 8000}),
+        replace(
+            base, debate_when="contested", wall_s=30.0, calls=20, decided_by=UNCONTESTED, server={**base.server, "prompt_tokens": 2000}
+        ),
+        replace(base, claim_id="b", debate_when="contested", verdict="REFUTES", server={**base.server, "prompt_tokens": 8000}),
+    ]
+    row = paired(results).splitlines()[-1]
+    assert row.startswith("| radar | 2 | 1 |"), "two claims paired, one still debated with contested"
+    assert "| 7,000 / 5,000 | 0.71 |" in row and "| 1 of 2 | 1 of 2 |" in row
