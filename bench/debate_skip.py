@@ -17,8 +17,6 @@ the gold), and how many are left to debate.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.reading_cut import DEFAULT_RECORDS, stances_of
-from pipelines.calibration.files import Calibration, load_shipped
+from bench.reading_cut import DEFAULT_RECORDS, print_table, read_records, shipped_calibration, stances_of
+from pipelines.calibration.files import Calibration
 from pipelines.core.config import BeliefConfig
 from pipelines.core.domain import Evidence
 from pipelines.protocols.desk.settings import DeskConfig
@@ -90,23 +88,9 @@ def main() -> None:
     parser.add_argument("--reader", default="contrast")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
     args = parser.parse_args()
-    calibration = load_shipped(args.model, args.reader)
-    if calibration is None:
-        raise SystemExit(f"no shipped calibration for {args.model} ({args.reader})")
-    opener = gzip.open if args.records.suffix == ".gz" else open
-    with opener(args.records, "rt", encoding="utf-8") as lines:
-        records = [json.loads(line) for line in lines if line.strip()]
-    groups = tally(records, calibration, args.corpus, args.settled_at)
-    names = list(groups)
+    calibration = shipped_calibration(args.model, args.reader)
     print(f"{args.records.name}, calibration {calibration.name}, settled at {args.settled_at}, corpus {args.corpus}\n")
-    print("| figure | " + " | ".join(names) + " |")
-    print("| --- |" + " ---: |" * len(names))
-    for key in groups[names[0]]:
-        cells = [
-            "-" if groups[n][key] is None else f"{groups[n][key]:.3f}" if isinstance(groups[n][key], float) else str(groups[n][key])
-            for n in names
-        ]
-        print(f"| {key} | " + " | ".join(cells) + " |")
+    print_table(tally(read_records(args.records), calibration, args.corpus, args.settled_at))
 
 
 if __name__ == "__main__":

@@ -82,26 +82,39 @@ def compare(records: Sequence[dict[str, Any]], calibration: Calibration) -> dict
     return columns
 
 
+def shipped_calibration(model: str, reader: str) -> Calibration:
+    calibration = load_shipped(model, reader)
+    if calibration is None:
+        raise SystemExit(f"no shipped calibration for {model} ({reader})")
+    return calibration
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """A records file of ``bench/desk.py --records`` (JSON lines, gzip allowed)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def print_table(columns: dict[str, dict[str, Any]]) -> None:
+    """A figure a row, a column a group (floats to 3 places, None as '-')."""
+    names = list(columns)
+    print("| figure | " + " | ".join(names) + " |")
+    print("| --- |" + " ---: |" * len(names))
+    for key in columns[names[0]]:
+        cells = ["-" if (v := columns[n][key]) is None else f"{v:.3f}" if isinstance(v, float) else str(v) for n in names]
+        print(f"| {key} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=Path, default=DEFAULT_RECORDS)
     parser.add_argument("--reader", default="contrast")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
     args = parser.parse_args()
-    calibration = load_shipped(args.model, args.reader)
-    if calibration is None:
-        raise SystemExit(f"no shipped calibration for {args.model} ({args.reader})")
-    opener = gzip.open if args.records.suffix == ".gz" else open
-    with opener(args.records, "rt", encoding="utf-8") as lines:
-        records = [json.loads(line) for line in lines if line.strip()]
-    columns = compare(records, calibration)
-    names = list(columns)
+    calibration = shipped_calibration(args.model, args.reader)
     print(f"{args.records.name}, calibration {calibration.name}\n")
-    print("| figure | " + " | ".join(names) + " |")
-    print("| --- |" + " ---: |" * len(names))
-    for key in columns[names[0]]:
-        cells = [f"{columns[n][key]:.3f}" if isinstance(columns[n][key], float) else str(columns[n][key]) for n in names]
-        print(f"| {key} | " + " | ".join(cells) + " |")
+    print_table(compare(read_records(args.records), calibration))
 
 
 if __name__ == "__main__":
