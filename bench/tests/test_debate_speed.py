@@ -115,7 +115,9 @@ def test_the_paired_table_sets_each_claim_run_always_beside_its_run_contested() 
             base, debate_when="contested", wall_s=30.0, calls=20, decided_by=UNCONTESTED, server={**base.server, "prompt_tokens": 2000}
         ),
         replace(base, claim_id="b", debate_when="contested", verdict="REFUTES", server={**base.server, "prompt_tokens": 8000}),
+        replace(base, claim_id="c", confidence=0.9031),
+        replace(base, claim_id="c", debate_when="contested", confidence=0.9037, decided_by=UNCONTESTED),
     ]
     row = paired(results).splitlines()[-1]
-    assert row.startswith("| radar | 2 | 1 |"), "two claims paired, one still debated with contested"
-    assert "| 7,000 / 5,000 | 0.71 |" in row and "| 1 of 2 | 1 of 2 |" in row
+    assert row.startswith("| radar | 3 | 1 |"), "three claims paired, one still debated with contested"
+    assert "| 6,000 / 6,000 | 1.00 |" in row and "| 2 of 3 | 2 of 3 |" in row, "0.9031 and 0.9037 are the same reading"
