@@ -6,8 +6,9 @@
 No model calls. A debate grounded in desk's exhibits first reads them as desk does; with
 ``debate_when=contested`` it stops there when ``why_settled`` says the reading settles the claim,
 or when ``why_uncontested`` says no debate could change the verdict (the calibrated reading is the
-verdict, as by default, and no strong exhibits point both ways). Each exhibit's stance is read on its own, so a records file of ``bench/desk.py --records`` with
-every exhibit read (stored readings of the shipped reader) holds that reading: its exhibits are
+verdict, as by default, and no strong exhibits point both ways). Each exhibit's stance is read on
+its own, so a records file of ``bench/desk.py --records`` with every exhibit read (stored
+readings of the shipped reader) holds that reading: its exhibits are
 taken in retrieval order up to where ``desk.stop_early`` stops, weighed with the shipped
 calibration, and handed to the app's own rules. Printed for all claims and for the SUPPORT/REFUTE
 ones: how many each rule leaves undebated, how often those verdicts are right (3 labels against
@@ -24,27 +25,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.reading_cut import DEFAULT_RECORDS, print_table, read_records, shipped_calibration, stances_of
+from bench.reading_cut import DEFAULT_RECORDS, print_table, read_records, shipped_calibration, stances_of, stop_at
 from pipelines.calibration.files import Calibration
 from pipelines.core.config import BeliefConfig
 from pipelines.core.domain import Evidence
 from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.stages.exhibit_reading import Reading, why_settled, why_uncontested
-from pipelines.stages.stance_aggregation import aggregate, settled_bounds
+from pipelines.stages.stance_aggregation import aggregate
 
 
 def reading_of(record: dict[str, Any], calibration: Calibration, corpus: str) -> Reading:
     """The record's exhibits as a grounded debate reads them before it starts: in retrieval order, stopping as desk does."""
     cfg = DeskConfig()
     stances = stances_of(record)
-    rule = {"strong_at": cfg.strong_at, "decide_at": cfg.decide_at, "debate": cfg.debate}
-    bounds = None
-    read = len(stances)
-    for k in range(1, len(stances)):
-        bounds = settled_bounds(stances[:k], len(stances) - k, calibration, **rule)
-        if bounds is not None:
-            read = k
-            break
+    read, bounds = stop_at(stances, calibration)
     kept = stances[:read]
     exhibits = [Evidence(id=s.exhibit_id, source="corpus", text="", corpus=corpus) for s in kept]
     result = aggregate(kept, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at)

@@ -31,7 +31,7 @@ from pipelines.calibration.files import Calibration, load_shipped
 from pipelines.eval import metrics
 from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.stages.stance import Stance
-from pipelines.stages.stance_aggregation import aggregate, settled_bounds
+from pipelines.stages.stance_aggregation import Bounds, aggregate, settled_bounds
 
 DEFAULT_RECORDS = Path(__file__).resolve().parents[1] / "docs/measurements/data/deep-exhibits-2026-11-24/dev25r.jsonl.gz"
 
@@ -44,14 +44,16 @@ def stances_of(record: dict[str, Any]) -> list[Stance]:
     ]
 
 
-def stop_at(stances: Sequence[Stance], calibration: Calibration) -> int:
-    """How many exhibits desk reads before the verdict is settled (all of them when it never is), by desk's own rule."""
+def stop_at(stances: Sequence[Stance], calibration: Calibration) -> tuple[int, Bounds | None]:
+    """How many exhibits desk reads before the verdict is settled (all of them when it never is), by desk's own rule, and the
+    bound it stopped on (None: it read them all)."""
     cfg = DeskConfig()
     rule = {"strong_at": cfg.strong_at, "decide_at": cfg.decide_at, "debate": cfg.debate}
     for read in range(1, len(stances)):
-        if settled_bounds(stances[:read], len(stances) - read, calibration, **rule) is not None:
-            return read
-    return len(stances)
+        bounds = settled_bounds(stances[:read], len(stances) - read, calibration, **rule)
+        if bounds is not None:
+            return read, bounds
+    return len(stances), None
 
 
 def compare(records: Sequence[dict[str, Any]], calibration: Calibration) -> dict[str, dict[str, float]]:
@@ -61,7 +63,7 @@ def compare(records: Sequence[dict[str, Any]], calibration: Calibration) -> dict
     for record in sided:
         stances = stances_of(record)
         rows["read all"].append((len(stances), aggregate(stances, calibration)))
-        k = stop_at(stances, calibration)
+        k, _ = stop_at(stances, calibration)
         rows["stop when settled"].append((k, aggregate(stances[:k], calibration)))
     gold = [r["gold"] for r in sided]
     full_labels = [a.label for _, a in rows["read all"]]

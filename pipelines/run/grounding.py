@@ -111,18 +111,21 @@ def settled_verdict(ctx: RunContext, reading: Reading | None, *, debated_before:
     return result.verdict(decided_by=decided_by, stop_reason=why)
 
 
+def rules_beside(config: RunConfig) -> bool:
+    """Whether the run's protocol gets a calibrated ruling beside its own (its declaration and ``belief.calibrated_ruling``)."""
+    protocol = find_protocol(config.protocol)
+    return protocol is not None and protocol.ruled_beside and config.belief.calibrated_ruling
+
+
 def verdict_is_the_reading(config: RunConfig) -> bool:
     """Whether a grounded debate's verdict would be the calibrated reading (``rule_beside``), its own ruling only shown beside it."""
-    protocol = find_protocol(config.protocol)
-    cfg = config.belief
-    return protocol is not None and protocol.ruled_beside and cfg.calibrated_ruling and cfg.verdict == "calibrated"
+    return rules_beside(config) and config.belief.verdict == "calibrated"
 
 
 async def rule_beside(ctx: RunContext, verdict: Verdict, reading: Reading | None, turns: Sequence[Turn]) -> Verdict:
     """The run's verdict: the calibrated ruling or the published one (``belief.verdict``), the other kept beside it."""
     cfg = ctx.config.belief
-    protocol = find_protocol(ctx.config.protocol)
-    if protocol is None or not protocol.ruled_beside or not cfg.calibrated_ruling:
+    if not rules_beside(ctx.config):
         return verdict
     if load_calibration(ctx.llm("judge").model_name, exhibit_settings(ctx.config).reader, ctx.calibration_dir) is None:
         return verdict  # an uncalibrated reading would be no better than the debate's own ruling
