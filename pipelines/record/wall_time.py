@@ -8,9 +8,9 @@ in step mode (a person's pauses are not the model's time), on the same models (b
 and address for every role), and alone: a run whose time overlapped another run's shared the
 model with it (a batch, a side-by-side comparison, a colleague's run) and is left out.
 
-A debate protocol's claim whose debate was not run (``belief.debate_when``: desk's exhibits settled it) took desk's reading alone:
-those runs are counted apart, so "a radar claim took 4 minutes" is the time of a debate, and the caption says how many
-skipped it and how long they took.
+A debate protocol's claim whose debate was not run (``belief.debate_when``: desk's exhibits settled it, or none was
+contested so no debate could change it) took desk's reading alone: those runs are counted apart, so "a radar claim took
+4 minutes" is the time of a debate, and the caption says how many skipped it and how long they took.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ NEWEST = 20  # the median of at most this many of the newest runs that count: a 
 
 @dataclass(frozen=True)
 class WallTime:
-    seconds: float | None  # the median of the runs that ran the protocol through (None: every one was settled before it)
+    seconds: float | None  # the median of the runs that ran the protocol through (None: no debate was run in any of them)
     runs: int
-    settled: int = 0  # runs whose debate was not run (belief.debate_when): desk's exhibits decided them
-    settled_seconds: float | None = None  # their median
+    not_debated: int = 0  # runs whose debate was not run (belief.debate_when): desk's exhibits decided them, settled or uncontested
+    not_debated_seconds: float | None = None  # their median
 
     def describe(self, protocol: str) -> str:
         said = []
@@ -43,17 +43,17 @@ class WallTime:
             said.append(
                 f"Here, a `{protocol}` claim took {duration(self.seconds)}{median} (its last {runs} on these models, with the model to itself)."
             )
-        if self.settled and self.settled_seconds is not None:
-            median = "" if self.settled == 1 else " at the median"
+        if self.not_debated and self.not_debated_seconds is not None:
+            median = "" if self.not_debated == 1 else " at the median"
             if self.seconds is None:
-                claims = "claim on these models was" if self.settled == 1 else f"{self.settled} claims on these models were"
+                claims = "claim on these models was" if self.not_debated == 1 else f"{self.not_debated} claims on these models were"
                 said.append(
                     f"Here, its last {claims} decided by desk's exhibits without a debate, in "
-                    f"{duration(self.settled_seconds)}{median}; none has debated yet."
+                    f"{duration(self.not_debated_seconds)}{median}; none has debated yet."
                 )
             else:
-                more = "1 more was" if self.settled == 1 else f"{self.settled} more were"
-                said.append(f"{more} decided by desk's exhibits without a debate, in {duration(self.settled_seconds)}{median}.")
+                more = "1 more was" if self.not_debated == 1 else f"{self.not_debated} more were"
+                said.append(f"{more} decided by desk's exhibits without a debate, in {duration(self.not_debated_seconds)}{median}.")
         return " ".join(said)
 
 
@@ -96,13 +96,13 @@ def typical_wall_time(runs: Sequence[RunSummary], protocol: str, models: tuple[s
     if not counted:
         return None
     debated: list[float] = []
-    settled: list[float] = []
+    not_debated: list[float] = []
     for run in counted:
         if run.finished_at is not None:  # always, by the filter above: said again for the type checker
-            (settled if run.decided_by in NOT_DEBATED else debated).append(run.finished_at - run.created_at)
+            (not_debated if run.decided_by in NOT_DEBATED else debated).append(run.finished_at - run.created_at)
     return WallTime(
         statistics.median(debated) if debated else None,
         len(debated),
-        settled=len(settled),
-        settled_seconds=statistics.median(settled) if settled else None,
+        not_debated=len(not_debated),
+        not_debated_seconds=statistics.median(not_debated) if not_debated else None,
     )

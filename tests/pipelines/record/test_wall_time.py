@@ -99,13 +99,14 @@ def test_a_duration_reads_as_a_person_says_it() -> None:
     assert [duration(s) for s in (0.4, 45, 59.6, 307, 3600 + 185)] == ["0 s", "45 s", "1 min 00 s", "5 min 07 s", "1 h 03 min"]
 
 
-def test_claims_whose_debate_desk_s_exhibits_settled_are_counted_apart() -> None:
-    from pipelines.stages.exhibit_reading import SETTLED
+def test_claims_whose_debate_was_not_run_are_counted_apart() -> None:
+    from pipelines.stages.exhibit_reading import SETTLED, UNCONTESTED
 
     debated = [run(f"d{i}", i * 1000, 240 + i, protocol="radar", decided_by="judge") for i in range(3)]
-    settled = [run(f"s{i}", 10_000 + i * 1000, 40 + i, protocol="radar", decided_by=SETTLED) for i in range(4)]
+    # both kinds of skipped debate: desk's exhibits settled the claim, or none was contested so no debate could change it
+    settled = [run(f"s{i}", 10_000 + i * 1000, 40 + i, protocol="radar", decided_by=(SETTLED, UNCONTESTED)[i % 2]) for i in range(4)]
     took = typical_wall_time(debated + settled, "radar", ON_EMBEDDED)
-    assert took is not None and (took.seconds, took.runs, took.settled, took.settled_seconds) == (241, 3, 4, 41.5)
+    assert took is not None and (took.seconds, took.runs, took.not_debated, took.not_debated_seconds) == (241, 3, 4, 41.5)
     assert took.describe("radar") == (
         f"Here, a `radar` claim took {duration(241)} at the median (its last 3 runs on these models, with the model to itself). "
         f"4 more were decided by desk's exhibits without a debate, in {duration(41.5)} at the median."
