@@ -5,7 +5,8 @@ it is added. Each runs in a fresh data folder, in a working folder holding the f
 ``claims.csv``, ``record.json``, ``reviews.json``...), with every role on the fake backend (``--backend X`` becomes ``--backend fake``, a
 ``--limit`` larger than 2 becomes 2, placeholders such as ``RUN_ID`` become real ones). ``resume RUN_ID`` resumes a run
 cut short as a kill leaves one. What each prints is not judged here (other tests do); that it works is: exit status 0
-(or the documented one), no traceback.
+(or the documented one), no traceback. Each command is a process of its own, forked from one that imported the
+libraries once (tests/forked.py): the imports were most of each command's seconds.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+
+from tests.forked import Forked
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
@@ -101,7 +105,7 @@ def least_for(argv: list[str]) -> int:
 
 
 @pytest.fixture(scope="module")
-def desk(tmp_path_factory: pytest.TempPathFactory, checkcovid_data_dir: Path, checkcovid_dir: Path) -> dict[str, object]:
+def desk(tmp_path_factory: pytest.TempPathFactory, checkcovid_data_dir: Path, checkcovid_dir: Path) -> Iterator[dict[str, object]]:
     """A data folder (the small check-covid corpus indexed, nothing else) and a working folder with the files the examples name."""
     data = tmp_path_factory.mktemp("doc-commands") / "data"
     shutil.copytree(checkcovid_data_dir, data)
@@ -127,11 +131,12 @@ def desk(tmp_path_factory: pytest.TempPathFactory, checkcovid_data_dir: Path, ch
     env["DEBATEDESK_RETRIEVAL__WEB_SEARCH"] = "false"  # tests never touch the network
     env["PYTHONPATH"] = str(ROOT)  # the commands run in the working folder, on this checkout
     env["DEBATEDESK_MODEL_CACHE"] = str(data.parent / "model-cache")
-    return {"data": data, "work": work, "env": env}
+    with Forked(work, env) as forked:  # each command a process of its own, the libraries imported once (tests/forked.py)
+        yield {"data": data, "work": work, "env": env, "forked": forked}
 
 
 def run(desk: dict[str, object], argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=desk["work"], env=desk["env"], capture_output=True, text=True, timeout=600)  # type: ignore[arg-type]
+    return desk["forked"].run(argv, timeout=600)  # type: ignore[attr-defined]
 
 
 def cut_short_like_a_kill(data: Path, run_id: str) -> None:

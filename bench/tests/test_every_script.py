@@ -1,17 +1,19 @@
 """Every bench script imports and answers --help the way the docs run it, ``python bench/NAME.py --help`` in a process of
-its own (the script's folder first on sys.path, its ``__main__`` block run): a script nobody has run since a module
+its own (the script's folder first on sys.path, its ``__main__`` block run; forked from one process that imported the
+libraries, tests/forked.py): a script nobody has run since a module
 moved fails here, not on the day someone needs its figures."""
 
 from __future__ import annotations
 
 import importlib
-import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.environment import settings_free_environment
+from tests.forked import Forked
 
 BENCH = Path(__file__).resolve().parents[1]
 ROOT = BENCH.parent
@@ -35,16 +37,14 @@ def test_each_module_imports(name: str) -> None:
         assert f"bench/{name.removeprefix('bench.').replace('.', '/')}.py" in SCRIPTS, f"{name} has a main() but no __main__ block"
 
 
+@pytest.fixture(scope="module")
+def forked() -> Iterator[Forked]:
+    with Forked(ROOT, settings_free_environment()) as server:  # each script a process of its own, torch imported once
+        yield server
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_each_script_answers_help(script: str) -> None:
-    done = subprocess.run(
-        [sys.executable, script, "--help"],
-        cwd=ROOT,
-        env=settings_free_environment(),
-        capture_output=True,
-        text=True,
-        timeout=HELP_TIMEOUT_S,
-        check=False,
-    )
+def test_each_script_answers_help(script: str, forked: Forked) -> None:
+    done = forked.run([sys.executable, script, "--help"], timeout=HELP_TIMEOUT_S)
     assert done.returncode == 0, f"python {script} --help exited {done.returncode}:\n{done.stderr[-2000:]}"
     assert done.stdout.lower().startswith("usage:"), f"python {script} --help printed no usage line:\n{done.stdout[:500]}"
