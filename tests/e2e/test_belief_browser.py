@@ -1,4 +1,6 @@
-"""The judge's belief, round by round, in Chromium: on the result page for every protocol, and in History's replay."""
+"""The judge's belief, round by round, drawn in Chromium: on the result page of desk (no debate) and radar (rounds), and
+in History's replay. That every protocol's page shows the panel, its readings and the verdict is checked without a
+browser (tests/components/test_belief_panel.py)."""
 
 import re
 
@@ -32,7 +34,7 @@ def show_belief(page, name: str) -> None:  # type: ignore[no-untyped-def]
     box.screenshot(path=str(RESULTS / f"{name}.png"))
 
 
-@pytest.mark.parametrize("protocol", ["desk", "single", "toolmad", "radar", "mad", "madke", "mermaid", "proclaim"])
+@pytest.mark.parametrize("protocol", ["desk", "radar"])
 def test_the_belief_plot_and_its_words_show_after_each_round(page, protocol: str) -> None:  # type: ignore[no-untyped-def]
     pick(page, "Protocol", protocol)
     verify(page)
