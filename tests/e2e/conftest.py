@@ -208,6 +208,11 @@ def unfold(page, target, timeout: float = 120_000) -> None:  # type: ignore[no-u
     (the corrections test once withdrew a fact-check with "no reason given" that way).
     """
     target.click()
+    run_over(page, timeout)
+
+
+def run_over(page, timeout: float = 120_000) -> None:  # type: ignore[no-untyped-def]
+    """After an action that reruns the page (a click, an upload): wait for that run to start, then to finish."""
     with suppress(PlaywrightTimeoutError):  # a quick run may be over before we look
         page.locator('[data-testid="stApp"]:not([data-test-script-state="notRunning"])').wait_for(timeout=3_000)
     settled(page, timeout)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import pick_option, screenshot, serve_app, settled, signed_in
+from tests.e2e.conftest import pick_option, run_over, screenshot, serve_app, settled, signed_in
 from tests.fakes import TEXANS_REVIEW, users_file
 
 pytestmark = pytest.mark.e2e
@@ -159,6 +159,9 @@ def test_an_imported_claimreview_is_matched_when_a_colleague_adds_the_claim(brow
     path.write_text(json.dumps({"@type": "DataFeed", "dataFeedElement": [TEXANS_REVIEW]}))
     ana.locator('[data-testid="stFileUploaderDropzoneInput"]').last.set_input_files(str(path))
     ana.get_by_text("reviews.json").first.wait_for(timeout=30_000)
+    # The upload reruns the page; a click while that run redraws the button can be lost (CI once waited 60 s for
+    # "1 added" with the file shown and nothing read). Let the upload's run start, then end, before clicking.
+    run_over(ana)
     ana.get_by_role("button", name="Read the reviews in").click()
     ana.get_by_text("1 added").first.wait_for(timeout=60_000)
     screenshot(ana, "queue-reviews-read-in")
