@@ -17,6 +17,7 @@ instead of a function; that module starts its server from the caller's environme
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -61,7 +62,8 @@ class Forked:
         if argv[1].startswith("-") and argv[1] != "-m":
             raise ValueError(f"only `python SCRIPT ...` and `python -m MODULE ...` are run here, not {argv[1]}")
         self.count += 1
-        self.server.stdin.write(json.dumps({"argv": argv[1:], "timeout": int(timeout), "n": self.count}) + "\n")
+        seconds = max(1, math.ceil(timeout))  # whole seconds for alarm(), never 0 (which would turn the limit off)
+        self.server.stdin.write(json.dumps({"argv": argv[1:], "timeout": seconds, "n": self.count}) + "\n")
         self.server.stdin.flush()
         line = self.server.stdout.readline()
         if not line:
