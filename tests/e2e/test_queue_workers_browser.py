@@ -16,10 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ROOT, run_over, screenshot, serve_app, settled, signed_in
+from tests.e2e.conftest import ROOT, pick_option, run_over, screenshot, serve_app, settled, signed_in
 from tests.environment import settings_free_environment
 from tests.fakes import users_file
 from tests.stores import POSTGRES_ENV, postgres_database
@@ -72,18 +71,8 @@ def test_a_checker_submits_claims_from_the_queue_and_a_worker_in_another_process
     bo.get_by_text("Added 2 claims").wait_for(timeout=60_000)
     bo.get_by_role("tab", name="📥 Queue").click()
     run_over(bo)
-    chooser = bo.locator('[data-testid="stMultiSelect"]', has_text="Claims to check")
-    for claim in CLAIMS:
-        for attempt in range(3):  # a redraw can close the list under the click (CI once timed out on it): open it again
-            settled(bo)
-            chooser.locator("input").click()
-            try:
-                bo.get_by_role("option").filter(has_text=claim[:40]).first.click(timeout=15_000)
-                break
-            except PlaywrightTimeoutError:
-                if attempt == 2:
-                    raise
-                bo.keyboard.press("Escape")
+    for claim in CLAIMS:  # pick_option opens the list again when a redraw closes it under the click (CI once timed out)
+        pick_option(bo, "Claims to check", claim[:40])
         bo.keyboard.press("Escape")
         settled(bo)
     bo.get_by_role("button", name="Check these").click()
