@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk, BaseMessage
@@ -102,10 +102,17 @@ def protocol_config(protocol: str, **settings: object) -> RunConfig:
 
 
 def make_services(
-    data_dir: Path, embedder: Embedder, web: object | None = None, chat: FakeChatModel | None = None, *, cache: bool = False
+    data_dir: Path,
+    embedder: Embedder,
+    web: object | None = None,
+    chat: FakeChatModel | None = None,
+    *,
+    cache: bool = False,
+    passage_precision: Literal["int8", "float32"] = "int8",
 ) -> Services:
     """Services for a test; the response cache is off unless asked for, so one test's answers never leak into another's."""
-    settings = AppSettings(data_dir=data_dir, checkcovid_dir=Path(__file__).resolve().parents[2] / "shared" / "data" / "check-covid")
+    checkcovid = Path(__file__).resolve().parents[2] / "shared" / "data" / "check-covid"
+    settings = AppSettings(data_dir=data_dir, checkcovid_dir=checkcovid, passage_precision=passage_precision)
     services = Services.create(settings, embedder=embedder)
     services.web = web or DeadWeb()  # type: ignore[assignment]
     services.chat_override = chat
