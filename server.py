@@ -6,6 +6,9 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from components import published
+from components.preload import preload
 from components.web import ROUTES, DeskMiddleware
+
+preload()  # the page code and its libraries imported, then kept out of the garbage collector's scans (components/preload.py)
 
 app = st.App("app.py", routes=[*ROUTES, *published.ROUTES], middleware=[Middleware(DeskMiddleware)])
