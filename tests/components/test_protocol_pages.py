@@ -67,6 +67,13 @@ def test_mermaid_shows_triplets_and_steps(app: AppTest) -> None:
     assert list(triplets["relation"]) == ["reduce"]
 
 
+def test_mad_says_its_debaters_argued_without_evidence(app: AppTest) -> None:
+    run_claim(app, "mad")
+
+    page = text_of(app)  # the markdown source: brackets and full stops escaped
+    assert "**Why.** Two debaters argued from what the model knows \\(this protocol retrieves no evidence\\)" in page
+
+
 def queued_runs() -> int:
     """How many runs the queued claim of CLAIM holds, in the app's own store (0 when it is not queued)."""
     from pipelines.core.config import AppSettings
