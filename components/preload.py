@@ -1,7 +1,7 @@
 """What the web server imports before its first page, and why the garbage collector then leaves it alone.
 
 Streamlit collects every generation after each script run (``runner.postScriptGC``), so a session's garbage goes at
-once. With chromadb, LangChain, pandas and plotly loaded, that scan walked about 400,000 objects, nearly all of them
+once. With chromadb, LangChain, pandas and plotly loaded, that scan walked about 350,000 objects, nearly all of them
 modules' functions, classes and constants that live as long as the process: 0.2-0.4 s of the server's CPU after every
 click (docs/measurements/2026-12-03-browser-suite.md). ``server.py`` calls ``preload`` once, at start, before any
 session: every module of ``components`` (and so the ``pipelines`` modules the pages use) and the libraries they import
