@@ -45,9 +45,7 @@ def render_run(handle: RunHandle, store: RunStore | None) -> RunView:
     completed = {e.turn.id for e in events[: len(events)] if isinstance(e, TurnCompleted)}
     while True:
         upto = len(handle.events)
-        for evt in handle.events[seen:upto]:
-            if not (isinstance(evt, ArgumentDelta) and evt.turn_id in completed):
-                view.feed(evt)
+        view.feed_all(e for e in handle.events[seen:upto] if not (isinstance(e, ArgumentDelta) and e.turn_id in completed))
         seen = upto
         if handle.done and seen >= len(handle.events):
             break

@@ -9,6 +9,8 @@ appear only when their events arrive, so other protocols look as before.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
@@ -68,6 +70,33 @@ class ProtocolPanels:
         self.aggregated: VerdictAggregated | None = None
         self.debate_note = ""
         self.belief = BeliefPanel(key)
+        self._pending: dict[str, Callable[[], None]] | None = None  # slot name -> its redraw, while a batch is fed
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Feed many events, then redraw each panel once, as the last of them leaves it.
+
+        A finished run's events are fed again on every rerun of its page; drawn event by event, desk's exhibit table was
+        built, sent and drawn once per exhibit (25 times for one claim) and the belief chart once per reading. A panel's
+        slot is still placed when its first event comes, so the panels keep their order.
+        """
+        self._pending = {}
+        try:
+            yield
+        except BaseException:  # a rerun or stop raised mid-batch: nothing to draw, the next run draws it
+            self._pending = None
+            raise
+        pending, self._pending = self._pending, None
+        for redraw in pending.values():
+            redraw()
+
+    def _redraw(self, name: str, draw: Callable[[], None]) -> None:
+        """Draw the panel in slot ``name`` now, or at the end of the batch being fed."""
+        self._slot(name)  # placed at its first event, whenever it is drawn
+        if self._pending is None:
+            draw()
+        else:
+            self._pending[name] = draw
 
     def feed(self, evt: Event, run: RunDigest) -> None:
         match evt:
@@ -85,13 +114,13 @@ class ProtocolPanels:
                     label=evt.label,
                     stopped=evt.stop,
                 )
-                self._render_confidence()
+                self._redraw("confidence", self._render_confidence)
             case OmittedContextFound():
                 self.omissions.append(evt)
-                self._render_omissions()
+                self._redraw("omissions", self._render_omissions)
             case EvidenceSelected():
                 self.picks[(evt.agent, evt.round)] = evt
-                self._render_picks()
+                self._redraw("picks", self._render_picks)
             case TurnCompleted(turn=turn):
                 pick = self.picks.get((turn.agent, turn.round))
                 box = self.turn_boxes.get(turn.id)
@@ -109,30 +138,29 @@ class ProtocolPanels:
                 self.transcript.markdown(_step_text(evt))  # markup: _step_text escapes what it quotes
             case MemoryRecalled():
                 self.recalled[evt.evidence.id] = evt
-                self._render_memory()
+                self._redraw("memory", self._render_memory)
             case MemoryUpdated(added=added, refreshed=refreshed):
                 self.memory_note = f"🧠 Kept for later claims: {added} new item{'s' if added != 1 else ''}, {refreshed} already known."
-                self._render_memory()
+                self._redraw("memory", self._render_memory)
             case ExhibitStanceRead(evidence_id=eid):
                 self.first_stances.setdefault(eid, evt)
                 self.stances[eid] = evt
-                self._render_exhibits(run)
+                self._redraw("exhibits", lambda: self._render_exhibits(run))
             case VerdictAggregated():
                 self.aggregated = evt
-                self._render_exhibits(run)  # now each exhibit's direction is known
-                self._render_aggregate(run)
+                self._redraw("exhibits", lambda: self._render_exhibits(run))  # now each exhibit's direction is known
             case StageCompleted(stage="debate", detail=detail) if self.stances:
                 self.debate_note = detail
-                self._render_aggregate(run)
+                self._redraw("exhibits", lambda: self._render_aggregate(run))
             case BeliefRead():
                 self.belief.add(evt)
-                self.belief.render(self._slot("belief"))
+                self._redraw("belief", lambda: self.belief.render(self._slot("belief")))
             case VerdictReached(verdict=verdict):
                 self.belief.verdict = verdict
-                self.belief.render(self._slot("belief"))
+                self._redraw("belief", lambda: self.belief.render(self._slot("belief")))
                 self.used = {c for c in verdict.cited if c in self.recalled}
                 if self.recalled:
-                    self._render_memory()
+                    self._redraw("memory", self._render_memory)
             case _:
                 pass
 
@@ -191,7 +219,7 @@ class ProtocolPanels:
             self.points[evt.round] = ConfidencePoint(
                 round=evt.round, phase="final judge", verdict_confidence=evt.probabilities[label], label=label
             )
-            self._render_confidence()
+            self._redraw("confidence", self._render_confidence)
 
     def _render_confidence(self) -> None:
         own = self.config.get(self.config.get("protocol") or "", {})  # the run's protocol's settings (radar's stop thresholds)

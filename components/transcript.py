@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import streamlit as st
@@ -98,6 +99,12 @@ class RunView:
     def verdict(self) -> Verdict | None:
         """The model's verdict, once reached."""
         return self.digest.verdict
+
+    def feed_all(self, events: Iterable[Event]) -> None:
+        """Feed ``events`` in order, each protocol panel drawn once at the end rather than at each event that changes it."""
+        with self.panels.batch():
+            for evt in events:
+                self.feed(evt)
 
     def feed(self, evt: Event) -> None:
         self.digest.feed(evt)
@@ -357,9 +364,7 @@ def replay(events: list[Event], key: str = "replay") -> RunView:
     """Render a stored run exactly as it looked live (without the streaming)."""
     view = RunView(live=False, key=key)
     completed = {e.turn.id for e in events if isinstance(e, TurnCompleted)}
-    for evt in events:
-        if isinstance(evt, ArgumentDelta) and evt.turn_id in completed:
-            continue  # the completed turn carries the whole text
-        view.feed(evt)
+    # the completed turn carries the whole text: its chunks are not drawn again
+    view.feed_all(e for e in events if not (isinstance(e, ArgumentDelta) and e.turn_id in completed))
     view.finish()
     return view
