@@ -68,10 +68,6 @@ def fingerprint_runs(services: Any, claims: Sequence[str], protocols: Sequence[s
     return rows
 
 
-def _sorted(events: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(e, sort_keys=True) for e in events)
-
-
 FLOAT_TOLERANCE = 1e-4  # float kernels round differently by CPU (AVX2 against AVX-512); a real change moves more than this
 
 
@@ -87,11 +83,11 @@ def _close(a: Any, b: Any, tolerance: float) -> bool:
 
 
 def _same_run(a: list[dict[str, Any]], b: list[dict[str, Any]], tolerance: float) -> bool:
+    """The same events, in any order: concurrent branches (asyncio.gather, as toolmad's two debaters) interleave either way.
+
+    Each event of ``a`` takes the first unmatched one of ``b`` that is ``_close`` to it (in order, that is the next one)."""
     if len(a) != len(b):
         return False
-    if all(_close(x, y, tolerance) for x, y in zip(a, b, strict=True)):
-        return True
-    # concurrent branches (asyncio.gather) may interleave either way: each event of one run matched by one of the other
     unmatched = list(b)
     for event in a:
         match = next((i for i, other in enumerate(unmatched) if _close(event, other, tolerance)), None)
@@ -112,7 +108,7 @@ def compare(before: list[dict[str, Any]], after: list[dict[str, Any]], tolerance
     problems = []
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key, []), new.get(key, [])
-        if a == b or _sorted(a) == _sorted(b) or (tolerance and _same_run(a, b, tolerance)):
+        if a == b or _same_run(a, b, tolerance):
             continue
         first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if not _close(x, y, tolerance)), min(len(a), len(b)))
         problems.append(
