@@ -7,7 +7,7 @@ code imported and the heap frozen at start: components/preload.py) and ``app.py`
 no sign-in routes, which a desk on one machine with nobody signing in does not use). Each time, one person in Chromium
 opens Verify, checks the demo claim on desk, then flips the sidebar's step-mode toggle ``--clicks`` times, each click a
 rerun. Printed per start: seconds to the health answer, the first page's seconds and the server's CPU for it, and per
-click the wall seconds until the page settled and the server's CPU seconds (from /proc, so threads and the collection
+click the wall seconds until the page settled (a fixed 0.2 s wait for the rerun to start included, the same for both entries) and the server's CPU seconds (from /proc, so threads and the collection
 Streamlit runs after each script run, ``runner.postScriptGC``, are counted). Needs Debian's chromium and playwright (the
 dev tools: ``make dev browser``). Absolute times are this machine's; the ratio is the figure that travels.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.environment import free_port, settings_free_environment  # noqa: E402
+from tests.environment import fake_app_environment, free_port  # noqa: E402
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 ENTRIES = ("server.py", "app.py")
@@ -42,13 +42,7 @@ def measure(entry: str, data_dir: Path, clicks: int) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     port = free_port()
-    env = {
-        **settings_free_environment(),
-        "DEBATEDESK_DATA_DIR": str(data_dir),
-        "DEBATEDESK_RETRIEVAL__WEB_SEARCH": "false",
-        "HF_HUB_OFFLINE": "1",
-        **{f"DEBATEDESK_{role}__BACKEND": "fake" for role in ("DEBATER", "JUDGE", "SCORER")},
-    }
+    env = fake_app_environment(data_dir)
     started = time.monotonic()
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", entry, "--server.port", str(port), "--server.address", "127.0.0.1"],

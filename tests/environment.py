@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 SETTINGS_PREFIX = "DEBATEDESK_"
 # OPENAI_API_KEY and OPENAI_BASE_URL are read by the app itself (pipelines/core/config.py); LANGCHAIN_*/LANGSMITH_* would turn on
@@ -40,3 +41,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def fake_app_environment(data_dir: Path | str, **settings: str) -> dict[str, str]:
+    """The environment for the app or a worker a test starts: the shell's settings dropped, every role on the fake backend,
+    web search off, no model hub, ``data_dir`` as the data folder, and ``settings`` as DEBATEDESK_* variables."""
+    return {
+        **settings_free_environment(),
+        "DEBATEDESK_DATA_DIR": str(data_dir),
+        "DEBATEDESK_RETRIEVAL__WEB_SEARCH": "false",
+        "HF_HUB_OFFLINE": "1",
+        **{f"DEBATEDESK_{role}__BACKEND": "fake" for role in ("DEBATER", "JUDGE", "SCORER")},
+        **{f"DEBATEDESK_{name.upper()}": value for name, value in settings.items()},
+    }

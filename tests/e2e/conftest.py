@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.environment import free_port, settings_free_environment
+from tests.environment import fake_app_environment, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -42,14 +42,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> It
 def serve_app(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, **settings: str) -> Iterator[str]:
     """The app on a free loopback port, on the fake backend with web search off, and ``settings`` as DEBATEDESK_* variables."""
     port = free_port()
-    env = {
-        **settings_free_environment(),  # the shell's DEBATEDESK_* settings must not reach the app under test
-        "DEBATEDESK_DATA_DIR": str(data_dir),
-        "DEBATEDESK_RETRIEVAL__WEB_SEARCH": "false",
-        "HF_HUB_OFFLINE": "1",
-        **{f"DEBATEDESK_{r}__BACKEND": "fake" for r in ("DEBATER", "JUDGE", "SCORER")},
-        **{f"DEBATEDESK_{k.upper()}": v for k, v in settings.items()},
-    }
+    env = fake_app_environment(data_dir, **settings)  # the shell's DEBATEDESK_* settings must not reach the app under test
     log_path = tmp_path_factory.mktemp("app") / "streamlit.log"
     log = log_path.open("w")
     proc = subprocess.Popen(

@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import ROOT, pick_option, run_over, screenshot, serve_app, settled, signed_in
-from tests.environment import settings_free_environment
+from tests.environment import fake_app_environment
 from tests.fakes import users_file
 from tests.stores import POSTGRES_ENV, postgres_database
 
@@ -35,15 +35,7 @@ def desk(tmp_path_factory: pytest.TempPathFactory, demo_data_dir: Path) -> Itera
         pytest.skip(f"no PostgreSQL server: set {POSTGRES_ENV} (`.ci/run` starts one)")
     with postgres_database() as url:
         users = users_file(tmp_path_factory.mktemp("desk") / "users.toml")
-        env = {
-            **settings_free_environment(),
-            "DEBATEDESK_DATABASE_URL": url,
-            "DEBATEDESK_DATA_DIR": str(demo_data_dir),
-            "DEBATEDESK_RETRIEVAL__WEB_SEARCH": "false",
-            "DEBATEDESK_FAKE_LATENCY_S": "0.5",  # long enough to be seen running
-            "HF_HUB_OFFLINE": "1",
-            **{f"DEBATEDESK_{r}__BACKEND": "fake" for r in ("DEBATER", "JUDGE", "SCORER")},
-        }
+        env = fake_app_environment(demo_data_dir, database_url=url, fake_latency_s="0.5")  # latency: long enough to be seen running
         log = (tmp_path_factory.mktemp("worker") / "worker.log").open("w")
         worker = subprocess.Popen(
             [sys.executable, "-m", "pipelines", "worker", "--concurrency", "2"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
