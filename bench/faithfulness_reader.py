@@ -1,23 +1,26 @@
 """Faithfulness written or read: the same toolmad answers scored both ways, how far apart and how long each takes.
 
     .venv/bin/python bench/faithfulness_reader.py --store DATA/runs.sqlite --records FILE.jsonl [--limit 24] [--per-run 4]
+        [--readers generated read sentences]
     .venv/bin/python bench/faithfulness_reader.py --records FILE.jsonl --analyse
     .venv/bin/python bench/faithfulness_reader.py --store DATA/runs.sqlite --records SENTENCES.jsonl --probe [--limit 24 --per-run 6]
 
 Takes the debaters' answers of the completed toolmad runs in a store (at most ``--per-run``
 a run, in the order they were argued), each with the evidence its debater argued from (the
 items its debater retrieved that round, else the run's first exhibits, and every item it
-cites), and scores each answer's faithfulness twice on one model, one reader after the
-other, no response cache:
+cites), and scores each answer's faithfulness once with each of ``--readers`` on one model,
+one reader after the other, no response cache:
 
 - ``generated``: the scorer writes the statements, then a verdict on each (two JSON calls);
-- ``read``: the answer's sentences, one letter a statement (which item states it, or none).
+- ``read``: the answer's sentences, one letter a statement (which item states it, or none);
+- ``sentences``: the answer's sentences, a verdict on each (one JSON call).
 
-One JSON line per answer keeps both results (F, the statements and what each rests on, the
-seconds, the tokens written). ``--analyse`` prints the mean F of each, the mean absolute
-difference, how often the two agree on passing the threshold, and the seconds. The readers
-take different statements (written atomic ones against sentences), so there is no
-statement-by-statement agreement: F and the pass are what a debate uses.
+One JSON line per answer keeps every reader's result (F, the statements and what each rests
+on, the seconds, the tokens written). ``--analyse`` prints the mean F of each, and for each
+reader after the first the mean absolute difference from the first, how often the two agree
+on passing the threshold, and the seconds. The readers may take different statements
+(written atomic ones against sentences), so there is no statement-by-statement agreement: F
+and the pass are what a debate uses.
 
 ``--probe`` asks, of each sentence of the same answers, the read question in both orders
 ("none of them" last, as shipped, and first) and a plain yes/no ("does the evidence state
@@ -61,7 +64,7 @@ from pipelines.stages.faithfulness import (
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
 
-READERS = ("generated", "read")
+READERS = ("generated", "read", "sentences")
 THRESHOLD = 0.7  # toolmad's faithfulness threshold (toolmad.faithfulness_threshold)
 DEBATERS = ("RAG", "Search")
 FIRST_EXHIBITS = 3  # a grounded RAG debater's round 1 argues from desk's first exhibits (toolmad.rag_top_k)
@@ -126,13 +129,13 @@ async def collect(args: argparse.Namespace) -> None:
             break
         if key not in done:
             line: dict[str, Any] = {"turn": key, "evidence": len(evidence)}
-            for reader in READERS:
+            for reader in args.readers:
                 line[reader] = await score(llm, calls, reader, claim, turn, evidence)
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(line) + "\n")
             taken += 1
             print(
-                f"  {key}: " + ", ".join(f"{r} F {line[r]['f']:.2f} in {line[r]['seconds']:.1f}s" for r in READERS),
+                f"  {key}: " + ", ".join(f"{r} F {line[r]['f']:.2f} in {line[r]['seconds']:.1f}s" for r in args.readers),
                 file=sys.stderr,
                 flush=True,
             )
@@ -219,27 +222,31 @@ def analyse_probe(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def analyse(rows: Sequence[dict[str, Any]]) -> str:
-    """F of each reader, how far apart, whether they agree on passing, and what each costs."""
-    if not rows:
+    """F of each reader, how far each is from the first, whether they agree on passing, and what each costs."""
+    readers = [r for r in READERS if rows and all(r in row for row in rows)]
+    if not readers:
         return "no records"
-    gen = [r["generated"] for r in rows]
-    read = [r["read"] for r in rows]
-    agree = sum((g["f"] >= THRESHOLD) == (x["f"] >= THRESHOLD) for g, x in zip(gen, read, strict=True))
     lines = [
         f"{len(rows)} answers",
         "",
         "| reader | mean F | passes F >= 0.7 | statements (mean) | calls (mean) | tokens written (mean) | seconds (median) | seconds (total) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, scored in (("generated", gen), ("read", read)):
+    for name in readers:
+        scored = [row[name] for row in rows]
         lines.append(
             f"| `{name}` | {statistics.mean(s['f'] for s in scored):.3f} | {sum(s['f'] >= THRESHOLD for s in scored)} | "
             f"{statistics.mean(len(s['statements']) for s in scored):.1f} | {statistics.mean(s['calls'] for s in scored):.1f} | "
             f"{statistics.mean(s['tokens_out'] for s in scored):.0f} | {statistics.median(s['seconds'] for s in scored):.1f} | "
             f"{sum(s['seconds'] for s in scored):.0f} |"
         )
-    diff = statistics.mean(abs(g["f"] - x["f"]) for g, x in zip(gen, read, strict=True))
-    lines += ["", f"mean |F generated - F read|: {diff:.3f}; the two agree on passing 0.7 for {agree} of {len(rows)} answers"]
+    first = readers[0]
+    lines.append("")
+    for name in readers[1:]:
+        pairs = [(row[first]["f"], row[name]["f"]) for row in rows]
+        diff = statistics.mean(abs(a - b) for a, b in pairs)
+        agree = sum((a >= THRESHOLD) == (b >= THRESHOLD) for a, b in pairs)
+        lines.append(f"mean |F {first} - F {name}|: {diff:.3f}; the two agree on passing 0.7 for {agree} of {len(rows)} answers")
     return "\n".join(lines)
 
 
@@ -250,6 +257,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=24, help="answers in all")
     parser.add_argument("--per-run", type=int, default=4, help="answers a run, in the order they were argued")
     parser.add_argument("--backend", default="embedded")
+    parser.add_argument(
+        "--readers",
+        nargs="+",
+        choices=READERS,
+        default=["generated", "read"],
+        help="the readers, in order; the first is the one the others are compared with",
+    )
     parser.add_argument("--analyse", action="store_true", help="print the comparison of the records, run nothing")
     parser.add_argument("--probe", action="store_true", help="read each sentence every way (records: one line a sentence)")
     args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""bench/faithfulness_reader.py on the fake backend: a stored toolmad run's answers scored both ways, then compared."""
+"""bench/faithfulness_reader.py on the fake backend: a stored toolmad run's answers scored by every reader, then compared."""
 
 import argparse
 import asyncio
@@ -11,7 +11,7 @@ from pipelines.run.services import Services
 from tests.fakes import protocol_config
 
 
-def test_each_stored_answer_is_scored_by_both_readers_against_the_evidence_it_argued_from(services: Services, tmp_path: Path) -> None:
+def test_each_stored_answer_is_scored_by_every_reader_against_the_evidence_it_argued_from(services: Services, tmp_path: Path) -> None:
     events = list(stream_run("Masks reduce transmission of respiratory viruses", protocol_config("toolmad", early_stop=False), services))
     assert services.store is not None
     found = answers(events, per_run=3)
@@ -21,15 +21,20 @@ def test_each_stored_answer_is_scored_by_both_readers_against_the_evidence_it_ar
 
     records = tmp_path / "f.jsonl"
     store_file = Path(services.settings.data_dir) / "runs.sqlite"
-    args = argparse.Namespace(store=str(store_file), records=str(records), limit=2, per_run=3, backend="fake")
+    args = argparse.Namespace(store=str(store_file), records=str(records), limit=2, per_run=3, backend="fake", readers=list(READERS))
     asyncio.run(collect(args))
     rows = read_records(records)
     assert len(rows) == 2 and all(0 <= row[r]["f"] <= 1 for row in rows for r in READERS)
     assert all(row["read"]["tokens_out"] == len(row["read"]["statements"]) for row in rows), "read: one token a statement"
+    assert all(row["sentences"]["calls"] == 1 for row in rows), "sentences: one call of verdicts, no call to write statements"
+    assert all([s for s, _ in row["sentences"]["statements"]] == [s for s, _ in row["read"]["statements"]] for row in rows), (
+        "sentences and read check the same statements: the answer's sentences"
+    )
     asyncio.run(collect(args))
     assert len(read_records(records)) == 2, "a second run resumes: nothing is scored twice"
     text = analyse(rows)
-    assert text.startswith("2 answers") and "| `read` |" in text and "agree on passing 0.7 for" in text
+    assert text.startswith("2 answers") and "| `read` |" in text and "| `sentences` |" in text
+    assert "F generated - F read|" in text and "F generated - F sentences|" in text and "agree on passing 0.7 for" in text
 
 
 def test_the_probe_reads_each_sentence_both_ways_and_says_whether_the_letters_follow_the_items(services: Services, tmp_path: Path) -> None:

@@ -18,6 +18,9 @@ Two readers (``reader``):
   the answer's own claim of support does not lead the scorer). The evidence comes first in
   every question, so the server's prompt cache reads it once an answer. On a small local
   model writing is the slow part, and this writes one token a statement.
+- ``sentences``: the read reader's statements (the answer's sentences, citations taken out) with
+  the generated reader's verdicts (one JSON call): ragas's second step without its first, so
+  the scorer writes about half the tokens of ``generated``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from pipelines.stages.argument import strip_label_line
 from pipelines.stages.label_probability import LabelDistribution, estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
 
-Reader = Literal["generated", "read"]
+Reader = Literal["generated", "read", "sentences"]
 READ_LETTERS = "ABCDEFGHIJ"  # the read question's options: up to nine items, then "none of them"
 MIN_CONTENT_WORDS = 3  # a sentence with fewer ("I disagree.") makes no checkable statement
 NONE_OF_THEM = "none of them"  # the read question's last option
@@ -146,8 +149,12 @@ class Faithfulness:
             return FaithfulnessResult(0.0, checked, f"0 of {len(statements)} statements supported: no evidence was retrieved")
         if self.reader == "generated":
             return self._count(statements, await self._verify(statements, evidence), evidence)
-        result = self._count(statements, await self._read(statements, evidence[: len(READ_LETTERS) - 1]), evidence)
-        how = "each of the answer's sentences asked which item states it, read from the scorer's token probabilities"
+        if self.reader == "sentences":
+            result = self._count(statements, await self._verify([without_citations(s) for s in statements], evidence), evidence)
+            how = "the answer's sentences, each given a verdict by the scorer"
+        else:
+            result = self._count(statements, await self._read(statements, evidence[: len(READ_LETTERS) - 1]), evidence)
+            how = "each of the answer's sentences asked which item states it, read from the scorer's token probabilities"
         return replace(result, reason=f"{result.reason} ({how})")
 
     async def _read(self, statements: list[str], evidence: list[Evidence]) -> dict[int, StatementVerdict]:

@@ -26,8 +26,8 @@ class ToolMadConfig(ProtocolSettings):
     """Questions generated from each answer to measure its relevance to the claim."""
     max_statements: int = Field(default=8, ge=1, le=30, title="Statements per answer")
     """Most atomic statements checked per answer for faithfulness."""
-    faithfulness_reader: Literal["generated", "read"] = Field(default="generated", title="Faithfulness reader")
-    """generated: the scorer writes the statements and their verdicts as JSON (ragas's way); read: the statements are the answer's sentences and each is one letter (which item states it, or none) read from token probabilities, one token written a statement. Read took 40% of the time on the embedded model but passed nearly every answer and its debaters copied each other again (docs/measurements/2026-11-27-toolmad-faithfulness.md)."""
+    faithfulness_reader: Literal["generated", "read", "sentences"] = Field(default="generated", title="Faithfulness reader")
+    """generated: the scorer writes the statements and their verdicts as JSON (ragas's way); read: the statements are the answer's sentences and each is one letter (which item states it, or none) read from token probabilities, one token written a statement. Read took 40% of the time on the embedded model but passed nearly every answer and its debaters copied each other again (docs/measurements/2026-11-27-toolmad-faithfulness.md); sentences: the answer's sentences as the statements, each given a verdict in one JSON call as generated does (no call to write the statements)."""
     early_stop: bool = Field(default=True, title="Early stop")
     """Stop when both labels agree and both answers pass the F and AR thresholds."""
     evidence_chars: int = Field(default=700, ge=100, le=4000, title="Evidence length")

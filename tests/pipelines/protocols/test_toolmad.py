@@ -414,7 +414,18 @@ def test_with_the_read_reader_each_sentence_is_checked_with_one_letter_and_f_cou
     assert len(calls) == len(checked), "one one-token answer a statement"
 
 
-@pytest.mark.parametrize("chosen", ["generated", "read"])
+def test_with_the_sentences_reader_each_sentence_gets_a_verdict_in_one_call_an_answer(services: Services) -> None:
+    events = run(AGREED, services, faithfulness_reader="sentences")
+    checked = of(events, ev.StatementChecked)
+    turns = {e.turn.id: e.turn for e in of(events, ev.TurnCompleted)}
+    assert checked and all(c.statement in turns[c.turn_id].text for c in checked), "each statement is a sentence of its answer"
+    f_scores = [s for s in of(events, ev.ScoreComputed) if s.metric == "F"]
+    assert f_scores and all("the answer's sentences, each given a verdict" in s.detail for s in f_scores)
+    structured = [e for e in of(events, ev.ModelCallCompleted) if e.role == "scorer" and e.structured]
+    assert len(structured) == 2 * len(f_scores), "an answer's scorer calls: its verdicts and its AR questions, no statements written"
+
+
+@pytest.mark.parametrize("chosen", ["generated", "read", "sentences"])
 def test_the_scorer_keeps_token_probabilities_only_where_faithfulness_is_read(chosen: str) -> None:
     from pipelines.stages.scoring import reads_faithfulness
 

@@ -21,6 +21,16 @@ EVIDENCE = [
 ]
 
 
+class Spy(FakeChatModel):
+    """The fake, keeping each prompt it is sent (as one text) in ``seen``."""
+
+    seen: list[str] = Field(default_factory=list)
+
+    async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append("\n".join(str(m.content) for m in messages))
+        return await super()._agenerate(messages, *args, **kwargs)
+
+
 def scorer(**knobs: object) -> LLM:
     return LLM(FakeChatModel(**knobs), role="scorer", model_name="fake")
 
@@ -152,14 +162,9 @@ async def test_the_read_reader_checks_each_sentence_against_the_evidence_with_on
 
 
 async def test_the_read_question_hides_the_statements_own_citation_and_names_every_item() -> None:
-    seen: list[str] = []
-
-    class Spy(FakeChatModel):
-        async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-            seen.append("\n".join(str(m.content) for m in messages))
-            return await super()._agenerate(messages, *args, **kwargs)
-
-    llm = LLM(Spy(), role="scorer", model_name="fake")
+    spy = Spy()
+    seen = spy.seen
+    llm = LLM(spy, role="scorer", model_name="fake")
     await Faithfulness(llm, reader="read").score(CLAIM, "Surgical masks filter exhaled particles in laboratory tests [E2].", EVIDENCE)
     (question,) = seen
     assert "Statement: Surgical masks filter exhaled particles in laboratory tests." in question
@@ -176,3 +181,39 @@ async def test_a_read_statement_rests_on_the_item_the_likeliest_letter_names() -
     assert read_verdict(1, read({"A": 0.2, "B": 0.7, "C": 0.1}), EVIDENCE, "ABC").evidence_id == "E2"
     none = read_verdict(2, read({"A": 0.3, "B": 0.1, "C": 0.6}), EVIDENCE, "ABC")
     assert not none.supported and none.evidence_id == ""
+
+
+# --- the sentences reader: the answer's sentences as statements, one JSON call of verdicts -----------
+
+
+async def test_the_sentences_reader_asks_one_call_of_verdicts_on_the_answers_own_sentences() -> None:
+    answer = (
+        "Randomized trials found that masks reduce transmission of respiratory viruses in households [E1]. "
+        "I agree. The Moon landings were staged in a film studio in Nevada [E2].\nLabel: SUPPORTS"
+    )
+    spy = Spy()
+    seen = spy.seen
+    calls: list[ModelCallCompleted] = []
+    llm = LLM(spy, role="scorer", model_name="fake", on_call=calls.append)
+    result = await Faithfulness(llm, reader="sentences").score(CLAIM, answer, EVIDENCE)
+    assert [s.text for s in result.statements] == [
+        "Randomized trials found that masks reduce transmission of respiratory viruses in households [E1].",
+        "The Moon landings were staged in a film studio in Nevada [E2].",
+    ], "the statements are the answer's sentences, as the read reader takes them: no call writes them"
+    assert len(calls) == 1 and len(seen) == 1, "one call: the verdicts"
+    assert "S1: Randomized trials found that masks reduce transmission of respiratory viruses in households." in seen[0]
+    assert "[E2]." not in seen[0].split("Statements:")[1], "a statement's own citation is not shown to the scorer"
+    assert [(s.supported, s.evidence_id) for s in result.statements] == [(True, "E1"), (False, None)]
+    assert result.reason == "1 of 2 statements supported by the evidence (the answer's sentences, each given a verdict by the scorer)"
+
+
+async def test_a_sentences_verdict_without_an_id_takes_the_sentences_own_citation_when_it_is_this_evidence() -> None:
+    verdicts = {
+        "verdicts": [
+            {"statement": 1, "evidence_id": "", "supported": True},
+            {"statement": 2, "evidence_id": "", "supported": True},
+        ]
+    }
+    answer = "Masks cut household spread of respiratory viruses [E1]. Masks cut spread on every ferry in Norway [E7]."
+    result = await Faithfulness(scorer(script=[json.dumps(verdicts)]), reader="sentences").score(CLAIM, answer, EVIDENCE)
+    assert [(s.supported, s.evidence_id) for s in result.statements] == [(True, "E1"), (False, None)]
