@@ -573,7 +573,10 @@ class CorpusIndex:
             return self._client.get_or_create_collection(
                 name=name,
                 embedding_function=self._ef,  # type: ignore[arg-type]
-                metadata={"hnsw:space": "cosine", "corpus": corpus},
+                # One thread inserts into the HNSW graph: with several, the graph (and so the tail of the 100 dense
+                # candidates that hybrid scores are normalised over) depends on thread scheduling; one thread builds the
+                # same graph from the same passages. Insertion is a small part of an ingestion's time beside embedding.
+                metadata={"hnsw:space": "cosine", "hnsw:num_threads": 1, "corpus": corpus},
             )
         return self._client.get_collection(name=name, embedding_function=self._ef)  # type: ignore[arg-type]
 
