@@ -1,4 +1,4 @@
-"""Faithfulness written or read: the same toolmad answers scored both ways, how far apart and how long each takes.
+"""Faithfulness written, read or judged sentence by sentence: the same toolmad answers scored by each reader, how far apart and how long each takes.
 
     .venv/bin/python bench/faithfulness_reader.py --store DATA/runs.sqlite --records FILE.jsonl [--limit 24] [--per-run 4]
         [--readers generated read sentences]

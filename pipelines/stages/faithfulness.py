@@ -7,7 +7,7 @@ the evidence given: the id the verdict names, or else the id the statement itsel
 model that says "supported" but points at nothing, or at an item the answer's author never
 saw, does not get the credit.
 
-Two readers (``reader``):
+Three readers (``reader``):
 
 - ``generated`` (ragas's way): the scorer writes the statements, then the verdicts, as JSON:
   two calls that write about 100 tokens each.
