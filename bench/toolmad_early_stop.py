@@ -13,7 +13,11 @@ For each pair of thresholds, on the newest toolmad record of each claim in ``--r
 have stopped after round 1, 2, ... or gone on to the judge, how many of the agreed labels were
 the gold label, and the median seconds a claim, counting a run that would have stopped at round
 k as the seconds from its start until round k's last score (a lower bound: the ruling after a
-stop, as the calibrated reading, is left out) and any other run as it took.
+stop, as the calibrated reading, is left out) and any other run as it took; and the tokens the
+model read in the debate itself (from round 1's start: desk's reading before it is the same
+either way), counted the same way, with the median share of each run's own debate they would
+have been. Replaying is exact only up to the stop: at temperature 0 a run with the other
+threshold asks the same questions in the same order until then.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.protocols import newest_records, read_records
 from pipelines.core.config import AppSettings
-from pipelines.core.events import Event, ScoreComputed, TurnCompleted, VerdictReached
+from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, ScoreComputed, TurnCompleted, VerdictReached
 from pipelines.record.store import RunStore
 
 
@@ -43,6 +47,7 @@ class Round:
     f: float  # the lower of the two answers' F (0 when one was not scored)
     ar: float
     scored_at: float  # seconds from the run's start to this round's last score
+    read: int = 0  # tokens the model read (sent less those its server reused, and written) from round 1's start to this round's last score
 
 
 @dataclass(frozen=True)
@@ -51,11 +56,23 @@ class StoredRun:
     gold: str
     rounds: tuple[Round, ...]
     seconds: float  # from the run's start to its verdict
+    read: int = 0  # tokens the model read from round 1's start to the verdict: the debate's, desk's reading before it left out
+
+
+def read_after(events: Sequence[Event], since: float, until: float) -> int:
+    """Tokens the model read in the calls completed after ``since`` until ``until`` (times of events)."""
+    return sum(e.tokens_in - e.tokens_reused + e.tokens_out for e in events if isinstance(e, ModelCallCompleted) and since < e.at <= until)
+
+
+def debate_start(events: Sequence[Event]) -> float:
+    """When round 1 started: desk's reading, which every debate pays first, is before it."""
+    return next((e.at for e in events if isinstance(e, RoundStarted) and e.round == 1), events[0].at if events else 0.0)
 
 
 def rounds_of(events: Sequence[Event]) -> tuple[Round, ...]:
     """Each argued round's agreement and scores, in order (the targets are the turn ids, "RAG-r2")."""
     start = events[0].at if events else 0.0
+    debate = debate_start(events)
     labels: dict[int, dict[str, str | None]] = {}
     scores: dict[int, dict[tuple[str, str], float]] = {}
     scored_at: dict[int, float] = {}
@@ -75,7 +92,8 @@ def rounds_of(events: Sequence[Event]) -> tuple[Round, ...]:
         ids = [t for t, r in turn_round.items() if r == k]
         f = min((scores.get(k, {}).get((t, "F"), 0.0) for t in ids), default=0.0)
         ar = min((scores.get(k, {}).get((t, "AR"), 0.0) for t in ids), default=0.0)
-        out.append(Round(number=k, label=agreed, f=f, ar=ar, scored_at=scored_at.get(k, 0.0)))
+        at = scored_at.get(k, 0.0)
+        out.append(Round(number=k, label=agreed, f=f, ar=ar, scored_at=at, read=read_after(events, debate, start + at)))
     return tuple(out)
 
 
@@ -89,7 +107,8 @@ def stored_runs(records: Sequence[dict[str, Any]], store: RunStore) -> list[Stor
         events = store.events(r["run_id"])
         ends = [e.at for e in events if isinstance(e, VerdictReached)]
         if events and ends:
-            runs.append(StoredRun(claim_id, r["gold"], rounds_of(events), ends[-1] - events[0].at))
+            read = read_after(events, debate_start(events), ends[-1])
+            runs.append(StoredRun(claim_id, r["gold"], rounds_of(events), ends[-1] - events[0].at, read))
     return runs
 
 
@@ -102,8 +121,8 @@ def table(runs: Sequence[StoredRun], faithfulness: Sequence[float], relevance: S
     most = max((len(r.rounds) for r in runs), default=0)
     lines = [
         "| F at least | AR at least | " + " | ".join(f"stop after round {k}" for k in range(1, most + 1)) + " | to the judge "
-        "| agreed label right | seconds (median) |",
-        "| ---: | ---: |" + " ---: |" * (most + 3),
+        "| agreed label right | seconds (median) | debate tokens read (median) | of the whole debate's (median) |",
+        "| ---: | ---: |" + " ---: |" * (most + 5),
     ]
     for f in faithfulness:
         for ar in relevance:
@@ -113,8 +132,11 @@ def table(runs: Sequence[StoredRun], faithfulness: Sequence[float], relevance: S
             stopped = sum(counts)
             seconds = [s.scored_at if s is not None else run.seconds for run, s in zip(runs, stops, strict=True)]
             median = f"{statistics.median(seconds):.0f}" if seconds else "-"
+            read = [(s.read if s is not None else run.read, run.read) for run, s in zip(runs, stops, strict=True)]
+            tokens = f"{statistics.median(r for r, _ in read):,.0f}" if read else "-"
+            share = f"{statistics.median(r / whole for r, whole in read if whole):.2f}" if any(w for _, w in read) else "-"
             cells = " | ".join(str(c) for c in counts)
-            lines.append(f"| {f:g} | {ar:g} | {cells} | {len(runs) - stopped} | {right} of {stopped} | {median} |")
+            lines.append(f"| {f:g} | {ar:g} | {cells} | {len(runs) - stopped} | {right} of {stopped} | {median} | {tokens} | {share} |")
     return "\n".join(lines)
 
 
@@ -127,7 +149,7 @@ def main() -> None:
     parser.add_argument("--data-dir", required=True, help="the bench's data folder, whose runs.sqlite holds the runs")
     parser.add_argument("--records", required=True, help="bench/protocols.py's records (JSON lines)")
     parser.add_argument("--faithfulness", default="0.7", help="F thresholds to try, comma separated (shipped: 0.7)")
-    parser.add_argument("--relevance", default="0.8,0.7,0.6,0.5,0", help="AR thresholds to try, comma separated (shipped: 0.8)")
+    parser.add_argument("--relevance", default="0.8,0.7,0.6,0.5,0", help="AR thresholds to try, comma separated (shipped: 0.5)")
     args = parser.parse_args()
     records = read_records(Path(args.records))
     runs = stored_runs(records, RunStore(AppSettings(data_dir=Path(args.data_dir)).sqlite_url))
