@@ -25,7 +25,7 @@ from pipelines.stages.faithfulness import Reader as FaithfulnessReader
 @dataclass(frozen=True)
 class Thresholds:
     faithfulness: float = 0.7
-    relevance: float = 0.8
+    relevance: float = 0.5  # MiniLM's scale, not the paper's 0.8 on OpenAI's embeddings: toolmad's settings say why
 
 
 @dataclass(frozen=True)

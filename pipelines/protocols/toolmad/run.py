@@ -7,8 +7,8 @@ As published, every number from ``RunConfig.toolmad``:
    or rewrites the query, retrieves again and answers.
 3. After every answer: faithfulness F against that debater's evidence and answer relevance
    AR against the claim (``stages.scoring``).
-4. Stop early when both labels agree and both answers have F >= 0.7 and AR >= 0.8 that
-   round; otherwise, after round T, a judge rules from the claim, the whole history
+4. Stop early when both labels agree and both answers pass F and AR (0.7 and 0.5 by default:
+   AR's 0.5 is the paper's 0.8 moved to MiniLM's scale) that round; otherwise, after round T, a judge rules from the claim, the whole history
    (answers and evidence) and each debater's mean F and AR.
 The two debaters of a round run concurrently, and so do the score computations. After each
 round the step-mode hook (``ctx.review``) may edit the next queries, strike evidence or
