@@ -32,9 +32,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.toolmad_early_stop import floats
 from pipelines.core.config import AppSettings
 from pipelines.core.events import RunStarted, ScoreComputed, TurnCompleted
-from pipelines.eval.datasets import load_dataset
+from pipelines.eval.datasets import Dataset, load_dataset
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.run.tools.embeddings import Embedder, cosine_matrix, default_embedder
 
@@ -80,6 +81,11 @@ def scored_answers(store: RunStore, run_ids: Sequence[str] | None = None) -> lis
             if isinstance(e, ScoreComputed) and e.metric == "AR" and e.target in turns and (questions := questions_of(e.detail)):
                 found.setdefault((claim, questions), ScoredAnswer(claim, e.target, questions, e.value))
     return list(found.values())
+
+
+def groups_of(dataset: Dataset) -> dict[str, str]:
+    """Each claim's source: Check-COVID writes several claims from one (``ID_0``, ``ID_1``), never set against each other."""
+    return {item.claim: item.id.rsplit("_", 1)[0] for item in dataset.items}
 
 
 def scale(answers: Sequence[ScoredAnswer], groups: Mapping[str, str], embedder: Embedder, *, others: int, seed: int = 0) -> Scale:
@@ -131,10 +137,6 @@ def summary(result: Scale) -> str:
     )
 
 
-def floats(text: str) -> list[float]:
-    return [float(x) for x in text.split(",") if x.strip()]
-
-
 def main(argv: Sequence[str] | None = None) -> Scale:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -148,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> Scale:
     settings = AppSettings()
     answers = [a for d in args.data_dir for a in scored_answers(RunStore(AppSettings(data_dir=Path(d)).sqlite_url))]
     dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
-    groups = {item.claim: item.id.rsplit("_", 1)[0] for item in dataset.items}
+    groups = groups_of(dataset)
     print(
         f"{len(answers)} distinct scored answers on {len({a.claim for a in answers})} claims; {len(groups)} {args.split} claims to draw from"
     )

@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.protocols import newest_records, read_records
 from pipelines.core.config import AppSettings
 from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, ScoreComputed, TurnCompleted, VerdictReached
+from pipelines.record.digest import Cost
 from pipelines.record.store import RunStore
 
 
@@ -61,7 +62,8 @@ class StoredRun:
 
 def read_after(events: Sequence[Event], since: float, until: float) -> int:
     """Tokens the model read in the calls completed after ``since`` until ``until`` (times of events)."""
-    return sum(e.tokens_in - e.tokens_reused + e.tokens_out for e in events if isinstance(e, ModelCallCompleted) and since < e.at <= until)
+    calls = (e for e in events if isinstance(e, ModelCallCompleted) and since < e.at <= until)
+    return Cost.total(Cost().add_call(e) for e in calls).tokens_read
 
 
 def debate_start(events: Sequence[Event]) -> float:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.answer_relevance_scale import Scale, ScoredAnswer, calibrated, questions_of, scale, scored_answers, table
+from bench.answer_relevance_scale import Scale, ScoredAnswer, calibrated, groups_of, questions_of, scale, scored_answers, table
 from bench.protocols import claims, read_records, run_part
 from pipelines.eval.datasets import load_dataset
 from pipelines.run.tools.embeddings import MiniLMEmbedder
@@ -52,7 +52,6 @@ def test_the_stored_questions_give_back_the_ar_each_run_stored(
     answers = scored_answers(services.store, [r["run_id"] for r in read_records(records)])
     assert len(answers) == 2, "the fake writes the same questions for every answer of a claim: its repeats count once"
     assert all(len(a.questions) == 3 for a in answers), "the app's three questions an answer, each read back"
-    groups = {item.claim: item.id.rsplit("_", 1)[0] for item in dataset.items}
-    result = scale(answers, groups, embedder, others=5)
+    result = scale(answers, groups_of(dataset), embedder, others=5)
     assert result.own == pytest.approx([a.stored for a in answers], abs=2e-3), "AR recomputed from the stored questions is the run's"
     assert len(result.other) == 5 * len(answers)
