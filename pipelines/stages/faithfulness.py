@@ -12,7 +12,8 @@ Three readers (``reader``):
 - ``generated`` (ragas's way): the scorer writes the statements, then the verdicts, as JSON:
   two calls that write about 100 tokens each.
 - ``read``: the statements are the answer's sentences (a citation that opens a sentence
-  belongs to the one before; a sentence of fewer than three content words is no statement),
+  belongs to the one before, unless it is the sentence's subject, "[E6] indicates that ...";
+  a sentence of fewer than three content words is no statement),
   and each is one question, "which item states it: A [E1], B [E2], ... or none of them",
   answered with one letter read from the token probabilities (its citations taken out, so
   the answer's own claim of support does not lead the scorer). The evidence comes first in
@@ -226,15 +227,20 @@ PLACE_MIN_OVERLAP = 0.5  # a statement sits in the sentence holding at least hal
 
 
 def answer_paragraphs(answer: str) -> list[list[str]]:
-    """The answer's paragraphs, each as its sentences; a citation like ``[E1]`` that opens a sentence goes back to the one before it."""
+    """The answer's paragraphs, each as its sentences.
+
+    A citation like ``[E1]`` that opens a sentence goes back to the one before it ("Masks filter droplets. [E1] Trials
+    were small.") unless it is the sentence's subject ("[E6] indicates that ...": what follows it goes on in lower case).
+    """
     paragraphs = []
     for block in re.split(r"\n\s*\n", answer.strip()):
         sentences: list[str] = []
         for sentence in split_sentences(block):
             lead = _LEADING_CITATIONS.match(sentence)
-            if lead and sentences:
+            rest = sentence[lead.end() :] if lead else ""
+            if lead and sentences and not rest[:1].islower():
                 sentences[-1] = f"{sentences[-1]} {lead.group(1).strip()}"
-                sentence = sentence[lead.end() :].strip()
+                sentence = rest.strip()
             if sentence:
                 sentences.append(sentence)
         if sentences:

@@ -132,6 +132,11 @@ async def test_the_verdict_request_requires_an_evidence_id_so_a_grammar_cannot_d
 def test_an_answer_is_split_into_sentences_with_each_citation_kept_on_its_own_sentence() -> None:
     answer = "Masks filter droplets. [E1] Trials were small. [E2][E3]\n\nSo the claim holds."
     assert answer_paragraphs(answer) == [["Masks filter droplets. [E1]", "Trials were small. [E2][E3]"], ["So the claim holds."]]
+    # Seen on the embedded model: the citation is the subject of the sentence it opens, not the last word of the one before.
+    subject = "The evidence supports it. [E26] indicates that cases did not rise. [E6] also supports it. [E7] Trials agree."
+    assert answer_paragraphs(subject) == [
+        ["The evidence supports it.", "[E26] indicates that cases did not rise.", "[E6] also supports it. [E7]", "Trials agree."]
+    ]
 
 
 def test_statements_are_placed_in_the_sentence_they_came_from_or_nowhere() -> None:
