@@ -9,7 +9,8 @@ Takes the debaters' answers of the completed toolmad runs in a store (at most ``
 a run, in the order they were argued), each with the evidence its debater argued from (the
 items its debater retrieved that round, else the run's first exhibits, and every item it
 cites), and scores each answer's faithfulness once with each of ``--readers`` on one model,
-one reader after the other, no response cache:
+one reader after the other, no response cache, each reader going first in turn (the one that goes second finds the
+answer's evidence in the server's prompt cache, so only the seconds of the reader that went first compare):
 
 - ``generated``: the scorer writes the statements, then a verdict on each (two JSON calls);
 - ``read``: the answer's sentences, one letter a statement (which item states it, or none);
@@ -128,8 +129,10 @@ async def collect(args: argparse.Namespace) -> None:
         if taken >= args.limit:
             break
         if key not in done:
-            line: dict[str, Any] = {"turn": key, "evidence": len(evidence)}
-            for reader in args.readers:
+            # The reader that goes second finds the answer's evidence in the server's prompt cache: each goes first in turn.
+            order = [*args.readers[taken % len(args.readers) :], *args.readers[: taken % len(args.readers)]]
+            line: dict[str, Any] = {"turn": key, "evidence": len(evidence), "order": order}
+            for reader in order:
                 line[reader] = await score(llm, calls, reader, claim, turn, evidence)
             with out.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(line) + "\n")
@@ -229,16 +232,19 @@ def analyse(rows: Sequence[dict[str, Any]]) -> str:
     lines = [
         f"{len(rows)} answers",
         "",
-        "| reader | mean F | passes F >= 0.7 | statements (mean) | calls (mean) | tokens written (mean) | seconds (median) | seconds (total) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| reader | mean F | passes F >= 0.7 | statements (mean) | calls (mean) | tokens written (mean) | seconds (median) | seconds (total) "
+        "| seconds when it went first (median) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name in readers:
         scored = [row[name] for row in rows]
+        # Records without an order (before 2026-12-04) ran the readers in --readers' order, so the later ones read a warm cache.
+        went_first = [row[name]["seconds"] for row in rows if row.get("order", [None])[0] == name]
         lines.append(
             f"| `{name}` | {statistics.mean(s['f'] for s in scored):.3f} | {sum(s['f'] >= THRESHOLD for s in scored)} | "
             f"{statistics.mean(len(s['statements']) for s in scored):.1f} | {statistics.mean(s['calls'] for s in scored):.1f} | "
             f"{statistics.mean(s['tokens_out'] for s in scored):.0f} | {statistics.median(s['seconds'] for s in scored):.1f} | "
-            f"{sum(s['seconds'] for s in scored):.0f} |"
+            f"{sum(s['seconds'] for s in scored):.0f} | {f'{statistics.median(went_first):.1f} ({len(went_first)})' if went_first else 'n/a'} |"
         )
     first = readers[0]
     lines.append("")

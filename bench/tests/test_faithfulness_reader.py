@@ -30,10 +30,12 @@ def test_each_stored_answer_is_scored_by_every_reader_against_the_evidence_it_ar
     assert all([s for s, _ in row["sentences"]["statements"]] == [s for s, _ in row["read"]["statements"]] for row in rows), (
         "sentences and read check the same statements: the answer's sentences"
     )
+    assert [row["order"] for row in rows] == [list(READERS), [*READERS[1:], READERS[0]]], "each reader goes first in turn"
     asyncio.run(collect(args))
     assert len(read_records(records)) == 2, "a second run resumes: nothing is scored twice"
     text = analyse(rows)
     assert text.startswith("2 answers") and "| `read` |" in text and "| `sentences` |" in text
+    assert text.count(" (1) |") == 2 and text.count("| n/a |") == 1, "the seconds of the readers that went first, one answer each"
     assert "F generated - F read|" in text and "F generated - F sentences|" in text and "agree on passing 0.7 for" in text
 
 
