@@ -1,0 +1,147 @@
+"""Two runs of one debate protocol on the same claims side by side, from their stores: what the debate cost, what it ruled.
+
+    .venv/bin/python bench/debate_paired.py FIRST_DIR FIRST.jsonl SECOND_DIR SECOND.jsonl [--protocol toolmad]
+        [--names generated,sentences]
+
+Each pair of a data folder and its records is one ``bench/protocols.py --data-dir DIR --records FILE`` run (the same
+claims, two settings, say ``--set toolmad.faithfulness_reader=sentences``). For each claim both ran, from each run's
+own events: the tokens the model read in the debate itself (from round 1's start to the verdict: desk's reading before
+it is paid either way, and served from the response cache where a run reads it again), its calls, the model seconds of
+its scorer, debaters and judge, how it ended (which round, consensus or judge), the protocol's own ruling (the ruling
+kept beside the verdict where the calibrated reading is the verdict) and the verdict with its confidence. Then the
+second run's debate tokens as a share of the first's (median of the claims' ratios), and how many claims kept the same
+ruling and the same verdict.
+
+Model seconds are the calls' own seconds summed (calls in flight together each count theirs); they compare between the
+two runs only when the machine was as quiet for both, so tokens and calls are the figures to trust.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.protocols import newest_records, read_records
+from bench.toolmad_early_stop import debate_start
+from pipelines.core.config import AppSettings
+from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, VerdictReached
+from pipelines.record.digest import Cost
+from pipelines.record.store import RunStore
+
+ROLES = ("debater", "scorer", "judge")
+
+
+@dataclass(frozen=True)
+class Debate:
+    """One stored run's debate: its cost from round 1 on, how it ended and what it ruled."""
+
+    claim_id: str
+    read: int  # tokens the model read from round 1's start to the verdict
+    calls: int
+    seconds: dict[str, float]  # model seconds by role, from round 1's start
+    rounds: int
+    decided_by: str  # the protocol's own ruling's: consensus, judge, panel, ...
+    ruling: str  # the protocol's own label
+    verdict: str
+    confidence: float | None
+
+
+def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
+    """The debate of a stored run, or None when it reached no verdict."""
+    verdicts = [e for e in events if isinstance(e, VerdictReached)]
+    if not verdicts:
+        return None
+    start, end = debate_start(events), verdicts[-1].at
+    calls = [e for e in events if isinstance(e, ModelCallCompleted) and start < e.at <= end and not e.cached]
+    seconds = {role: sum(c.seconds for c in calls if c.role == role) for role in ROLES}
+    verdict = verdicts[-1].verdict
+    own = verdict.beside if verdict.beside is not None and verdict.decided_by.startswith("calibrated") else verdict
+    return Debate(
+        claim_id=claim_id,
+        read=Cost.total(Cost().add_call(c) for c in calls).tokens_read,
+        calls=len(calls),
+        seconds=seconds,
+        rounds=max((e.round for e in events if isinstance(e, RoundStarted)), default=0),
+        decided_by=own.decided_by,
+        ruling=own.label,
+        verdict=verdict.label,
+        confidence=verdict.confidence,
+    )
+
+
+def debates(data_dir: Path, records_path: Path, protocol: str) -> dict[str, Debate]:
+    """Each claim's newest run of ``protocol`` in the records whose events are in the data folder's store."""
+    records = read_records(records_path)
+    store = RunStore(AppSettings(data_dir=data_dir).sqlite_url)
+    out = {}
+    for (p, claim_id), r in newest_records(records, {r["id"] for r in records}).items():
+        if p == protocol and r.get("run_id") and (d := debate_of(claim_id, store.events(r["run_id"]))) is not None:
+            out[claim_id] = d
+    return out
+
+
+def same_verdict(a: Debate, b: Debate) -> bool:
+    """The same label, and confidences within 0.005 (the server's token probabilities vary in the fourth place)."""
+    if a.verdict != b.verdict:
+        return False
+    return a.confidence is None or b.confidence is None or abs(a.confidence - b.confidence) <= 0.005
+
+
+def table(first: dict[str, Debate], second: dict[str, Debate], names: Sequence[str]) -> str:
+    a, b = names
+    both = [c for c in first if c in second]
+    lines = [
+        f"| claim | debate tokens read, {a} / {b} | calls | scorer model s | debaters model s | judge model s "
+        f"| rounds, how it ended | own ruling | verdict |",
+        "| --- |" + " ---: |" * 5 + " --- | --- | --- |",
+    ]
+    for c in both:
+        x, y = first[c], second[c]
+        ended = f"{x.rounds} {x.decided_by} / {y.rounds} {y.decided_by}"
+        ruling = x.ruling if x.ruling == y.ruling else f"{x.ruling} / {y.ruling}"
+        verdict = f"{x.verdict} {x.confidence or 0:.3f} / {y.verdict} {y.confidence or 0:.3f}"
+        lines.append(
+            f"| …{c[-8:]} | {x.read:,} / {y.read:,} | {x.calls} / {y.calls} | {x.seconds['scorer']:.0f} / {y.seconds['scorer']:.0f} "
+            f"| {x.seconds['debater']:.0f} / {y.seconds['debater']:.0f} | {x.seconds['judge']:.0f} / {y.seconds['judge']:.0f} "
+            f"| {ended} | {ruling} | {verdict} |"
+        )
+    if not both:
+        return "no claim is in both runs"
+    shares = [second[c].read / first[c].read for c in both if first[c].read]
+    scorer = [second[c].seconds["scorer"] / first[c].seconds["scorer"] for c in both if first[c].seconds["scorer"]]
+    lines += [
+        "",
+        f"{len(both)} claims in both runs. {b}'s debate tokens read as a share of {a}'s: "
+        + (f"{statistics.median(shares):.2f} (median of the claims' ratios; {min(shares):.2f} to {max(shares):.2f})" if shares else "n/a")
+        + (f"; its scorer's model seconds: {statistics.median(scorer):.2f}" if scorer else "")
+        + f". The same own ruling: {sum(first[c].ruling == second[c].ruling for c in both)} of {len(both)};"
+        f" the same verdict: {sum(same_verdict(first[c], second[c]) for c in both)} of {len(both)}.",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("first_dir", help="the first run's data folder (its runs.sqlite holds the runs)")
+    parser.add_argument("first_records", help="the first run's records (bench/protocols.py --records)")
+    parser.add_argument("second_dir")
+    parser.add_argument("second_records")
+    parser.add_argument("--protocol", default="toolmad")
+    parser.add_argument("--names", default="first,second", help="the two runs' names in the table, comma separated")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.names.split(",")]
+    if len(names) != 2:
+        parser.error("--names takes two names, comma separated")
+    first = debates(Path(args.first_dir), Path(args.first_records), args.protocol)
+    second = debates(Path(args.second_dir), Path(args.second_records), args.protocol)
+    print(table(first, second, names))
+
+
+if __name__ == "__main__":
+    main()

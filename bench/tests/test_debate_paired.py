@@ -1,0 +1,65 @@
+"""bench/debate_paired.py reads two stored runs of a debate protocol on the same claims: each debate as it was stored."""
+
+from pathlib import Path
+
+import pytest
+
+from bench.debate_paired import Debate, debates, same_verdict, table
+from bench.protocols import claims, read_records, run_part
+from pipelines.core.events import ModelCallCompleted, RoundStarted
+from pipelines.eval.datasets import load_dataset
+from tests.conftest import CHECK_COVID
+from tests.fakes import make_services
+
+
+def _debate(claim_id: str, read: int, ruling: str, verdict: str = "SUPPORTS", confidence: float | None = 0.9) -> Debate:
+    seconds = {"debater": 10.0, "scorer": read / 100, "judge": 5.0}
+    return Debate(claim_id, read, 30, seconds, 3, "judge", ruling, verdict, confidence)
+
+
+def test_the_table_pairs_the_claims_both_ran_and_counts_what_stayed() -> None:
+    first = {"a": _debate("a", 1000, "SUPPORTS"), "b": _debate("b", 2000, "REFUTES"), "only": _debate("only", 10, "SUPPORTS")}
+    second = {"a": _debate("a", 500, "SUPPORTS"), "b": _debate("b", 1600, "SUPPORTS", confidence=0.904)}
+    text = table(first, second, ["x", "y"])
+    assert "…only" not in text, "a claim only one run has is not compared"
+    assert "| …a | 1,000 / 500 |" in text and "| SUPPORTS |" in text
+    assert "| REFUTES / SUPPORTS |" in text, "a ruling that changed shows both"
+    last = text.splitlines()[-1]
+    assert "2 claims in both runs" in last
+    assert "0.65 (median of the claims' ratios; 0.50 to 0.80)" in last
+    assert "The same own ruling: 1 of 2; the same verdict: 2 of 2" in last, "confidence within 0.005 is the same verdict"
+    assert not same_verdict(_debate("a", 1, "S"), _debate("a", 1, "S", confidence=0.89))
+    assert table(first, {}, ["x", "y"]) == "no claim is in both runs"
+
+
+@pytest.mark.skipif(not (CHECK_COVID / "corpus.json").is_file(), reason="the Check-COVID folder is not beside the repo")
+def test_each_debate_is_read_from_its_stored_run(checkcovid_data_dir: Path, embedder, checkcovid_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(checkcovid_data_dir, embedder)
+    dataset = load_dataset("check-covid", "dev", checkcovid_dir=checkcovid_dir)
+    items = claims(dataset, labels="three", limit=2, skip=0)
+    runs = {}
+    for reader in ("generated", "sentences"):
+        path = tmp_path / f"{reader}.jsonl"
+        settings = [f"toolmad.faithfulness_reader={reader}", "belief.debate_when=always"]
+        run_part(items, dataset, services, ["toolmad"], path, backend="fake", settings=settings, quiet=True)
+        runs[reader] = (path, debates(checkcovid_data_dir, path, "toolmad"))
+    assert services.store is not None
+    for reader, (path, found) in runs.items():
+        records = {r["id"]: r for r in read_records(path)}
+        assert sorted(found) == sorted(records), f"{reader}: one debate a claim"
+        for claim_id, debate in found.items():
+            record = records[claim_id]
+            events = services.store.events(record["run_id"])
+            assert debate.verdict == record["verdict"] and debate.confidence == record["confidence"]
+            own = record["beside"] or record
+            assert (debate.ruling, debate.decided_by) == (own["label"] if record["beside"] else own["verdict"], own["decided_by"])
+            assert debate.rounds == max(e.round for e in events if isinstance(e, RoundStarted))
+            assert 0 < debate.read <= record["tokens_read"], "the debate is part of the run"
+            assert 0 < debate.calls <= sum(isinstance(e, ModelCallCompleted) for e in events)
+            assert debate.seconds["scorer"] > 0 and debate.seconds["debater"] > 0
+    generated, sentences = runs["generated"][1], runs["sentences"][1]
+    assert any(generated[c].rounds == sentences[c].rounds for c in generated), "a claim argued as long both ways"
+    for claim_id in generated:
+        if generated[claim_id].rounds == sentences[claim_id].rounds:
+            assert sentences[claim_id].calls < generated[claim_id].calls, "the sentences reader writes no statements"
+    assert "2 claims in both runs" in table(generated, sentences, ["generated", "sentences"])
