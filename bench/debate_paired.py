@@ -6,8 +6,8 @@
 Each pair of a data folder and its records is one ``bench/protocols.py --data-dir DIR --records FILE`` run (the same
 claims, two settings, say ``--set toolmad.faithfulness_reader=sentences``). For each claim both ran, from each run's
 own events: the tokens the model read in the debate itself (from round 1's start to the verdict: desk's reading before
-it is paid either way, and served from the response cache where a run reads it again), its calls, the model seconds of
-its scorer, debaters and judge, how it ended (which round, consensus or judge), the protocol's own ruling (the ruling
+it is paid either way, and served from the response cache where a run reads it again) and how many of them its
+debaters, scorer and judge read, its calls, the model seconds of its scorer, how it ended (which round, consensus or judge), the protocol's own ruling (the ruling
 kept beside the verdict where the calibrated reading is the verdict) and the verdict with its confidence. Then the
 second run's debate tokens as a share of the first's (median of the claims' ratios), and how many claims kept the same
 ruling and the same verdict.
@@ -33,6 +33,7 @@ from pipelines.core.config import AppSettings
 from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, VerdictReached
 from pipelines.record.digest import Cost
 from pipelines.record.store import RunStore
+from pipelines.run.grounding import CALIBRATED
 
 ROLES = ("debater", "scorer", "judge")
 
@@ -45,6 +46,7 @@ class Debate:
     read: int  # tokens the model read from round 1's start to the verdict
     calls: int
     seconds: dict[str, float]  # model seconds by role, from round 1's start
+    read_by: dict[str, int]  # tokens read by role, from round 1's start
     rounds: int
     decided_by: str  # the protocol's own ruling's: consensus, judge, panel, ...
     ruling: str  # the protocol's own label
@@ -60,13 +62,15 @@ def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
     start, end = debate_start(events), verdicts[-1].at
     calls = [e for e in events if isinstance(e, ModelCallCompleted) and start < e.at <= end and not e.cached]
     seconds = {role: sum(c.seconds for c in calls if c.role == role) for role in ROLES}
+    read_by = {role: Cost.total(Cost().add_call(c) for c in calls if c.role == role).tokens_read for role in ROLES}
     verdict = verdicts[-1].verdict
-    own = verdict.beside if verdict.beside is not None and verdict.decided_by.startswith("calibrated") else verdict
+    own = verdict.beside if verdict.beside is not None and verdict.decided_by == CALIBRATED else verdict
     return Debate(
         claim_id=claim_id,
         read=Cost.total(Cost().add_call(c) for c in calls).tokens_read,
         calls=len(calls),
         seconds=seconds,
+        read_by=read_by,
         rounds=max((e.round for e in events if isinstance(e, RoundStarted)), default=0),
         decided_by=own.decided_by,
         ruling=own.label,
@@ -97,9 +101,9 @@ def table(first: dict[str, Debate], second: dict[str, Debate], names: Sequence[s
     a, b = names
     both = [c for c in first if c in second]
     lines = [
-        f"| claim | debate tokens read, {a} / {b} | calls | scorer model s | debaters model s | judge model s "
+        f"| claim | debate tokens read, {a} / {b} | of them debaters' | scorer's | judge's | calls | scorer model s "
         f"| rounds, how it ended | own ruling | verdict |",
-        "| --- |" + " ---: |" * 5 + " --- | --- | --- |",
+        "| --- |" + " ---: |" * 6 + " --- | --- | --- |",
     ]
     for c in both:
         x, y = first[c], second[c]
@@ -107,9 +111,9 @@ def table(first: dict[str, Debate], second: dict[str, Debate], names: Sequence[s
         ruling = x.ruling if x.ruling == y.ruling else f"{x.ruling} / {y.ruling}"
         verdict = f"{x.verdict} {x.confidence or 0:.3f} / {y.verdict} {y.confidence or 0:.3f}"
         lines.append(
-            f"| …{c[-8:]} | {x.read:,} / {y.read:,} | {x.calls} / {y.calls} | {x.seconds['scorer']:.0f} / {y.seconds['scorer']:.0f} "
-            f"| {x.seconds['debater']:.0f} / {y.seconds['debater']:.0f} | {x.seconds['judge']:.0f} / {y.seconds['judge']:.0f} "
-            f"| {ended} | {ruling} | {verdict} |"
+            f"| …{c[-8:]} | {x.read:,} / {y.read:,} | "
+            + " | ".join(f"{x.read_by[role]:,} / {y.read_by[role]:,}" for role in ROLES)
+            + f" | {x.calls} / {y.calls} | {x.seconds['scorer']:.0f} / {y.seconds['scorer']:.0f} | {ended} | {ruling} | {verdict} |"
         )
     if not both:
         return "no claim is in both runs"

@@ -14,7 +14,8 @@ from tests.fakes import make_services
 
 def _debate(claim_id: str, read: int, ruling: str, verdict: str = "SUPPORTS", confidence: float | None = 0.9) -> Debate:
     seconds = {"debater": 10.0, "scorer": read / 100, "judge": 5.0}
-    return Debate(claim_id, read, 30, seconds, 3, "judge", ruling, verdict, confidence)
+    read_by = {"debater": read // 2, "scorer": read // 4, "judge": read - read // 2 - read // 4}
+    return Debate(claim_id, read, 30, seconds, read_by, 3, "judge", ruling, verdict, confidence)
 
 
 def test_the_table_pairs_the_claims_both_ran_and_counts_what_stayed() -> None:
@@ -22,7 +23,7 @@ def test_the_table_pairs_the_claims_both_ran_and_counts_what_stayed() -> None:
     second = {"a": _debate("a", 500, "SUPPORTS"), "b": _debate("b", 1600, "SUPPORTS", confidence=0.904)}
     text = table(first, second, ["x", "y"])
     assert "…only" not in text, "a claim only one run has is not compared"
-    assert "| …a | 1,000 / 500 |" in text and "| SUPPORTS |" in text
+    assert "| …a | 1,000 / 500 | 500 / 250 | 250 / 125 | 250 / 125 | 30 / 30 | 10 / 5 |" in text and "| SUPPORTS |" in text
     assert "| REFUTES / SUPPORTS |" in text, "a ruling that changed shows both"
     last = text.splitlines()[-1]
     assert "2 claims in both runs" in last
@@ -57,6 +58,7 @@ def test_each_debate_is_read_from_its_stored_run(checkcovid_data_dir: Path, embe
             assert 0 < debate.read <= record["tokens_read"], "the debate is part of the run"
             assert 0 < debate.calls <= sum(isinstance(e, ModelCallCompleted) for e in events)
             assert debate.seconds["scorer"] > 0 and debate.seconds["debater"] > 0
+            assert sum(debate.read_by.values()) == debate.read, "every call of the debate is a debater's, the scorer's or the judge's"
     generated, sentences = runs["generated"][1], runs["sentences"][1]
     assert any(generated[c].rounds == sentences[c].rounds for c in generated), "a claim argued as long both ways"
     for claim_id in generated:
