@@ -61,16 +61,16 @@ def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
         return None
     start, end = debate_start(events), verdicts[-1].at
     calls = [e for e in events if isinstance(e, ModelCallCompleted) and start < e.at <= end and not e.cached]
-    seconds = {role: sum(c.seconds for c in calls if c.role == role) for role in ROLES}
-    read_by = {role: Cost.total(Cost().add_call(c) for c in calls if c.role == role).tokens_read for role in ROLES}
+    by_role = {role: Cost.total(Cost().add_call(c) for c in calls if c.role == role) for role in ROLES}
+    whole = Cost.total(Cost().add_call(c) for c in calls)
     verdict = verdicts[-1].verdict
     own = verdict.beside if verdict.beside is not None and verdict.decided_by == CALIBRATED else verdict
     return Debate(
         claim_id=claim_id,
-        read=Cost.total(Cost().add_call(c) for c in calls).tokens_read,
-        calls=len(calls),
-        seconds=seconds,
-        read_by=read_by,
+        read=whole.tokens_read,
+        calls=whole.calls,
+        seconds={role: cost.model_seconds for role, cost in by_role.items()},
+        read_by={role: cost.tokens_read for role, cost in by_role.items()},
         rounds=max((e.round for e in events if isinstance(e, RoundStarted)), default=0),
         decided_by=own.decided_by,
         ruling=own.label,
@@ -97,6 +97,10 @@ def same_verdict(a: Debate, b: Debate) -> bool:
     return a.confidence is None or b.confidence is None or abs(a.confidence - b.confidence) <= 0.005
 
 
+def _confidence(d: Debate) -> str:
+    return "n/a" if d.confidence is None else f"{d.confidence:.3f}"
+
+
 def table(first: dict[str, Debate], second: dict[str, Debate], names: Sequence[str]) -> str:
     a, b = names
     both = [c for c in first if c in second]
@@ -109,7 +113,7 @@ def table(first: dict[str, Debate], second: dict[str, Debate], names: Sequence[s
         x, y = first[c], second[c]
         ended = f"{x.rounds} {x.decided_by} / {y.rounds} {y.decided_by}"
         ruling = x.ruling if x.ruling == y.ruling else f"{x.ruling} / {y.ruling}"
-        verdict = f"{x.verdict} {x.confidence or 0:.3f} / {y.verdict} {y.confidence or 0:.3f}"
+        verdict = f"{x.verdict} {_confidence(x)} / {y.verdict} {_confidence(y)}"
         lines.append(
             f"| …{c[-8:]} | {x.read:,} / {y.read:,} | "
             + " | ".join(f"{x.read_by[role]:,} / {y.read_by[role]:,}" for role in ROLES)
