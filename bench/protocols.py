@@ -5,7 +5,8 @@
         [--table-only] [--stages]
 
 The claims are the label-balanced sample of ``--limit N`` (``pipelines/eval``: the sample of a
-limit starts with the sample of any smaller one), after its first ``--skip M``. For each claim,
+limit starts with the sample of any smaller one), after its first ``--skip M``; with ``--claims-from RECORDS``, the claims
+of an earlier records file in its order (a paired run of the same claims). For each claim,
 each protocol runs it as a stored run (web off, corpus ``check-covid``) and one JSON line is
 appended to ``--records`` at once: the label, the stated confidence, p(supported) where the
 protocol states one, the judge's belief after each round where it was read, the seconds and
@@ -41,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.desk import ROWS, ClaimRecord, add_sample_options, apply_settings, records_of, summarise
+from bench.desk import ROWS, ClaimRecord, add_sample_options, apply_settings, claims_of, records_of, summarise
 from bench.desk import table as desk_table
 from pipelines.core.config import AppSettings, RunConfig
 from pipelines.core.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
@@ -74,6 +75,14 @@ def claims(dataset: Dataset, *, labels: str, limit: int | None, skip: int) -> tu
     """The sample's claims after its first ``skip``: the same ones for the same limit, whatever part is run."""
     sample = select_items(dataset, labels, limit, seed=0)  # type: ignore[arg-type]
     return sample.items[skip:]
+
+
+def chosen_claims(dataset: Dataset, args: argparse.Namespace, *, skip: int) -> tuple[EvalItem, ...]:
+    """The claims this call runs: those of ``--claims-from``'s records in the file's order (its first ``--limit``), else
+    the balanced sample; each after its first ``skip``."""
+    if args.claims_from:
+        return claims_of(dataset, Path(args.claims_from), binary=args.labels == "binary", limit=args.limit).items[skip:]
+    return claims(dataset, labels=args.labels, limit=args.limit, skip=skip)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -479,21 +488,28 @@ def main() -> None:
         help="also print where the model time went, stage by stage, and the seconds to each round (--data-dir's runs)",
     )
     args = parser.parse_args()
+    if args.dataset != "check-covid" or args.corpus:
+        parser.error("this bench runs Check-COVID claims on the check-covid corpus: --dataset and --corpus are bench/desk.py's")
 
     data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="protocols-bench-"))
     settings = AppSettings(data_dir=data_dir)
     dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
-    items = claims(dataset, labels=args.labels, limit=args.limit, skip=args.skip)
+    all_items = chosen_claims(dataset, args, skip=0)
+    items = chosen_claims(dataset, args, skip=args.skip)
     records_path = Path(args.records)
     if not args.table_only:
         services = Services.create(settings)
         run_part(items, dataset, services, protocols, records_path, backend=args.backend, settings=args.set)
-    all_items = claims(dataset, labels=args.labels, limit=args.limit, skip=0)
     records = read_records(records_path)
     ids = {i.id for i in all_items}
     columns = columns_of(records, protocols, ids)
-    text = f"Check-COVID {args.split}, {args.backend}, the first {len(all_items)} claims of the balanced sample\n\n{table(columns)}\n"
+    which = (
+        f"the {len(all_items)} claims of {args.claims_from}"
+        if args.claims_from
+        else f"the first {len(all_items)} claims of the balanced sample"
+    )
+    text = f"Check-COVID {args.split}, {args.backend}, {which}\n\n{table(columns)}\n"
     text += f"\n{machines_line(records)}\n"
     if by_machine := machines_seconds_table(records, protocols, ids):
         text += f"\nSeconds / claim (median) by machine, with the runs timed on it\n\n{by_machine}\n"

@@ -9,6 +9,7 @@ import pytest
 from bench.protocols import (
     EXTRA_ROWS,
     LoadWatch,
+    chosen_claims,
     claims,
     columns_of,
     machines_line,
@@ -241,3 +242,21 @@ def test_the_round_table_says_how_long_each_debate_took_to_reach_each_round_and_
         "a run stored without per-round belief has its verdict's row and no round rows"
     )
     assert not any(k[0] == "| `mad`" for k in found), "a protocol without records has no rows"
+
+
+def test_claims_from_an_earlier_records_file_are_run_in_its_order(dataset: Dataset, tmp_path: Path) -> None:
+    """--claims-from was accepted and ignored: a paired run ran the balanced sample instead of the file's claims."""
+    import argparse
+    import json
+
+    picked = [dataset.items[7].id, dataset.items[2].id, dataset.items[11].id]
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("".join(json.dumps({"id": i, "protocol": "toolmad"}) + "\n" for i in picked))
+    args = argparse.Namespace(claims_from=str(earlier), labels="three", limit=None)
+    assert [i.id for i in chosen_claims(dataset, args, skip=0)] == picked
+    assert [i.id for i in chosen_claims(dataset, args, skip=1)] == picked[1:]
+    assert [i.id for i in chosen_claims(dataset, argparse.Namespace(claims_from=str(earlier), labels="three", limit=2), skip=0)] == picked[
+        :2
+    ]
+    sample = argparse.Namespace(claims_from="", labels="three", limit=3)
+    assert chosen_claims(dataset, sample, skip=1) == claims(dataset, labels="three", limit=3, skip=1)
