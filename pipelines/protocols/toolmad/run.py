@@ -153,6 +153,17 @@ def _evidence(ctx: RunContext, debaters: list[DebaterState]) -> list[Evidence]:
     return ctx.usable(list({e.id: e for d in debaters for items in d.evidence.values() for e in items}.values()))
 
 
+def _argued_evidence(evidence: list[Evidence], turns: list[Turn]) -> list[Evidence]:
+    """What the judge reads: the items the debaters cited (in the order they were found), or every item when none was cited.
+
+    Every item of three rounds was most of the judge's reading (1,900-2,300 tokens of a forced debate's 12,000-15,000 on
+    the embedded model), while the debaters cited one or two of them; the debate is about the cited ones.
+    """
+    cited = {c for turn in turns for c in turn.cited}
+    argued = [e for e in evidence if e.id in cited]
+    return argued or evidence
+
+
 def _opponent(debaters: list[DebaterState], me: DebaterState) -> DebaterState:
     return next(d for d in debaters if d is not me)
 
@@ -374,7 +385,7 @@ async def _judge(ctx: RunContext, debaters: list[DebaterState], last_round: int,
     why = stop_reason or f"no consensus after {last_round} round(s)"
     state = _why_no_consensus(debaters, last_round, thresholds)
     means = "; ".join(_mean_text(d) for d in debaters)
-    evidence = _evidence(ctx, debaters)
+    evidence = _argued_evidence(_evidence(ctx, debaters), _history(debaters))
     history = []
     for number in range(1, last_round + 1):
         for d in debaters:

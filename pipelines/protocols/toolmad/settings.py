@@ -33,4 +33,4 @@ class ToolMadConfig(ProtocolSettings):
     evidence_chars: int = Field(default=700, ge=100, le=4000, title="Evidence length")
     """Characters of each evidence item shown to the debaters and the scorer."""
     judge_evidence_chars: int = Field(default=400, ge=100, le=4000, title="Judge evidence length")
-    """Characters of each evidence item shown to the judge (it sees every round's)."""
+    """Characters of each evidence item shown to the judge (it reads the items the debaters cited, every round's when none was cited)."""

@@ -184,7 +184,7 @@ def test_a_failed_debater_answer_leaves_the_other_arguing_and_the_judge_decides(
 
 
 def test_a_failed_score_counts_as_not_passing(services: Services) -> None:
-    services.chat_override = FakeChatModel(fail_when="You check statements against evidence")
+    services.chat_override = FakeChatModel(fail_when="You check statements against the evidence")
     events = run(AGREED, services, rounds=2)
     failed = of(events, ev.StageFailed)
     assert {f.stage for f in failed} == {f"{a} round {n} faithfulness" for a in ("RAG", "Search") for n in (1, 2)}
@@ -432,3 +432,56 @@ def test_the_scorer_keeps_token_probabilities_only_where_faithfulness_is_read(ch
     config = protocol_config("toolmad", faithfulness_reader=chosen)
     assert reads_faithfulness(config) == (chosen == "read")
     assert not reads_faithfulness(config.model_copy(update={"protocol": "radar"})), "only toolmad scores its answers"
+
+
+@pytest.mark.parametrize("reader", ["generated", "sentences"])  # read's letters go round the fake's reply: its prompt is checked below
+def test_the_scorer_reads_an_answer_on_the_evidence_its_debater_just_read(services: Services, reader: str) -> None:
+    """The scorer's faithfulness prompts open with the very evidence block the debater's answer prompt opened with, so the
+    server's prompt cache serves it and the scorer reads only its own instructions and the statements."""
+
+    async def reviewer(number: int, next_queries: dict[str, str]) -> Review:
+        return Review()
+
+    _, _, chat = direct_run(services, UNRELATED, reviewer, early_stop=False, faithfulness_reader=reader)
+    answers = {p.split("\n\nYou are the ")[0] for p in chat.prompts if "Give your own argument" in p}
+    checks = [p.split("\n\nYou check ")[0] for p in chat.prompts if "You check " in p]
+    assert answers and checks
+    assert all(block.startswith("Evidence:\n[E") for block in answers), "the evidence is the answer prompt's first lines"
+    assert all(block in answers for block in checks), "every check opens with the evidence of the answer it checks"
+
+
+def test_the_read_question_opens_with_the_evidence_as_the_debaters_answer_does() -> None:
+    from pipelines.prompts import load_prompt
+
+    shown = "[E1] Masks: Masks cut transmission.\n[E2] Trials: Small trials found little effect."
+    answer = load_prompt("toolmad_answer", "pipelines.protocols.toolmad").render(claim="c", role="r", tool="t", evidence=shown, debate="")
+    read = load_prompt("faithfulness_read").render(evidence=shown, statement="s", options="A. [E1]")
+    opening = f"Evidence:\n{shown}\n\n"
+    assert str(answer[0].content).startswith(opening) and str(read[0].content).startswith(opening)
+
+
+def test_the_judge_reads_the_items_the_debaters_cited() -> None:
+    from pipelines.core.domain import Evidence, Turn
+    from pipelines.protocols.toolmad.run import _argued_evidence
+
+    items = [Evidence(id=f"E{n}", text=f"passage {n}", source="corpus") for n in range(1, 7)]
+    turns = [
+        Turn(id="RAG-r1", agent="RAG", round=1, text="a", cited=("E5", "E2")),
+        Turn(id="Search-r1", agent="Search", round=1, text="b", cited=("E2",)),
+    ]
+    assert [e.id for e in _argued_evidence(items, turns)] == ["E2", "E5"], "in the order found, each once"
+    uncited = [Turn(id="RAG-r1", agent="RAG", round=1, text="a"), Turn(id="Search-r1", agent="Search", round=1, text="b", cited=("E9",))]
+    assert _argued_evidence(items, uncited) == items, "nothing of this evidence cited: the judge reads all of it"
+
+
+def test_a_judged_debate_shows_the_judge_only_what_was_cited(services: Services) -> None:
+    async def reviewer(number: int, next_queries: dict[str, str]) -> Review:
+        return Review()
+
+    events, verdict, chat = direct_run(services, AGREED, reviewer, early_stop=False, rounds=2)
+    assert verdict.decided_by == "judge"
+    cited = {c for e in of(events, ev.TurnCompleted) if e.turn.agent != "Judge" for c in e.turn.cited}
+    judge = next(p for p in chat.prompts if "You are the judge" in p)
+    shown = set(re.findall(r"^\[(E\d+)\]", judge.split("\nEvidence:\n", 1)[1].split("\nDebate:\n", 1)[0], flags=re.M))
+    found = {i for p in chat.prompts if "Give your own argument" in p for i in re.findall(r"^\[(E\d+)\]", p, flags=re.M)}
+    assert cited and shown == cited and found > cited, "the debaters argued from more than they cited"
