@@ -77,12 +77,12 @@ def claims(dataset: Dataset, *, labels: str, limit: int | None, skip: int) -> tu
     return sample.items[skip:]
 
 
-def chosen_claims(dataset: Dataset, args: argparse.Namespace, *, skip: int) -> tuple[EvalItem, ...]:
-    """The claims this call runs: those of ``--claims-from``'s records in the file's order (its first ``--limit``), else
-    the balanced sample; each after its first ``skip``."""
+def chosen_claims(dataset: Dataset, args: argparse.Namespace) -> tuple[EvalItem, ...]:
+    """The claims of this bench's table: those of ``--claims-from``'s records in the file's order (its first ``--limit``),
+    else the balanced sample (``--skip`` leaves out the first of them from what is run, not from the table)."""
     if args.claims_from:
-        return claims_of(dataset, Path(args.claims_from), binary=args.labels == "binary", limit=args.limit).items[skip:]
-    return claims(dataset, labels=args.labels, limit=args.limit, skip=skip)
+        return claims_of(dataset, Path(args.claims_from), binary=args.labels == "binary", limit=args.limit).items
+    return claims(dataset, labels=args.labels, limit=args.limit, skip=0)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -495,8 +495,8 @@ def main() -> None:
     settings = AppSettings(data_dir=data_dir)
     dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
     protocols = [p.strip() for p in args.protocols.split(",") if p.strip()]
-    all_items = chosen_claims(dataset, args, skip=0)
-    items = chosen_claims(dataset, args, skip=args.skip)
+    all_items = chosen_claims(dataset, args)
+    items = all_items[args.skip :]
     records_path = Path(args.records)
     if not args.table_only:
         services = Services.create(settings)

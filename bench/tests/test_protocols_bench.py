@@ -253,10 +253,9 @@ def test_claims_from_an_earlier_records_file_are_run_in_its_order(dataset: Datas
     earlier = tmp_path / "earlier.jsonl"
     earlier.write_text("".join(json.dumps({"id": i, "protocol": "toolmad"}) + "\n" for i in picked))
     args = argparse.Namespace(claims_from=str(earlier), labels="three", limit=None)
-    assert [i.id for i in chosen_claims(dataset, args, skip=0)] == picked
-    assert [i.id for i in chosen_claims(dataset, args, skip=1)] == picked[1:]
-    assert [i.id for i in chosen_claims(dataset, argparse.Namespace(claims_from=str(earlier), labels="three", limit=2), skip=0)] == picked[
-        :2
-    ]
+    assert [i.id for i in chosen_claims(dataset, args)] == picked
+    assert [i.id for i in chosen_claims(dataset, args)[1:]] == picked[1:], "--skip 1 runs the file's claims after its first"
+    assert [i.id for i in chosen_claims(dataset, argparse.Namespace(claims_from=str(earlier), labels="three", limit=2))] == picked[:2]
     sample = argparse.Namespace(claims_from="", labels="three", limit=3)
-    assert chosen_claims(dataset, sample, skip=1) == claims(dataset, labels="three", limit=3, skip=1)
+    assert chosen_claims(dataset, sample) == claims(dataset, labels="three", limit=3, skip=0)
+    assert chosen_claims(dataset, sample)[1:] == claims(dataset, labels="three", limit=3, skip=1), "--skip cuts the same claims"
