@@ -5,7 +5,8 @@
 
 Each pair of a data folder and its records is one ``bench/protocols.py --data-dir DIR --records FILE`` run (the same
 claims, two settings, say ``--set toolmad.faithfulness_reader=sentences``). For each claim both ran, from each run's
-own events: the tokens the model read in the debate itself (from round 1's start to the verdict: desk's reading before
+own events: the tokens the model read in the debate itself (and of them the prompt tokens it computed, those its
+server's prompt cache did not serve) (from round 1's start to the verdict: desk's reading before
 it is paid either way, and served from the response cache where a run reads it again) and how many of them its
 debaters, scorer and judge read, its calls, the model seconds of its scorer, how it ended (which round, consensus or judge), the protocol's own ruling (the ruling
 kept beside the verdict where the calibrated reading is the verdict) and the verdict with its confidence. Then the
@@ -19,6 +20,7 @@ two runs only when the machine was as quiet for both, so tokens and calls are th
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from collections.abc import Sequence
@@ -30,12 +32,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.protocols import newest_records, read_records
 from bench.toolmad_early_stop import debate_start
 from pipelines.core.config import AppSettings
-from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, VerdictReached
+from pipelines.core.domain import Turn
+from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, TurnCompleted, VerdictReached
 from pipelines.record.digest import Cost
 from pipelines.record.store import RunStore
 from pipelines.run.grounding import CALIBRATED
 
 ROLES = ("debater", "scorer", "judge")
+RUN = 8  # words: a turn repeats an earlier one when half or more of its runs of this many words were said before
+
+
+def shingles(text: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(words[i : i + RUN]) for i in range(len(words) - RUN + 1)}
+
+
+def repeats(turn: Turn, earlier: Sequence[Turn]) -> bool:
+    """Half or more of the turn's runs of ``RUN`` words were in an earlier round's turns (its own side's or the other's).
+
+    A weak model's debaters write the same paragraph again, their own or the opponent's (or the evidence copied out
+    the same way each time): a debate that says it again shows a class nothing new.
+    """
+    own = shingles(turn.text)
+    said = set().union(*(shingles(t.text) for t in earlier if t.round < turn.round))
+    return bool(own) and len(own & said) * 2 >= len(own)
 
 
 @dataclass(frozen=True)
@@ -44,6 +64,7 @@ class Debate:
 
     claim_id: str
     read: int  # tokens the model read from round 1's start to the verdict
+    computed: int  # of them, the prompt tokens the server computed (sent, less those served from its prompt cache)
     calls: int
     seconds: dict[str, float]  # model seconds by role, from round 1's start
     read_by: dict[str, int]  # tokens read by role, from round 1's start
@@ -52,6 +73,8 @@ class Debate:
     ruling: str  # the protocol's own label
     verdict: str
     confidence: float | None
+    later_turns: int = 0  # debaters' turns after round 1 (a debater: an agent who spoke in round 1)
+    repeating: int = 0  # of them, those that mostly say again what an earlier turn said (``repeats``)
 
 
 def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
@@ -65,9 +88,14 @@ def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
     whole = Cost.total(Cost().add_call(c) for c in calls)
     verdict = verdicts[-1].verdict
     own = verdict.beside if verdict.beside is not None and verdict.decided_by == CALIBRATED else verdict
+    spoken = [e.turn for e in events if isinstance(e, TurnCompleted) and start < e.at <= end]
+    debaters = {t.agent for t in spoken if t.round == 1}  # a judge's written ruling comes in the last round only
+    turns = [t for t in spoken if t.agent in debaters]
+    later = [t for t in turns if t.round > 1]
     return Debate(
         claim_id=claim_id,
         read=whole.tokens_read,
+        computed=whole.tokens_in - whole.tokens_reused,
         calls=whole.calls,
         seconds={role: cost.model_seconds for role, cost in by_role.items()},
         read_by={role: cost.tokens_read for role, cost in by_role.items()},
@@ -76,6 +104,8 @@ def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
         ruling=own.label,
         verdict=verdict.label,
         confidence=verdict.confidence,
+        later_turns=len(later),
+        repeating=sum(repeats(t, turns) for t in later),
     )
 
 
@@ -122,16 +152,30 @@ def table(first: dict[str, Debate], second: dict[str, Debate], names: Sequence[s
     if not both:
         return "no claim is in both runs"
     shares = [second[c].read / first[c].read for c in both if first[c].read]
+    computed = [second[c].computed / first[c].computed for c in both if first[c].computed]
     scorer = [second[c].seconds["scorer"] / first[c].seconds["scorer"] for c in both if first[c].seconds["scorer"]]
     lines += [
         "",
         f"{len(both)} claims in both runs. {b}'s debate tokens read as a share of {a}'s: "
         + (f"{statistics.median(shares):.2f} (median of the claims' ratios; {min(shares):.2f} to {max(shares):.2f})" if shares else "n/a")
+        + (
+            f"; its prompt tokens computed (the server's cache left out): {statistics.median(computed):.2f} "
+            f"({min(computed):.2f} to {max(computed):.2f}; {_median(first, both)} and {_median(second, both)} a claim)"
+            if computed
+            else ""
+        )
         + (f"; its scorer's model seconds: {statistics.median(scorer):.2f}" if scorer else "")
+        + f". Debaters' turns after round 1 that mostly said again what an earlier round said: "
+        f"{sum(first[c].repeating for c in both)} of {sum(first[c].later_turns for c in both)} in {a}, "
+        f"{sum(second[c].repeating for c in both)} of {sum(second[c].later_turns for c in both)} in {b}"
         + f". The same own ruling: {sum(first[c].ruling == second[c].ruling for c in both)} of {len(both)};"
         f" the same verdict: {sum(same_verdict(first[c], second[c]) for c in both)} of {len(both)}.",
     ]
     return "\n".join(lines)
+
+
+def _median(runs: dict[str, Debate], claims: Sequence[str]) -> str:
+    return f"{statistics.median(runs[c].computed for c in claims):,.0f}"
 
 
 def main() -> None:

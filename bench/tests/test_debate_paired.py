@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.debate_paired import Debate, debates, same_verdict, table
+from bench.debate_paired import Debate, debates, repeats, same_verdict, table
+from pipelines.core.domain import Turn
 from bench.protocols import claims, read_records, run_part
 from pipelines.core.events import ModelCallCompleted, RoundStarted
 from pipelines.eval.datasets import load_dataset
@@ -15,7 +16,7 @@ from tests.fakes import make_services
 def _debate(claim_id: str, read: int, ruling: str, verdict: str = "SUPPORTS", confidence: float | None = 0.9) -> Debate:
     seconds = {"debater": 10.0, "scorer": read / 100, "judge": 5.0}
     read_by = {"debater": read // 2, "scorer": read // 4, "judge": read - read // 2 - read // 4}
-    return Debate(claim_id, read, 30, seconds, read_by, 3, "judge", ruling, verdict, confidence)
+    return Debate(claim_id, read, read * 4 // 5, 30, seconds, read_by, 3, "judge", ruling, verdict, confidence)
 
 
 def test_the_table_pairs_the_claims_both_ran_and_counts_what_stayed() -> None:
@@ -28,6 +29,7 @@ def test_the_table_pairs_the_claims_both_ran_and_counts_what_stayed() -> None:
     last = text.splitlines()[-1]
     assert "2 claims in both runs" in last
     assert "0.65 (median of the claims' ratios; 0.50 to 0.80)" in last
+    assert "prompt tokens computed (the server's cache left out): 0.65 (0.50 to 0.80; 1,200 and 840 a claim)" in last
     assert "The same own ruling: 1 of 2; the same verdict: 2 of 2" in last, "confidence within 0.005 is the same verdict"
     assert not same_verdict(_debate("a", 1, "S"), _debate("a", 1, "S", confidence=0.89))
     assert table(first, {}, ["x", "y"]) == "no claim is in both runs"
@@ -56,6 +58,7 @@ def test_each_debate_is_read_from_its_stored_run(checkcovid_data_dir: Path, embe
             assert (debate.ruling, debate.decided_by) == (own["label"] if record["beside"] else own["verdict"], own["decided_by"])
             assert debate.rounds == max(e.round for e in events if isinstance(e, RoundStarted))
             assert 0 < debate.read <= record["tokens_read"], "the debate is part of the run"
+            assert 0 < debate.computed < debate.read, "the prompt tokens computed are part of what was read (it wrote too)"
             assert 0 < debate.calls <= sum(isinstance(e, ModelCallCompleted) for e in events)
             assert debate.seconds["scorer"] > 0 and debate.seconds["debater"] > 0
             assert sum(debate.read_by.values()) == debate.read, "every call of the debate is a debater's, the scorer's or the judge's"
@@ -65,3 +68,15 @@ def test_each_debate_is_read_from_its_stored_run(checkcovid_data_dir: Path, embe
         if generated[claim_id].rounds == sentences[claim_id].rounds:
             assert sentences[claim_id].calls < generated[claim_id].calls, "the sentences reader writes no statements"
     assert "2 claims in both runs" in table(generated, sentences, ["generated", "sentences"])
+
+
+def test_a_turn_repeats_when_half_its_runs_of_words_were_said_in_an_earlier_round() -> None:
+    said = "the virus was found in the air of hospital rooms and on the surfaces near the patients' beds in two studies"
+    first = [Turn(id="P-r1", agent="Politician", round=1, text=said)]
+    again = Turn(id="S-r2", agent="Scientist", round=2, text=said + " and that is all")
+    new = Turn(id="S-r2", agent="Scientist", round=2, text="the trials measured infection, not the virus on a surface, so the claim goes further than them")
+    half = Turn(id="P-r2", agent="Politician", round=2, text=said + " " + new.text)
+    assert repeats(again, first) and not repeats(new, first)
+    assert not repeats(half, first), "fewer than half of its runs were said before"
+    assert not repeats(again, [Turn(id="P-r2", agent="Politician", round=2, text=said)]), "only earlier rounds count"
+    assert not repeats(Turn(id="x", agent="P", round=2, text="too short"), first)
