@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipelines.core.config import AppSettings
 from pipelines.core.machine import default_threads
 from pipelines.run.llm.embedded.model_files import assemble_model
-from pipelines.run.llm.embedded.server import ensure_server
+from pipelines.run.llm.embedded.server import client_key, ensure_server, read_state
 
 FILLER = "Some evidence about vaccines, masks and the studies that measured them."
 
@@ -40,12 +40,14 @@ def prompt(run: int, words: int) -> str:
     return f"Reading {run}. " + " ".join([FILLER] * words) + "\nDoes the passage support the claim? Answer A or B."
 
 
-def served(url: str, text: str, *, max_tokens: int, logprobs: bool) -> dict[str, Any]:
+def served(url: str, key: str, text: str, *, max_tokens: int, logprobs: bool) -> dict[str, Any]:
     body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": text}], "max_tokens": max_tokens, "temperature": 0}
     if logprobs:
         body |= {"logprobs": True, "top_logprobs": 10}
     request = urllib.request.Request(
-        f"{url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        f"{url}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
     )
     with urllib.request.urlopen(request, timeout=600) as response:
         return dict(json.loads(response.read()).get("timings") or {})
@@ -60,18 +62,19 @@ def main() -> None:
     model = assemble_model(settings.model_cache)
     threads = settings.llama_threads or default_threads()
     url = ensure_server(model, settings.model_cache, logprobs=True, n_threads=threads)
+    key = client_key(read_state(settings.model_cache), url)  # the app's server answers only its own key
     print(f"model {model.name}; {threads} thread(s); server {url}")
     rows: dict[str, list[float]] = {}
     run = int(time.time())  # a first line no earlier run of this bench wrote: nothing cached
     for _ in range(args.repeats):
         for logprobs in (False, True):
             run += 1
-            t = served(url, prompt(run, args.words), max_tokens=1, logprobs=logprobs)
+            t = served(url, key, prompt(run, args.words), max_tokens=1, logprobs=logprobs)
             rows.setdefault(f"server: read a fresh prompt{', top-10 log-probabilities' if logprobs else ''}", []).append(
                 t["prompt_n"] / (t["prompt_ms"] / 1000)
             )
         run += 1
-        t = served(url, prompt(run, 4) + " Then explain in three long paragraphs.", max_tokens=64, logprobs=False)
+        t = served(url, key, prompt(run, 4) + " Then explain in three long paragraphs.", max_tokens=64, logprobs=False)
         if t.get("predicted_n", 0) >= 16:  # an answer long enough to time
             rows.setdefault("server: write (up to 64 tokens)", []).append(t["predicted_n"] / (t["predicted_ms"] / 1000))
 
