@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from bench.debate_paired import Debate, debates, repeats, same_verdict, table
-from pipelines.core.domain import Turn
 from bench.protocols import claims, read_records, run_part
+from pipelines.core.domain import Turn
 from pipelines.core.events import ModelCallCompleted, RoundStarted
 from pipelines.eval.datasets import load_dataset
 from tests.conftest import CHECK_COVID
@@ -74,7 +74,12 @@ def test_a_turn_repeats_when_half_its_runs_of_words_were_said_in_an_earlier_roun
     said = "the virus was found in the air of hospital rooms and on the surfaces near the patients' beds in two studies"
     first = [Turn(id="P-r1", agent="Politician", round=1, text=said)]
     again = Turn(id="S-r2", agent="Scientist", round=2, text=said + " and that is all")
-    new = Turn(id="S-r2", agent="Scientist", round=2, text="the trials measured infection, not the virus on a surface, so the claim goes further than them")
+    new = Turn(
+        id="S-r2",
+        agent="Scientist",
+        round=2,
+        text="the trials measured infection, not the virus on a surface, so the claim goes further than them",
+    )
     half = Turn(id="P-r2", agent="Politician", round=2, text=said + " " + new.text)
     assert repeats(again, first) and not repeats(new, first)
     assert not repeats(half, first), "fewer than half of its runs were said before"

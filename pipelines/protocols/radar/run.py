@@ -8,6 +8,9 @@
    probabilities (token log-probabilities, or sampling where the backend gives none). The
    debate stops only if s >= tau_s and c >= tau_v; the round judge's verdict is then final.
 4. Otherwise the judge rules after the closing. Labels: TRUE / HALF-TRUE / FALSE.
+
+Every call opens with the same block (``shared_context``: the evidence, the claim, the debate
+so far), its own instructions after it, so the server's prompt cache reads each part once.
 """
 
 from __future__ import annotations
@@ -46,9 +49,6 @@ RETRIEVER = "RADAR"
 STOP_AGENT = "Stop agent"
 ROUND_JUDGE = "Round judge"
 JUDGE = "Judge"
-# The judges read shorter evidence lines than the debaters: they rule on the debate, and a
-# 20-passage prompt at full length is slow on a local model.
-JUDGE_EVIDENCE_CHARS = 300
 _OMITTED = re.compile(r"^\W*omitted(?:\s+context)?\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -139,15 +139,23 @@ async def _shared_evidence(ctx: RunContext) -> list[Evidence]:
 
 async def _speak(ctx: RunContext, role: Persona, number: int, phase: str, evidence: Sequence[Evidence], history: Sequence[Turn]) -> Turn:
     messages = load_prompt("radar_turn", __package__).render(
-        role=role.name,
-        brief=role.brief,
-        claim=ctx.claim.text,
-        evidence=format_evidence(list(evidence)),
-        history=format_history(history, stage_names=STAGE_NAMES),
-        phase=phase,
-        task=TASKS[phase],
+        role=role.name, brief=role.brief, phase=phase, task=TASKS[phase], **shared_context(ctx, evidence, history)
     )
     return await stream_turn(ctx, agent=role.name, round=number, messages=messages)
+
+
+def shared_context(ctx: RunContext, evidence: Sequence[Evidence], history: Sequence[Turn]) -> dict[str, str]:
+    """What every radar prompt opens with, word for word: the shared evidence, the claim, the debate so far.
+
+    The debaters, the stop agent and the judges read the same block (the judges at the debaters' length),
+    and each prompt's own instructions come after it, so llama.cpp's prompt cache reads the evidence once
+    a debate and each turn once, however many calls follow it.
+    """
+    return {
+        "evidence": format_evidence(list(evidence)),
+        "claim": ctx.claim.text,
+        "history": format_history(history, stage_names=STAGE_NAMES),
+    }
 
 
 def _report_omissions(ctx: RunContext, turns: Sequence[Turn]) -> None:
@@ -165,12 +173,7 @@ async def _assess(
     """Stop agent and round judge, side by side; None (the debate goes on) if either gives no usable answer."""
     cfg = ctx.config.radar
     ctx.emit(StageStarted(stage="stop check", detail=f"after the {phase}: stop agent and round judge"))
-    variables = {
-        "claim": ctx.claim.text,
-        "evidence": format_evidence(list(evidence), max_chars=JUDGE_EVIDENCE_CHARS),
-        "history": format_history(history, stage_names=STAGE_NAMES),
-        "phase": phase,
-    }
+    variables = {**shared_context(ctx, evidence, history), "phase": phase}
     try:
         stop, judge = await asyncio.gather(
             _estimate(ctx, load_prompt("radar_stop", __package__).render(**variables), STOP_OPTIONS),
@@ -202,10 +205,7 @@ async def _assess(
 async def _final_ruling(ctx: RunContext, evidence: Sequence[Evidence], history: Sequence[Turn], round: int) -> LabelDistribution:
     ctx.emit(StageStarted(stage="judge", detail="ruling on the whole debate"))
     messages = load_prompt("radar_judge", __package__).render(
-        claim=ctx.claim.text,
-        evidence=format_evidence(list(evidence), max_chars=JUDGE_EVIDENCE_CHARS),
-        history=format_history(history, stage_names=STAGE_NAMES),
-        phase=STAGE_NAMES.get(round, "closing"),
+        phase=STAGE_NAMES.get(round, "closing"), **shared_context(ctx, evidence, history)
     )
     try:
         judge = await _estimate(ctx, messages, LABELS)
@@ -230,12 +230,7 @@ async def _estimate(ctx: RunContext, messages: Sequence[BaseMessage], options: S
 
 async def _explain(ctx: RunContext, evidence: Sequence[Evidence], history: Sequence[Turn], label: str) -> Turn:
     ctx.emit(StageStarted(stage="explanation", detail=f"the judge explains {label}"))
-    messages = load_prompt("radar_explain", __package__).render(
-        claim=ctx.claim.text,
-        evidence=format_evidence(list(evidence), max_chars=JUDGE_EVIDENCE_CHARS),
-        history=format_history(history, stage_names=STAGE_NAMES),
-        label=label,
-    )
+    messages = load_prompt("radar_explain", __package__).render(label=label, **shared_context(ctx, evidence, history))
     turn = await stream_turn(ctx, agent=JUDGE, round=max((t.round for t in history), default=1), messages=messages, role="judge")
     ctx.emit(StageCompleted(stage="explanation"))
     return turn

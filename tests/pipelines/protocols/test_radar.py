@@ -1,6 +1,10 @@
 """`radar` on the fake backend: stage order, the dual-threshold stop rule, the sampling fallback, the review hook."""
 
+from itertools import pairwise
+
 import pytest
+from langchain_core.messages import SystemMessage
+from pydantic import Field
 
 from pipelines.core.events import (
     EvidenceRetrieved,
@@ -19,6 +23,7 @@ from pipelines.run.context import Review
 from pipelines.run.llm.fake import FakeChatModel
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
+from pipelines.stages.debate_history import NO_HISTORY
 from pipelines.stages.label_probability import LabelDistribution
 from tests.fakes import make_context, protocol_config
 
@@ -156,3 +161,41 @@ async def test_struck_evidence_is_kept_from_the_agents(services: Services) -> No
     for turn in (e.turn for e in events if isinstance(e, TurnCompleted) and e.turn.round >= 2):
         struck_before = set().union(*(ids for r, ids in struck_after.items() if r < turn.round))
         assert not set(turn.cited) & struck_before, (turn.id, turn.cited)
+
+
+class _Recorder(FakeChatModel):
+    """The fake, remembering each prompt it was sent as (system, user)."""
+
+    sent: list[tuple[str, str]] = Field(default_factory=list)
+
+    def _answer(self, messages, params):  # type: ignore[no-untyped-def]  # every path (plain, streamed, with logprobs) passes here
+        system = "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+        user = "\n".join(str(m.content) for m in messages if not isinstance(m, SystemMessage))
+        self.sent.append((system, user))
+        return super()._answer(messages, params)
+
+
+KINDS = ("You are the Politician", "You are the Scientist", "You moderate", "Classify the claim", "Explain the verdict")
+
+
+async def test_every_call_of_a_debate_opens_with_the_shared_block_and_only_extends_it(services: Services) -> None:
+    """The debaters, the stop agent and the judges read the same opening, word for word: the shared evidence, the claim and
+    the debate so far, their own instructions after it. So the server's prompt cache reads the evidence once a debate and
+    each turn once: each call's opening is the previous call's, or it with the turns spoken since."""
+    chat = _Recorder()
+    services.chat_override = chat
+    ctx, _ = make_context(services, protocol_config("radar", tau_v=0.99), CLAIM)
+    await run_radar(ctx)  # type: ignore[arg-type]
+
+    radar = [(system, user) for system, user in chat.sent if any(kind in user for kind in KINDS)]
+    kinds = [next(kind for kind in KINDS if kind in user) for _, user in radar]
+    assert [kinds.count(kind) for kind in KINDS] == [3, 3, 2, 3, 1], kinds
+    openings = [system.removesuffix(NO_HISTORY) for system, _ in radar]  # before anyone spoke, the history says so
+    assert all(system.startswith("Shared evidence:\n[E") for system in openings), "the evidence is every prompt's first lines"
+    assert all(later.startswith(earlier) for earlier, later in pairwise(openings)), "the opening only grows"
+    assert len(set(openings)) == 4, "the turns of a round are added once it is spoken: 3 rounds, then the ruling"
+    evidence = openings[0].split("\n\nClaim:")[0]
+    assert evidence.count("\n[E") == 20, "all 20 shared items, the judges' prompts too"
+    assert all(CLAIM in system and not any(kind in system for kind in KINDS) for system in openings), "instructions come after"
+    asked = [user for (_, user), kind in zip(radar, kinds, strict=True) if kind in ("You moderate", "Classify the claim")]
+    assert all(f"\nClaim: {CLAIM}\nStage: " in user for user in asked), "the judges read the claim again right above the options"
