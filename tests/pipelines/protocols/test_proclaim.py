@@ -85,7 +85,11 @@ def test_stage_sequence_from_premises_to_a_panel_verdict(services: Services) -> 
 
 def test_independent_calls_run_at_once(services: Services) -> None:
     chat = ScriptedFake(latency_s=0.25)  # long enough that calls started together still overlap on a busy machine
-    run(services, court_config(quiet=True, max_rounds=1), chat)
+    config = court_config(quiet=True, max_rounds=1)
+    # Room for every call the court makes at once (the panel's three and the counsels' two): at the endpoint's default 4
+    # the third judge waits for a counsel to finish, and on a loaded machine may start after the first judge has ruled.
+    wide = {role: config.role(role).model_copy(update={"concurrency": 8}) for role in ROLES}
+    run(services, config.model_copy(update=wide), chat)
     judges = [i for i, (name, _) in enumerate(chat.prompts) if name == "PanelJudgment"]
     assert max(chat.in_flight_at[i] for i in judges) >= 3, "the three judges rule at once"
     assert max(chat.in_flight_at[i] for i in judges) >= 4, "the panel deliberates while the counsels argue the other side"
