@@ -5,9 +5,9 @@
 
 Each pair of a data folder and its records is one ``bench/protocols.py --data-dir DIR --records FILE`` run (the same
 claims, two settings, say ``--set toolmad.faithfulness_reader=sentences``). For each claim both ran, from each run's
-own events: the tokens the model read in the debate itself (and of them the prompt tokens it computed, those its
-server's prompt cache did not serve) (from round 1's start to the verdict: desk's reading before
-it is paid either way, and served from the response cache where a run reads it again) and how many of them its
+own events: the tokens the model read in the debate itself, from round 1's start to the verdict (desk's reading before
+it is paid either way, and served from the response cache where a run reads it again), of them the prompt tokens it
+computed (those its server's prompt cache did not serve), and how many of them its
 debaters, scorer and judge read, its calls, the model seconds of its scorer, how it ended (which round, consensus or judge), the protocol's own ruling (the ruling
 kept beside the verdict where the calibrated reading is the verdict) and the verdict with its confidence. Then the
 second run's debate tokens as a share of the first's (median of the claims' ratios), and how many claims kept the same
@@ -95,7 +95,7 @@ def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
     return Debate(
         claim_id=claim_id,
         read=whole.tokens_read,
-        computed=whole.tokens_in - whole.tokens_reused,
+        computed=whole.prompt_computed,
         calls=whole.calls,
         seconds={role: cost.model_seconds for role, cost in by_role.items()},
         read_by={role: cost.tokens_read for role, cost in by_role.items()},

@@ -42,9 +42,14 @@ class Cost(BaseModel):
     priced: bool = False  # the run had prices: ``spent`` is shown wherever tokens are
 
     @property
+    def prompt_computed(self) -> int:
+        """The prompt tokens the model computed: those sent less those its server reused from its prompt cache."""
+        return self.tokens_in - self.tokens_reused
+
+    @property
     def tokens_read(self) -> int:
-        """The tokens the model computed: those sent less those its server reused, and those it wrote."""
-        return self.tokens_in - self.tokens_reused + self.tokens_out
+        """The tokens the model computed: the prompt tokens it computed, and those it wrote."""
+        return self.prompt_computed + self.tokens_out
 
     def add_call(self, call: ev.ModelCallCompleted) -> Cost:
         return self.model_copy(
