@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import Field
 
@@ -176,6 +176,18 @@ class ScriptedFake(FakeChatModel):
     def _enter(self) -> None:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+
+class RecordingChat(FakeChatModel):
+    """The fake, remembering each prompt it was sent as (system, user): for tests of what a prompt opens with."""
+
+    sent: list[tuple[str, str]] = Field(default_factory=list)
+
+    def _answer(self, messages, params):  # type: ignore[no-untyped-def]  # every path (plain, streamed, with logprobs) passes here
+        system = "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+        user = "\n".join(str(m.content) for m in messages if not isinstance(m, SystemMessage))
+        self.sent.append((system, user))
+        return super()._answer(messages, params)
 
 
 def make_context(services: Services, config: RunConfig, claim: str, reviewer: object | None = None) -> tuple[object, list[object]]:

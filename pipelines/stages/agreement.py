@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from pipelines.core.domain import Turn
 from pipelines.core.errors import ModelOutputError
 from pipelines.core.events import AgreementChecked, StageFailed
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
-from pipelines.stages.debate_history import format_history
 
 
 class AgreementCheck(BaseModel):
@@ -26,9 +24,12 @@ class AgreementCheck(BaseModel):
         return self.agree and self.consistent
 
 
-async def check_agreement(ctx: RunContext, *, round: int, latest: Sequence[Turn]) -> AgreementCheck | None:
-    """The judge's check on the debaters' latest turns, emitted as AgreementChecked; None (and a StageFailed) if it gave no valid answer."""
-    messages = load_prompt("agreement_check").render(claim=ctx.claim.text, history=format_history(latest))
+async def check_agreement(ctx: RunContext, *, round: int, shared: Mapping[str, str]) -> AgreementCheck | None:
+    """The judge's check on the debaters' round ``round`` turns, emitted as AgreementChecked; None (and a StageFailed) if it gave no valid answer.
+
+    ``shared`` is what the debate's every prompt opens with, the round's turns in its history; the question comes after it.
+    """
+    messages = load_prompt("agreement_check").render(round=round, **shared)
     try:
         check = await ctx.llm("judge").structured(messages, AgreementCheck)
     except ModelOutputError as exc:

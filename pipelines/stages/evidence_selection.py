@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -12,8 +12,6 @@ from pipelines.core.events import EvidenceSelected, StageFailed
 from pipelines.core.personas import Persona
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
-from pipelines.stages.debate_history import NO_HISTORY
-from pipelines.stages.retrieval import format_evidence
 
 
 class EvidenceSelection(BaseModel):
@@ -25,17 +23,15 @@ class EvidenceSelection(BaseModel):
 
 
 async def select_evidence(
-    ctx: RunContext, *, role: Persona, round: int, pool: Sequence[Evidence], max_picks: int, previous: str | None
+    ctx: RunContext, *, role: Persona, round: int, pool: Sequence[Evidence], max_picks: int, shared: Mapping[str, str]
 ) -> list[Evidence]:
-    """The items ``role`` picks (at most ``max_picks``), emitted as EvidenceSelected; unknown numbers are dropped."""
+    """The items ``role`` picks (at most ``max_picks``), emitted as EvidenceSelected; unknown numbers are dropped.
+
+    ``shared`` is what the debate's every prompt opens with (the pool as shown, the claim, the debate so far:
+    madke's ``shared_context``); the question comes after it, so the server reads the pool once a debate.
+    """
     usable = ctx.usable(list(pool))
-    messages = load_prompt("evidence_selection").render(
-        agent=role.name,
-        claim=ctx.claim.text,
-        pool=format_evidence(usable),
-        previous=previous or NO_HISTORY,
-        max_picks=max_picks,
-    )
+    messages = load_prompt("evidence_selection").render(agent=role.name, max_picks=max_picks, **shared)
     try:
         selection = await ctx.llm("debater").structured(messages, EvidenceSelection)
     except ModelOutputError as exc:

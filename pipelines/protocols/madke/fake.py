@@ -24,7 +24,14 @@ def evidence_selection(view: PromptView, schema: dict[str, Any]) -> dict[str, An
 
 @responder("AgreementCheck")
 def agreement_check(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
-    labels = re.findall(r"^Label:\s*(.+?)\s*$", view.text, flags=re.MULTILINE)
+    labels = round_labels(view.text, view.field("Round"))
     agree = len(labels) >= 2 and len(set(labels)) == 1
     reason = f"Both answers conclude {labels[0]}." if agree else f"The answers conclude differently ({', '.join(labels) or 'no labels'})."
     return {"agree": agree, "consistent": agree, "reason": reason}
+
+
+def round_labels(text: str, round: str) -> list[str]:
+    """The label lines of the debate history's turns headed ``--- Agent, round N ---`` for round ``round``."""
+    turns = re.split(r"^--- .+?, round (\d+) ---$", text, flags=re.MULTILINE)
+    spoken = zip(turns[1::2], turns[2::2], strict=True)
+    return [label for number, body in spoken if number == round for label in re.findall(r"^Label:\s*(.+?)\s*$", body, flags=re.MULTILINE)]

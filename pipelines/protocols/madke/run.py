@@ -8,12 +8,17 @@
 3. After each round a judge answers whether the debaters agree and are consistent; if so the
    debate stops.
 4. A summarizer writes the final answer and label.
+
+Every call opens with the same block (``shared_context``: the pool, the claim, the debate so far),
+its own instructions after it, so the server's prompt cache reads the pool once a debate and each
+turn once. A debater sees every earlier round of both sides there (MADKE shows the previous one);
+its picks are named in its instructions, and it is asked to argue from them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pipelines.core.domain import Evidence, Turn, Verdict
 from pipelines.core.events import RoundStarted, StageCompleted, StageStarted
@@ -23,14 +28,14 @@ from pipelines.run.context import RunContext
 from pipelines.stages.agreement import check_agreement
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import read_belief
-from pipelines.stages.debate_history import NO_HISTORY, latest_by_agent
+from pipelines.stages.debate_history import format_history
 from pipelines.stages.evidence_selection import select_evidence
 from pipelines.stages.judge import verdict_from_ruling
 from pipelines.stages.retrieval import exhibits_as_shared_evidence, format_evidence, retrieve_for_claim
 from pipelines.stages.summarizer import summarize_debate
 
 POOL = "Knowledge pool"
-NONE_PICKED = "(you picked no evidence this turn: argue from what you know, and say so)"
+NONE_PICKED = "You picked no evidence this turn: argue from what you know, and say so."
 
 
 async def run_madke(ctx: RunContext) -> Verdict:
@@ -42,8 +47,8 @@ async def run_madke(ctx: RunContext) -> Verdict:
     for number in range(1, cfg.max_rounds + 1):
         ctx.emit(RoundStarted(round=number))
         ctx.emit(StageStarted(stage="debate", detail=f"round {number}: each debater picks evidence, then answers"))
-        latest = latest_by_agent(history)
-        results = await asyncio.gather(*(_turn(ctx, role, number, pool, latest) for role in MADKE_DEBATERS))
+        before = shared_context(ctx, pool, history)
+        results = await asyncio.gather(*(_turn(ctx, role, number, pool, before) for role in MADKE_DEBATERS))
         turns = [turn for turn, _ in results]
         for _, picks in results:
             used.update((e.id, e) for e in picks)
@@ -51,7 +56,7 @@ async def run_madke(ctx: RunContext) -> Verdict:
         ctx.emit(StageCompleted(stage="debate", detail=" · ".join(f"{t.agent}: {t.label or 'no label'}" for t in turns)))
         await read_belief(ctx, round=number, turns=history, evidence=pool, what=f"after round {number}")
         ctx.emit(StageStarted(stage="agreement check", detail=f"after round {number}"))
-        check = await check_agreement(ctx, round=number, latest=turns)
+        check = await check_agreement(ctx, round=number, shared=shared_context(ctx, pool, history))
         ctx.emit(StageCompleted(stage="agreement check", detail="settled" if check and check.settled else "not settled"))
         if check is not None and check.settled:
             stop_reason = f"the judge found the debaters in agreement and consistent after round {number}; the summarizer wrote the answer"
@@ -62,7 +67,9 @@ async def run_madke(ctx: RunContext) -> Verdict:
                 stop_reason = f"the checker stopped the debate after round {number}; the summarizer wrote the answer"
                 break
     ctx.emit(StageStarted(stage="summary", detail="the summarizer writes the final answer"))
-    summary = await summarize_debate(ctx, turns=history, evidence=list(used.values()), round=max(t.round for t in history))
+    summary = await summarize_debate(
+        ctx, shared=shared_context(ctx, pool, history), picked=list(used.values()), round=max(t.round for t in history)
+    )
     ctx.emit(StageCompleted(stage="summary", detail=summary.label or "no label"))
     return verdict_from_ruling(summary, decided_by="summarizer", stop_reason=stop_reason)
 
@@ -85,20 +92,21 @@ async def _build_pool(ctx: RunContext) -> list[Evidence]:
 
 
 async def _turn(
-    ctx: RunContext, role: Persona, number: int, pool: Sequence[Evidence], latest: dict[str, Turn]
+    ctx: RunContext, role: Persona, number: int, pool: Sequence[Evidence], shared: Mapping[str, str]
 ) -> tuple[Turn, list[Evidence]]:
-    own = latest.get(role.name)
-    other = next((t for agent, t in latest.items() if agent != role.name), None)
-    picks = await select_evidence(
-        ctx, role=role, round=number, pool=pool, max_picks=ctx.config.madke.max_picks, previous=own.text if own else None
+    picks = await select_evidence(ctx, role=role, round=number, pool=pool, max_picks=ctx.config.madke.max_picks, shared=shared)
+    picked = (
+        f"You picked {', '.join(e.id for e in picks)} from the pool above: argue from them and what you know." if picks else NONE_PICKED
     )
-    messages = load_prompt("madke_turn", __package__).render(
-        agent=role.name,
-        brief=role.brief,
-        claim=ctx.claim.text,
-        evidence=format_evidence(picks) if picks else NONE_PICKED,
-        own=own.text if own else NO_HISTORY,
-        other=other.text if other else NO_HISTORY,
-        round=number,
-    )
+    messages = load_prompt("madke_turn", __package__).render(agent=role.name, brief=role.brief, picked=picked, round=number, **shared)
     return await stream_turn(ctx, agent=role.name, round=number, messages=messages), picks
+
+
+def shared_context(ctx: RunContext, pool: Sequence[Evidence], history: Sequence[Turn]) -> dict[str, str]:
+    """What every madke prompt opens with, word for word: the pool (less what the checker struck), the claim, the debate so far.
+
+    The debaters' picks and answers, the agreement judge and the summarizer read the same block and
+    their own instructions after it, so llama.cpp's prompt cache reads the pool once a debate and each
+    turn once, however many calls follow it.
+    """
+    return {"pool": format_evidence(ctx.usable(list(pool))), "claim": ctx.claim.text, "history": format_history(history)}

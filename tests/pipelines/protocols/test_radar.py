@@ -3,8 +3,6 @@
 from itertools import pairwise
 
 import pytest
-from langchain_core.messages import SystemMessage
-from pydantic import Field
 
 from pipelines.core.events import (
     EvidenceRetrieved,
@@ -25,7 +23,7 @@ from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
 from pipelines.stages.debate_history import NO_HISTORY
 from pipelines.stages.label_probability import LabelDistribution
-from tests.fakes import make_context, protocol_config
+from tests.fakes import RecordingChat, make_context, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 TAU_S, TAU_V = -0.15, 0.7
@@ -163,18 +161,6 @@ async def test_struck_evidence_is_kept_from_the_agents(services: Services) -> No
         assert not set(turn.cited) & struck_before, (turn.id, turn.cited)
 
 
-class _Recorder(FakeChatModel):
-    """The fake, remembering each prompt it was sent as (system, user)."""
-
-    sent: list[tuple[str, str]] = Field(default_factory=list)
-
-    def _answer(self, messages, params):  # type: ignore[no-untyped-def]  # every path (plain, streamed, with logprobs) passes here
-        system = "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
-        user = "\n".join(str(m.content) for m in messages if not isinstance(m, SystemMessage))
-        self.sent.append((system, user))
-        return super()._answer(messages, params)
-
-
 KINDS = ("You are the Politician", "You are the Scientist", "You moderate", "Classify the claim", "Explain the verdict")
 
 
@@ -182,7 +168,7 @@ async def test_every_call_of_a_debate_opens_with_the_shared_block_and_only_exten
     """The debaters, the stop agent and the judges read the same opening, word for word: the shared evidence, the claim and
     the debate so far, their own instructions after it. So the server's prompt cache reads the evidence once a debate and
     each turn once: each call's opening is the previous call's, or it with the turns spoken since."""
-    chat = _Recorder()
+    chat = RecordingChat()
     services.chat_override = chat
     ctx, _ = make_context(services, protocol_config("radar", tau_v=0.99), CLAIM)
     await run_radar(ctx)  # type: ignore[arg-type]
