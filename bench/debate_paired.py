@@ -5,7 +5,7 @@
 
 Each pair of a data folder and its records is one ``bench/protocols.py --data-dir DIR --records FILE`` run (the same
 claims, two settings, say ``--set toolmad.faithfulness_reader=sentences``). For each claim both ran, from each run's
-own events: the tokens the model read in the debate itself, from round 1's start to the verdict (desk's reading before
+own events: the tokens the model read in the debate itself, from the protocol's own start to the verdict (desk's reading before
 it is paid either way, and served from the response cache where a run reads it again), of them the prompt tokens it
 computed (those its server's prompt cache did not serve), and how many of them its
 debaters, scorer and judge read, its calls, the model seconds of its scorer, how it ended (which round, consensus or judge), the protocol's own ruling (the ruling
@@ -33,7 +33,7 @@ from bench.protocols import newest_records, read_records
 from bench.toolmad_early_stop import debate_start
 from pipelines.core.config import AppSettings
 from pipelines.core.domain import Turn
-from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, TurnCompleted, VerdictReached
+from pipelines.core.events import Event, ModelCallCompleted, RoundStarted, StageCompleted, StageStarted, TurnCompleted, VerdictReached
 from pipelines.record.digest import Cost
 from pipelines.record.store import RunStore
 from pipelines.run.grounding import CALIBRATED
@@ -60,14 +60,14 @@ def repeats(turn: Turn, earlier: Sequence[Turn]) -> bool:
 
 @dataclass(frozen=True)
 class Debate:
-    """One stored run's debate: its cost from round 1 on, how it ended and what it ruled."""
+    """One stored run's debate: its cost from the protocol's own start (``protocol_start``), how it ended and what it ruled."""
 
     claim_id: str
-    read: int  # tokens the model read from round 1's start to the verdict
+    read: int  # tokens the model read from the protocol's own start to the verdict
     computed: int  # of them, the prompt tokens the server computed (sent, less those served from its prompt cache)
     calls: int
-    seconds: dict[str, float]  # model seconds by role, from round 1's start
-    read_by: dict[str, int]  # tokens read by role, from round 1's start
+    seconds: dict[str, float]  # model seconds by role, from the same start
+    read_by: dict[str, int]  # tokens read by role, from the same start
     rounds: int
     decided_by: str  # the protocol's own ruling's: consensus, judge, panel, ...
     ruling: str  # the protocol's own label
@@ -77,12 +77,31 @@ class Debate:
     repeating: int = 0  # of them, those that mostly say again what an earlier turn said (``repeats``)
 
 
+def protocol_start(events: Sequence[Event]) -> float:
+    """When the protocol's own work began: once desk's reading (grounding) and the belief read from it were done.
+
+    A grounded debate first pays desk's reading, the same whatever the protocol does next; what follows is the
+    protocol's (proclaim's premises and its admissibility ruling on every exhibit come before its round 1). A run
+    that was not grounded: round 1's start.
+    """
+    done = next((i for i, e in enumerate(events) if isinstance(e, StageCompleted) and e.stage == "grounding"), None)
+    if done is None:
+        return debate_start(events)
+    at = events[done].at
+    for e in events[done + 1 :]:
+        if isinstance(e, StageStarted) and e.stage != "belief":
+            break
+        if isinstance(e, StageCompleted) and e.stage == "belief":
+            at = e.at
+    return at
+
+
 def debate_of(claim_id: str, events: Sequence[Event]) -> Debate | None:
     """The debate of a stored run, or None when it reached no verdict."""
     verdicts = [e for e in events if isinstance(e, VerdictReached)]
     if not verdicts:
         return None
-    start, end = debate_start(events), verdicts[-1].at
+    start, end = protocol_start(events), verdicts[-1].at
     calls = [e for e in events if isinstance(e, ModelCallCompleted) and start < e.at <= end and not e.cached]
     by_role = {role: Cost.total(Cost().add_call(c) for c in calls if c.role == role) for role in ROLES}
     whole = Cost.total(Cost().add_call(c) for c in calls)

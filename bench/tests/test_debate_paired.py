@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.debate_paired import Debate, debates, repeats, same_verdict, table
+from bench.debate_paired import Debate, debates, protocol_start, repeats, same_verdict, table
 from bench.protocols import claims, read_records, run_part
 from pipelines.core.domain import Turn
-from pipelines.core.events import ModelCallCompleted, RoundStarted
+from pipelines.core.events import ModelCallCompleted, RoundStarted, StageCompleted, StageStarted
 from pipelines.eval.datasets import load_dataset
 from tests.conftest import CHECK_COVID
 from tests.fakes import make_services
@@ -85,3 +85,22 @@ def test_a_turn_repeats_when_half_its_runs_of_words_were_said_in_an_earlier_roun
     assert not repeats(half, first), "fewer than half of its runs were said before"
     assert not repeats(again, [Turn(id="P-r2", agent="Politician", round=2, text=said)]), "only earlier rounds count"
     assert not repeats(Turn(id="x", agent="P", round=2, text="too short"), first)
+
+
+def test_the_protocols_own_work_starts_once_desks_reading_and_its_belief_are_done() -> None:
+    """proclaim rules on every exhibit's admissibility before its round 1: that is the protocol's cost, desk's reading is not."""
+
+    def at(t: float, event):  # type: ignore[no-untyped-def]
+        return event.model_copy(update={"at": t})
+
+    grounded = [
+        at(1, StageStarted(stage="grounding")),
+        at(2, StageCompleted(stage="grounding")),
+        at(3, StageStarted(stage="belief")),
+        at(4, StageCompleted(stage="belief")),
+        at(5, StageStarted(stage="admissibility")),
+        at(6, RoundStarted(round=1)),
+    ]
+    assert protocol_start(grounded) == 4
+    assert protocol_start(grounded[:2] + grounded[4:]) == 2, "no belief read before the debate"
+    assert protocol_start([at(1, StageStarted(stage="admissibility")), at(6, RoundStarted(round=1))]) == 6, "not grounded: round 1"
