@@ -1,3 +1,4 @@
+import re
 from importlib import resources
 
 import pytest
@@ -55,3 +56,19 @@ def test_a_value_that_names_a_variable_is_kept_word_for_word(claim: str, argumen
     assert user.count(exhibit) == 1, "the passage appears once, where the template puts it"
     if "{exhibit}" in arguments:
         assert arguments in user
+
+
+# A JSON example's value the model could copy: a number, true/false/null, a label in capitals or an evidence id.
+COPYABLE = re.compile(r'(?::\s*|\[\s*)(-?\d|true\b|false\b|null\b|"[A-Z][A-Z ]+"|"E\d+")')
+
+
+@pytest.mark.parametrize(("name", "package"), prompt_names())
+def test_no_json_example_gives_a_value_to_copy(name: str, package: str | None) -> None:
+    """The embedded 1.5B model copied the example's values into its answers: every PROClaim exhibit ruled
+    relevance 0.0 and credibility 0.0 and discarded, every panel vote INCONCLUSIVE with scores of 0, madke's
+    debaters picking items 3 and 7 whatever the pool. An example shows the fields and what each may hold
+    ("<0 to 10>", "<true or false>"), never a value. (A worked example of several contrasting answers, introduced
+    with "like:", shows both outcomes and is allowed: faithfulness_verdicts.)"""
+    prompt = load_prompt(name, package)
+    for example in re.findall(r"JSON only:\s*(\{.*?\})\.?\s*$", prompt.system + "\n" + prompt.user, flags=re.MULTILINE | re.DOTALL):
+        assert not COPYABLE.search(example), f"{name}: {example}"
