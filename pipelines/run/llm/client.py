@@ -20,6 +20,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import pydantic_core
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from pydantic import BaseModel, ValidationError
@@ -202,6 +203,13 @@ class LLM:
             try:
                 return schema.model_validate_json(_strip_fences(raw))
             except ValidationError as exc:
+                if cut and (answer := _cut_answer(raw, schema)) is not None:
+                    log.info(
+                        "%s: a %s cut off at the token limit inside its last string, kept as far as it got",
+                        self.model_name,
+                        schema.__name__,
+                    )
+                    return answer
                 sent, params = structured_modes.request_for(messages, schema, mode, response_format_for(schema))
                 self._forget(call_key(self.model_name, sent, {**self._params, **params}))
                 errors.append(f"{exc.error_count()} error(s): {exc.errors()[0]['msg']} in {raw[:120]!r}")
@@ -413,6 +421,50 @@ def _reply_from_json(raw: str) -> Reply:
     data = json.loads(raw)
     tokens = tuple(TokenLogprob(token=t, logprob=lp, top=tuple((a, b) for a, b in top)) for t, lp, top in data.get("tokens", []))
     return Reply(text=data.get("text", ""), tokens=tokens)
+
+
+CUT = "…"  # ends a string an answer was cut off in
+
+
+def _cut_answer(raw: str, schema: type[T]) -> T | None:
+    """An answer cut off at the token limit inside a string (a judge's reasoning that ran on): the fields before it
+    whole and the string as far as it got, ended with "…" (cut inside a key, the key is left out); None when the
+    cut fell outside a string or what is left does not validate. The panel's judges on the embedded model wrote their scores and vote, then reasoning past
+    the limit, and the whole ruling was lost."""
+    text = _strip_fences(raw)
+    if not _ends_in_a_string(text):
+        return None
+    try:
+        without = pydantic_core.from_json(text, allow_partial=True)  # the unfinished string left out
+        closed = pydantic_core.from_json(text + '"', allow_partial=True)  # closed where it stopped (a key closed so is dropped)
+        return schema.model_validate(closed if closed == without else _mark_cut(closed))
+    except (ValueError, ValidationError):
+        return None
+
+
+def _ends_in_a_string(text: str) -> bool:
+    """Whether JSON text stops inside a string: an odd number of quotes that no backslash escapes."""
+    inside = escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = inside
+        elif char == '"':
+            inside = not inside
+    return inside
+
+
+def _mark_cut(value: Any) -> Any:
+    """``value`` with its last string (the one the cut fell in) ended with "…"."""
+    if isinstance(value, str):
+        return value.rstrip() + CUT
+    if isinstance(value, dict) and value:
+        last = list(value)[-1]
+        return {**value, last: _mark_cut(value[last])}
+    if isinstance(value, list) and value:
+        return [*value[:-1], _mark_cut(value[-1])]
+    return value
 
 
 def _strip_fences(raw: str) -> str:

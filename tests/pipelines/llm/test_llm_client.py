@@ -271,3 +271,20 @@ def test_calls_under_way_together_that_lose_the_server_all_go_on_on_the_new_one(
     answers = asyncio.run(two())
     assert len(answers) == 2 and all(answers) and fresh.calls == 2
     assert llm.chat is fresh and len(asked) <= 2
+
+
+def test_an_answer_cut_inside_its_last_string_keeps_what_came_before() -> None:
+    """The panel's judges wrote their scores and vote, then reasoning past the token limit: the ruling is kept, the
+    reasoning as far as it got and ended with an ellipsis. A cut anywhere else is still no answer."""
+    messages = load_prompt("search_queries").render(claim="c", n=1)
+    calls: list[ModelCallCompleted] = []
+    cut = CutOff(script=['{"label": "SUPPORTS", "reason": "The exhibit says \\"most\\" cases were mild, and the'])
+    answer = asyncio.run(greedy(cut, calls, 0).structured(messages, Answer))
+    assert answer == Answer(label="SUPPORTS", reason='The exhibit says "most" cases were mild, and the…')
+    assert len(calls) == 1
+    for raw in ('{"label": "SUPPORTS", "reas', '{"label": "SUPPORTS", "reason": "x", "score": 1', '{"label": "SUPPORTS",'):
+        with pytest.raises(ModelOutputError, match="cut off at the token limit"):
+            asyncio.run(greedy(CutOff(script=[raw]), calls, 0).structured(messages, Answer))
+    not_cut = FakeChatModel(script=['{"label": "SUPPORTS", "reason": "The exhibit'] * 3)
+    with pytest.raises(ModelOutputError):
+        asyncio.run(greedy(not_cut, calls, 0).structured(messages, Answer))
