@@ -10,6 +10,7 @@ StageFailed event; that item stays unassessed and out of the arguments.
 from __future__ import annotations
 
 import asyncio
+import textwrap
 
 from pydantic import BaseModel, Field
 
@@ -59,7 +60,7 @@ def rule_admissibility(
         credibility=credibility,
         weight=round(weight, 6),
         status=admissibility_status(weight, admit_above, discard_at_or_below),
-        reason=" ".join(reason.split())[:300],
+        reason=textwrap.shorten(reason, 300, placeholder=" …"),
     )
 
 

@@ -11,6 +11,7 @@ with the highest mean quality score).
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -110,7 +111,7 @@ async def convene_panel(ctx: RunContext, seats: Sequence[JudgeSeat], messages_fo
                 vote=Vote(
                     judge=seat.name,
                     label=judgment.vote,
-                    reason=" ".join(judgment.reasoning.split())[:1200],
+                    reason=textwrap.shorten(judgment.reasoning, 1200, placeholder=" …"),  # a cut shows as one
                     model=seat.model,
                     scores={k: float(getattr(judgment, k)) for k in QUALITY_KEYS},
                 )
