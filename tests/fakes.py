@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Literal
 
@@ -188,6 +189,16 @@ class RecordingChat(FakeChatModel):
         user = "\n".join(str(m.content) for m in messages if not isinstance(m, SystemMessage))
         self.sent.append((system, user))
         return super()._answer(messages, params)
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: object) -> None:
+    """A stand-in HTTP server's JSON reply: status, headers and body."""
+    raw = json.dumps(data).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)
 
 
 def make_context(services: Services, config: RunConfig, claim: str, reviewer: object | None = None) -> tuple[object, list[object]]:

@@ -6,6 +6,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, ClassVar
 
 from bench.prefill_rate import served
+from tests.fakes import send_json
 
 
 class _Server(BaseHTTPRequestHandler):
@@ -21,12 +22,7 @@ class _Server(BaseHTTPRequestHandler):
             self.send_response(401)
             self.end_headers()
             return
-        reply = json.dumps({"choices": [], "timings": {"prompt_n": 840, "prompt_ms": 5600.0}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        send_json(self, 200, {"choices": [], "timings": {"prompt_n": 840, "prompt_ms": 5600.0}})
 
     def log_message(self, *args: object) -> None:
         pass

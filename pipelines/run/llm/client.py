@@ -429,8 +429,8 @@ CUT = "…"  # ends a string an answer was cut off in
 def _cut_answer(raw: str, schema: type[T]) -> T | None:
     """An answer cut off at the token limit inside a string (a judge's reasoning that ran on): the fields before it
     whole and the string as far as it got, ended with "…" (cut inside a key, the key is left out); None when the
-    cut fell outside a string or what is left does not validate. The panel's judges on the embedded model wrote their scores and vote, then reasoning past
-    the limit, and the whole ruling was lost."""
+    cut fell outside a string or what is left does not validate. The panel's judges on the embedded model wrote
+    their scores and vote, then reasoning past the limit, and the whole ruling was lost."""
     text = _strip_fences(raw)
     if not _ends_in_a_string(text):
         return None

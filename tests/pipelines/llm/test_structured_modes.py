@@ -18,6 +18,7 @@ from pipelines.core.events import ModelCallCompleted
 from pipelines.run.llm import structured_modes
 from pipelines.run.llm.client import LLM
 from pipelines.run.llm.openai_backend import build_openai
+from tests.fakes import send_json
 
 
 class Verdict(BaseModel):
@@ -37,10 +38,11 @@ class Endpoint(BaseHTTPRequestHandler):
         type(self).seen.append(body)
         kind = (body.get("response_format") or {}).get("type", "none")
         if kind not in self.accepts:
-            self._send(500, {"error": {"message": f"response_format.type: input should be 'text' or 'json_object', not {kind!r}"}})
+            send_json(self, 500, {"error": {"message": f"response_format.type: input should be 'text' or 'json_object', not {kind!r}"}})
             return
         content = self.answers.pop(0) if self.answers else json.dumps({"label": "SUPPORTS", "reason": "trials agree"})
-        self._send(
+        send_json(
+            self,
             200,
             {
                 "id": "x",
@@ -51,14 +53,6 @@ class Endpoint(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             },
         )
-
-    def _send(self, status: int, data: dict[str, Any]) -> None:
-        raw = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
 
     def log_message(self, *args: object) -> None:
         pass
