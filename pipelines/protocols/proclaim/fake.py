@@ -29,6 +29,13 @@ def _block(view: PromptView, name: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def _said(view: PromptView, side: str, round_number: int | None = None) -> str:
+    """What ``side`` argued in the debate so far: in ``round_number``, else its last argument ('' if none)."""
+    number = str(round_number) if round_number is not None else r"\d+"
+    found = re.findall(rf"^{re.escape(side)}, round {number}: (.*)$", view.text, flags=re.MULTILINE)
+    return found[-1] if found else ""
+
+
 def _ordered_words(text: str) -> list[str]:
     keep = content_words(text)
     return list(dict.fromkeys(w for w in re.findall(r"[a-z0-9']+", text.lower()) if w in keep))
@@ -141,7 +148,8 @@ def expert_ruling(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
 
 @responder("SelfReflection")
 def self_reflection(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
-    own, opponent = _block(view, "YOUR ARGUMENT"), _block(view, "OPPONENT'S ARGUMENT")
+    role, round_number = _line(view, "Role"), int(_line(view, "Round", "1") or 1)
+    own, opponent = _said(view, role, round_number), _said(view, "Defense" if role == "Plaintiff" else "Plaintiff", round_number)
     cited = list(dict.fromkeys(_CITATION.findall(own)))
     valid = [c for c in cited if c in view.evidence]
     new = set(re.findall(r"E\d+", _line(view, "New exhibits this round")))
@@ -157,7 +165,10 @@ def self_reflection(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
 
 @responder("CriticReport")
 def critic_report(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
-    scores = {side: round(10 * _mean_overlap(view, _CITATION.findall(_block(view, side.upper()))), 1) for side in ("Plaintiff", "Defense")}
+    round_number = int(_line(view, "Round", "1") or 1)
+    scores = {
+        side: round(10 * _mean_overlap(view, _CITATION.findall(_said(view, side, round_number))), 1) for side in ("Plaintiff", "Defense")
+    }
     gap = abs(scores["Plaintiff"] - scores["Defense"])
     return {
         "plaintiff_score": scores["Plaintiff"],
@@ -189,7 +200,7 @@ def consistency_rating(view: PromptView, schema: dict[str, Any]) -> dict[str, An
 def panel_judgment(view: PromptView, schema: dict[str, Any]) -> dict[str, Any]:
     ranked = view.ranked_evidence()
     best_id, best = ranked[0] if ranked else ("", 0.0)
-    cited = list(dict.fromkeys(_CITATION.findall(_block(view, "ARGUMENTS"))))
+    cited = list(dict.fromkeys(_CITATION.findall(" ".join(_said(view, side) for side in ("Plaintiff", "Defense")))))
     valid = [c for c in cited if c in view.evidence]
     credibility = [float(c) for c in re.findall(r"c=(\d(?:\.\d+)?)", "\n".join(view.evidence.values()))]
     label = PANEL_LABEL[view.label()]

@@ -114,7 +114,7 @@ PANEL = (
     ),
 )
 COUNSELS = (PLAINTIFF, DEFENSE)
-HISTORY_MESSAGES = 4
+HISTORY_MESSAGES = 8  # the debate's last messages every call reads: four rounds of both counsels
 
 
 @dataclass
@@ -172,7 +172,7 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
         await _expert_witness(ctx, cfg, court, number, plan)
         turns = await _arguments(ctx, cfg, court, number)
         # The critic scores the arguments, not the reflections on them: both at once.
-        await asyncio.gather(_reflections(ctx, cfg, court, number, turns, new_ids), _critic(ctx, cfg, court, number, turns))
+        await asyncio.gather(_reflections(ctx, cfg, court, number, turns, new_ids), _critic(ctx, cfg, court, number))
         await _read_court_belief(ctx, court, round=number, what=f"after round {number}")
 
         fired = _stop_rules(cfg, court, number)
@@ -195,9 +195,9 @@ async def run_proclaim(ctx: RunContext) -> Verdict:
         plan.queries.update({side: q.strip() for side, q in review.queries.items() if side in plan.queries and q.strip()})
         plan.extra_queries = tuple(q.strip() for q in review.extra_queries if q.strip())
 
-    # The panel reads the debate proper (its exhibits, last arguments and record), not the role switch, whose delta_rs
+    # The panel reads the debate proper (its exhibits, arguments and record), not the role switch, whose delta_rs
     # only enters the confidence afterwards: the judges deliberate while the counsels argue the other side.
-    panel = asyncio.create_task(_convene(ctx, cfg, court, seats))
+    panel = asyncio.create_task(_convene(ctx, seats, _panel_prompts(ctx, cfg, court, seats)))
 
     async def switch_and_check() -> float:
         delta = await _role_switch(ctx, cfg, court, after_round=last_round) if cfg.role_switch else 0.0
@@ -279,19 +279,15 @@ async def _opening_candidates(ctx: RunContext, cfg: ProClaimConfig, court: Court
 async def _plan(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, round: int) -> Plan:
     """Each counsel names a gap and drafts a query (at once); the presiding judge refines both."""
     ctx.emit(StageStarted(stage=f"round {round}: queries", detail="counsels name their gaps; the presiding judge refines the queries"))
-    evidence = _show(ctx, cfg, court)
-    history = _history(court)
+    shared = shared_context(ctx, cfg, court)
     experts = "; ".join(court.experts) or "none"
 
     async def gap(counsel: CourtPersona) -> EvidenceGap:
-        messages = _counsel_prompt(
-            "proclaim_gap",
-            ctx,
-            court,
-            counsel,
-            round,
-            evidence=evidence,
-            history=history,
+        messages = load_prompt("proclaim_gap", __package__).render(
+            **shared,
+            role=counsel.name,
+            brief=counsel.brief,
+            round=round,
             discovery_need=court.discovery.get(counsel.name) or "none yet",
             experts=experts,
         )
@@ -301,9 +297,8 @@ async def _plan(ctx: RunContext, cfg: ProClaimConfig, court: Court, *, round: in
     gaps = dict(zip([c.name for c in COUNSELS], await asyncio.gather(*(gap(c) for c in COUNSELS)), strict=True))
     drafts = {side: _clean_query(g.query, ctx.claim.text) for side, g in gaps.items()}
     messages = load_prompt("proclaim_docket", __package__).render(
-        claim=ctx.claim.text,
+        **shared,
         round=round,
-        premises=_premise_lines(court.premises),
         plaintiff_gap=gaps[PLAINTIFF.name].gap or "none",
         plaintiff_query=drafts[PLAINTIFF.name],
         defense_gap=gaps[DEFENSE.name].gap or "none",
@@ -385,7 +380,7 @@ async def _expert_witness(ctx: RunContext, cfg: ProClaimConfig, court: Court, nu
         if not granted:
             continue
         messages = load_prompt("proclaim_testimony", __package__).render(
-            persona=persona, field=field_name, claim=ctx.claim.text, evidence=_show(ctx, cfg, court)
+            **shared_context(ctx, cfg, court), persona=persona, field=field_name, round=number
         )
         turn = await stream_turn(ctx, agent=EXPERT_WITNESS.name, round=number, messages=messages, role=EXPERT_WITNESS.model_role)
         court.experts.append(f"{field_name} ({persona})")
@@ -401,9 +396,7 @@ async def _arguments(
     """Both counsels argue at once, each answering the other's previous argument (their turns in ``turn_round``, else ``number``)."""
     stage = "role switch: arguments" if switched else f"round {number}: arguments"
     ctx.emit(StageStarted(stage=stage, detail="both counsels argue, citing exhibits"))
-    evidence = _show(ctx, cfg, court)
-    history = _history(court)
-    testimony = "\n".join(court.testimony) or "(none)"
+    shared = shared_context(ctx, cfg, court)
 
     async def argue(counsel: CourtPersona, side: CourtPersona) -> tuple[str, Turn]:
         agent = f"{counsel.name} → {side.name}" if switched else counsel.name
@@ -412,9 +405,7 @@ async def _arguments(
             if switched
             else ""
         )
-        messages = _counsel_prompt(
-            "proclaim_argument", ctx, court, side, number, evidence=evidence, history=history, testimony=testimony, note=note
-        )
+        messages = load_prompt("proclaim_argument", __package__).render(**shared, role=side.name, brief=side.brief, round=number, note=note)
         turn = await stream_turn(ctx, agent=agent, round=turn_round or number, messages=messages, role=counsel.model_role)
         return counsel.name, turn
 
@@ -431,19 +422,17 @@ async def _arguments(
 
 async def _reflections(ctx: RunContext, cfg: ProClaimConfig, court: Court, number: int, turns: dict[str, Turn], new_ids: set[str]) -> None:
     ctx.emit(StageStarted(stage=f"round {number}: reflection", detail="each counsel reflects on its argument"))
-    evidence = _show(ctx, cfg, court)
+    shared = shared_context(ctx, cfg, court)  # this round's arguments are the debate's last messages
     weights = (cfg.logic_weight, cfg.novelty_weight, cfg.rebuttal_weight)
 
     async def reflect(counsel: CourtPersona) -> None:
         turn = turns[counsel.name]
         messages = load_prompt("proclaim_reflection", __package__).render(
+            **shared,
             role=counsel.name,
-            claim=ctx.claim.text,
+            opponent=_opponent(counsel).name,
             round=number,
-            argument=turn.text,
-            opponent=turns[_opponent(counsel).name].text,
             new_exhibits=", ".join(sorted(new_ids, key=_id_number)) or "none",
-            evidence=evidence,
         )
         answer = await _ask(ctx, counsel, messages, SelfReflection, stage=f"{counsel.name} reflection", fallback="no s_ref this round")
         if answer is None:
@@ -476,15 +465,9 @@ async def _reflections(ctx: RunContext, cfg: ProClaimConfig, court: Court, numbe
     ctx.emit(StageCompleted(stage=f"round {number}: reflection"))
 
 
-async def _critic(ctx: RunContext, cfg: ProClaimConfig, court: Court, number: int, turns: dict[str, Turn]) -> None:
+async def _critic(ctx: RunContext, cfg: ProClaimConfig, court: Court, number: int) -> None:
     ctx.emit(StageStarted(stage=f"round {number}: critic", detail="the critic scores both sides"))
-    messages = load_prompt("proclaim_critic", __package__).render(
-        claim=ctx.claim.text,
-        round=number,
-        plaintiff=turns[PLAINTIFF.name].text,
-        defense=turns[DEFENSE.name].text,
-        evidence=_show(ctx, cfg, court),
-    )
+    messages = load_prompt("proclaim_critic", __package__).render(**shared_context(ctx, cfg, court), round=number)
     report = await _ask(ctx, CRITIC, messages, CriticReport, stage="critic", fallback="the debate goes on")
     court.critic = report
     if report is not None:
@@ -614,23 +597,17 @@ async def _seat_panel(ctx: RunContext, cfg: ProClaimConfig) -> list[JudgeSeat]:
     return seats
 
 
-async def _convene(ctx: RunContext, cfg: ProClaimConfig, court: Court, seats: Sequence[JudgeSeat]) -> list[Ballot]:
-    ctx.emit(StageStarted(stage="panel", detail=f"{len(seats)} judges deliberate at once"))
-    evidence = _show(ctx, cfg, court)
-    arguments = _final_arguments(court)
-    record = _panel_record(court)
-    messages_for = {
-        seat.name: load_prompt("panel_judgment", __package__).render(
-            judge=seat.name,
-            outlook=seat.outlook,
-            claim=ctx.claim.text,
-            premises=_premise_lines(court.premises),
-            evidence=evidence,
-            arguments=arguments,
-            record=record,
-        )
+def _panel_prompts(ctx: RunContext, cfg: ProClaimConfig, court: Court, seats: Sequence[JudgeSeat]) -> dict[str, list[BaseMessage]]:
+    """Each judge's prompt, taken from the court as the debate proper left it (before the role switch adds its turns)."""
+    shared, record = shared_context(ctx, cfg, court), _panel_record(court)
+    return {
+        seat.name: load_prompt("panel_judgment", __package__).render(**shared, judge=seat.name, outlook=seat.outlook, record=record)
         for seat in seats
     }
+
+
+async def _convene(ctx: RunContext, seats: Sequence[JudgeSeat], messages_for: dict[str, list[BaseMessage]]) -> list[Ballot]:
+    ctx.emit(StageStarted(stage="panel", detail=f"{len(seats)} judges deliberate at once"))
     return await convene_panel(ctx, seats, messages_for)
 
 
@@ -715,29 +692,41 @@ def _enter(court: Court, item: Evidence) -> None:
         court.record[item.id] = item
 
 
+def shared_context(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> dict[str, str]:
+    """What every call of the court's debate opens with, word for word: the exhibits, the claim, the premises, the debate so far.
+
+    The counsels' gaps and arguments, the presiding judge's docket, an expert's testimony, the
+    reflections, the critic and the panel read the same block and their own instructions after it,
+    so llama.cpp's prompt cache reads the exhibits once a round and each argument once, however
+    many calls follow. The exhibits are listed in the order they joined, so one joining later adds
+    a line at the end rather than reordering what the cache holds.
+    """
+    return {
+        "exhibits": _show(ctx, cfg, court),
+        "claim": ctx.claim.text,
+        "premises": _premise_lines(court.premises),
+        "history": _history(court),
+    }
+
+
 def _show(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> str:
-    """The exhibits a model sees: usable, admitted first by w, each line ending in its status, w and c."""
-    shown = ranked_record(ctx.usable(list(court.record.values())))[: cfg.exhibits_in_prompt]
+    """The exhibits a model sees: the usable ones of most weight (admitted before disputed), in the order they joined the
+    record, each line ending in its status, w and c."""
+    weightiest = {e.id for e in ranked_record(ctx.usable(list(court.record.values())))[: cfg.exhibits_in_prompt]}
     lines = []
-    for e in shown:
+    for e in (e for e in court.record.values() if e.id in weightiest):
         a = e.admissibility
         assert a is not None
         lines.append(f"{format_evidence([e])} ({a.status}; w={a.weight:.2f}; c={a.credibility:.2f})")
     return "\n".join(lines) or format_evidence([])
 
 
-def _counsel_prompt(name: str, ctx: RunContext, court: Court, counsel: CourtPersona, round: int, **shown: str) -> list[BaseMessage]:
-    """A counsel's prompt: its role and brief, the claim, the round and the premises, with what this step ``shown`` to it."""
-    return load_prompt(name, __package__).render(
-        role=counsel.name, brief=counsel.brief, claim=ctx.claim.text, round=round, premises=_premise_lines(court.premises), **shown
-    )
-
-
 def _history(court: Court) -> str:
+    """The debate's last messages, one line each and whole, so the call after an argument reads it as its predecessor left it."""
     recent = court.messages[-HISTORY_MESSAGES:]
     if not recent:
         return "(no arguments yet)"
-    return "\n".join(f"{speaker}: {' '.join(text.split())[:900]}" for speaker, text in recent)
+    return "\n".join(f"{speaker}: {' '.join(text.split())}" for speaker, text in recent)
 
 
 def _premise_lines(premises: list[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -11,12 +12,14 @@ import pytest
 from pipelines.core import events as ev
 from pipelines.core.config import ROLES, RunConfig
 from pipelines.core.domain import Claim
+from pipelines.protocols.proclaim.fake import evidence_gap
 from pipelines.protocols.proclaim.run import run_proclaim
 from pipelines.run.context import Review, RunContext, Toolbox
+from pipelines.run.llm import fake
 from pipelines.run.llm.client import LLM
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
-from tests.fakes import DeadWeb, ScriptedFake, protocol_config
+from tests.fakes import DeadWeb, RecordingChat, ScriptedFake, make_context, protocol_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 QUIET = {"plateau_delta": 0.0, "novelty_exhausted_below": 0.0, "critic_can_resolve": False, "judge_can_close": False}
@@ -239,7 +242,7 @@ def test_malformed_judge_is_retried_then_failed_and_the_panel_decides_without_it
 
 
 def test_no_judge_answering_fails_the_run_with_a_reason(services: Services) -> None:
-    events = run(services, court_config(quiet=True, max_rounds=1), ScriptedFake(malformed_when="on a panel of a fact-checking court"))
+    events = run(services, court_config(quiet=True, max_rounds=1), ScriptedFake(malformed_when="on a panel of the fact-checking court"))
     assert isinstance(events[-1], ev.RunFailed) and "no judge gave a valid ruling" in events[-1].reason
     assert len(of(events, ev.StageFailed)) == 3
 
@@ -345,3 +348,49 @@ def test_review_edits_queries_strikes_evidence_and_stops(services: Services) -> 
     ]
     assert any("E1" in exhibits(t) for t in round_one), "E1 was before the court in round 1"
     assert after_review and not any("E1" in exhibits(t) for t in after_review), "struck evidence is never shown again"
+
+
+COURT_CALLS = {  # what each of the court's calls says after the shared opening
+    "gap": "Name the most important evidential gap",
+    "docket": "You are the presiding judge of the fact-checking court above",
+    "testimony": "Give your testimony.",
+    "argument": "Make your argument.",
+    "reflection": "reflecting on your own argument",
+    "critic": "You are the critic of the fact-checking court above",
+    "panel": "on a panel of the fact-checking court above",
+}
+
+
+async def test_the_courts_calls_open_with_one_block_that_only_grows_between_joinings(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gaps, the docket, an expert's testimony, the arguments, the reflections, the critic and the panel read the same
+    opening, word for word: the exhibits in the order they joined, the claim, the premises, the debate so far; their own
+    instructions after it. So the server's prompt cache reads the exhibits once a round and each argument once: a call's
+    opening is the one before it, or it with what was said since, or (after new exhibits joined) it with lines added to the
+    exhibits."""
+    monkeypatch.setitem(fake.RESPONDERS, "EvidenceGap", lambda view, schema: {**evidence_gap(view, schema), "expert_field": "epidemiology"})
+    chat = RecordingChat()
+    services.chat_override = chat
+    ctx, events = make_context(services, court_config(quiet=True, max_rounds=2, exhibits_in_prompt=60), CLAIM)
+    await run_proclaim(ctx)  # type: ignore[arg-type]
+
+    court = [(system, user) for system, user in chat.sent if system.startswith("Exhibits before the court")]
+    kinds = [next((kind for kind, words in COURT_CALLS.items() if words in user), "?") for _, user in court]
+    granted = sum(e.granted for e in events if isinstance(e, ev.ExpertWitnessRuled))
+    assert granted and [kinds.count(kind) for kind in COURT_CALLS] == [4, 2, granted, 6, 4, 2, 3], kinds
+    assert all(not re.search(r"You are|Answer with JSON|Role:|Round:", system) for system, _ in court), "instructions come after"
+    exhibits = [system.split("\n\nClaim:")[0] for system, _ in court]
+    assert all(later.startswith(earlier) for earlier, later in pairwise(exhibits)), "an exhibit joining adds a line at the end"
+    for (earlier, _), (later, _) in pairwise(court):
+        same_exhibits = later.split("\n\nClaim:")[0] == earlier.split("\n\nClaim:")[0]
+        grown = later.startswith(earlier.removesuffix("(no arguments yet)"))
+        assert grown or not same_exhibits, "between joinings the opening only grows"
+    for round_number in (1, 2):
+        read_after = [system for (system, _), kind in zip(court, kinds, strict=True) if kind in ("reflection", "critic")]
+        assert all(
+            f"Plaintiff, round {round_number}: " in s and f"Defense, round {round_number}: " in s
+            for s in read_after[3 * (round_number - 1) : 3 * round_number]
+        )
+    panel = {system for (system, _), kind in zip(court, kinds, strict=True) if kind == "panel"}
+    assert len(panel) == 1 and " as Defense, round" not in panel.pop(), "the judges read the debate proper, not the role switch"
