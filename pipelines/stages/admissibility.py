@@ -84,7 +84,7 @@ async def assess_admissibility(
 
     async def one(item: Evidence) -> Evidence | None:
         messages = load_prompt("admissibility").render(
-            claim=ctx.claim.text, source=_describe_source(item), evidence=format_evidence([item], max_chars=1200)
+            claim=ctx.claim.text, source=describe_source(item), evidence=format_evidence([item], max_chars=1200)
         )
         try:
             rating = await ctx.llm(role).structured(messages, AdmissibilityRating)
@@ -101,7 +101,7 @@ async def assess_admissibility(
     return [r for r in results if r is not None]
 
 
-def _describe_source(item: Evidence) -> str:
+def describe_source(item: Evidence) -> str:
     if item.source == "web":
         return f"web page {item.url or item.title}"
     if item.source == "corpus":
