@@ -51,6 +51,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from bench.protocols import claims as sample_claims
 from pipelines.core.config import AppSettings, ModelSpec, RunConfig
 from pipelines.core.domain import Evidence
+from pipelines.core.errors import ModelOutputError
 from pipelines.core.events import EvidenceRetrieved, ModelCallCompleted
 from pipelines.eval.datasets import load_dataset
 from pipelines.eval.metrics import auc
@@ -124,7 +125,7 @@ async def read(llm: LLM, calls: list[ModelCallCompleted], claim: str, opposite: 
     async def rating() -> tuple[float, float] | None:
         try:
             answer = await llm.structured(load_prompt("admissibility").render(**shown), AdmissibilityRating)
-        except Exception:  # a malformed answer is the reading's failure, counted in the table
+        except ModelOutputError:  # a malformed answer is the reading's failure, counted in the table
             return None
         return answer.relevance, answer.credibility
 
