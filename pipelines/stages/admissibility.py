@@ -1,10 +1,17 @@
-"""Admissibility stage: a judge model rates each exhibit's relevance r and credibility c; w = r x c decides.
+"""Admissibility stage: each exhibit's relevance r and credibility c; w = r x c decides.
 
 admitted if w > admit_above (0.5), discarded if w <= discard_at_or_below (0.1), disputed in
-between. The formulas are pure functions; ``assess_admissibility`` asks the judge about
-several items at once (one call per item, run concurrently) and emits one
-AdmissibilityAssessed event per item. A judge that gives no valid rating for an item is a
-StageFailed event; that item stays unassessed and out of the arguments.
+between. The formulas are pure functions. Two ways to come by r and c:
+
+- ``assess_admissibility``, the paper's: the judge model rates r and c of each item (one call
+  per item, run concurrently). A judge that gives no valid rating for an item is a StageFailed
+  event; that item stays unassessed and out of the arguments.
+- ``assess_from_reading``: r from desk's stance reading of the item, the one a weighed belief
+  keeps (stages/weighing.py), read once for both; c is not rated. On the embedded model the
+  judge's rating was 0 or 0.5 for every exhibit and ranked the deciding one at chance (AUC
+  0.53), desk's reading at 0.80 (docs/measurements/2026-12-05-court-reading.md).
+
+Both emit one AdmissibilityAssessed event per item.
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ from pipelines.core.errors import ModelOutputError
 from pipelines.core.events import AdmissibilityAssessed, StageFailed
 from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
+from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.retrieval import format_evidence
+from pipelines.stages.stance import Stance, read_desk_stance
+from pipelines.stages.weighing import Weighing
 
 ADMIT_ABOVE = 0.5
 DISCARD_AT_OR_BELOW = 0.1
@@ -99,6 +109,48 @@ async def assess_admissibility(
 
     results = await asyncio.gather(*(one(item) for item in items))
     return [r for r in results if r is not None]
+
+
+def relevance_of_reading(stance: Stance) -> float:
+    """r from desk's reading: how much likelier the exhibit addresses the claim than not, 2 x (1 - p(unrelated)) - 1, at least 0.
+
+    On the stored readings of 120 Check-COVID train claims (their first 21 exhibits, as a court opens on), the
+    paper's thresholds then discard 20% of the other exhibits and 5% of the deciding ones (w <= 0.1: p(unrelated)
+    at or above 0.45) and admit 51% of the deciding ones and 11% of the others (w > 0.5: p(unrelated) below 0.25).
+    """
+    return round(max(0.0, 1.0 - 2.0 * stance.p("UNRELATED")), 6)
+
+
+async def assess_from_reading(
+    ctx: RunContext,
+    weighing: Weighing,
+    items: list[Evidence],
+    *,
+    round: int,
+    admit_above: float = ADMIT_ABOVE,
+    discard_at_or_below: float = DISCARD_AT_OR_BELOW,
+) -> list[Evidence]:
+    """Rule every item from desk's reading of it: the weighing's stance where desk (or the belief) read it, else read
+    now, as the belief would read it, and kept for the belief. Credibility is not rated (1)."""
+    desk = exhibit_settings(ctx.config)
+    ruled: list[Evidence] = []
+    for item in items:
+        stance = weighing.stances.get(item.id)
+        if stance is None:
+            exhibit = weighing.read_as.get(item.id, item)
+            stance = await read_desk_stance(ctx.llm("judge"), desk, ctx.claim.text, exhibit, opposite=weighing.negation)
+            weighing.stances[item.id] = stance
+            weighing.read_as[item.id] = exhibit
+        relevance = relevance_of_reading(stance)
+        reason = (
+            f"relevance from desk's reading: p(addresses the claim) {1 - stance.p('UNRELATED'):.2f}, "
+            f"p(does not) {stance.p('UNRELATED'):.2f}; credibility not rated"
+        )
+        ruling = rule_admissibility(relevance, 1.0, reason, admit_above, discard_at_or_below)
+        ruled.append(item.model_copy(update={"admissibility": ruling}))
+        ctx.pool[item.id] = ruled[-1]
+        ctx.emit(AdmissibilityAssessed(evidence_id=item.id, round=round, admissibility=ruling))
+    return ruled
 
 
 def describe_source(item: Evidence) -> str:

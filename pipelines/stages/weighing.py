@@ -42,7 +42,7 @@ class Weighing:
     calibration: Calibration
     stances: dict[str, Stance]
     read_as: dict[str, Evidence]  # what is read for each item (desk's passage or document)
-    order: list[str]  # retrieval order, then items the debate found, as they were first read
+    order: list[str]  # retrieval order, then items the debate found, as they first reached the belief
     weighed_turns: set[str] = field(default_factory=set)
 
 
@@ -93,6 +93,8 @@ async def weigh(
             argued.append(item)
         if item not in weighing.order:
             weighing.order.append(item)
+    # read before it reached the belief (a court's admissibility reads an exhibit as it joins): weighed from now on
+    weighing.order += [e.id for e in evidence if e.id in weighing.stances and e.id not in weighing.order]
     result = aggregate(
         [weighing.stances[i] for i in weighing.order], weighing.calibration, strong_at=desk.strong_at, decide_at=desk.decide_at
     )

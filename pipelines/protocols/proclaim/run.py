@@ -2,7 +2,8 @@
 
 1. The claim is decomposed into premises. 2. Opening retrieval: top k per premise into a
 shared pool, then one supporting query (Plaintiff) and one challenging query (Defense).
-3. Every candidate is ruled admissible (w = r x c) by the judge model. 4. Rounds: each
+3. Every candidate is ruled admissible (w = r x c): by the judge model, or from desk's
+reading of it where the court is grounded and its belief weighed. 4. Rounds: each
 counsel names a gap and drafts a query, the presiding judge refines both, retrieval runs
 and only novel items (1 - max cosine to the pool >= 0.20) join, after admissibility; an
 expert witness may testify; both counsels argue at once, self-reflect (s_ref) and a critic
@@ -68,12 +69,13 @@ from pipelines.protocols.proclaim.scoring import (
 from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.run.llm.registry import get_backend
-from pipelines.stages.admissibility import assess_admissibility, ranked_record
+from pipelines.stages.admissibility import assess_admissibility, assess_from_reading, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
 from pipelines.stages.belief import read_belief
 from pipelines.stages.novelty import filter_novel
 from pipelines.stages.panel import Ballot, JudgeSeat, convene_panel, majority_vote
 from pipelines.stages.retrieval import claim_rewrites, format_evidence, retrieve
+from pipelines.stages.weighing import weighs
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -234,10 +236,9 @@ async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None
     else:
         candidates = await _opening_candidates(ctx, cfg, court)
 
-    ctx.emit(StageStarted(stage="admissibility", detail=f"the judge rules on {len(candidates)} exhibits"))
-    for item in await assess_admissibility(
-        ctx, candidates, round=0, admit_above=cfg.admit_above, discard_at_or_below=cfg.discard_at_or_below
-    ):
+    who = "desk's reading rules" if _desk_reading(ctx, cfg) else "the judge rules"
+    ctx.emit(StageStarted(stage="admissibility", detail=f"{who} on {len(candidates)} exhibits"))
+    for item in await _rule(ctx, cfg, candidates, round=0):
         _enter(court, item)
     ctx.emit(StageCompleted(stage="admissibility", detail=_record_summary(court)))
     ctx.emit(
@@ -335,7 +336,7 @@ async def _progressive_retrieval(ctx: RunContext, cfg: ProClaimConfig, court: Co
     fresh = [e for e in candidates if e.id not in court.record]
     joined, results = await filter_novel(ctx, fresh, list(court.record.values()), round=number, threshold=cfg.novelty_admit_at)
     to_rule = [e for e in joined if e.id not in court.assessed]
-    ruled = await assess_admissibility(ctx, to_rule, round=number, admit_above=cfg.admit_above, discard_at_or_below=cfg.discard_at_or_below)
+    ruled = await _rule(ctx, cfg, to_rule, round=number)
     for e in joined:  # an item ruled on in an earlier round keeps that ruling
         if e.id in court.assessed and e.id not in {r.id for r in ruled}:
             previous = court.assessed[e.id].admissibility
@@ -508,20 +509,32 @@ def _stop_rules(cfg: ProClaimConfig, court: Court, number: int) -> list[tuple[st
 
 
 async def _admit_from_checker(ctx: RunContext, cfg: ProClaimConfig, court: Court, number: int, items: list[Evidence]) -> None:
-    """Evidence a checker added is admitted by the checker's authority; the judge's rating is kept beside it."""
-    ratings = await assess_admissibility(ctx, items, round=number, admit_above=cfg.admit_above, discard_at_or_below=cfg.discard_at_or_below)
-    for item in ratings:
+    """Evidence a checker added is admitted by the checker's authority; the court's own ruling is kept beside it."""
+    for item in await _rule(ctx, cfg, items, round=number):
         assert item.admissibility is not None
         ruling = item.admissibility.model_copy(
             update={
                 "status": "admitted",
-                "reason": f"admitted by the checker (the judge rated it {item.admissibility.status}: {item.admissibility.reason})",
+                "reason": f"admitted by the checker (ruled {item.admissibility.status}: {item.admissibility.reason})",
             }
         )
         admitted = item.model_copy(update={"admissibility": ruling})
         ctx.pool[item.id] = admitted
         ctx.emit(AdmissibilityAssessed(evidence_id=item.id, round=number, admissibility=ruling))
         _enter(court, admitted)
+
+
+async def _rule(ctx: RunContext, cfg: ProClaimConfig, items: list[Evidence], *, round: int) -> list[Evidence]:
+    """Each item's admissibility: from desk's reading where the court keeps it (``relevance_from``), else the judge's rating."""
+    admit, discard = cfg.admit_above, cfg.discard_at_or_below
+    weighing = weighs(ctx) if cfg.relevance_from == "stance" else None
+    if weighing is not None:
+        return await assess_from_reading(ctx, weighing, items, round=round, admit_above=admit, discard_at_or_below=discard)
+    return await assess_admissibility(ctx, items, round=round, admit_above=admit, discard_at_or_below=discard)
+
+
+def _desk_reading(ctx: RunContext, cfg: ProClaimConfig) -> bool:
+    return cfg.relevance_from == "stance" and weighs(ctx) is not None
 
 
 # --- 6. Role switch

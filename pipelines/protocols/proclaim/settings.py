@@ -20,6 +20,8 @@ class ProClaimConfig(ProtocolSettings):
     """Initial retrieval: top k for the supporting and the challenging query."""
     round_top_k: int = Field(default=3, ge=1, le=20, title="Passages per round query")
     """Progressive retrieval: top k per counsel query each round."""
+    relevance_from: Literal["stance", "judge"] = Field(default="stance", title="Exhibits' relevance from")
+    """stance: where desk's stance reading is kept for a weighed belief (a grounded court on a calibrated model), r is read from it (2 x p(addresses) - 1) and c is not rated; judge: the judge rates r and c of every exhibit (the paper)."""
     admit_above: float = Field(default=0.5, ge=0, le=1, title="Admit above w")
     """An exhibit is admitted when w = relevance x credibility is above this."""
     discard_at_or_below: float = Field(default=0.1, ge=0, le=1, title="Discard at or below w")

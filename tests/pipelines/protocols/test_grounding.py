@@ -11,6 +11,7 @@ from pipelines.core.domain import Ruling, Verdict
 from pipelines.core.events import (
     AdmissibilityAssessed,
     BeliefRead,
+    DebateStopped,
     EvidenceRetrieved,
     ExhibitStanceRead,
     StageCompleted,
@@ -21,8 +22,8 @@ from pipelines.record.verdict_card import rulings_line
 from pipelines.run import grounding
 from pipelines.run.grounding import CALIBRATED, grounded, published_says
 from pipelines.run.runner import stream_run
+from pipelines.stages import admissibility, exhibit_reading, weighing
 from pipelines.stages import belief as belief_stage
-from pipelines.stages import exhibit_reading, weighing
 from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -221,3 +222,55 @@ def test_an_item_is_read_again_with_every_sides_argument_of_the_round_or_only_th
     assert [who for who, _ in weighing._arguments_about("E1", [rag, search], "citing")] == ["RAG"]
     both_cite = Turn(id="Search-r2", agent="Search", round=2, text="E1 says otherwise [E1].", cited=("E1",))
     assert [who for who, _ in weighing._arguments_about("E1", [rag, both_cite], "every side")] == ["RAG", "Search"], "no side twice"
+
+
+def test_a_grounded_weighed_court_takes_relevance_from_desks_reading_and_reads_each_exhibit_once(
+    calibrated: None, demo_data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # The judge's admissibility rating ranked the deciding exhibit at chance on the embedded model (AUC 0.53) while desk's
+    # reading of the same exhibits, already made before the court opens, reached 0.80: the court rules from that reading.
+    reads: list[tuple[str, str, bool]] = []  # (who read, exhibit, with arguments)
+
+    def spying(module, who):  # type: ignore[no-untyped-def]
+        real = module.read_desk_stance
+
+        async def spy(llm, cfg, claim, exhibit, **kwargs):  # type: ignore[no-untyped-def]
+            reads.append((who, exhibit.id, bool(kwargs.get("arguments"))))
+            return await real(llm, cfg, claim, exhibit, **kwargs)
+
+        monkeypatch.setattr(module, "read_desk_stance", spy)
+
+    spying(admissibility, "court")
+    spying(weighing, "belief")
+    chat = ScriptedFake()
+    config = _config("proclaim", grounded="on", debate_when="always", reread=1)  # the belief reads one item again a round
+    config = with_settings(config, "proclaim", max_rounds=3, plateau_delta=0.0, critic_can_resolve=False)
+    events = list(stream_run(CLAIM, config, make_services(demo_data_dir, embedder, chat=chat)))
+    assert isinstance(events[-1], VerdictReached)
+    assert not chat.prompts_for("AdmissibilityRating"), "the judge is asked to rate nothing"
+    stances = {e.evidence_id: e.probabilities for e in events if isinstance(e, ExhibitStanceRead)}
+    rulings = [e for e in events if isinstance(e, AdmissibilityAssessed)]
+    opening = [r for r in rulings if r.round == 0]
+    assert opening and {r.evidence_id for r in opening} <= set(stances)
+    for r in opening:
+        p_unrelated = stances[r.evidence_id]["UNRELATED"]
+        assert r.admissibility.relevance == pytest.approx(max(0.0, 1 - 2 * p_unrelated), abs=1e-6)
+        assert r.admissibility.credibility == 1.0 and "desk's reading" in r.admissibility.reason
+    joined_later = {r.evidence_id for r in rulings if r.round > 0}
+    assert joined_later, "(exhibits join in later rounds too)"
+    assert {i for w, i, _ in reads if w == "court"} == joined_later, "the court reads only what joined after desk's reading"
+    plain = [i for w, i, argued in reads if w == "belief" and not argued]
+    assert not set(plain) & joined_later and len(plain) == len(set(plain)), "nothing is read twice without arguments"
+    stopped_at = next(e.round for e in events if isinstance(e, DebateStopped))
+    for number in range(1, stopped_at + 1):  # the belief after each round weighs desk's exhibits and every exhibit admitted since
+        kept = {r.evidence_id for r in rulings if 0 < r.round <= number and r.admissibility.status != "discarded"}
+        (belief,) = [b for b in events if isinstance(b, BeliefRead) and b.round == number]
+        assert f"; {len(stances) + len(kept)} items weighed" in belief.over, belief.over
+    judged = [
+        e
+        for e in stream_run(
+            CLAIM, with_settings(config, "proclaim", relevance_from="judge"), make_services(demo_data_dir, embedder, chat=ScriptedFake())
+        )
+        if isinstance(e, AdmissibilityAssessed)
+    ]
+    assert judged and all("desk's reading" not in e.admissibility.reason for e in judged), "the paper's rating, when asked for"
