@@ -29,7 +29,7 @@ from pipelines.record.digest import RunDigest, describe_intervention
 from pipelines.record.labels import COMMON_LABELS, CardLabel, checker_label, common_label, protocol_words
 from pipelines.run.llm.registry import get_backend
 from pipelines.stages.argument import strip_label_line
-from pipelines.stages.exhibit_reading import NOT_DEBATED
+from pipelines.stages.exhibit_reading import CALIBRATED, NOT_DEBATED
 
 MAX_EXHIBITS = 3
 MAX_QUOTES = 2
@@ -330,12 +330,20 @@ def _facts(run: RunDigest, verdict: Verdict | None = None) -> CardFacts:
     A debate that was not run (desk's exhibits settled the claim, or no debate could change their reading) has desk's reading
     for its verdict: the card says what desk's card says of a reading, and why the debate was not run.
     """
+    reader = find_protocol(exhibit_reader())
+    reading = reader.card if reader is not None else CardFacts()
     if verdict is not None and verdict.decided_by in NOT_DEBATED:
-        reader = find_protocol(exhibit_reader())
         how = NOT_DEBATED[verdict.decided_by]
-        return replace(reader.card if reader is not None else CardFacts(), how_decided=how, how_decided_by={}, debate_note="")
+        return replace(reading, how_decided=how, how_decided_by={}, debate_note="")
     protocol = find_protocol(run.protocol)
-    return protocol.card if protocol is not None else CardFacts()
+    facts = protocol.card if protocol is not None else CardFacts()
+    if verdict is not None and verdict.decided_by == CALIBRATED:  # the debate ran; its ruling is beside, the number is the reading's
+        how = f"{facts.how(verdict.decided_by)} {CALIBRATED_HOW}".strip()
+        return replace(facts, how_decided=how, how_decided_by={}, confidence_source=reading.confidence_source)
+    return facts
+
+
+CALIBRATED_HOW = "The verdict is the calibrated reading of the evidence after the debate; the debate's own ruling is kept beside it."
 
 
 DEBATE_STAGE = "debate"  # the stage of arguing over contested exhibits (a stage with model calls only when it took place)

@@ -38,6 +38,7 @@ from pipelines.run.context import RunContext
 from pipelines.stages.belief import weighed_belief
 from pipelines.stages.debate_history import latest_by_agent
 from pipelines.stages.exhibit_reading import (
+    CALIBRATED,
     SETTLED,
     UNCONTESTED,
     Reading,
@@ -51,8 +52,6 @@ from pipelines.stages.exhibit_reading import (
 from pipelines.stages.stance import argument_text
 from pipelines.stages.stance_aggregation import Aggregate
 from pipelines.stages.weighing import start_weighing
-
-CALIBRATED = "calibrated reading of the debate's evidence"
 
 
 def grounded(config: RunConfig) -> bool:

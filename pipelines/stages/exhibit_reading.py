@@ -239,6 +239,9 @@ async def reread_contested(ctx: RunContext, reading: Reading, arguments: Sequenc
     return _aggregate(ctx, list(reading.stances.values()), reading.calibration, reading.exhibits, round=round, debated=True)
 
 
+CALIBRATED = (
+    "calibrated reading of the debate's evidence"  # a debate's verdict's decided_by when the reading is the verdict (run/grounding.py)
+)
 SETTLED = "desk's exhibits, which settle the claim"  # a verdict's decided_by when they did and its debate was not run
 SETTLED_HOW = (
     "Each exhibit was read for whether it supports or contradicts the claim, and the readings were weighed together: they "

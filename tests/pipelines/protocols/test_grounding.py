@@ -18,7 +18,9 @@ from pipelines.core.events import (
     VerdictAggregated,
     VerdictReached,
 )
-from pipelines.record.verdict_card import rulings_line
+from pipelines.protocols.base import find_protocol
+from pipelines.record.digest import digest
+from pipelines.record.verdict_card import CALIBRATED_HOW, rulings_line, verdict_card
 from pipelines.run import grounding
 from pipelines.run.grounding import CALIBRATED, grounded, published_says
 from pipelines.run.runner import stream_run
@@ -78,6 +80,13 @@ def test_the_calibrated_ruling_is_the_verdict_and_the_judges_rides_beside_it(cal
     assert verdict.beside is not None and verdict.beside.decided_by == "judge" and verdict.beside.label in ("TRUE", "HALF-TRUE", "FALSE")
     aggregated = [e for e in events if isinstance(e, VerdictAggregated)]
     assert aggregated and aggregated[-1].label == verdict.label and aggregated[-1].calibration == "test fit"
+    card = verdict_card(digest(events))
+    assert card is not None and card.model is not None
+    reading, radar = find_protocol("desk"), find_protocol("radar")
+    assert reading is not None and radar is not None
+    assert f"from {reading.card.confidence_source}" in card.model.confidence_note, "the number is the reading's, said so"
+    assert radar.card.confidence_source not in card.model.confidence_note
+    assert card.model.reason.startswith(f"{radar.card.how_decided} {CALIBRATED_HOW}")
 
 
 def test_published_keeps_the_protocols_ruling_and_the_calibrated_one_beside(calibrated: None, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -85,6 +94,10 @@ def test_published_keeps_the_protocols_ruling_and_the_calibrated_one_beside(cali
     verdict = next(e.verdict for e in events if isinstance(e, VerdictReached))
     assert verdict.decided_by == "judge"
     assert verdict.beside is not None and verdict.beside.decided_by == CALIBRATED
+    card = verdict_card(digest(events))
+    radar = find_protocol("radar")
+    assert card is not None and card.model is not None and radar is not None
+    assert f"from {radar.card.confidence_source}" in card.model.confidence_note and CALIBRATED_HOW not in card.model.reason
 
 
 def test_no_calibration_or_no_evidence_leaves_the_verdict_alone(calibrated: None, demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
