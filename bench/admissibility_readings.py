@@ -61,7 +61,7 @@ from pipelines.run.llm.client import LLM
 from pipelines.run.llm.registry import build_chat_model
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
-from pipelines.stages.admissibility import AdmissibilityRating, describe_source
+from pipelines.stages.admissibility import AdmissibilityRating, admissibility_status, describe_source, relevance_of_reading
 from pipelines.stages.label_probability import estimate_label_probabilities, options_line
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance import negate, read_desk_stance
@@ -237,7 +237,26 @@ def stored_desk(path: Path, split: str) -> str:
     within = [v for v in within if v == v]
     return (
         f"desk's stored readings: {len(pooled)} exhibits of {len(groups)} claims, {sum(y for _, y in pooled)} from a deciding document; "
-        f"AUC {auc([x for x, _ in pooled], [y for _, y in pooled]):.3f} over all, {statistics.mean(within):.3f} within a claim (mean of {len(within)})"
+        f"AUC {auc([x for x, _ in pooled], [y for _, y in pooled]):.3f} over all, {statistics.mean(within):.3f} within a claim (mean of {len(within)})\n"
+        + court_statuses([pair for group in groups for pair in group[:COURT_OPENS_ON]])
+    )
+
+
+COURT_OPENS_ON = 21  # a grounded court's candidates: max_premises x premise_top_k + 2 x stance_top_k of desk's exhibits
+
+
+def court_statuses(pairs: Sequence[tuple[float, bool]]) -> str:
+    """How a grounded court would rule these exhibits from desk's reading (r as relevance_of_reading, c 1, the default thresholds)."""
+    statuses = [(admissibility_status(relevance_of_reading(1 - addressed)), y) for addressed, y in pairs]
+
+    def share(status: str, deciding: bool) -> str:
+        kind = [s for s, y in statuses if y == deciding]
+        return f"{sum(s == status for s in kind) / len(kind):.2f}" if kind else "n/a"
+
+    return (
+        f"as a grounded court rules the first {COURT_OPENS_ON} of each claim ({len(statuses)} exhibits): "
+        f"admitted {share('admitted', True)} of the deciding and {share('admitted', False)} of the others, "
+        f"discarded {share('discarded', True)} and {share('discarded', False)}"
     )
 
 

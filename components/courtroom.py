@@ -6,6 +6,7 @@ a page can call it for every run. Figures come from components.proclaim_charts.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from components.badges import label_badge
@@ -24,6 +25,7 @@ from components.state import AUDIT_PREFIX
 from pipelines.core.events import Event
 from pipelines.core.text.safety import escape_markdown
 from pipelines.protocols.proclaim.record import CourtRecord
+from pipelines.stages.admissibility import FROM_READING
 
 TABS = ["🧾 Evidence inspector", "⚖️ Panel", "📈 Rounds", "✅ Premises"]
 
@@ -50,9 +52,10 @@ def render_evidence_inspector(record: CourtRecord, key: str) -> None:
         st.caption("No exhibits yet.")
         return
     counts = frame["status"].value_counts()
-    st.caption(  # markup: counts of the fixed statuses and the run's numeric settings
+    read = " (r from desk's stance reading, 2 × p(addresses the claim) − 1; c not rated)" if _from_reading(frame) else ""
+    st.caption(  # markup: counts of the fixed statuses, the run's numeric settings and a fixed phrase
         " · ".join(f"**{counts.get(s, 0)}** {s}" for s in STATUS_COLOURS if counts.get(s, 0))
-        + f" — w = r × c; admitted above {record.setting('admit_above', 0.5):g}, discarded at or below "
+        + f" — w = r × c{read}; admitted above {record.setting('admit_above', 0.5):g}, discarded at or below "
         f"{record.setting('discard_at_or_below', 0.1):g}; new items join only with novelty ≥ {record.setting('novelty_admit_at', 0.2):g}."
     )
     left, middle, right, last = st.columns([2, 2, 2, 1])
@@ -78,6 +81,11 @@ def render_evidence_inspector(record: CourtRecord, key: str) -> None:
     )
     st.caption(f"{len(shown)} of {len(frame)} exhibits. Click a column header to sort.")
     st.plotly_chart(build_admissibility_scatter(record), key=f"{AUDIT_PREFIX}{key}.scatter")
+
+
+def _from_reading(frame: pd.DataFrame) -> bool:
+    """Whether the court ruled from desk's stance reading (a grounded court, ``proclaim.relevance_from``)."""
+    return bool(frame["reason"].astype(str).str.startswith(FROM_READING).any())
 
 
 def render_panel(record: CourtRecord, key: str) -> None:

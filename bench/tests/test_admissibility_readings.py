@@ -91,6 +91,9 @@ def test_desks_stored_readings_are_scored_against_the_deciding_documents(
     path = tmp_path / "desk.jsonl.gz"
     path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in records).encode()))
 
+    # r = 1 - 2 p(unrelated): 0.6 admitted, 0 (the deciding one) and 0 discarded
     assert stored_desk(path, "dev") == (
-        "desk's stored readings: 3 exhibits of 1 claims, 1 from a deciding document; AUC 0.500 over all, 0.500 within a claim (mean of 1)"
+        "desk's stored readings: 3 exhibits of 1 claims, 1 from a deciding document; AUC 0.500 over all, 0.500 within a claim (mean of 1)\n"
+        "as a grounded court rules the first 21 of each claim (3 exhibits): admitted 0.00 of the deciding and 0.50 of the others, "
+        "discarded 1.00 and 0.50"
     )

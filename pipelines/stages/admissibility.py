@@ -28,11 +28,12 @@ from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.exhibit_reading import exhibit_settings
 from pipelines.stages.retrieval import format_evidence
-from pipelines.stages.stance import Stance, read_desk_stance
+from pipelines.stages.stance import read_desk_stance
 from pipelines.stages.weighing import Weighing
 
 ADMIT_ABOVE = 0.5
 DISCARD_AT_OR_BELOW = 0.1
+FROM_READING = "relevance from desk's reading"  # how the reason of a ruling read from desk's stance reading starts
 
 
 class AdmissibilityRating(BaseModel):
@@ -111,14 +112,15 @@ async def assess_admissibility(
     return [r for r in results if r is not None]
 
 
-def relevance_of_reading(stance: Stance) -> float:
+def relevance_of_reading(p_unrelated: float) -> float:
     """r from desk's reading: how much likelier the exhibit addresses the claim than not, 2 x (1 - p(unrelated)) - 1, at least 0.
 
-    On the stored readings of 120 Check-COVID train claims (their first 21 exhibits, as a court opens on), the
+    On desk's stored readings of 120 Check-COVID train claims (their first 21 exhibits, as a court opens on), the
     paper's thresholds then discard 20% of the other exhibits and 5% of the deciding ones (w <= 0.1: p(unrelated)
-    at or above 0.45) and admit 51% of the deciding ones and 11% of the others (w > 0.5: p(unrelated) below 0.25).
+    at or above 0.45) and admit 51% of the deciding ones and 11% of the others (w > 0.5: p(unrelated) below 0.25):
+    ``bench/admissibility_readings.py --desk-records ... --split train``.
     """
-    return round(max(0.0, 1.0 - 2.0 * stance.p("UNRELATED")), 6)
+    return round(max(0.0, 1.0 - 2.0 * p_unrelated), 6)
 
 
 async def assess_from_reading(
@@ -141,9 +143,9 @@ async def assess_from_reading(
             stance = await read_desk_stance(ctx.llm("judge"), desk, ctx.claim.text, exhibit, opposite=weighing.negation)
             weighing.stances[item.id] = stance
             weighing.read_as[item.id] = exhibit
-        relevance = relevance_of_reading(stance)
+        relevance = relevance_of_reading(stance.p("UNRELATED"))
         reason = (
-            f"relevance from desk's reading: p(addresses the claim) {1 - stance.p('UNRELATED'):.2f}, "
+            f"{FROM_READING}: p(addresses the claim) {1 - stance.p('UNRELATED'):.2f}, "
             f"p(does not) {stance.p('UNRELATED'):.2f}; credibility not rated"
         )
         ruling = rule_admissibility(relevance, 1.0, reason, admit_above, discard_at_or_below)

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from pipelines.core.events import dump_event
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
+from pipelines.stages.admissibility import FROM_READING
 from tests.components.conftest import fake_app
 from tests.fakes import fake_config
 
@@ -62,3 +63,24 @@ def test_the_court_record_renders_any_prefix_of_a_run(services: Services) -> Non
         "The panel has not ruled yet" in c.value
         for c in AppTest.from_function(render_partial, args=(events[: len(events) // 3],)).run().caption
     )
+
+
+def test_the_inspector_says_where_relevance_came_from(services: Services) -> None:
+    """A grounded court rules from desk's stance reading (proclaim.relevance_from): the record's caption says r is that reading."""
+    services.store = None
+    events = [
+        dump_event(e) for e in stream_run("Masks reduce transmission of respiratory viruses", fake_config(protocol="proclaim"), services)
+    ]
+    read = [
+        {**e, "admissibility": {**e["admissibility"], "reason": f"{FROM_READING}: p(addresses the claim) 0.80, p(does not) 0.20"}}
+        if e["type"] == "AdmissibilityAssessed"
+        else e
+        for e in events
+    ]
+    said = {}
+    for name, run in (("judge", events), ("reading", read)):
+        at = AppTest.from_function(render_partial, args=(run,), default_timeout=60).run()
+        assert not at.exception
+        said[name] = " ".join(c.value for c in at.caption)
+    assert "w = r × c" in said["judge"] and "desk's stance reading" not in said["judge"]
+    assert "r from desk's stance reading" in said["reading"]
