@@ -133,14 +133,19 @@ async def assess_from_reading(
     discard_at_or_below: float = DISCARD_AT_OR_BELOW,
 ) -> list[Evidence]:
     """Rule every item from desk's reading of it: the weighing's stance where desk (or the belief) read it, else read
-    now, as the belief would read it, and kept for the belief. Credibility is not rated (1)."""
+    now, as the belief would read it, and kept for the belief. Credibility is not rated (1). An item whose reading
+    fails (a malformed answer) is a StageFailed event and stays unassessed, as with the judge's rating."""
     desk = exhibit_settings(ctx.config)
     ruled: list[Evidence] = []
     for item in items:
         stance = weighing.stances.get(item.id)
         if stance is None:
             exhibit = weighing.read_as.get(item.id, item)
-            stance = await read_desk_stance(ctx.llm("judge"), desk, ctx.claim.text, exhibit, opposite=weighing.negation)
+            try:
+                stance = await read_desk_stance(ctx.llm("judge"), desk, ctx.claim.text, exhibit, opposite=weighing.negation)
+            except ModelOutputError as exc:
+                ctx.emit(StageFailed(stage=f"admissibility of {item.id}", reason=f"{exc}; the exhibit is left out"))
+                continue
             weighing.stances[item.id] = stance
             weighing.read_as[item.id] = exhibit
         relevance = relevance_of_reading(stance.p("UNRELATED"))

@@ -8,6 +8,7 @@ import pytest
 
 from pipelines.calibration.files import Calibration
 from pipelines.core.domain import Ruling, Verdict
+from pipelines.core.errors import ModelOutputError
 from pipelines.core.events import (
     AdmissibilityAssessed,
     BeliefRead,
@@ -15,6 +16,7 @@ from pipelines.core.events import (
     EvidenceRetrieved,
     ExhibitStanceRead,
     StageCompleted,
+    StageFailed,
     VerdictAggregated,
     VerdictReached,
 )
@@ -287,3 +289,20 @@ def test_a_grounded_weighed_court_takes_relevance_from_desks_reading_and_reads_e
         if isinstance(e, AdmissibilityAssessed)
     ]
     assert judged and all("desk's reading" not in e.admissibility.reason for e in judged), "the paper's rating, when asked for"
+
+
+def test_an_exhibit_the_court_cannot_read_is_left_out_and_the_run_goes_on(
+    calibrated: None, demo_data_dir: Path, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    async def malformed(llm, cfg, claim, exhibit, **kwargs):  # type: ignore[no-untyped-def]
+        raise ModelOutputError("no option named")
+
+    monkeypatch.setattr(admissibility, "read_desk_stance", malformed)  # only what joins after desk's reading is read here
+    config = _config("proclaim", grounded="on", debate_when="always", reread=1)
+    config = with_settings(config, "proclaim", max_rounds=3, plateau_delta=0.0, critic_can_resolve=False)
+    events = list(stream_run(CLAIM, config, make_services(demo_data_dir, embedder, chat=ScriptedFake())))
+    assert isinstance(events[-1], VerdictReached)
+    failed = [e for e in events if isinstance(e, StageFailed) and e.stage.startswith("admissibility of")]
+    assert failed and all("the exhibit is left out" in e.reason for e in failed)
+    later = {e.evidence_id for e in events if isinstance(e, AdmissibilityAssessed) and e.round > 0}
+    assert not later & {e.stage.removeprefix("admissibility of ") for e in failed}, "unassessed, so out of the arguments"
