@@ -57,6 +57,8 @@ from pipelines.eval.datasets import load_dataset
 from pipelines.eval.metrics import auc
 from pipelines.prompts import load_prompt
 from pipelines.protocols.desk.settings import DeskConfig
+from pipelines.protocols.proclaim.run import opening_size
+from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.run.llm.client import LLM
 from pipelines.run.llm.registry import build_chat_model
 from pipelines.run.runner import stream_run
@@ -242,7 +244,7 @@ def stored_desk(path: Path, split: str) -> str:
     )
 
 
-COURT_OPENS_ON = 21  # a grounded court's candidates: max_premises x premise_top_k + 2 x stance_top_k of desk's exhibits
+COURT_OPENS_ON = opening_size(ProClaimConfig())  # a grounded court's candidates among desk's exhibits, at the defaults
 
 
 def court_statuses(pairs: Sequence[tuple[float, bool]]) -> str:

@@ -75,7 +75,7 @@ from pipelines.stages.belief import read_belief
 from pipelines.stages.novelty import filter_novel
 from pipelines.stages.panel import Ballot, JudgeSeat, convene_panel, majority_vote
 from pipelines.stages.retrieval import claim_rewrites, format_evidence, retrieve
-from pipelines.stages.weighing import weighs
+from pipelines.stages.weighing import Weighing, weighs
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -230,13 +230,13 @@ async def _decompose(ctx: RunContext, cfg: ProClaimConfig) -> list[str]:
 
 async def _open_case(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> None:
     if ctx.exhibits:  # grounded (belief.grounded): desk's exhibits, ranked, are the candidates the judge rules on
-        candidates = list(ctx.exhibits[: cfg.max_premises * cfg.premise_top_k + len(COUNSELS) * cfg.stance_top_k])
+        candidates = list(ctx.exhibits[: opening_size(cfg)])
         ctx.emit(StageStarted(stage="opening retrieval", detail="the case opens on desk's exhibits, read for their stances first"))
         ctx.emit(StageCompleted(stage="opening retrieval", detail=f"{len(candidates)} candidate exhibits"))
     else:
         candidates = await _opening_candidates(ctx, cfg, court)
 
-    who = "desk's reading rules" if _desk_reading(ctx, cfg) else "the judge rules"
+    who = "desk's reading rules" if _reading(ctx, cfg) is not None else "the judge rules"
     ctx.emit(StageStarted(stage="admissibility", detail=f"{who} on {len(candidates)} exhibits"))
     for item in await _rule(ctx, cfg, candidates, round=0):
         _enter(court, item)
@@ -527,14 +527,19 @@ async def _admit_from_checker(ctx: RunContext, cfg: ProClaimConfig, court: Court
 async def _rule(ctx: RunContext, cfg: ProClaimConfig, items: list[Evidence], *, round: int) -> list[Evidence]:
     """Each item's admissibility: from desk's reading where the court keeps it (``relevance_from``), else the judge's rating."""
     admit, discard = cfg.admit_above, cfg.discard_at_or_below
-    weighing = weighs(ctx) if cfg.relevance_from == "stance" else None
-    if weighing is not None:
+    if (weighing := _reading(ctx, cfg)) is not None:
         return await assess_from_reading(ctx, weighing, items, round=round, admit_above=admit, discard_at_or_below=discard)
     return await assess_admissibility(ctx, items, round=round, admit_above=admit, discard_at_or_below=discard)
 
 
-def _desk_reading(ctx: RunContext, cfg: ProClaimConfig) -> bool:
-    return cfg.relevance_from == "stance" and weighs(ctx) is not None
+def _reading(ctx: RunContext, cfg: ProClaimConfig) -> Weighing | None:
+    """desk's readings the court rules from (``relevance_from`` stance, a weighed belief keeps them), or None: the judge rates."""
+    return weighs(ctx) if cfg.relevance_from == "stance" else None
+
+
+def opening_size(cfg: ProClaimConfig) -> int:
+    """How many candidates the case opens on: the paper's top k per premise and per side's query (of desk's exhibits, grounded)."""
+    return cfg.max_premises * cfg.premise_top_k + len(COUNSELS) * cfg.stance_top_k
 
 
 # --- 6. Role switch
