@@ -44,6 +44,7 @@ AGENT = "Researcher"
 MEMORY_AGENT = "Memory"
 Action = Literal["corpus_search", "web_search", "memory_lookup", "answer"]
 NO_STEPS = "(none yet)"
+ANSWER_NOW = ' Your steps are used up: answer now (action "answer") from the evidence you have.'
 
 
 class ReactStep(BaseModel):
@@ -123,13 +124,13 @@ async def _react(
     ctx.emit(StageStarted(stage="reasoning", detail=f"ReAct loop, at most {cfg.max_steps} steps"))
     for step in range(1, cfg.max_steps + 1):
         if step == cfg.max_steps:
-            final = await _forced_answer(ctx, decomposition, seen, steps, step)
+            final = await _forced_answer(ctx, decomposition, seen, steps, tools, step)
             break
         try:
             decision = await ctx.llm("debater").structured(_step_prompt(ctx, decomposition, seen, steps, tools, step), ReactStep)
         except ModelOutputError as exc:
             ctx.emit(StageFailed(stage="reasoning", reason=f"step {step}: {exc}; answering with what is known"))
-            final = await _forced_answer(ctx, decomposition, seen, steps, step)
+            final = await _forced_answer(ctx, decomposition, seen, steps, tools, step)
             break
         ctx.emit(
             ReasoningStepTaken(
@@ -148,7 +149,7 @@ async def _react(
         steps.append(f"Step {step}: {decision.action}({decision.query!r}) -> found {new}")
         if await _checker_step(ctx, step, seen, searched, steps):
             asked = True
-            final = await _forced_answer(ctx, decomposition, seen, steps, step + 1)
+            final = await _forced_answer(ctx, decomposition, seen, steps, tools, step + 1)
             break
     ctx.emit(StageCompleted(stage="reasoning", detail=f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}"))
     assert final is not None
@@ -229,7 +230,13 @@ def _available_tools(ctx: RunContext, memory: EvidenceMemory | None) -> list[str
 
 
 def _step_prompt(
-    ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], tools: Sequence[str], step: int
+    ctx: RunContext,
+    decomposition: Decomposition,
+    seen: dict[str, Evidence],
+    steps: Sequence[str],
+    tools: Sequence[str],
+    step: int,
+    now: str = "",
 ) -> list[BaseMessage]:
     return load_prompt("mermaid_step", __package__).render(
         claim=ctx.claim.text,
@@ -240,19 +247,16 @@ def _step_prompt(
         steps="\n".join(steps) or NO_STEPS,
         step=step,
         max_steps=ctx.config.mermaid.max_steps,
+        now=now,
     )
 
 
 async def _forced_answer(
-    ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], step: int
+    ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], tools: Sequence[str], step: int
 ) -> ForcedAnswer:
-    messages = load_prompt("mermaid_answer", __package__).render(
-        claim=ctx.claim.text,
-        topic=decomposition.topic,
-        triplets=_triplet_lines(decomposition),
-        evidence=format_evidence(ctx.usable(list(seen.values()))),
-        steps="\n".join(steps) or NO_STEPS,
-    )
+    # The step prompt with the order to answer at its end: the server reuses everything before it (the last step read
+    # the same system prompt, claim, evidence and steps), where a prompt of its own was read whole, 1,300 tokens on one claim.
+    messages = _step_prompt(ctx, decomposition, seen, steps, tools, step, now=ANSWER_NOW)
     try:
         answer = await ctx.llm("debater").structured(messages, ForcedAnswer)
     except ModelOutputError as exc:
@@ -282,7 +286,14 @@ async def _use_tool(
 
 async def _recall(ctx: RunContext, memory: EvidenceMemory, *, text: str, entities: Sequence[str], step: int) -> list[Evidence]:
     cfg = ctx.config.mermaid
-    recalls = await asyncio.to_thread(memory.recall, text=text, entities=entities, k=cfg.memory_k, min_similarity=cfg.memory_similarity)
+    recalls = await asyncio.to_thread(
+        memory.recall,
+        text=text,
+        entities=entities,
+        k=cfg.memory_k,
+        min_similarity=cfg.memory_similarity,
+        entity_similarity=cfg.memory_entity_similarity,
+    )
     found = []
     for recall in recalls:
         evidence = _into_pool(ctx, recall, step)

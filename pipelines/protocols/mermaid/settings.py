@@ -22,6 +22,8 @@ class MermaidConfig(ProtocolSettings):
     """Most memory items recalled for a claim or returned by one memory lookup."""
     memory_similarity: float = Field(default=0.55, ge=0, le=1, title="Memory similarity")
     """Least cosine similarity between the claim and a kept item for it to be recalled without an entity match."""
+    memory_entity_similarity: float = Field(default=0.5, ge=0, le=1, title="Memory similarity, entity matched")
+    """Least cosine similarity for a kept item matching one of the claim's entities (an entity a whole beat shares matches everything)."""
     triplets: str = Field(default="", title="Triplets (override)")
     """Your own decomposition, e.g. 'masks | reduce | transmission; masks | protect | wearers'; empty lets the model decompose the claim."""
     topic: str = Field(default="", title="Topic (override)")

@@ -123,8 +123,13 @@ class EvidenceMemory:
                 )
         return len(new), len(known)
 
-    def recall(self, *, text: str, entities: Sequence[str], k: int, min_similarity: float) -> list[Recall]:
-        """Up to ``k`` kept items that match one of ``entities`` or are at least ``min_similarity`` similar to ``text``; best first."""
+    def recall(self, *, text: str, entities: Sequence[str], k: int, min_similarity: float, entity_similarity: float = 0.0) -> list[Recall]:
+        """Up to ``k`` kept items at least ``min_similarity`` similar to ``text``, or ``entity_similarity`` where one of ``entities`` matches; best first.
+
+        An entity every claim of a beat shares ("COVID-19" on Check-COVID) matches every kept item, so an
+        entity match alone recalled other claims' evidence at similarity 0.27; ``entity_similarity`` is the floor
+        such a match still needs (bench/memory_recall.py chose mermaid's on train).
+        """
         rows = self._rows()
         if not rows:
             return []
@@ -134,7 +139,7 @@ class EvidenceMemory:
         for row, vector in rows:
             similarity = float(np.dot(query_vector, vector))
             entity = _matching_entity(wanted, json.loads(row.entities))
-            if entity is None and similarity < min_similarity:
+            if similarity < (min_similarity if entity is None else entity_similarity):
                 continue
             found.append(Recall(item=_item(row), similarity=round(similarity, 4), entity=entity))
         found.sort(key=lambda r: (r.entity is not None and r.similarity >= min_similarity, r.similarity), reverse=True)

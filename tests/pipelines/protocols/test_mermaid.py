@@ -129,3 +129,18 @@ def test_the_belief_after_a_step_reads_what_that_step_found_first(demo_data_dir:
     found = told.group(1).split(", ")
     reading = next(e for e in events if isinstance(e, BeliefRead) and e.round == step.step)
     assert list(reading.evidence_ids) == found[:3]
+
+
+def test_the_forced_answer_is_the_last_step_prompt_with_the_order_to_answer(demo_data_dir: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    # Asked in a prompt of its own, the forced answer was read whole by the server (1,300 tokens on one dev claim);
+    # as the step prompt with the order at its end, all but the newest step and the order were read by the last step.
+    fake = ScriptedFake()
+    config = protocol_config("mermaid", max_steps=3, use_memory=False)
+    events = list(stream_run("Quantum chromodynamics explains stock prices", config, make_services(demo_data_dir, embedder, chat=fake)))
+
+    assert [e.forced for e in events if isinstance(e, ReasoningStepTaken)][-1]
+    last_step, forced = fake.prompts_for("ReactStep")[-1], fake.prompts_for("ForcedAnswer")[-1]
+    before_the_steps = last_step[: last_step.index("Steps so far:")]
+    assert forced.startswith(before_the_steps) and len(before_the_steps) > 400
+    assert "Step 2: " in forced and forced.rstrip().endswith("from the evidence you have.")
+    assert "Step 3 of 3. Your steps are used up" in forced

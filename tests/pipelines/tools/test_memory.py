@@ -54,6 +54,22 @@ def test_recall_by_similarity_without_an_entity_match(tmp_path: Path, embedder: 
     assert recalled[0].entity is None and recalled[0].similarity >= 0.5
 
 
+def test_an_entity_match_still_needs_the_entity_floor_of_similarity(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    # On a beat every claim of which names COVID-19, the entity alone recalled another claim's evidence at similarity 0.27.
+    memory = memory_at(tmp_path, embedder)
+    memory.remember([BATS, MASKS], claim="c", topic="t", entities=["viruses"])
+
+    anything = memory.recall(text="Viruses mutate in the winter", entities=["viruses"], k=5, min_similarity=0.9)
+    floored = memory.recall(text="Viruses mutate in the winter", entities=["viruses"], k=5, min_similarity=0.9, entity_similarity=0.5)
+    similar = memory.recall(
+        text="Face masks cut the spread of respiratory viruses", entities=["viruses"], k=5, min_similarity=0.9, entity_similarity=0.5
+    )
+
+    assert len(anything) == 2 and all(r.entity == "viruses" and r.similarity < 0.5 for r in anything)
+    assert floored == []
+    assert [r.item.key for r in similar] == ["web:https://example.org/masks"] and similar[0].entity == "viruses"
+
+
 def test_unrelated_claims_recall_nothing(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
     memory = memory_at(tmp_path, embedder)
     memory.remember([BATS, MASKS], claim="c", topic="t", entities=["bats", "masks"])
