@@ -69,7 +69,7 @@ from pipelines.protocols.proclaim.scoring import (
 from pipelines.protocols.proclaim.settings import ProClaimConfig
 from pipelines.run.context import OpeningPlan, RunContext
 from pipelines.run.llm.registry import get_backend
-from pipelines.stages.admissibility import assess_admissibility, assess_from_reading, ranked_record
+from pipelines.stages.admissibility import FROM_READING, assess_admissibility, assess_from_reading, ranked_record
 from pipelines.stages.argument import stream_turn, strip_label_line
 from pipelines.stages.belief import read_belief
 from pipelines.stages.novelty import filter_novel
@@ -729,13 +729,14 @@ def shared_context(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> dict[s
 
 def _show(ctx: RunContext, cfg: ProClaimConfig, court: Court) -> str:
     """The exhibits a model sees: the usable ones of most weight (admitted before disputed), in the order they joined the
-    record, each line ending in its status, w and c."""
+    record, each line ending in its status, w and c (or that c was not rated, where r came from desk's reading)."""
     weightiest = {e.id for e in ranked_record(ctx.usable(list(court.record.values())))[: cfg.exhibits_in_prompt]}
     lines = []
     for e in (e for e in court.record.values() if e.id in weightiest):
         a = e.admissibility
         assert a is not None
-        lines.append(f"{format_evidence([e])} ({a.status}; w={a.weight:.2f}; c={a.credibility:.2f})")
+        credibility = "c not rated" if a.reason.startswith(FROM_READING) else f"c={a.credibility:.2f}"
+        lines.append(f"{format_evidence([e])} ({a.status}; w={a.weight:.2f}; {credibility})")
     return "\n".join(lines) or format_evidence([])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -263,6 +264,10 @@ def test_a_grounded_weighed_court_takes_relevance_from_desks_reading_and_reads_e
     events = list(stream_run(CLAIM, config, make_services(demo_data_dir, embedder, chat=chat)))
     assert isinstance(events[-1], VerdictReached)
     assert not chat.prompts_for("AdmissibilityRating"), "the judge is asked to rate nothing"
+    before_the_court = [text for _, text in chat.prompts if "Exhibits before the court" in text]
+    assert before_the_court and all("c not rated" in t and not re.search(r"; c=\d", t) for t in before_the_court), (
+        "the court line does not show a credibility of 1.00 nobody rated"
+    )
     stances = {e.evidence_id: e.probabilities for e in events if isinstance(e, ExhibitStanceRead)}
     rulings = [e for e in events if isinstance(e, AdmissibilityAssessed)]
     opening = [r for r in rulings if r.round == 0]
@@ -281,14 +286,17 @@ def test_a_grounded_weighed_court_takes_relevance_from_desks_reading_and_reads_e
         kept = {r.evidence_id for r in rulings if 0 < r.round <= number and r.admissibility.status != "discarded"}
         (belief,) = [b for b in events if isinstance(b, BeliefRead) and b.round == number]
         assert f"; {len(stances) + len(kept)} items weighed" in belief.over, belief.over
+    judge = ScriptedFake()
     judged = [
         e
         for e in stream_run(
-            CLAIM, with_settings(config, "proclaim", relevance_from="judge"), make_services(demo_data_dir, embedder, chat=ScriptedFake())
+            CLAIM, with_settings(config, "proclaim", relevance_from="judge"), make_services(demo_data_dir, embedder, chat=judge)
         )
         if isinstance(e, AdmissibilityAssessed)
     ]
     assert judged and all("desk's reading" not in e.admissibility.reason for e in judged), "the paper's rating, when asked for"
+    rated = [text for _, text in judge.prompts if "Exhibits before the court" in text]
+    assert rated and all("c not rated" not in t for t in rated) and any(re.search(r"; c=\d", t) for t in rated)
 
 
 def test_an_exhibit_the_court_cannot_read_is_left_out_and_the_run_goes_on(
