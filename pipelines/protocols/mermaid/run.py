@@ -45,6 +45,7 @@ MEMORY_AGENT = "Memory"
 Action = Literal["corpus_search", "web_search", "memory_lookup", "answer"]
 NO_STEPS = "(none yet)"
 ANSWER_NOW = ' Your steps are used up: answer now (action "answer") from the evidence you have.'
+CHECKER_ASKS = ' The checker asks for your answer now: answer (action "answer") from the evidence you have.'
 
 
 class ReactStep(BaseModel):
@@ -149,7 +150,7 @@ async def _react(
         steps.append(f"Step {step}: {decision.action}({decision.query!r}) -> found {new}")
         if await _checker_step(ctx, step, seen, searched, steps):
             asked = True
-            final = await _forced_answer(ctx, decomposition, seen, steps, tools, step + 1)
+            final = await _forced_answer(ctx, decomposition, seen, steps, tools, step + 1, order=CHECKER_ASKS)
             break
     ctx.emit(StageCompleted(stage="reasoning", detail=f"{len(steps)} tool call{'s' if len(steps) != 1 else ''}"))
     assert final is not None
@@ -252,11 +253,17 @@ def _step_prompt(
 
 
 async def _forced_answer(
-    ctx: RunContext, decomposition: Decomposition, seen: dict[str, Evidence], steps: Sequence[str], tools: Sequence[str], step: int
+    ctx: RunContext,
+    decomposition: Decomposition,
+    seen: dict[str, Evidence],
+    steps: Sequence[str],
+    tools: Sequence[str],
+    step: int,
+    order: str = ANSWER_NOW,
 ) -> ForcedAnswer:
     # The step prompt with the order to answer at its end: the server reuses everything before it (the last step read
     # the same system prompt, claim, evidence and steps), where a prompt of its own was read whole, 1,300 tokens on one claim.
-    messages = _step_prompt(ctx, decomposition, seen, steps, tools, step, now=ANSWER_NOW)
+    messages = _step_prompt(ctx, decomposition, seen, steps, tools, step, now=order)
     try:
         answer = await ctx.llm("debater").structured(messages, ForcedAnswer)
     except ModelOutputError as exc:

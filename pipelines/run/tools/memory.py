@@ -139,7 +139,7 @@ class EvidenceMemory:
         for row, vector in rows:
             similarity = float(np.dot(query_vector, vector))
             entity = _matching_entity(wanted, json.loads(row.entities))
-            if similarity < (min_similarity if entity is None else entity_similarity):
+            if similarity < (min_similarity if entity is None else min(entity_similarity, min_similarity)):  # a match never asks more
                 continue
             found.append(Recall(item=_item(row), similarity=round(similarity, 4), entity=entity))
         found.sort(key=lambda r: (r.entity is not None and r.similarity >= min_similarity, r.similarity), reverse=True)

@@ -24,7 +24,7 @@ from pipelines.run.runner import resume_run, start_run
 from pipelines.run.services import Services
 from pipelines.run.step_gate import PendingReview
 from pipelines.run.tools.embeddings import Embedder
-from tests.fakes import fake_config, make_services, with_settings
+from tests.fakes import ScriptedFake, fake_config, make_services, with_settings
 from tests.pipelines.run.test_step_mode import drive
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -63,7 +63,7 @@ def test_proclaim_pauses_on_its_premises_and_searches_the_checker_s_rewrite(serv
 
 
 def test_mermaid_honours_step_mode_with_its_triplets_and_after_each_tool_call(services: Services) -> None:
-    services.chat_override = FakeChatModel()
+    services.chat_override = fake = ScriptedFake()
     pauses: list[PendingReview] = []
 
     def decide(pending: PendingReview, events: list[Event]) -> Review:
@@ -82,6 +82,8 @@ def test_mermaid_honours_step_mode_with_its_triplets_and_after_each_tool_call(se
     # the fake researcher calls a tool first: a pause after it, where "stop" makes it answer at once
     assert [p.round for p in pauses] == [0, 1] and pauses[1].plan is None
     assert events[-1].verdict.stop_reason == "the checker asked for the answer after 1 tool call"  # type: ignore[attr-defined]
+    (asked,) = fake.prompts_for("ForcedAnswer")
+    assert "The checker asks for your answer now" in asked and "used up" not in asked, "the researcher is told why it must answer"
 
 
 def test_a_bad_triplet_line_keeps_the_model_s_triplets_and_says_why(services: Services) -> None:

@@ -68,6 +68,10 @@ def test_an_entity_match_still_needs_the_entity_floor_of_similarity(tmp_path: Pa
     assert len(anything) == 2 and all(r.entity == "viruses" and r.similarity < 0.5 for r in anything)
     assert floored == []
     assert [r.item.key for r in similar] == ["web:https://example.org/masks"] and similar[0].entity == "viruses"
+    stricter = memory.recall(
+        text="Face masks cut the spread of respiratory viruses", entities=["viruses"], k=5, min_similarity=0.5, entity_similarity=0.99
+    )
+    assert [r.item.key for r in stricter] == ["web:https://example.org/masks"], "an entity match never asks more than no match"
 
 
 def test_unrelated_claims_recall_nothing(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
