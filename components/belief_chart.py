@@ -23,6 +23,7 @@ from pipelines.core.text.safety import escape_markdown
 from pipelines.eval.labels import canonical
 from pipelines.record.labels import common_label
 from pipelines.stages.belief import READ_AGAIN
+from pipelines.stages.exhibit_reading import CALIBRATED
 
 COLOURS = {"SUPPORTS": "#2ca02c", "REFUTES": "#d62728", "NOT ENOUGH INFO": "#7f7f7f"}
 LINES = tuple((label, name, COLOURS[label]) for label, name in BELIEF_WORDS.items())  # (label, name, colour)
@@ -132,8 +133,19 @@ def verdict_line(readings: Sequence[BeliefRead], verdict: Verdict | None) -> str
     believed = max(WORDS, key=lambda k: last.probabilities.get(k, 0.0))
     side = canonical(verdict.label)
     stated = f" ({percent(verdict.confidence)})" if verdict.confidence is not None else " (it states no confidence)"
+    largest = f"{WORDS[believed]} {percent(last.probabilities.get(believed, 0.0))}"
+    if verdict.decided_by == CALIBRATED and last.method == "exhibits":
+        # The verdict is this reading itself, its label taken against the share a side needs, not as its largest part: on a
+        # NOT ENOUGH INFO verdict "differs from the judge's last belief, supported 50%" read as a contradiction.
+        said = f"The verdict {common_label(verdict.label)}{stated} is the last reading itself, calibrated"
+        if side == believed:
+            return f"{said}."
+        why = (
+            verdict.rationale if side == "NOT ENOUGH INFO" else f"{WORDS.get(side, side)} is the likelier side of what addresses the claim"
+        )
+        return f"{said}; its largest share is {largest}, but {why[:1].lower()}{why[1:]}"
     agree = "agrees with" if side == believed else "differs from"
-    return f"The verdict {common_label(verdict.label)}{stated} {agree} the judge's last belief, {WORDS[believed]} {percent(last.probabilities.get(believed, 0.0))}."
+    return f"The verdict {common_label(verdict.label)}{stated} {agree} the judge's last belief, {largest}."
 
 
 def belief_caption(readings: Sequence[BeliefRead]) -> str:

@@ -3,6 +3,7 @@
 from components.belief_chart import belief_caption, belief_lines, biggest_move, build_belief_figure, verdict_line
 from pipelines.core.domain import Verdict
 from pipelines.core.events import BeliefRead
+from pipelines.stages.exhibit_reading import CALIBRATED
 
 
 def _read(round: int, s: float, r: float, over: str = "") -> BeliefRead:
@@ -39,6 +40,21 @@ def test_the_text_names_the_round_that_moved_the_belief_and_by_how_much() -> Non
     assert biggest_move([READINGS[0], READINGS[0]]) == "The belief did not move over the 2 readings."
     said = verdict_line(READINGS, Verdict(label="REFUTES", confidence=0.6, decided_by="judge"))
     assert said == "The verdict REFUTED (60%) differs from the judge's last belief, supported 81%."  # in the card's one vocabulary
+
+
+def test_a_calibrated_verdict_is_said_to_be_the_last_reading_not_to_differ_from_it() -> None:
+    # Seen on a mermaid replay: "The verdict NOT ENOUGH INFO (35%) differs from the judge's last belief, supported 50%",
+    # where the verdict was that very reading, supported 65% of what addresses the claim, short of the 67% a side needs.
+    weighed = [_read(0, 0.5, 0.28).model_copy(update={"method": "exhibits"})]
+    reason = "Neither side is strong enough: supported 65%, refuted 35% (a verdict needs 67%)."
+    unsettled = Verdict(label="NOT ENOUGH INFO", confidence=0.35, rationale=reason, decided_by=CALIBRATED)
+    said = verdict_line(weighed, unsettled)
+    assert said.startswith("The verdict NOT ENOUGH INFO (35%) is the last reading itself, calibrated; its largest share is supported 50%")
+    assert said.endswith("but neither side is strong enough: supported 65%, refuted 35% (a verdict needs 67%).") and "differs" not in said
+    sided = Verdict(label="SUPPORTS", confidence=0.64, rationale="r", decided_by=CALIBRATED)
+    assert verdict_line(weighed, sided) == "The verdict SUPPORTED (64%) is the last reading itself, calibrated."
+    asked = [_read(0, 0.5, 0.28)]  # a belief asked of the judge, not weighed: the verdict is compared with it as before
+    assert "differs from the judge's last belief" in verdict_line(asked, unsettled)
 
 
 def test_each_reading_is_named_for_the_moment_it_was_read_after() -> None:
