@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
 
 from pipelines.core.domain import Evidence, Label, Triplet, Turn, Verdict, citations
-from pipelines.core.errors import ModelOutputError
+from pipelines.core.errors import ModelOutputError, ToolUnavailableError
 from pipelines.core.events import (
     ClaimDecomposed,
     EvidenceRetrieved,
@@ -293,14 +293,18 @@ async def _use_tool(
 
 async def _recall(ctx: RunContext, memory: EvidenceMemory, *, text: str, entities: Sequence[str], step: int) -> list[Evidence]:
     cfg = ctx.config.mermaid
-    recalls = await asyncio.to_thread(
-        memory.recall,
-        text=text,
-        entities=entities,
-        k=cfg.memory_k,
-        min_similarity=cfg.memory_similarity,
-        entity_similarity=cfg.memory_entity_similarity,
-    )
+    try:
+        recalls = await asyncio.to_thread(
+            memory.recall,
+            text=text,
+            entities=entities,
+            k=cfg.memory_k,
+            min_similarity=cfg.memory_similarity,
+            entity_similarity=cfg.memory_entity_similarity,
+        )
+    except ToolUnavailableError as exc:  # the desk's database away: the researcher goes on without what was kept
+        ctx.emit(StageFailed(stage="memory", reason=f"{exc}; {'the claim' if step == 0 else f'step {step}'} goes on without it"))
+        return []
     found = []
     for recall in recalls:
         evidence = _into_pool(ctx, recall, step)
@@ -349,11 +353,15 @@ async def _keep(ctx: RunContext, decomposition: Decomposition, seen: dict[str, E
     if memory is None or not ctx.config.mermaid.remember:
         return
     found = [e for e in seen.values() if e.source in ("corpus", "web") and e.id not in ctx.struck]
-    added, refreshed = await asyncio.to_thread(
-        memory.remember, found, claim=ctx.claim.text, topic=decomposition.topic, entities=decomposition.entities(), run_id=ctx.run_id
-    )
     used = [evidence_key(seen[c]) for c in turn.cited if seen[c].source == "memory"]
-    await asyncio.to_thread(memory.mark_used, used)
+    try:
+        added, refreshed = await asyncio.to_thread(
+            memory.remember, found, claim=ctx.claim.text, topic=decomposition.topic, entities=decomposition.entities(), run_id=ctx.run_id
+        )
+        await asyncio.to_thread(memory.mark_used, used)
+    except ToolUnavailableError as exc:  # the verdict stands; only the memory for later claims misses this run's evidence
+        ctx.emit(StageFailed(stage="memory", reason=f"{exc}; what this run found was not kept for later claims"))
+        return
     ctx.emit(MemoryUpdated(added=added, refreshed=refreshed))
 
 

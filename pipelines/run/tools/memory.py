@@ -16,18 +16,21 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 from sqlalchemy import Engine, create_engine, delete, func, select
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 from pipelines.core.database import migrations
 from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import MemoryRow
 from pipelines.core.domain import Evidence
+from pipelines.core.errors import ToolUnavailableError
 from pipelines.core.text.stopwords import STOPWORDS
 from pipelines.run.tools.embeddings import Embedder
 
@@ -96,7 +99,7 @@ class EvidenceMemory:
             return 0, 0
         names = {normalize_entity(x) for x in entities if x.strip()}
         now = time.time()
-        with self._lock, Session(self.engine) as s, s.begin():
+        with _reaching("kept"), self._lock, Session(self.engine) as s, s.begin():
             known = list(s.scalars(select(MemoryRow).where(MemoryRow.key.in_(list(fresh)))))
             for row in known:
                 row.entities = json.dumps(sorted(set(json.loads(row.entities)) | names))
@@ -130,7 +133,8 @@ class EvidenceMemory:
         entity match alone recalled other claims' evidence at similarity 0.27; ``entity_similarity`` is the floor
         such a match still needs (bench/memory_recall.py chose mermaid's on train).
         """
-        rows = self._rows()
+        with _reaching("read"):
+            rows = self._rows()
         if not rows:
             return []
         query_vector = self._embedder.embed([text])[0]
@@ -149,7 +153,7 @@ class EvidenceMemory:
         keys = list(keys)
         if not keys:
             return
-        with self._lock, Session(self.engine) as s, s.begin():
+        with _reaching("updated"), self._lock, Session(self.engine) as s, s.begin():
             for row in s.scalars(select(MemoryRow).where(MemoryRow.key.in_(keys))):
                 row.uses += 1
                 row.last_used_at = time.time()
@@ -167,6 +171,21 @@ class EvidenceMemory:
             rows = list(s.scalars(select(MemoryRow)))
             s.expunge_all()
         return [(row, np.frombuffer(row.embedding, dtype=np.float32)) for row in rows]
+
+
+@contextmanager
+def _reaching(done: str) -> Iterator[None]:
+    """The desk's database away (down, disk full, read-only) as the memory being unavailable, in words: a run goes on without it."""
+    try:
+        yield
+    except (OperationalError, InterfaceError) as exc:
+        raise ToolUnavailableError(
+            f"the evidence memory could not be {done}: the desk's database is unreachable or cannot be written"
+        ) from exc
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        raise ToolUnavailableError(f"the evidence memory could not be {done}: the connection to the desk's database was lost") from exc
 
 
 def evidence_key(evidence: Evidence) -> str:

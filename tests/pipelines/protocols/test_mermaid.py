@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine
 
 from pipelines.core.events import (
     BeliefRead,
@@ -14,12 +15,15 @@ from pipelines.core.events import (
     QueryIssued,
     ReasoningStepTaken,
     StageFailed,
+    VerdictReached,
     WebSearchUnavailable,
 )
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
+from pipelines.run.tools.memory import EvidenceMemory
 from pipelines.stages.decomposition import parse_triplets
 from tests.fakes import ScriptedFake, make_services, protocol_config, with_settings
+from tests.faults import StoreOutage
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 UNSETTLED = "Vitamin D supplements cure baldness in cats"  # no exhibit of the demo corpus settles it: the researcher searches
@@ -144,3 +148,26 @@ def test_the_forced_answer_is_the_last_step_prompt_with_the_order_to_answer(demo
     assert forced.startswith(before_the_steps) and len(before_the_steps) > 400
     assert "Step 2: " in forced and forced.rstrip().endswith("from the evidence you have.")
     assert "Step 3 of 3. Your steps are used up" in forced
+
+
+def test_the_memory_away_mid_run_leaves_the_run_going_and_says_what_was_not_recalled_or_kept(fresh: Services) -> None:
+    # The memory lives in the desk's database; when it was away a recall raised out of the protocol and the run ended
+    # "internal error (please report)". It is an aid: the run goes on without it, and the page says what was missed.
+    list(stream_run(CLAIM, protocol_config("mermaid"), fresh))
+    kept = fresh.memory.count()  # type: ignore[union-attr]
+    fresh.memory = EvidenceMemory(create_engine(fresh.memory.engine.url), fresh.memory._embedder)  # type: ignore[union-attr]
+    outage = StoreOutage(fresh.memory.engine)  # the memory's own connection: the run store keeps taking events
+    outage.start()
+    try:
+        events = list(stream_run(RELATED, protocol_config("mermaid"), fresh))
+    finally:
+        outage.stop()
+        outage.remove()
+
+    assert isinstance(events[-1], VerdictReached)
+    said = [e.reason for e in events if isinstance(e, StageFailed) and e.stage == "memory"]
+    assert any("could not be read" in r and "goes on without it" in r for r in said), said
+    assert any("could not be kept" in r and "not kept for later claims" in r for r in said), said
+    assert not any(isinstance(e, MemoryUpdated | MemoryRecalled) for e in events)
+    assert all("Traceback" not in r and "SELECT" not in r for r in said)
+    assert fresh.memory.count() == kept, "what was kept before is still there"
