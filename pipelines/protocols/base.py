@@ -37,6 +37,7 @@ class CardFacts:
     how_decided: str = ""
     how_decided_by: Mapping[str, str] = field(default_factory=dict)
     confidence_source: str = "as the protocol computed it"
+    unsettled_confidence_source: str = ""  # where a NOT ENOUGH INFO verdict's confidence comes from, where that is another number
     no_confidence: str = "this protocol's verdict is a label a model wrote, with no probability or vote behind it."
     quotes_model: bool = True  # the card quotes the model's own words of the ruling (desk's are its weighing, said already)
     debate_note: str = ""  # said when its run held a debate stage (desk debates only where strong exhibits conflict)

@@ -26,7 +26,7 @@ from pipelines.core.text.safety import public_http_url
 from pipelines.core.text.stopwords import STOPWORDS
 from pipelines.protocols.base import CardFacts, exhibit_reader, find_protocol
 from pipelines.record.digest import RunDigest, describe_intervention
-from pipelines.record.labels import COMMON_LABELS, CardLabel, checker_label, common_label, protocol_words
+from pipelines.record.labels import COMMON_LABELS, CardLabel, canonical, checker_label, common_label, protocol_words
 from pipelines.run.llm.registry import get_backend
 from pipelines.stages.argument import strip_label_line
 from pipelines.stages.exhibit_reading import CALIBRATED, NOT_DEBATED
@@ -197,7 +197,8 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
     ground = _ground(run, verdict)
     facts = _facts(run, verdict)
     if verdict.confidence is not None:
-        source = facts.confidence_source
+        unsettled = canonical(verdict.label) == "NOT ENOUGH INFO" and facts.unsettled_confidence_source
+        source = facts.unsettled_confidence_source if unsettled else facts.confidence_source
         if ground == UNMEASURED:
             confidence_note = (
                 f"a ranking of this claim among others, not a frequency (this reader was not measured on this ground), from {source}"
@@ -339,7 +340,13 @@ def _facts(run: RunDigest, verdict: Verdict | None = None) -> CardFacts:
     facts = protocol.card if protocol is not None else CardFacts()
     if verdict is not None and verdict.decided_by == CALIBRATED:  # the debate ran; its ruling is beside, the number is the reading's
         how = f"{facts.how(verdict.decided_by)} {CALIBRATED_HOW}".strip()
-        return replace(facts, how_decided=how, how_decided_by={}, confidence_source=reading.confidence_source)
+        return replace(
+            facts,
+            how_decided=how,
+            how_decided_by={},
+            confidence_source=reading.confidence_source,
+            unsettled_confidence_source=reading.unsettled_confidence_source,
+        )
     return facts
 
 

@@ -7,11 +7,12 @@ import pytest
 from corpora.base import split_sentences
 from pipelines.core.domain import Evidence, Verdict
 from pipelines.core.events import EvidenceRetrieved, RunStarted, VerdictOverridden, VerdictReached
-from pipelines.protocols.base import PROTOCOLS
+from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.digest import Cost, digest
 from pipelines.record.verdict_card import COMMON_LABELS, closest_sentences, common_label, model_caveat, verdict_card
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
+from pipelines.stages.exhibit_reading import CALIBRATED
 from tests.fakes import fake_config
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
@@ -136,3 +137,23 @@ def test_every_protocol_says_on_its_registration_how_it_decides_and_where_its_co
         card = get_protocol(name).card
         assert card.how_decided, f"{name} does not say how it decides"
         assert card.confidence_source and card.no_confidence
+
+
+@pytest.mark.parametrize("protocol, decided_by", [("desk", "calibrated exhibit stances"), ("radar", CALIBRATED)])
+def test_a_not_enough_info_reading_says_what_its_number_is_not_the_probability_of_the_label(protocol: str, decided_by: str) -> None:
+    # Seen on a replay: "Confidence 0.35 from the probability of the label" on a NOT ENOUGH INFO verdict whose reading was
+    # supported 65% against refuted 35% of what addresses the claim, beside a belief of 22% for NOT ENOUGH INFO.
+    def card_of(label: str, confidence: float) -> str:
+        events = [
+            RunStarted(run_id="r", claim="c", protocol=protocol, config={"judge": {"backend": "embedded"}}, at=1.0),
+            VerdictReached(verdict=Verdict(label=label, confidence=confidence, decided_by=decided_by), at=2.0),
+        ]
+        card = verdict_card(digest(events))
+        assert card is not None and card.model is not None
+        return card.model.confidence_note
+
+    reading = get_protocol("desk").card
+    unsettled, sided = card_of("NOT ENOUGH INFO", 0.35), card_of("SUPPORTS", 0.8)
+    assert reading.unsettled_confidence_source in unsettled and "the weaker side's share" in unsettled
+    assert "probability of the label" not in unsettled
+    assert reading.confidence_source in sided and "weaker side" not in sided
