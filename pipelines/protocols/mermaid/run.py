@@ -358,10 +358,13 @@ async def _keep(ctx: RunContext, decomposition: Decomposition, seen: dict[str, E
         added, refreshed = await asyncio.to_thread(
             memory.remember, found, claim=ctx.claim.text, topic=decomposition.topic, entities=decomposition.entities(), run_id=ctx.run_id
         )
-        await asyncio.to_thread(memory.mark_used, used)
     except ToolUnavailableError as exc:  # the verdict stands; only the memory for later claims misses this run's evidence
         ctx.emit(StageFailed(stage="memory", reason=f"{exc}; what this run found was not kept for later claims"))
         return
+    try:
+        await asyncio.to_thread(memory.mark_used, used)
+    except ToolUnavailableError as exc:
+        ctx.emit(StageFailed(stage="memory", reason=f"{exc}; the recalled items the answer used are not counted as used"))
     ctx.emit(MemoryUpdated(added=added, refreshed=refreshed))
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine
 
+from pipelines.core.errors import ToolUnavailableError
 from pipelines.core.events import (
     BeliefRead,
     ClaimDecomposed,
@@ -171,3 +172,21 @@ def test_the_memory_away_mid_run_leaves_the_run_going_and_says_what_was_not_reca
     assert not any(isinstance(e, MemoryUpdated | MemoryRecalled) for e in events)
     assert all("Traceback" not in r and "SELECT" not in r for r in said)
     assert fresh.memory.count() == kept, "what was kept before is still there"
+
+
+def test_a_use_count_that_cannot_be_written_leaves_what_was_kept_said_as_kept(fresh: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    list(stream_run(CLAIM, protocol_config("mermaid"), fresh))
+
+    def away(keys: object) -> None:
+        raise ToolUnavailableError("the evidence memory could not be updated: the desk's database is unreachable or cannot be written")
+
+    monkeypatch.setattr(fresh.memory, "mark_used", away)
+    events = list(stream_run(RELATED, protocol_config("mermaid"), fresh))
+
+    assert events[-1].verdict.cited, "(the answer rests on recalled items, so their use is counted)"  # type: ignore[attr-defined]
+    said = [e.reason for e in events if isinstance(e, StageFailed) and e.stage == "memory"]
+    assert said == [
+        "the evidence memory could not be updated: the desk's database is unreachable or cannot be written; the recalled items "
+        "the answer used are not counted as used"
+    ]
+    assert any(isinstance(e, MemoryUpdated) for e in events), "what was kept is said to be kept"
