@@ -11,9 +11,9 @@ from pydantic.fields import FieldInfo
 
 from components.state import CONFIG_PREFIX
 from pipelines.core.config import ROLES, BeliefConfig, ModelSpec, RunConfig, describe_invalid
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.text.safety import escape_markdown
 from pipelines.protocols.base import get_protocol, protocol_names
-from pipelines.record.outage import is_store_fault
 from pipelines.record.store import RunFilter, RunStore
 from pipelines.record.verdict_card import model_caveat
 from pipelines.record.wall_time import WallTime, models_of, typical_wall_time

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.errors import StoreUnavailableError
 from pipelines.core.events import Event, ModelCallCompleted
-from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.outage import fault_message
 from pipelines.record.spill import Spill, replay_spills
 from pipelines.record.store import OWNER, RunStatus, RunStore
 

@@ -1,8 +1,9 @@
-"""Whether an error means the run store is away or cannot be written, and how to say so to a person.
+"""How to say to a person that the run store is away or cannot be written.
 
 A database that stopped answering, a full disk and a read-only folder all reach the code as
-SQLAlchemy's ``OperationalError`` (or an ``OSError`` from the disk); they are worth waiting
-for and must be told plainly, with where the store is and never the SQL that failed.
+SQLAlchemy's ``OperationalError`` (or an ``OSError`` from the disk; which errors those are:
+``pipelines/core/database/faults.py``); they are worth waiting for and must be told plainly,
+with where the store is and never the SQL that failed.
 """
 
 from __future__ import annotations
@@ -12,20 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import ArgumentError
 
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.errors import StoreUnavailableError
-
-_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
-
-
-def is_store_fault(exc: BaseException) -> bool:
-    """The store is away or cannot be written (worth waiting for), not a bug or a refusal."""
-    if isinstance(exc, OperationalError | InterfaceError):
-        return True
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS
 
 
 def fault_message(url: str, exc: BaseException) -> str:

@@ -48,9 +48,10 @@ from typing import IO, Any
 
 from cryptography.hazmat.primitives import serialization
 
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.events import Event, dump_event, parse_event
 from pipelines.record import chain
-from pipelines.record.outage import is_store_fault, store_key
+from pipelines.record.outage import store_key
 from pipelines.record.signing import desk_key
 from pipelines.record.store import RunStatus, RunStore
 

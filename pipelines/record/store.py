@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from pipelines import __version__
 from pipelines.core.database import migrations
 from pipelines.core.database.engine import connect
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import DeskSettingChangeRow, DeskSettingRow, EventRow, JournalRow, RunRow
 from pipelines.core.errors import RunBusyError, StoreUnavailableError
@@ -40,7 +41,7 @@ from pipelines.core.events import Event, RunInterrupted, RunResumed, dump_event,
 from pipelines.record import chain
 from pipelines.record.digest import Cost, digest
 from pipelines.record.labels import COMMON_LABELS, common_label
-from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.outage import fault_message
 
 RunStatus = Literal["running", "completed", "failed", "interrupted"]
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)

@@ -27,12 +27,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from pipelines.core.config import ROLES, BudgetConfig, RunConfig, describe_invalid, load_run_config, parse_prices
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.database.tables import DeskSettingChangeRow, DeskSettingRow
 from pipelines.core.errors import DebateDeskError, StoreUnavailableError
 from pipelines.core.text.urls import scrub_url
 from pipelines.newsroom.access.roles import ALLOWED, NotAllowedError, require_role
 from pipelines.newsroom.access.users import User
-from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.outage import fault_message
 from pipelines.record.store import RunStore
 from pipelines.run.llm.registry import get_backend
 

@@ -18,11 +18,12 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.errors import DebateDeskError, StoreUnavailableError
 from pipelines.core.events import ArgumentDelta, Event, ModelCallCompleted, RunFailed, RunInterrupted
 from pipelines.record.event_writer import EventWriter, StorePaused
 from pipelines.record.journal import EventDeduper, Journal
-from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.outage import fault_message
 from pipelines.record.redaction import Redactor, StreamRedactor
 from pipelines.record.store import RunStore
 from pipelines.run.llm.limits import Budget, BudgetExhaustedError

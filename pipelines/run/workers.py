@@ -34,9 +34,10 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
 from pipelines.core.config import ROLES, RunConfig, load_run_config
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.errors import DebateDeskError, RunBusyError, StoreUnavailableError
 from pipelines.newsroom.access.roles import Person, acting_name
-from pipelines.record.outage import fault_message, is_store_fault
+from pipelines.record.outage import fault_message
 from pipelines.record.spill import replay_spills, spill_dir
 from pipelines.record.store import RunRow, RunStore, busy_message
 from pipelines.run.batch import BatchItem, ClaimOutcome, outcome_from_events

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Engine, create_engine, delete, func, select
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 from pipelines.core.database import migrations
+from pipelines.core.database.faults import is_store_fault
 from pipelines.core.database.rows import from_columns
 from pipelines.core.database.tables import MemoryRow
 from pipelines.core.domain import Evidence
@@ -178,14 +178,12 @@ def _reaching(done: str) -> Iterator[None]:
     """The desk's database away (down, disk full, read-only) as the memory being unavailable, in words: a run goes on without it."""
     try:
         yield
-    except (OperationalError, InterfaceError) as exc:
+    except Exception as exc:
+        if not is_store_fault(exc):  # the run store's own test of the same database (core/database/faults.py)
+            raise
         raise ToolUnavailableError(
             f"the evidence memory could not be {done}: the desk's database is unreachable or cannot be written"
         ) from exc
-    except DBAPIError as exc:
-        if not exc.connection_invalidated:
-            raise
-        raise ToolUnavailableError(f"the evidence memory could not be {done}: the connection to the desk's database was lost") from exc
 
 
 def evidence_key(evidence: Evidence) -> str:
