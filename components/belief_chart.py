@@ -23,12 +23,19 @@ from pipelines.core.text.safety import escape_markdown
 from pipelines.eval.labels import canonical
 from pipelines.record.labels import common_label
 from pipelines.stages.belief import READ_AGAIN
-from pipelines.stages.exhibit_reading import CALIBRATED
+from pipelines.stages.exhibit_reading import CALIBRATED, NOT_DEBATED
 
 COLOURS = {"SUPPORTS": "#2ca02c", "REFUTES": "#d62728", "NOT ENOUGH INFO": "#7f7f7f"}
 LINES = tuple((label, name, COLOURS[label]) for label, name in BELIEF_WORDS.items())  # (label, name, colour)
 WORDS = BELIEF_WORDS
 VERDICT_X = "verdict"
+FROM_READING = (CALIBRATED, *NOT_DEBATED)  # the decided_by of a verdict that is desk's calibrated reading of the exhibits
+UNSETTLED_NUMBER = "desk's confidence, not p(not enough info)"  # what such a NOT ENOUGH INFO verdict's number is (the card says how)
+
+
+def is_the_reading(readings: Sequence[BeliefRead], verdict: Verdict) -> bool:
+    """Whether the verdict is the last reading itself, calibrated (not a ruling compared with it)."""
+    return bool(readings) and verdict.decided_by in FROM_READING and readings[-1].method == "exhibits"
 
 
 def reading_name(reading: BeliefRead) -> str:
@@ -73,16 +80,21 @@ def build_belief_figure(readings: Sequence[BeliefRead], verdict: Verdict | None 
         )
     side = canonical(verdict.label) if verdict is not None else None
     if verdict is not None and verdict.confidence is not None and side is not None:
-        colour = COLOURS[side]
+        said = f"{common_label(verdict.label)} {percent(verdict.confidence)}"
+        # A NOT ENOUGH INFO verdict that is desk's reading states desk's confidence, not a point of the lines: a star at 35%
+        # beside a grey line at 22% read as two probabilities of one thing. The legend says what it is; the star is hollow.
+        unsettled = side == "NOT ENOUGH INFO" and is_the_reading(ordered, verdict)
+        name = f"verdict: {said} ({UNSETTLED_NUMBER})" if unsettled else f"verdict: {said}"
         figure.add_trace(
             go.Scatter(
                 x=[VERDICT_X],
                 y=[verdict.confidence],
                 mode="markers+text",
-                name=f"verdict: {common_label(verdict.label)} {percent(verdict.confidence)}",
-                text=[f"{common_label(verdict.label)} {percent(verdict.confidence)}"],
-                textposition="top center",
-                marker={"symbol": "star", "size": 16, "color": colour},
+                name=name,
+                text=[said],
+                textposition="top left",  # the verdict is the last category, at the chart's right edge: centred, it was clipped
+                hovertext=[name],
+                marker={"symbol": "star-open" if unsettled else "star", "size": 16, "color": COLOURS[side]},
             )
         )
     figure.update_layout(
@@ -134,7 +146,7 @@ def verdict_line(readings: Sequence[BeliefRead], verdict: Verdict | None) -> str
     side = canonical(verdict.label)
     stated = f" ({percent(verdict.confidence)})" if verdict.confidence is not None else " (it states no confidence)"
     largest = f"{WORDS[believed]} {percent(last.probabilities.get(believed, 0.0))}"
-    if verdict.decided_by == CALIBRATED and last.method == "exhibits":
+    if is_the_reading(readings, verdict):
         # The verdict is this reading itself, its label taken against the share a side needs, not as its largest part: on a
         # NOT ENOUGH INFO verdict "differs from the judge's last belief, supported 50%" read as a contradiction.
         said = f"The verdict {common_label(verdict.label)}{stated} is the last reading itself, calibrated"

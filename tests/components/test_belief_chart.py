@@ -3,7 +3,7 @@
 from components.belief_chart import belief_caption, belief_lines, biggest_move, build_belief_figure, verdict_line
 from pipelines.core.domain import Verdict
 from pipelines.core.events import BeliefRead
-from pipelines.stages.exhibit_reading import CALIBRATED
+from pipelines.stages.exhibit_reading import CALIBRATED, SETTLED
 
 
 def _read(round: int, s: float, r: float, over: str = "") -> BeliefRead:
@@ -55,6 +55,22 @@ def test_a_calibrated_verdict_is_said_to_be_the_last_reading_not_to_differ_from_
     assert verdict_line(weighed, sided) == "The verdict SUPPORTED (64%) is the last reading itself, calibrated."
     asked = [_read(0, 0.5, 0.28)]  # a belief asked of the judge, not weighed: the verdict is compared with it as before
     assert "differs from the judge's last belief" in verdict_line(asked, unsettled)
+
+
+def test_a_not_enough_info_verdict_of_the_reading_is_not_drawn_as_a_probability_of_not_enough_info() -> None:
+    # Seen on a mermaid replay: a filled grey star "NOT ENOUGH INFO 35%" beside the grey p(not enough info) line at 22%; the
+    # 35% is desk's confidence in NOT ENOUGH INFO (the weaker side's share), which the card says and the legend did not.
+    weighed = [_read(0, 0.5, 0.28).model_copy(update={"method": "exhibits"})]
+    for decided_by in (CALIBRATED, SETTLED):
+        star = build_belief_figure(weighed, Verdict(label="NOT ENOUGH INFO", confidence=0.35, decided_by=decided_by)).data[3]
+        assert star.name == "verdict: NOT ENOUGH INFO 35% (desk's confidence, not p(not enough info))", decided_by
+        assert star.marker.symbol == "star-open" and star.y == (0.35,)
+    sided = build_belief_figure(weighed, Verdict(label="SUPPORTS", confidence=0.7, decided_by=CALIBRATED)).data[3]
+    assert sided.name == "verdict: SUPPORTED 70%" and sided.marker.symbol == "star", "a side's confidence is its probability"
+    asked = build_belief_figure([_read(0, 0.5, 0.28)], Verdict(label="NOT ENOUGH INFO", confidence=0.35, decided_by="judge")).data[3]
+    assert asked.name == "verdict: NOT ENOUGH INFO 35%" and asked.marker.symbol == "star", "a judge's ruling is drawn as before"
+    said = verdict_line(weighed, Verdict(label="NOT ENOUGH INFO", confidence=0.35, rationale="Neither side.", decided_by=SETTLED))
+    assert "is the last reading itself" in said and "differs" not in said, "a debate not run: its verdict is the reading too"
 
 
 def test_each_reading_is_named_for_the_moment_it_was_read_after() -> None:
