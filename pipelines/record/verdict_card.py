@@ -244,12 +244,15 @@ def _ground(run: RunDigest, verdict: Verdict) -> str:
 def reading_note(run: RunDigest) -> str:
     """What the exhibits' reading covered: how many exhibits and sentences were read, and why the rest could not matter."""
     aggregated = run.aggregated
-    if aggregated is None or not aggregated.read:
+    if aggregated is None or not (aggregated.read or aggregated.set_aside):
         return ""
     section = run.config.get(exhibit_reader(), {}) if isinstance(run.config, dict) else {}
     what = "each whole document" if isinstance(section, dict) and section.get("unit") == "document" else "each passage whole"
+    aside = _aside_note(aggregated.set_aside, section.get("min_likeness") if isinstance(section, dict) else None, aggregated.read)
+    if not aggregated.read:
+        return aside.strip()
     if not aggregated.found or aggregated.bound is None:
-        return f"Read {aggregated.read} exhibits ({what})."
+        return f"Read {aggregated.read} exhibits ({what}).{aside}"
     low, high = aggregated.bound
     left = aggregated.found - aggregated.read
     note = (
@@ -262,7 +265,19 @@ def reading_note(run: RunDigest) -> str:
         note += (
             " Unless one of them contradicts a strong exhibit read here: that would have started a debate, which the bound does not cover."
         )
-    return note
+    return note + aside
+
+
+def _aside_note(set_aside: int, floor: object, read: int) -> str:
+    """The passages the search found and desk did not read, as too far from the claim ('' when none was set aside)."""
+    if not set_aside:
+        return ""
+    than = f" than {floor:.2f}" if isinstance(floor, int | float) else ""
+    why = f"further from the claim in meaning{than} (MiniLM likeness; setting: Least likeness to the claim)"
+    if not read:
+        return f" None of the {set_aside} passages the search found was read: each was {why}."
+    were = "was" if set_aside == 1 else "were"
+    return f" {set_aside} more passage{'' if set_aside == 1 else 's'} the search found {were} set aside unread, {why}."
 
 
 def rulings_line(verdict: Verdict) -> str:

@@ -11,8 +11,9 @@ of ``RunConfig`` whose protocol declares ``reads_exhibits`` (``exhibit_settings`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from pipelines.calibration.files import Calibration, calibration_mismatch, load_calibration
 from pipelines.calibration.ground import MEASURED, reading_ground
@@ -25,7 +26,7 @@ from pipelines.protocols.base import exhibit_reader
 from pipelines.protocols.desk.settings import DeskConfig
 from pipelines.run.context import Review, RunContext
 from pipelines.run.llm.client import LLM
-from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences
+from pipelines.stages.exhibits import as_documents, gather_exhibits, quote_sentences, set_aside_far
 from pipelines.stages.stance import (
     STANCE_WORDS,
     Stance,
@@ -83,23 +84,38 @@ async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
     exhibits: list[Evidence] = []
     if not decision.stop:
         ctx.emit(StageStarted(stage="exhibits", detail=f"searching for at most {cfg.exhibits} exhibits"))
-        exhibits = await gather_exhibits(
+        found = await gather_exhibits(
             ctx, agent=CLERK, queries=[query], limit=cfg.exhibits, rewrites=cfg.rewrites, extra_queries=decision.extra_queries
         )
-        ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits"))
+        searched = [e for e in found if e.found_by == HUMAN_CHECKER]  # what the checker searched for is read, however far
+        exhibits, aside = await set_aside_far(ctx.tools.embedder, claim, [e for e in found if e not in searched], cfg.min_likeness)
+        exhibits += searched
+        ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits" + _aside_words(aside, cfg.min_likeness)))
         decision = await ctx.review(1, {}) if review else Review()
         if decision.extra_queries:
             exhibits += await gather_exhibits(
                 ctx, agent=HUMAN_CHECKER, queries=list(decision.extra_queries), limit=cfg.exhibits, rewrites=0
             )
     exhibits += [e for e in ctx.pool.values() if e.source == "user" and e not in exhibits]  # evidence the checker pasted
-    return await read_these(ctx, ctx.usable(exhibits))
+    return await read_these(ctx, ctx.usable(exhibits), set_aside=len(aside))
 
 
-async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 1, limit: int = 0) -> Reading:
+def _aside_words(aside: Sequence[tuple[Evidence, float]], floor: float) -> str:
+    """The exhibits stage's closing words for what was set aside as too far from the claim ('' when nothing was)."""
+    if not aside:
+        return ""
+    named = "; ".join(
+        f"{e.id} “{e.title or e.text[:60]}” ({math.floor(x * 100) / 100:.2f})" for e, x in aside[:5]
+    )  # never shown at the floor
+    more = f" and {len(aside) - 5} more" if len(aside) > 5 else ""
+    return f"; {len(aside)} more found were set aside unread, further from the claim in meaning than {floor:.2f}: {named}{more}"
+
+
+async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 1, limit: int = 0, set_aside: int = 0) -> Reading:
     """Steps 2-3 over ``exhibits`` (retrieval order): each one's stance, and the calibrated verdict they support.
 
-    ``limit``: the most exhibits they were chosen under (0: ``desk.exhibits``), checked against the calibration's fit.
+    ``limit``: the most exhibits they were chosen under (0: ``desk.exhibits``), checked against the calibration's fit;
+    ``set_aside``: how many more the search found that were too far from the claim to read (the card counts them).
     """
     cfg = exhibit_settings(ctx.config)
     claim = ctx.claim.text
@@ -133,7 +149,9 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
     if mismatch:
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
     read = [e for e in exhibits if e.id in stances]
-    result = _aggregate(ctx, list(stances.values()), calibration, read, round=round, debated=False, found=len(exhibits), bounds=bounds)
+    result = _aggregate(
+        ctx, list(stances.values()), calibration, read, round=round, debated=False, found=len(exhibits), bounds=bounds, set_aside=set_aside
+    )
     return Reading(read, read_as, stances, quotes, negation, calibration, result, bounds, mismatch)
 
 
@@ -185,16 +203,26 @@ def _aggregate(
     debated: bool,
     found: int = 0,
     bounds: Bounds | None = None,
+    set_aside: int = 0,
 ) -> Aggregate:
     cfg = exhibit_settings(ctx.config)
     result = aggregate(stances, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at)
+    if not stances and set_aside:
+        result = replace(result, reason=f"None of the {set_aside} passages the search found is close enough to the claim to read.")
     recorded = asdict(result)
     del recorded["contested"]  # which exhibits the debate takes up: the run shows it by debating them
     reading = {"found": found, "bound": (bounds.low, bounds.high)} if bounds is not None else {}
     ground = reading_ground(calibration, ctx.config.corpus, exhibits)
     ctx.emit(
         VerdictAggregated(
-            round=round, debated=debated, read=len(stances), ground=ground.kind, ground_note=ground.words, **reading, **recorded
+            round=round,
+            debated=debated,
+            read=len(stances),
+            set_aside=set_aside,
+            ground=ground.kind,
+            ground_note=ground.words,
+            **reading,
+            **recorded,
         )
     )
     return result

@@ -72,6 +72,27 @@ def interleave(ranked: Sequence[Sequence[Evidence]], limit: int) -> list[Evidenc
     return kept
 
 
+async def set_aside_far(
+    embedder: Embedder, claim: str, exhibits: Sequence[Evidence], floor: float
+) -> tuple[list[Evidence], list[tuple[Evidence, float]]]:
+    """The exhibits at least ``floor`` alike to the claim in meaning (MiniLM cosine of claim and passage), and those set aside.
+
+    A search always returns its nearest passages, near or not; on a corpus with nothing on the claim this model reads some
+    of them as support. ``floor`` 0 keeps them all. Order is kept.
+    """
+    if floor <= 0 or not exhibits:
+        return list(exhibits), []
+    likeness = await asyncio.to_thread(_likeness, embedder, claim, exhibits)
+    kept = [e for e, x in zip(exhibits, likeness, strict=True) if x >= floor]
+    aside = [(e, x) for e, x in zip(exhibits, likeness, strict=True) if x < floor]
+    return kept, aside
+
+
+def _likeness(embedder: Embedder, claim: str, exhibits: Sequence[Evidence]) -> list[float]:
+    vectors = embedder.embed([claim, *(e.text for e in exhibits)])
+    return [float(x) for x in vectors[1:] @ vectors[0]]
+
+
 async def quote_sentences(embedder: Embedder, claim: str, exhibits: Sequence[Evidence], n: int) -> dict[str, tuple[str, ...]]:
     """Each exhibit's ``n`` sentences closest in meaning to the claim, in the passage's order."""
     return await asyncio.to_thread(_quote, embedder, claim, exhibits, n)

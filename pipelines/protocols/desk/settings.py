@@ -10,6 +10,7 @@ from pipelines.protocols.base import ProtocolSettings
 
 StanceReader = Literal["both", "separate", "contrast", "verdict"]  # what desk asks of each exhibit (pipelines/stages/stance.py)
 CONTRAST_SHARE = 0.3  # the contrast question's weight with the reader "both", fitted on Check-COVID train (pipelines/calibration)
+MIN_LIKENESS = 0.15  # the highest multiple of 0.05 keeping 99% of the deciding documents among the exhibits on two beats' train claims
 
 
 class DeskConfig(ProtocolSettings):
@@ -31,6 +32,8 @@ class DeskConfig(ProtocolSettings):
     """For the separate question: the model writes the claim's opposite (one call) and every exhibit is read against it as well, its supports counted as the claim's contradicts: this cancels the model's lean towards one answer, at twice the reading calls. The contrast question always reads the opposite; the verdict question never does."""
     shots: int = Field(default=0, ge=0, le=3, title="Worked examples")
     """Worked examples from Check-COVID train shown before each reading (one passage that supports its claim, one that does not address it, one that contradicts it)."""
+    min_likeness: float = Field(default=MIN_LIKENESS, ge=0.0, le=1.0, title="Least likeness to the claim")
+    """An exhibit the search found whose passage is further from the claim in meaning than this (MiniLM cosine) is set aside unread, and the card counts it: on a corpus with nothing on the claim the search still returns its 25 nearest passages, and this model reads some of them as support (a passage on the Moon landings 'supported' a claim about hand washing). 0.15 keeps every deciding document of 110 Check-COVID train claims and of 400 LIAR-PLUS train claims; 0 reads every exhibit found (docs/measurements/2026-12-05-exhibit-likeness.md). What the checker searched for or pasted is always read."""
     quotes: int = Field(default=2, ge=1, le=5, title="Quoted sentences")
     """Sentences quoted from each exhibit (those closest to the claim)."""
     stop_early: bool = Field(default=True, title="Stop when settled")

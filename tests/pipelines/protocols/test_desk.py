@@ -517,3 +517,32 @@ def test_desk_asks_the_verdict_question_without_writing_an_opposite(services: Se
     stances = [e for e in events if isinstance(e, ExhibitStanceRead)]
     assert stances and all(len(s.per_order) == 2 for s in stances)
     assert events[-1].verdict.label == "SUPPORTS"  # type: ignore[attr-defined]
+
+
+def test_passages_far_from_the_claim_are_set_aside_unread_and_the_card_counts_them(services: Services) -> None:
+    # Seen in the browser on the demo corpus, which holds nothing on hand washing: its 25 nearest passages were read and
+    # "The Apollo Moon landings" was the first exhibit the SUPPORTED verdict rested on.
+    claim = "Washing hands with soap reduces the spread of infections"
+    events = list(stream_run(claim, desk_config(exhibits=25), services))
+    found = {e.evidence.id: e.evidence for e in events if isinstance(e, EvidenceRetrieved)}
+    read = [found[e.evidence_id] for e in events if isinstance(e, ExhibitStanceRead)]
+    aggregated = [e for e in events if isinstance(e, VerdictAggregated)][-1]
+    assert 0 < aggregated.set_aside == len(found) - len(read) and aggregated.read == len(read)
+    likeness = services.embedder.embed([claim, *(e.text for e in found.values())])
+    alike = dict(zip(found, (likeness[1:] @ likeness[0]).tolist(), strict=True))
+    assert all(alike[e.id] >= 0.15 for e in read) and all(x < 0.15 for i, x in alike.items() if i not in {e.id for e in read})
+    assert not any("Moon" in e.title for e in read)
+    said = [e.detail for e in events if isinstance(e, StageCompleted) and e.stage == "exhibits"][-1]
+    assert f"{aggregated.set_aside} more found were set aside unread, further from the claim in meaning than 0.15" in said
+    note = verdict_card(digest(events)).model.reading_note  # type: ignore[union-attr]
+    assert note.startswith(f"Read {len(read)} exhibits") and f"{aggregated.set_aside} more passages the search found were set aside" in note
+
+    everything = list(stream_run(claim, desk_config(exhibits=25, min_likeness=0.0), services))
+    assert [e for e in everything if isinstance(e, VerdictAggregated)][-1].read == len(found), "0 reads every exhibit found"
+
+    nothing = list(stream_run(claim, desk_config(exhibits=25, min_likeness=0.95), services))
+    verdict = nothing[-1].verdict  # type: ignore[attr-defined]
+    assert not any(isinstance(e, ExhibitStanceRead) for e in nothing) and verdict.label == "NOT ENOUGH INFO"
+    assert verdict.rationale == f"None of the {len(found)} passages the search found is close enough to the claim to read."
+    note = verdict_card(digest(nothing)).model.reading_note  # type: ignore[union-attr]
+    assert note.startswith(f"None of the {len(found)} passages the search found was read: each was further from the claim")
