@@ -82,6 +82,7 @@ async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
     decision = await ctx.review(0, {CLERK: claim[:300]}) if review else Review()
     query = decision.queries.get(CLERK, claim[:300])
     exhibits: list[Evidence] = []
+    aside: list[tuple[Evidence, float]] = []
     if not decision.stop:
         ctx.emit(StageStarted(stage="exhibits", detail=f"searching for at most {cfg.exhibits} exhibits"))
         found = await gather_exhibits(

@@ -253,3 +253,24 @@ def test_a_gate_with_no_page_to_watch_waits_for_its_timeout() -> None:
     with pytest.raises(RunInterruptedError, match="no review came") as caught:
         asyncio.run(gate.wait(1, {}))
     assert not isinstance(caught.value, PauseFreedError)
+
+
+def test_desk_stopped_before_its_search_and_a_checkers_far_query_read_all_the_same(services: Services) -> None:
+    from pipelines.core.events import EvidenceRetrieved, ExhibitStanceRead, VerdictAggregated
+    from pipelines.core.personas import HUMAN_CHECKER
+
+    stopped = drive(start_run(CLAIM, step_config("desk"), services, interactive=True), lambda pending, events: Review(stop=True))
+    assert isinstance(stopped[-1], VerdictReached) and stopped[-1].verdict.label == "NOT ENOUGH INFO", "stopped before it searched"
+
+    far = "lightning strikes the same place twice"  # nothing like the claim: the clerk's search would set it aside
+
+    def decide(pending: PendingReview, events: list[Event]) -> Review:
+        return Review(extra_queries=(far,)) if pending.round == 0 else Review()
+
+    events = drive(start_run(CLAIM, with_settings(step_config("desk"), "desk", min_likeness=0.9), services, interactive=True), decide)
+    found = {e.evidence.id: e.evidence for e in events if isinstance(e, EvidenceRetrieved)}
+    read = {e.evidence_id for e in events if isinstance(e, ExhibitStanceRead)}
+    checkers = {i for i, e in found.items() if e.found_by == HUMAN_CHECKER}
+    assert read and read <= checkers, "at 0.9 nothing the clerk found is read; what the checker searched for is, however far"
+    aside = [e for e in events if isinstance(e, VerdictAggregated)][-1].set_aside
+    assert aside > 0 and aside + len(read) == 25, "of the 25 exhibits (desk.exhibits) the clerk's are set aside, the checker's read"
