@@ -1,6 +1,6 @@
 """How alike to its claim (MiniLM cosine) the passage that decides it is, on two beats, and what a floor on it would set aside.
 
-    .venv/bin/python bench/exhibit_likeness.py [--floors 0.1,0.15,0.2,0.25,0.3,0.4] [--liar-claims 400]
+    .venv/bin/python bench/exhibit_likeness.py [--floors 0.1,0.15,0.2,0.25,0.3,0.4] [--liar-claims 400] [--write FILE]
 
 No model calls. desk sets aside the exhibits further from the claim than ``desk.min_likeness``; this bench says
 where a floor starts to cost deciding documents, and what it does to the verdicts:
@@ -14,6 +14,9 @@ where a floor starts to cost deciding documents, and what it does to the verdict
   of its own ruling, the document that decides it, for the first ``--liar-claims`` claims in file order.
 
 The default floor is the highest multiple of 0.05 that keeps at least 99% of the deciding documents of both train sets.
+``--write FILE`` also writes the table the card reads when nothing found is near the claim
+(``pipelines/calibration/data/deciding-likeness.json``): the first ``--liar-claims`` claims of each beat's train split,
+each one's likeness to the nearest passage of the document that decides it.
 Folders: ``DEBATEDESK_CHECKCOVID_DIR`` (default ../shared/data/check-covid) and ``--liar-dir`` (../shared/data/liar-plus).
 """
 
@@ -101,6 +104,23 @@ def liar_plus(embedder: Embedder, folder: Path, limit: int) -> list[float]:
     return [row[0] for row in likeness]
 
 
+def check_covid_own(embedder: Embedder, folder: Path, limit: int) -> list[float]:
+    """The first ``limit`` Check-COVID train claims' likeness to their own abstract (its nearest passage)."""
+    docs = {d.id: d for d in CheckCovidLoader(folder).load_documents()}
+    lines = (folder / "covidCheck_train_composed.json").read_text(encoding="utf-8").splitlines()
+    rows = [r for r in (json.loads(line) for line in lines if line.strip()) if r["cord_id"] in docs][:limit]
+    return [row[0] for row in nearest_passage(embedder, [r["claim"] for r in rows], [[docs[r["cord_id"]]] for r in rows])]
+
+
+def write_table(path: Path, beats: dict[str, list[float]]) -> None:
+    """The shipped table the card reads (pipelines/calibration/likeness.py): each beat's likenesses, sorted."""
+    table = {
+        "measured": "2026-12-05 by bench/exhibit_likeness.py: each train claim's MiniLM cosine with the nearest passage of the document that decides it",
+        "beats": {name: sorted(round(x, 3) for x in values) for name, values in beats.items()},
+    }
+    path.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+
+
 def floor_rows(records: Sequence[dict[str, Any]], floor: float) -> dict[str, Any]:
     """What a floor keeps of one split's exhibits."""
     deciding = [x for r in records for e, x in r["likeness"].items() if _doc(r, e) == r["deciding_doc"]]
@@ -144,11 +164,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--floors", default="0,0.1,0.15,0.2,0.25,0.3,0.4", help="the floors compared, comma-separated")
     parser.add_argument("--liar-claims", type=int, default=400, help="LIAR-PLUS train claims, in file order")
     parser.add_argument("--liar-dir", type=Path, default=ROOT.parent / "shared/data/liar-plus")
+    parser.add_argument(
+        "--write", type=Path, help="also write the table the card reads (pipelines/calibration/data/deciding-likeness.json)"
+    )
     args = parser.parse_args(argv)
     floors = [float(f) for f in args.floors.split(",")]
     embedder = default_embedder()
     covid = check_covid(embedder, Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR", ROOT.parent / "shared/data/check-covid")))
     liar = liar_plus(embedder, args.liar_dir, args.liar_claims)
+    if args.write:
+        covid_folder = Path(os.environ.get("DEBATEDESK_CHECKCOVID_DIR", ROOT.parent / "shared/data/check-covid"))
+        own = check_covid_own(embedder, covid_folder, args.liar_claims)
+        write_table(args.write, {"COVID-19 claims (Check-COVID train)": own, "political claims (LIAR-PLUS train)": liar})
+        print(f"wrote {args.write}: Check-COVID train, {len(own)} claims, median {statistics.median(own):.3f}")
     print(f"LIAR-PLUS train, {len(liar)} claims: likeness to their own ruling, median {statistics.median(liar):.3f}")
     header = "| floor | Check-COVID train: deciding kept | others kept | LIAR-PLUS train: deciding kept | dev: deciding kept | exhibits kept | verdicts that differ | accuracy | AUC | ECE |"
     print(header)

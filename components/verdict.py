@@ -104,6 +104,8 @@ def _render_model(card: VerdictCard, model: ModelSide, *, heading: str, title: s
     if card.caveat is not None:
         kind, text = card.caveat
         getattr(st, kind)(escape_markdown(text))
+    if model.far_note:
+        st.warning(f"🔭 {escape_markdown(model.far_note)}")
     st.markdown("**What it rests on**")
     for exhibit in model.exhibits:
         _render_exhibit(exhibit)

@@ -644,6 +644,7 @@ class VerdictAggregated(Event):
     found: int = 0  # exhibits found when reading stopped early (desk.stop_early), else 0: every one found was read
     bound: tuple[float, float] | None = None  # p(supported) whatever the exhibits found and not read say
     set_aside: int = 0  # exhibits the search found and desk did not read: further from the claim than desk.min_likeness
+    nearest: float | None = None  # the likeness to the claim (MiniLM cosine) of the nearest passage the search found
     ground: str = ""  # "measured": its calibration was measured on this corpus; "unmeasured": a ranking only ('' before 2026-12-02)
     ground_note: str = ""  # the card's words for it (pipelines/calibration/ground.py)
 

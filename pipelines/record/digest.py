@@ -238,7 +238,10 @@ class RunDigest:
             case ev.VerdictAggregated(points_to=points_to, calibration=calibration):
                 self.points_to = dict(points_to)
                 self.calibration = calibration
-                self.aggregated = evt
+                weighed = evt
+                if self.aggregated is not None and weighed.nearest is None:  # what the search found is the run's, not one weighing's
+                    weighed = weighed.model_copy(update={"nearest": self.aggregated.nearest, "set_aside": self.aggregated.set_aside})
+                self.aggregated = weighed
             case ev.CheckerStruckEvidence(evidence_id=eid, reason=reason):
                 self.struck[eid] = reason
             case ev.CheckerAdmittedEvidence(evidence_id=eid, reason=reason):

@@ -19,6 +19,7 @@ from typing import Any
 from corpora.base import split_sentences
 from pipelines.calibration.files import calibration_origin
 from pipelines.calibration.ground import UNMEASURED
+from pipelines.calibration.likeness import far_note
 from pipelines.core.domain import Evidence, Verdict
 from pipelines.core.errors import UnknownBackendError
 from pipelines.core.events import Event, RecordImported, VerdictOverridden
@@ -77,6 +78,7 @@ class ModelSide:
     ground: str = ""  # "measured" / "unmeasured": whether the calibrated reading's probability was measured on this kind of evidence
     ground_note: str = ""  # the card's words for it (pipelines/calibration/ground.py)
     reading_note: str = ""  # what was read and what was left unread, with the bound that says the rest could not matter
+    far_note: str = ""  # when nothing the search found is near the claim: how near deciding passages were on train claims
 
     @property
     def unmeasured(self) -> bool:
@@ -226,6 +228,7 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
         ground=ground,
         ground_note=run.aggregated.ground_note if run.aggregated is not None and ground else "",
         reading_note=reading_note(run),
+        far_note=far_note(run.aggregated.nearest) if run.aggregated is not None else "",
     )
 
 

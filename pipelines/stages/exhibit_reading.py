@@ -83,13 +83,14 @@ async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
     query = decision.queries.get(CLERK, claim[:300])
     exhibits: list[Evidence] = []
     aside: list[tuple[Evidence, float]] = []
+    nearest: float | None = None
     if not decision.stop:
         ctx.emit(StageStarted(stage="exhibits", detail=f"searching for at most {cfg.exhibits} exhibits"))
         found = await gather_exhibits(
             ctx, agent=CLERK, queries=[query], limit=cfg.exhibits, rewrites=cfg.rewrites, extra_queries=decision.extra_queries
         )
         searched = [e for e in found if e.found_by == HUMAN_CHECKER]  # what the checker searched for is read, however far
-        exhibits, aside = await set_aside_far(ctx.tools.embedder, claim, [e for e in found if e not in searched], cfg.min_likeness)
+        exhibits, aside, nearest = await set_aside_far(ctx.tools.embedder, claim, [e for e in found if e not in searched], cfg.min_likeness)
         exhibits += searched
         ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits" + _aside_words(aside, cfg.min_likeness)))
         decision = await ctx.review(1, {}) if review else Review()
@@ -98,7 +99,7 @@ async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
                 ctx, agent=HUMAN_CHECKER, queries=list(decision.extra_queries), limit=cfg.exhibits, rewrites=0
             )
     exhibits += [e for e in ctx.pool.values() if e.source == "user" and e not in exhibits]  # evidence the checker pasted
-    return await read_these(ctx, ctx.usable(exhibits), set_aside=len(aside))
+    return await read_these(ctx, ctx.usable(exhibits), set_aside=len(aside), nearest=nearest)
 
 
 def _aside_words(aside: Sequence[tuple[Evidence, float]], floor: float) -> str:
@@ -112,11 +113,14 @@ def _aside_words(aside: Sequence[tuple[Evidence, float]], floor: float) -> str:
     return f"; {len(aside)} more found were set aside unread, further from the claim in meaning than {floor:.2f}: {named}{more}"
 
 
-async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 1, limit: int = 0, set_aside: int = 0) -> Reading:
+async def read_these(
+    ctx: RunContext, exhibits: list[Evidence], *, round: int = 1, limit: int = 0, set_aside: int = 0, nearest: float | None = None
+) -> Reading:
     """Steps 2-3 over ``exhibits`` (retrieval order): each one's stance, and the calibrated verdict they support.
 
     ``limit``: the most exhibits they were chosen under (0: ``desk.exhibits``), checked against the calibration's fit;
-    ``set_aside``: how many more the search found that were too far from the claim to read (the card counts them).
+    ``set_aside``: how many more the search found that were too far from the claim to read (the card counts them);
+    ``nearest``: the likeness to the claim of the nearest passage the search found (the card says when it is far).
     """
     cfg = exhibit_settings(ctx.config)
     claim = ctx.claim.text
@@ -151,7 +155,16 @@ async def read_these(ctx: RunContext, exhibits: list[Evidence], *, round: int = 
         ctx.emit(StageFailed(stage="calibration", reason=mismatch))
     read = [e for e in exhibits if e.id in stances]
     result = _aggregate(
-        ctx, list(stances.values()), calibration, read, round=round, debated=False, found=len(exhibits), bounds=bounds, set_aside=set_aside
+        ctx,
+        list(stances.values()),
+        calibration,
+        read,
+        round=round,
+        debated=False,
+        found=len(exhibits),
+        bounds=bounds,
+        set_aside=set_aside,
+        nearest=nearest,
     )
     return Reading(read, read_as, stances, quotes, negation, calibration, result, bounds, mismatch)
 
@@ -205,6 +218,7 @@ def _aggregate(
     found: int = 0,
     bounds: Bounds | None = None,
     set_aside: int = 0,
+    nearest: float | None = None,
 ) -> Aggregate:
     cfg = exhibit_settings(ctx.config)
     result = aggregate(stances, calibration, strong_at=cfg.strong_at, decide_at=cfg.decide_at)
@@ -220,6 +234,7 @@ def _aggregate(
             debated=debated,
             read=len(stances),
             set_aside=set_aside,
+            nearest=None if nearest is None else float(f"{nearest:.4f}"),  # `round` is the reading's round here
             ground=ground.kind,
             ground_note=ground.words,
             **reading,

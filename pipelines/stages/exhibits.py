@@ -74,18 +74,19 @@ def interleave(ranked: Sequence[Sequence[Evidence]], limit: int) -> list[Evidenc
 
 async def set_aside_far(
     embedder: Embedder, claim: str, exhibits: Sequence[Evidence], floor: float
-) -> tuple[list[Evidence], list[tuple[Evidence, float]]]:
-    """The exhibits at least ``floor`` alike to the claim in meaning (MiniLM cosine of claim and passage), and those set aside.
+) -> tuple[list[Evidence], list[tuple[Evidence, float]], float | None]:
+    """The exhibits at least ``floor`` alike to the claim in meaning (MiniLM cosine of claim and passage), those set aside
+    with their likeness, and the nearest one's likeness (None with no exhibit).
 
     A search always returns its nearest passages, near or not; on a corpus with nothing on the claim this model reads some
     of them as support. ``floor`` 0 keeps them all. Order is kept.
     """
-    if floor <= 0 or not exhibits:
-        return list(exhibits), []
+    if not exhibits:
+        return [], [], None
     likeness = await asyncio.to_thread(_likeness, embedder, claim, exhibits)
-    kept = [e for e, x in zip(exhibits, likeness, strict=True) if x >= floor]
-    aside = [(e, x) for e, x in zip(exhibits, likeness, strict=True) if x < floor]
-    return kept, aside
+    pairs = list(zip(exhibits, likeness, strict=True))
+    kept = [e for e, x in pairs if floor <= 0 or x >= floor]
+    return kept, [(e, x) for e, x in pairs if e not in kept], max(likeness)
 
 
 def _likeness(embedder: Embedder, claim: str, exhibits: Sequence[Evidence]) -> list[float]:

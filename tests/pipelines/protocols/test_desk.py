@@ -537,6 +537,14 @@ def test_passages_far_from_the_claim_are_set_aside_unread_and_the_card_counts_th
     note = verdict_card(digest(events)).model.reading_note  # type: ignore[union-attr]
     assert note.startswith(f"Read {len(read)} exhibits") and f"{aggregated.set_aside} more passages the search found were set aside" in note
 
+    card = verdict_card(digest(events)).model  # type: ignore[union-attr]
+    nearest = max(alike.values())
+    assert aggregated.nearest == pytest.approx(nearest, abs=1e-3) and nearest < 0.4
+    assert card.far_note.startswith(f"Nothing the search found is near the claim: the nearest passage is {nearest:.2f} alike to it")
+    assert "400 of 400 COVID-19 claims (Check-COVID train)" in card.far_note, "how near deciding passages were, from the shipped table"
+    near = list(stream_run(CLAIM, desk_config(exhibits=25), services))
+    assert verdict_card(digest(near)).model.far_note == "", "the demo holds masks: its nearest passage is near"  # type: ignore[union-attr]
+
     everything = list(stream_run(claim, desk_config(exhibits=25, min_likeness=0.0), services))
     assert [e for e in everything if isinstance(e, VerdictAggregated)][-1].read == len(found), "0 reads every exhibit found"
 
