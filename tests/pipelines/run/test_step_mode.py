@@ -274,3 +274,18 @@ def test_desk_stopped_before_its_search_and_a_checkers_far_query_read_all_the_sa
     assert read and read <= checkers, "at 0.9 nothing the clerk found is read; what the checker searched for is, however far"
     aside = [e for e in events if isinstance(e, VerdictAggregated)][-1].set_aside
     assert aside > 0 and aside + len(read) == 25, "of the 25 exhibits (desk.exhibits) the clerk's are set aside, the checker's read"
+
+
+def test_a_checkers_query_is_read_in_the_searchs_order_not_after_the_clerks(services: Services) -> None:
+    from pipelines.core.events import EvidenceRetrieved, ExhibitStanceRead
+    from pipelines.core.personas import HUMAN_CHECKER
+
+    def decide(pending: PendingReview, events: list[Event]) -> Review:
+        return Review(extra_queries=("N95 respirators healthcare workers",)) if pending.round == 0 else Review()
+
+    events = drive(start_run(CLAIM, with_settings(step_config("desk"), "desk", exhibits=10), services, interactive=True), decide)
+    by = {e.evidence.id: e.evidence.found_by for e in events if isinstance(e, EvidenceRetrieved)}
+    order = [by[e.evidence_id] for e in events if isinstance(e, ExhibitStanceRead) and e.round == 1]  # not a debate's rereading
+    assert HUMAN_CHECKER in order and order.index(HUMAN_CHECKER) < len(order) - 1 - order[::-1].index("Clerk"), (
+        "the checker's finds are interleaved with the clerk's, best first, so reading that stops early still reaches them"
+    )
