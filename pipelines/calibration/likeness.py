@@ -31,7 +31,7 @@ def deciding_likeness() -> dict[str, tuple[float, ...]]:
     return {str(name): tuple(sorted(float(x) for x in values)) for name, values in table.get("beats", {}).items()}
 
 
-def far_note(nearest: float | None) -> str:
+def far_note(nearest: float | None, *, read: int = 1) -> str:
     """The card's words when the nearest passage found is further from the claim than most deciding passages were ('' otherwise)."""
     beats = deciding_likeness()
     if nearest is None or not beats:
@@ -40,8 +40,8 @@ def far_note(nearest: float | None) -> str:
     if any(n / total < MOST for n, total in closer.values()):
         return ""
     shares = " and ".join(f"{n} of {total} {name}" for name, (n, total) in closer.items())
+    then = "; the verdict is then read from passages on other subjects" if read else ""  # none read: nothing was read from them
     return (
         f"Nothing the search found is near the claim: the nearest passage is {nearest:.2f} alike to it (MiniLM), and the passage "
-        f"that decides a claim was nearer than that for {shares}. This corpus may not hold what decides this claim; the verdict "
-        "is then read from passages on other subjects."
+        f"that decides a claim was nearer than that for {shares}. This corpus may not hold what decides this claim{then}."
     )

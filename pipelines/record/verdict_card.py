@@ -228,7 +228,7 @@ def _model_side(run: RunDigest, verdict: Verdict) -> ModelSide:
         ground=ground,
         ground_note=run.aggregated.ground_note if run.aggregated is not None and ground else "",
         reading_note=reading_note(run),
-        far_note=far_note(run.aggregated.nearest) if run.aggregated is not None else "",
+        far_note=far_note(run.aggregated.nearest, read=run.aggregated.read) if run.aggregated is not None else "",
     )
 
 
@@ -377,7 +377,9 @@ DEBATE_STAGE = "debate"  # the stage of arguing over contested exhibits (a stage
 def _reason(run: RunDigest, verdict: Verdict) -> str:
     """How the verdict was reached, in plain words, then the gist of the model's own answer."""
     facts = _facts(run, verdict)
-    how = facts.how(verdict.decided_by)
+    aggregated = run.aggregated
+    unread = aggregated is not None and not aggregated.read and aggregated.set_aside  # every passage found was set aside
+    how = "" if unread else facts.how(verdict.decided_by)  # "each exhibit was read ..." when none was
     gist = _gist(verdict.rationale)
     parts = [p for p in (how, f"In the model's words: “{gist}”" if gist and facts.quotes_model else gist) if p]
     if facts.debate_note and DEBATE_STAGE in run.by_stage:  # a protocol that debates only sometimes (desk) says it did

@@ -552,5 +552,7 @@ def test_passages_far_from_the_claim_are_set_aside_unread_and_the_card_counts_th
     verdict = nothing[-1].verdict  # type: ignore[attr-defined]
     assert not any(isinstance(e, ExhibitStanceRead) for e in nothing) and verdict.label == "NOT ENOUGH INFO"
     assert verdict.rationale == f"None of the {len(found)} passages the search found is close enough to the claim to read."
-    note = verdict_card(digest(nothing)).model.reading_note  # type: ignore[union-attr]
-    assert note.startswith(f"None of the {len(found)} passages the search found was read: each was further from the claim")
+    model = verdict_card(digest(nothing)).model
+    assert model is not None and model.reading_note.startswith(f"None of the {len(found)} passages the search found was read: each was")
+    assert model.reason == verdict.rationale, "not 'each exhibit was read ...' where none was"
+    assert model.far_note.endswith("This corpus may not hold what decides this claim."), "nothing was read from other subjects"
