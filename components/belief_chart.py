@@ -23,19 +23,18 @@ from pipelines.core.text.safety import escape_markdown
 from pipelines.eval.labels import canonical
 from pipelines.record.labels import common_label
 from pipelines.stages.belief import READ_AGAIN
-from pipelines.stages.exhibit_reading import CALIBRATED, NOT_DEBATED
+from pipelines.stages.exhibit_reading import READING_VERDICTS
 
 COLOURS = {"SUPPORTS": "#2ca02c", "REFUTES": "#d62728", "NOT ENOUGH INFO": "#7f7f7f"}
 LINES = tuple((label, name, COLOURS[label]) for label, name in BELIEF_WORDS.items())  # (label, name, colour)
 WORDS = BELIEF_WORDS
 VERDICT_X = "verdict"
-FROM_READING = (CALIBRATED, *NOT_DEBATED)  # the decided_by of a verdict that is desk's calibrated reading of the exhibits
 UNSETTLED_NUMBER = "desk's confidence, not p(not enough info)"  # what such a NOT ENOUGH INFO verdict's number is (the card says how)
 
 
 def is_the_reading(readings: Sequence[BeliefRead], verdict: Verdict) -> bool:
     """Whether the verdict is the last reading itself, calibrated (not a ruling compared with it)."""
-    return bool(readings) and verdict.decided_by in FROM_READING and readings[-1].method == "exhibits"
+    return bool(readings) and verdict.decided_by in READING_VERDICTS and readings[-1].method == "exhibits"
 
 
 def reading_name(reading: BeliefRead) -> str:

@@ -297,6 +297,8 @@ UNCONTESTED_HOW = (
     "exhibits pointed both ways, so a debate could not have changed this verdict, and it was not run (setting: belief.debate_when)."
 )
 NOT_DEBATED = {SETTLED: SETTLED_HOW, UNCONTESTED: UNCONTESTED_HOW}  # each decided_by of a debate not run, and how the card says it
+WEIGHED = "calibrated exhibit stances"  # desk's own verdict's decided_by when a calibration weighed its exhibits
+READING_VERDICTS = frozenset({WEIGHED, CALIBRATED, *NOT_DEBATED})  # every decided_by of a verdict that is the calibrated reading itself
 
 
 def why_uncontested(reading: Reading) -> str:

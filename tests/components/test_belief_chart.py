@@ -3,7 +3,7 @@
 from components.belief_chart import belief_caption, belief_lines, biggest_move, build_belief_figure, verdict_line
 from pipelines.core.domain import Verdict
 from pipelines.core.events import BeliefRead
-from pipelines.stages.exhibit_reading import CALIBRATED, SETTLED
+from pipelines.stages.exhibit_reading import CALIBRATED, SETTLED, WEIGHED
 
 
 def _read(round: int, s: float, r: float, over: str = "") -> BeliefRead:
@@ -61,7 +61,7 @@ def test_a_not_enough_info_verdict_of_the_reading_is_not_drawn_as_a_probability_
     # Seen on a mermaid replay: a filled grey star "NOT ENOUGH INFO 35%" beside the grey p(not enough info) line at 22%; the
     # 35% is desk's confidence in NOT ENOUGH INFO (the weaker side's share), which the card says and the legend did not.
     weighed = [_read(0, 0.5, 0.28).model_copy(update={"method": "exhibits"})]
-    for decided_by in (CALIBRATED, SETTLED):
+    for decided_by in (CALIBRATED, SETTLED, WEIGHED):  # a debate's verdict, a debate not run, desk's own
         star = build_belief_figure(weighed, Verdict(label="NOT ENOUGH INFO", confidence=0.35, decided_by=decided_by)).data[3]
         assert star.name == "verdict: NOT ENOUGH INFO 35% (desk's confidence, not p(not enough info))", decided_by
         assert star.marker.symbol == "star-open" and star.y == (0.35,)
@@ -71,6 +71,9 @@ def test_a_not_enough_info_verdict_of_the_reading_is_not_drawn_as_a_probability_
     assert asked.name == "verdict: NOT ENOUGH INFO 35%" and asked.marker.symbol == "star", "a judge's ruling is drawn as before"
     said = verdict_line(weighed, Verdict(label="NOT ENOUGH INFO", confidence=0.35, rationale="Neither side.", decided_by=SETTLED))
     assert "is the last reading itself" in said and "differs" not in said, "a debate not run: its verdict is the reading too"
+    # Seen on desk's own stored runs: "The verdict NOT ENOUGH INFO (49%) agrees with the judge's last belief, not enough info 36%".
+    desk = verdict_line(weighed, Verdict(label="NOT ENOUGH INFO", confidence=0.49, rationale="Neither side.", decided_by=WEIGHED))
+    assert "is the last reading itself" in desk and "agrees" not in desk, "desk's own verdict is the reading"
 
 
 def test_each_reading_is_named_for_the_moment_it_was_read_after() -> None:

@@ -28,7 +28,7 @@ from pipelines.prompts import load_prompt
 from pipelines.run.context import RunContext
 from pipelines.stages.argument import stream_turn
 from pipelines.stages.belief import READ_AGAIN, read_belief, weighed_belief
-from pipelines.stages.exhibit_reading import Reading, read_exhibits, reread_contested
+from pipelines.stages.exhibit_reading import WEIGHED, Reading, read_exhibits, reread_contested
 from pipelines.stages.retrieval import format_evidence
 from pipelines.stages.stance_aggregation import Aggregate
 
@@ -55,7 +55,7 @@ async def run_desk(ctx: RunContext) -> Verdict:
         ctx.emit(StageCompleted(stage="debate", detail="no debate: " + _why_no_debate(result)))
 
     return result.verdict(
-        decided_by="calibrated exhibit stances" if result.calibration != "uncalibrated" else "exhibit stances (uncalibrated)",
+        decided_by=WEIGHED if result.calibration != "uncalibrated" else "exhibit stances (uncalibrated)",
         stop_reason="ruled after a debate over conflicting exhibits" if debated else "ruled from the exhibits' stances",
     )
 
