@@ -89,9 +89,10 @@ async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
         found = await gather_exhibits(
             ctx, agent=CLERK, queries=[query], limit=cfg.exhibits, rewrites=cfg.rewrites, extra_queries=decision.extra_queries
         )
-        searched = [e for e in found if e.found_by == HUMAN_CHECKER]  # what the checker searched for is read, however far
-        near, aside, nearest = await set_aside_far(ctx.tools.embedder, claim, [e for e in found if e not in searched], cfg.min_likeness)
-        exhibits = [e for e in found if e in near or e in searched]  # in the search's order: best first, as reading stops
+        clerks = [e for e in found if e.found_by != HUMAN_CHECKER]  # what the checker searched for is read, however far
+        _, aside, nearest = await set_aside_far(ctx.tools.embedder, claim, clerks, cfg.min_likeness)
+        far = {e.id for e, _ in aside}
+        exhibits = [e for e in found if e.id not in far]  # in the search's order: best first, as reading stops
         ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits" + _aside_words(aside, cfg.min_likeness)))
         decision = await ctx.review(1, {}) if review else Review()
         if decision.extra_queries:

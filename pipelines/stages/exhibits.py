@@ -84,9 +84,14 @@ async def set_aside_far(
     if not exhibits:
         return [], [], None
     likeness = await asyncio.to_thread(_likeness, embedder, claim, exhibits)
-    pairs = list(zip(exhibits, likeness, strict=True))
-    kept = [e for e, x in pairs if floor <= 0 or x >= floor]
-    return kept, [(e, x) for e, x in pairs if e not in kept], max(likeness)
+    kept: list[Evidence] = []
+    aside: list[tuple[Evidence, float]] = []
+    for exhibit, x in zip(exhibits, likeness, strict=True):
+        if floor <= 0 or x >= floor:
+            kept.append(exhibit)
+        else:
+            aside.append((exhibit, x))
+    return kept, aside, max(likeness)
 
 
 def _likeness(embedder: Embedder, claim: str, exhibits: Sequence[Evidence]) -> list[float]:
