@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
 import json
 import statistics
 import sys
@@ -48,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from bench.json_lines import read_json_lines
 from bench.protocols import claims as sample_claims
 from pipelines.core.config import AppSettings, ModelSpec, RunConfig
 from pipelines.core.domain import Evidence
@@ -150,7 +150,7 @@ async def read(llm: LLM, calls: list[ModelCallCompleted], claim: str, opposite: 
 
 async def run(args: argparse.Namespace) -> None:
     out = Path(args.out)
-    done = {json.loads(line)["key"] for line in out.read_text().splitlines()} if out.exists() else set()
+    done = {row["key"] for row in read_json_lines(out, missing_ok=True)}
     settings = AppSettings(data_dir=Path(args.data_dir or tempfile.mkdtemp()))
     services = Services.create(settings, with_store=False)
     dataset = load_dataset("check-covid", args.split, checkcovid_dir=settings.checkcovid_dir)
@@ -227,8 +227,7 @@ def stored_desk(path: Path, split: str) -> str:
     """The AUC of desk's stored readings (1 - p(does not address)) for the deciding documents, over every exhibit read."""
     dataset = load_dataset("check-covid", split, checkcovid_dir=AppSettings().checkcovid_dir)
     gold = {item.id: {g.doc_id for g in item.gold_evidence} for item in dataset.items}
-    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
-    records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    records = read_json_lines(path)
     groups = [
         [(1 - e["probabilities"]["UNRELATED"], e["doc_id"] in gold.get(r["id"], set())) for e in r["exhibits"]]
         for r in records
@@ -280,7 +279,7 @@ def main() -> None:
         parser.error("give --out to read, or --readings to print an earlier run's table")
     if args.out:
         asyncio.run(run(args))
-    print(table([json.loads(line) for line in Path(args.readings or args.out).read_text().splitlines()]))
+    print(table(read_json_lines(Path(args.readings or args.out))))
 
 
 if __name__ == "__main__":

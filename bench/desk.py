@@ -35,7 +35,6 @@ larger sample can be read in parts.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 import sys
@@ -47,6 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.json_lines import read_json_lines
 from pipelines.core.config import AppSettings, RunConfig
 from pipelines.core.events import ExhibitStanceRead, VerdictAggregated
 from pipelines.eval import metrics
@@ -310,9 +310,7 @@ def run_bench(
 
 def claims_of(dataset: Dataset, records: Path, *, binary: bool, limit: int | None = None) -> Dataset:
     """The dataset cut to the claims a records file holds, in the file's order (a paired comparison with an earlier run)."""
-    opener = gzip.open if records.suffix == ".gz" else open
-    with opener(records, "rt", encoding="utf-8") as lines:
-        ids = list(dict.fromkeys(json.loads(line)["id"] for line in lines if line.strip()))
+    ids = list(dict.fromkeys(row["id"] for row in read_json_lines(records)))
     by_id = {item.id: item for item in dataset.items}
     items = tuple(by_id[i] for i in ids if i in by_id and (not binary or by_id[i].label in BINARY))
     return Dataset(dataset.name, dataset.split, items[:limit], dataset.corpus, dataset.source)

@@ -21,7 +21,6 @@ Without ``--variant``: the shipped calibrations, ``both`` at the shipped share a
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import subprocess
 import sys
@@ -34,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.json_lines import read_json_lines
 from pipelines.calibration.files import Calibration, calibration_key, load_shipped
 from pipelines.calibration.fitting import scores
 from pipelines.eval import metrics
@@ -54,8 +54,8 @@ class Variant:
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    raw = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
-    return [r for r in (json.loads(line) for line in raw.splitlines() if line.strip()) if r.get("protocol", "desk") == "desk"]
+    """desk's records in a records file of ``bench/desk.py --records`` (JSON lines, gzip allowed)."""
+    return [r for r in read_json_lines(path) if r.get("protocol", "desk") == "desk"]
 
 
 def stances_as(record: dict[str, Any], reader: str, share: float, orders: int = 3) -> list[Stance]:

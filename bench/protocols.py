@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.desk import ROWS, ClaimRecord, add_sample_options, apply_settings, claims_of, records_of, summarise
 from bench.desk import table as desk_table
+from bench.json_lines import read_json_lines
 from pipelines.core.config import AppSettings, RunConfig
 from pipelines.core.events import BeliefRead, ModelCallCompleted, StageStarted, VerdictReached
 from pipelines.core.machine import describe
@@ -86,16 +87,8 @@ def chosen_claims(dataset: Dataset, args: argparse.Namespace) -> tuple[EvalItem,
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """Every record in the file; a line cut short by a killed run is left out."""
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return records
+    """Every record in the file (none before the first is written); a line cut short by a killed run is left out."""
+    return read_json_lines(path, missing_ok=True)
 
 
 def answered(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:

@@ -17,8 +17,6 @@ readings' tokens (every exhibit's two readings cost about the same).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import statistics
 import sys
 from collections.abc import Sequence
@@ -27,6 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.json_lines import read_json_lines
 from pipelines.calibration.files import Calibration, load_shipped
 from pipelines.eval import metrics
 from pipelines.protocols.desk.settings import DeskConfig
@@ -93,9 +92,7 @@ def shipped_calibration(model: str, reader: str) -> Calibration:
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """A records file of ``bench/desk.py --records`` (JSON lines, gzip allowed)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
+    return read_json_lines(path)
 
 
 def print_table(columns: dict[str, dict[str, Any]]) -> None:
