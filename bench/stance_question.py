@@ -27,6 +27,9 @@ Variants:
   passage not say, with the passage framed as evidence a fact-checker gathered (desk's ``verdict``
   reader since 2026-12-03, ``desk_verdict``).
 - ``true_false``: the statement first, then the passage: true, false, or the passage does not say.
+- ``words``: the passage, the statement, and the stance answered as a word (supports, contradicts or unrelated) rather
+  than a letter: on this model a letter's probabilities are nearly flat (an easy case read 0.42 / 0.30 / 0.27), a
+  word's first token is sharper.
 """
 
 from __future__ import annotations
@@ -79,9 +82,22 @@ def true_false_messages(claim: str, exhibit: Evidence, order: Sequence[str]) -> 
     return [SystemMessage(TRUE_FALSE_SYSTEM), HumanMessage(user)]
 
 
+WORDS = {"SUPPORTS": "supports", "REFUTES": "contradicts", "UNRELATED": "unrelated"}
+WORDS_SYSTEM = "You compare a statement with a passage of evidence and say how the passage bears on it. Answer with one word."
+
+
+def words_messages(claim: str, exhibit: Evidence, order: Sequence[str]) -> list[BaseMessage]:
+    """The stance named as a word (supports, contradicts, unrelated), listed in ``order``, read from the first token's probabilities."""
+    listed = ", ".join(WORDS[s] for s in order[:-1]) + f" or {WORDS[order[-1]]}"
+    user = f"Passage:\n{exhibit_line(exhibit)}\n\nStatement: {' '.join(claim.split())}\nHow does the passage bear on the statement? One word: {listed}."
+    return [SystemMessage(WORDS_SYSTEM), HumanMessage(user)]
+
+
 ASKED: dict[str, Callable[[str, Evidence, Sequence[str]], list[BaseMessage]]] = {
     "true_false": true_false_messages,
+    "words": words_messages,
 }
+ANSWERS: dict[str, dict[str, str]] = {"words": WORDS}  # a variant answered in words, not letters
 DESK_READERS: dict[str, StanceReader] = {"contrast": "contrast", "verdict": "verdict"}  # asked as desk asks them (stages/stance.py)
 
 
@@ -94,8 +110,9 @@ async def read_variant(llm: LLM, variant: str, claim: str, exhibit: Evidence) ->
         return {k: float(v) for k, v in stance.probabilities.items()}
     per_order = []
     for order in ORDERS:
-        read = await estimate_label_probabilities(llm, ASKED[variant](claim, exhibit, order), LETTERS, top_logprobs=10, max_tokens=1)
-        per_order.append({s: read.p(letter) for letter, s in zip(LETTERS, order, strict=True)})
+        answers = [ANSWERS[variant][s] for s in order] if variant in ANSWERS else list(LETTERS)
+        read = await estimate_label_probabilities(llm, ASKED[variant](claim, exhibit, order), answers, top_logprobs=10, max_tokens=1)
+        per_order.append({s: read.p(answer) for answer, s in zip(answers, order, strict=True)})
     return {s: sum(p[s] for p in per_order) / len(per_order) for s in ORDERS[0]}
 
 

@@ -140,3 +140,31 @@ def test_the_table_of_saved_readings_compares_each_variant_with_the_first_on_the
     assert coin_row.startswith("| coin | 0.500 |  |") and good_row.startswith("| good | 1.000 | +0.500 (+")
     low = float(good_row.split("(")[1].split(" to ")[0])
     assert 0.2 < low < 0.5, "the interval's low end is above zero: a difference outside chance"
+
+
+def test_the_words_variant_lists_the_words_in_each_order_and_maps_them_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.core.domain import Evidence
+    from pipelines.stages.label_probability import LabelDistribution
+
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    async def estimate(llm: object, messages: list, options: list[str], **_: object) -> LabelDistribution:
+        asked.append((messages[-1].content, tuple(options)))
+        # The passage contradicts (0.6 against 0.4), and the model pulls 0.2 towards the first word listed.
+        base = {"supports": 0.4, "contradicts": 0.6, "unrelated": 0.0}
+        pulled = {word: p + (0.2 if word == options[0] else 0.0) for word, p in base.items()}
+        return LabelDistribution({w: p / 1.2 for w, p in pulled.items()}, "logprobs")
+
+    monkeypatch.setattr(stance_question, "estimate_label_probabilities", estimate)
+    exhibit = Evidence(id="E1", source="corpus", text="Sugar did not change behaviour.", title="Trial")
+    import asyncio
+
+    read = asyncio.run(stance_question.read_variant(None, "words", "Sugar makes children hyperactive", exhibit))  # type: ignore[arg-type]
+    assert [options for _, options in asked] == [("supports", "contradicts", "unrelated"), ("contradicts", "supports", "unrelated")]
+    assert (
+        asked[0][0].endswith("One word: supports, contradicts or unrelated.")
+        and "Statement: Sugar makes children hyperactive" in asked[0][0]
+    )
+    assert asked[1][0].endswith("One word: contradicts, supports or unrelated.")
+    # Each word was listed first once, so each got the pull once: the stances keep the passage's 0.6 against 0.4 order.
+    assert read["UNRELATED"] == 0.0 and read["REFUTES"] == pytest.approx(0.7 / 1.2) and read["SUPPORTS"] == pytest.approx(0.5 / 1.2)
