@@ -8,6 +8,7 @@ what only a page shows (stage log, rounds, streamed turns, score badges).
 from __future__ import annotations
 
 import itertools
+import textwrap
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -53,6 +54,17 @@ from pipelines.stages.faithfulness import answer_paragraphs, place_statements
 
 METRIC_ORDER = {"F": 0, "AR": 1}
 COST_REDRAW_S = 0.25  # a live run redraws its cost at most this often (a fast backend makes dozens of calls a second)
+
+
+LOG_CHARS = 300  # a stage log line quotes this much of a claim or a stage's detail; the record keeps it whole
+
+
+def log_cut(text: str) -> str:
+    """``text`` for a stage log line: at most LOG_CHARS, cut at a word with "…" where it goes on (never silently)."""
+    cut = textwrap.shorten(text, width=LOG_CHARS, placeholder=" …")
+    if cut.strip(" …"):
+        return cut
+    return " ".join(text.split())[: LOG_CHARS - 1] + "…" if text.strip() else ""  # one word longer than the line (a URL)
 
 
 class RunView:
@@ -110,13 +122,13 @@ class RunView:
         self.digest.feed(evt)
         match evt:
             case RunStarted(protocol=protocol, claim=claim):
-                self.log(f"🚀 {escape_markdown(protocol)} run started on: {escape_markdown(claim[:200])}")
+                self.log(f"🚀 {escape_markdown(protocol)} run started on: {escape_markdown(log_cut(claim))}")
             case StageStarted(stage=stage, detail=detail):
                 self.log(f"⏳ **{escape_markdown(stage)}**: {escape_markdown(detail)}")
                 if self.status is not None:
                     self.status.update(label=f"{stage}: {detail}"[:120])
             case StageCompleted(stage=stage, detail=detail):
-                self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(detail[:200])}" if detail else ""))
+                self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(log_cut(detail))}" if detail else ""))
                 self.refresh_evidence()  # a search just ended: what it found shows now, not when the first turn ends
             case ModelServerRestarted():
                 self._server_restarted(evt)

@@ -1,0 +1,24 @@
+"""The stage log quotes a long stage detail cut at a word with "…", never silently mid-word (the record keeps it whole)."""
+
+from __future__ import annotations
+
+from components.transcript import LOG_CHARS, RunView, log_cut
+from pipelines.core.events import StageCompleted
+
+
+def test_a_long_detail_is_cut_at_a_word_and_says_so() -> None:
+    titles = "; ".join(f"E{i} “A passage on another subject number {i}” (0.0{i % 10})" for i in range(5, 26))
+    detail = f"5 exhibits; 20 more found were set aside unread, further from the claim in meaning than 0.15: {titles}"
+    view = RunView(live=False, key="log")
+    view.feed(StageCompleted(stage="exhibits", detail=detail))
+    line = view.stage_log[-1]
+    assert line.endswith(" …") and len(line) < LOG_CHARS + 40
+    quoted = line.split("done: ", 1)[1].removesuffix(" …").replace("\\", "")
+    assert detail.startswith(quoted) and detail[len(quoted)] == " "  # whole words only
+
+
+def test_short_text_is_kept_and_one_long_word_is_cut_too() -> None:
+    assert log_cut("Masks reduce  transmission") == "Masks reduce transmission"
+    url = "https://example.org/" + "a" * 500
+    assert log_cut(url) == url[: LOG_CHARS - 1] + "…"
+    assert log_cut("   ") == ""
