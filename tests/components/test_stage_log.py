@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.transcript import LOG_CHARS, RunView, log_cut
-from pipelines.core.events import StageCompleted
+from pipelines.core.events import StageCompleted, WebSearchUnavailable
 
 
 def test_a_long_detail_is_cut_at_a_word_and_says_so() -> None:
@@ -22,3 +22,11 @@ def test_short_text_is_kept_and_one_long_word_is_cut_too() -> None:
     url = "https://example.org/" + "a" * 500
     assert log_cut(url) == url[: LOG_CHARS - 1] + "…"
     assert log_cut("   ") == ""
+
+
+def test_the_web_failing_is_said_once_and_plainly() -> None:
+    view = RunView(live=False, key="web")
+    reason = "web search unavailable: no network: the search engines could not be reached"
+    view.feed(WebSearchUnavailable(reason=reason, fallback="corpus search", agent="Clerk", round=1))
+    line = view.stage_log[-1].replace("\\", "")
+    assert line == "🌐 Web search unavailable (no network: the search engines could not be reached) — using corpus search instead."

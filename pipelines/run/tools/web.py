@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlparse
@@ -44,10 +45,8 @@ class DdgsSearch:
 
         try:
             rows = DDGS(timeout=self._timeout).text(query, max_results=k) or []
-        except DDGSException as exc:
-            raise ToolUnavailableError(f"web search unavailable: {exc}") from exc
-        except OSError as exc:  # no network at all
-            raise ToolUnavailableError(f"web search unavailable: {exc}") from exc
+        except (DDGSException, OSError) as exc:  # OSError: no network at all
+            raise ToolUnavailableError(f"web search unavailable: {plain_reason(exc, self._timeout)}") from exc
         results = []
         for row in rows[:k]:
             url = str(row.get("href") or row.get("url") or "")
@@ -55,6 +54,28 @@ class DdgsSearch:
                 continue
             results.append(WebResult(title=str(row.get("title", "")), url=url, snippet=str(row.get("body", ""))))
         return results
+
+
+_NO_NETWORK = ("dns", "resolv", "connect", "network is unreachable", "no route to host")
+
+
+def plain_reason(exc: BaseException, timeout_s: int) -> str:
+    """Why the search engines gave nothing, in a checker's words: ddgs's own messages quote the engine's whole request URL
+    and the resolver's internals ("DNSError('error sending request for url (https://...) > error resolving DNS > ...')")."""
+    from ddgs.exceptions import RatelimitException, TimeoutException
+
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    if isinstance(exc, TimeoutException) or "timed out" in lowered or "timeout" in lowered:
+        return f"the search engines did not answer within {timeout_s} s"
+    if isinstance(exc, RatelimitException) or "ratelimit" in lowered or "429" in text:
+        return "the search engines are refusing searches for now (too many); try again in a few minutes"
+    if isinstance(exc, OSError) or any(word in lowered for word in _NO_NETWORK):
+        return "no network: the search engines could not be reached"
+    if "no results" in lowered:
+        return "the search engines found nothing for this query"
+    bare = re.sub(r"\(?https?://\S+\)?", "", text).strip()  # an engine's request URL says nothing to a checker
+    return f"the search engines failed ({bare[:120] or type(exc).__name__})"
 
 
 class OfflineSearch:
