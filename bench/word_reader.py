@@ -34,12 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from langchain_core.messages import HumanMessage, SystemMessage
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.desk_rescore import read_records
 from bench.json_lines import read_json_lines
-from bench.stance_question import corpus_documents, paired_difference, read_variant
+from bench.stance_question import WORDS_SYSTEM, corpus_documents, paired_difference, read_variant
 from pipelines.core.config import AppSettings, ModelSpec
 from pipelines.core.domain import Evidence
 from pipelines.core.events import ModelCallCompleted
@@ -48,8 +49,22 @@ from pipelines.protocols.desk.settings import MIN_LIKENESS
 from pipelines.run.llm.client import LLM
 from pipelines.run.llm.registry import build_chat_model
 from pipelines.run.tools.embeddings import default_embedder
+from pipelines.stages.label_probability import estimate_label_probabilities
+from pipelines.stages.stance import exhibit_line
 
 BINARY = ("SUPPORTS", "REFUTES")
+
+
+RELEVANCE_QUESTION = "Does the passage discuss what the statement is about? One word: yes or no."
+
+
+async def read_relevance(llm: LLM, claim: str, exhibit: Evidence) -> float:
+    """p(yes) that the passage discusses the statement's subject: the words question's opening word for word, then this
+    question, so a reader asking both has the server read the passage once."""
+    user = f"Passage:\n{exhibit_line(exhibit)}\n\nStatement: {' '.join(claim.split())}\n{RELEVANCE_QUESTION}"
+    messages = [SystemMessage(WORDS_SYSTEM), HumanMessage(user)]
+    read = await estimate_label_probabilities(llm, messages, ["yes", "no"], top_logprobs=10, max_tokens=1)
+    return float(read.p("yes"))
 
 
 def lean(p: dict[str, float]) -> float:
@@ -77,6 +92,7 @@ def scores(row: dict[str, Any]) -> dict[str, float]:
         "words by likeness": weighed(words, [max(0.0, e["likeness"] - MIN_LIKENESS) for e in exhibits]),
         "contrast, first exhibit": contrast[0],
         "words, first exhibit": words[0],
+        **({"words by relevance": weighed(words, [e["relevance"] for e in exhibits])} if all("relevance" in e for e in exhibits) else {}),
     }
 
 
@@ -100,11 +116,19 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines += [
         "",
         f"tokens read by the model a claim (median; prompt tokens computed and tokens written): desk's run {desk_tokens:.0f} "
-        f"(the opposite written, the contrast readings), the words readings {words_tokens:.0f} ({words_tokens / desk_tokens:.2f}x)",
+        f"(the opposite written, the contrast readings), the words readings {words_tokens:.0f} ({words_tokens / desk_tokens:.2f}x)"
+        + (f"; the relevance questions after them {relevance:.0f}" if (relevance := _relevance_tokens(rows)) is not None else ""),
         f"words: mean p(unrelated) {np.mean([e['words']['UNRELATED'] for r in rows for e in r['exhibits']]):.4f}; "
         f"contrast: {np.mean([e['contrast']['UNRELATED'] for r in rows for e in r['exhibits']]):.3f}",
     ]
     return "\n".join(lines)
+
+
+def _relevance_tokens(rows: list[dict[str, Any]]) -> float | None:
+    """The median tokens a claim's relevance questions read, where every claim asked them."""
+    if not rows or not all(r["tokens_read"].get("relevance") for r in rows):
+        return None
+    return float(np.median([r["tokens_read"]["relevance"] for r in rows]))
 
 
 async def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -126,27 +150,32 @@ async def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
         kept = [e for e in record["exhibits"] if e.get("text")]
         vectors = embedder.embed([claim, *[e["text"] for e in kept]])
         before = len(calls)
+        relevance_tokens = 0
         exhibits = []
         for exhibit, vector in zip(kept, vectors[1:], strict=True):
             doc = documents.get(str(exhibit.get("doc_id")))
             evidence = Evidence(id=exhibit["id"], source="corpus", text=exhibit["text"], title=doc.title if doc else "")
             words = await read_variant(llm, "words", claim, evidence)
-            exhibits.append(
-                {
-                    "id": exhibit["id"],
-                    "doc_id": exhibit.get("doc_id"),
-                    "contrast": exhibit["probabilities"],
-                    "words": words,
-                    "likeness": round(float(vector @ vectors[0]), 4),
-                }
-            )
+            read: dict[str, Any] = {
+                "id": exhibit["id"],
+                "doc_id": exhibit.get("doc_id"),
+                "contrast": exhibit["probabilities"],
+                "words": words,
+                "likeness": round(float(vector @ vectors[0]), 4),
+            }
+            if args.relevance:
+                asked = len(calls)
+                read["relevance"] = round(await read_relevance(llm, claim, evidence), 4)
+                relevance_tokens += sum(c.tokens_in - c.tokens_reused + c.tokens_out for c in calls[asked:])
+            exhibits.append(read)
         row = {
             "id": record["id"],
             "gold": record["gold"],
             "p_supported": record["p_supported"],
             "exhibits": exhibits,
             "tokens_read": {
-                "words": sum(c.tokens_in - c.tokens_reused + c.tokens_out for c in calls[before:]),
+                "words": sum(c.tokens_in - c.tokens_reused + c.tokens_out for c in calls[before:]) - relevance_tokens,
+                "relevance": relevance_tokens,
                 "contrast": int(record["tokens_read"]),
             },
         }
@@ -164,6 +193,9 @@ def main() -> None:
     parser.add_argument("--corpus", default="check-covid", help="where the exhibits' titles are looked up: check-covid or a JSONL corpus")
     parser.add_argument("--backend", default="embedded")
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument(
+        "--relevance", action="store_true", help="also ask of each exhibit, after its words, whether it discusses the claim's subject"
+    )
     parser.add_argument("--data-dir", default="")
     parser.add_argument("--out", type=Path, default=None, help="each claim's readings as JSON lines (resumable)")
     parser.add_argument("--readings", type=Path, default=None, help="print the table of an earlier run's --out file; no model calls")

@@ -61,9 +61,13 @@ def test_reads_each_sided_claims_exhibits_once_and_resumes(tmp_path: Path, monke
         supports = 0.9 if "reduce" in claim else 0.2
         return {"SUPPORTS": supports, "REFUTES": 1 - supports, "UNRELATED": 0.0}
 
+    async def relevance(llm: object, claim: str, exhibit: object) -> float:
+        return 0.9 if "Masks" in exhibit.text else 0.1  # type: ignore[attr-defined]
+
     monkeypatch.setattr(word_reader, "read_variant", read)
+    monkeypatch.setattr(word_reader, "read_relevance", relevance)
     args = argparse.Namespace(
-        records=[records], corpus=str(tmp_path / "corpus.jsonl"), backend="fake", limit=0, data_dir=str(tmp_path), out=out
+        records=[records], corpus=str(tmp_path / "corpus.jsonl"), backend="fake", limit=0, data_dir=str(tmp_path), out=out, relevance=True
     )
     (tmp_path / "corpus.jsonl").write_text(json.dumps({"id": "d1", "title": "Mask trials", "text": "Masks cut the spread."}) + "\n")
     rows = asyncio.run(word_reader.collect(args))
@@ -75,6 +79,7 @@ def test_reads_each_sided_claims_exhibits_once_and_resumes(tmp_path: Path, monke
     s = scores(rows[0])
     assert s["words by likeness"] == pytest.approx(0.8) and s["words mean"] == pytest.approx(0.8)
     assert s["contrast mean"] == pytest.approx((0.7 * 0.3 + 0.6 * 0.0) / 1.3)
+    assert s["words by relevance"] == pytest.approx(0.8) and [e["relevance"] for e in first] == [0.9, 0.1]
     asked.clear()
     assert [r["id"] for r in asyncio.run(word_reader.collect(args))] == ["c1", "c2"] and asked == []  # read once, kept
     text = table(rows)
