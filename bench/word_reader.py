@@ -16,7 +16,9 @@ The claim scores compared, fixed before the first run (each is a ranking; AUC of
 - ``contrast mean``: the mean of p(supports) - p(refutes) over the exhibits, each weighed by 1 - p(unrelated);
 - ``words mean``: the plain mean of p(supports) - p(contradicts) of the words readings;
 - ``words by likeness``: the same weighed by max(0, likeness - 0.15) (the plain mean where every weight is 0);
-- the first exhibit's p(supports) - p(refutes), each way.
+- the first exhibit's p(supports) - p(refutes), each way;
+- with ``--relevance`` (added after the first pass, not fixed beforehand): ``words by relevance``, the words' lean weighed
+  by p(yes) of "Does the passage discuss what the statement is about?", asked after each exhibit's words readings.
 Beside them, each variant's difference from ``desk`` (95% paired bootstrap over the claims) and the tokens the model
 read a claim (prompt tokens computed after the server's cache, and tokens written): the words readings' as the server
 reports them, desk's whole run's from the record (writing the claim's opposite, then the contrast readings).
