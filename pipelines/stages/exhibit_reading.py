@@ -90,7 +90,7 @@ async def read_exhibits(ctx: RunContext, *, review: bool = True) -> Reading:
             ctx, agent=CLERK, queries=[query], limit=cfg.exhibits, rewrites=cfg.rewrites, extra_queries=decision.extra_queries
         )
         clerks = [e for e in found if e.found_by != HUMAN_CHECKER]  # what the checker searched for is read, however far
-        _, aside, nearest = await set_aside_far(ctx.tools.embedder, claim, clerks, cfg.min_likeness)
+        aside, nearest = await set_aside_far(ctx.tools.embedder, claim, clerks, cfg.min_likeness)
         far = {e.id for e, _ in aside}
         exhibits = [e for e in found if e.id not in far]  # in the search's order: best first, as reading stops
         ctx.emit(StageCompleted(stage="exhibits", detail=f"{len(exhibits)} exhibits" + _aside_words(aside, cfg.min_likeness)))

@@ -74,24 +74,18 @@ def interleave(ranked: Sequence[Sequence[Evidence]], limit: int) -> list[Evidenc
 
 async def set_aside_far(
     embedder: Embedder, claim: str, exhibits: Sequence[Evidence], floor: float
-) -> tuple[list[Evidence], list[tuple[Evidence, float]], float | None]:
-    """The exhibits at least ``floor`` alike to the claim in meaning (MiniLM cosine of claim and passage), those set aside
-    with their likeness, and the nearest one's likeness (None with no exhibit).
+) -> tuple[list[tuple[Evidence, float]], float | None]:
+    """The exhibits less than ``floor`` alike to the claim in meaning (MiniLM cosine of claim and passage), each with its
+    likeness, in the search's order, and the nearest exhibit's likeness (None with no exhibit).
 
     A search always returns its nearest passages, near or not; on a corpus with nothing on the claim this model reads some
-    of them as support. ``floor`` 0 keeps them all. Order is kept.
+    of them as support. ``floor`` 0 sets none aside.
     """
     if not exhibits:
-        return [], [], None
+        return [], None
     likeness = await asyncio.to_thread(_likeness, embedder, claim, exhibits)
-    kept: list[Evidence] = []
-    aside: list[tuple[Evidence, float]] = []
-    for exhibit, x in zip(exhibits, likeness, strict=True):
-        if floor <= 0 or x >= floor:
-            kept.append(exhibit)
-        else:
-            aside.append((exhibit, x))
-    return kept, aside, max(likeness)
+    aside = [(exhibit, x) for exhibit, x in zip(exhibits, likeness, strict=True) if floor > 0 and x < floor]
+    return aside, max(likeness)
 
 
 def _likeness(embedder: Embedder, claim: str, exhibits: Sequence[Evidence]) -> list[float]:
