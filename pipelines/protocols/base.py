@@ -41,6 +41,10 @@ class CardFacts:
     no_confidence: str = "this protocol's verdict is a label a model wrote, with no probability or vote behind it."
     quotes_model: bool = True  # the card quotes the model's own words of the ruling (desk's are its weighing, said already)
     debate_note: str = ""  # said when its run held a debate stage (desk debates only where strong exhibits conflict)
+    # said when it counts on the web and the web could not be searched: for every web query ("without_web"), or for
+    # some ("web_partly", with {failed} and {searched} filled in)
+    without_web: str = ""
+    web_partly: str = ""
 
     def how(self, decided_by: str) -> str:
         """How a verdict decided by ``decided_by`` was reached."""

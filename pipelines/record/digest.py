@@ -156,6 +156,8 @@ class RunDigest:
         self.last_from_file = False  # the event fed last is the imported file's word (a page marks it so)
         self.calls: list[ev.ModelCallCompleted] = []
         self.queries = 0
+        self.web_queries = 0  # queries meant for the web search
+        self.web_unavailable = 0  # of them, those the web could not answer (off, or down)
         self.events = 0
         self.by_stage: dict[str, Cost] = {}
         self._model_cost = Cost()
@@ -219,8 +221,11 @@ class RunDigest:
                 self.source_run, self.started_by = evt.source_run, evt.by
             case ev.EvidenceRetrieved(evidence=item) | ev.CheckerAddedEvidence(evidence=item):
                 self.evidence.setdefault(item.id, item)
-            case ev.QueryIssued():
+            case ev.QueryIssued(tool=tool):
                 self.queries += 1
+                self.web_queries += tool == "web"
+            case ev.WebSearchUnavailable():
+                self.web_unavailable += 1
             case ev.TurnCompleted(turn=turn):
                 for eid in turn.cited:
                     self.cited_by.setdefault(eid, []).append(turn.id)

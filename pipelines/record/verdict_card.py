@@ -384,7 +384,18 @@ def _reason(run: RunDigest, verdict: Verdict) -> str:
     parts = [p for p in (how, f"In the model's words: “{gist}”" if gist and facts.quotes_model else gist) if p]
     if facts.debate_note and DEBATE_STAGE in run.by_stage:  # a protocol that debates only sometimes (desk) says it did
         parts.append(facts.debate_note)
+    if web := _web_note(run, facts):
+        parts.insert(1 if how else 0, web)
     return " ".join(parts)
+
+
+def _web_note(run: RunDigest, facts: CardFacts) -> str:
+    """What the card says when a protocol that counts on the web could not search it, for all its web queries or some."""
+    if not run.web_unavailable:
+        return ""
+    if run.web_unavailable >= run.web_queries and not any(e.source == "web" for e in run.evidence.values()):
+        return facts.without_web
+    return facts.web_partly.format(failed=run.web_unavailable, searched=max(run.web_queries, run.web_unavailable))
 
 
 def _gist(rationale: str, limit: int = 320) -> str:

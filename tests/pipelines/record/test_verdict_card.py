@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from corpora.base import split_sentences
 from pipelines.core.domain import Evidence, Verdict
-from pipelines.core.events import EvidenceRetrieved, RunStarted, VerdictOverridden, VerdictReached
+from pipelines.core.events import EvidenceRetrieved, QueryIssued, RunStarted, VerdictOverridden, VerdictReached, WebSearchUnavailable
 from pipelines.protocols.base import PROTOCOLS, get_protocol
 from pipelines.record.digest import Cost, digest
 from pipelines.record.verdict_card import COMMON_LABELS, closest_sentences, common_label, model_caveat, verdict_card
 from pipelines.run.runner import stream_run
 from pipelines.run.services import Services
+from pipelines.run.tools.embeddings import Embedder
 from pipelines.stages.exhibit_reading import CALIBRATED
-from tests.fakes import fake_config
+from tests.fakes import CannedWeb, fake_config, make_services, with_settings
 
 CLAIM = "Masks reduce transmission of respiratory viruses"
 STATES_CONFIDENCE = {"desk", "proclaim", "radar"}
@@ -157,3 +160,34 @@ def test_a_not_enough_info_reading_says_what_its_number_is_not_the_probability_o
     assert reading.unsettled_confidence_source in unsettled and "the weaker side's share" in unsettled
     assert "probability of the label" not in unsettled
     assert reading.confidence_source in sided and "weaker side" not in sided
+
+
+def test_toolmad_s_card_says_when_its_search_debater_could_not_reach_the_web(
+    services: Services, demo_data_dir: Path, embedder: Embedder
+) -> None:
+    """Offline, Tool-MAD's Search debater reads the corpus too: the card said two debaters "one searching the corpus and one
+    the web" agreed, when both had argued from the same corpus."""
+    config = with_settings(fake_config(protocol="toolmad"), "retrieval", web_search=True)
+    offline = verdict_card(digest(stream_run(CLAIM, config, services)))  # the services' web is dead
+    assert offline is not None and offline.model is not None
+    assert "But the web could not be searched in this run: the Search debater read the local corpus too" in offline.model.reason
+    online = verdict_card(digest(stream_run(CLAIM, config, make_services(demo_data_dir, embedder, web=CannedWeb()))))
+    assert online is not None and online.model is not None and online.model.reason
+    assert "could not be searched" not in online.model.reason
+
+
+def test_a_web_that_failed_for_some_queries_is_counted_on_the_card() -> None:
+    page = Evidence(id="E1", source="web", text="Masks cut the spread of flu in homes.", title="Flu", url="https://example.org/flu")
+    events = [
+        RunStarted(run_id="r", claim="Masks cut flu spread", protocol="toolmad", config={}, at=1.0),
+        QueryIssued(agent="Search", round=1, query="masks flu", tool="web", at=2.0),
+        EvidenceRetrieved(agent="Search", round=1, evidence=page, at=2.1),
+        QueryIssued(agent="Search", round=2, query="masks flu homes", tool="web", at=3.0),
+        WebSearchUnavailable(reason="rate limited", fallback="corpus search", agent="Search", round=2, at=3.1),
+        VerdictReached(verdict=Verdict(label="SUPPORTS", rationale="E1 says so.", decided_by="consensus"), at=4.0),
+    ]
+    card = verdict_card(digest(events))
+    assert card is not None and card.model is not None
+    assert "But the web could not be searched for 1 of the Search debater's 2 queries" in card.model.reason
+    single = verdict_card(digest([RunStarted(run_id="r", claim="c", protocol="single", config={}, at=1.0), *events[1:]]))
+    assert single is not None and single.model is not None and "could not be searched" not in single.model.reason
