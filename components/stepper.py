@@ -16,10 +16,12 @@ from pipelines.core.text.safety import escape_markdown
 from pipelines.record.replay import steps
 
 
-def render_stepper(run_id: str, events: Sequence[Event], *, key: str = "history") -> None:
+def render_stepper(run_id: str, events: Sequence[Event], *, key: str = "history", from_start: bool = False) -> None:
+    """The run at one of its steps: at first its last (History: the run as it ended, for an audit), or with ``from_start``
+    its first (Replay: a class watches the debate unfold before it sees the verdict)."""
     cuts = steps(list(events))
     slider = state.keyed(f"{state.HISTORY_STEP}.{key}.{run_id}")  # the step shown, kept per run
-    slider.setdefault("", len(cuts))
+    slider.setdefault("", 1 if from_start else len(cuts))
     if len(cuts) > 1:
 
         def move(delta: int, total: int = len(cuts)) -> None:

@@ -26,13 +26,46 @@ def test_a_run_opened_by_its_replay_link_walks_step_by_step(monkeypatch: pytest.
     room.switch_page("pages/replay.py").run()
     assert not room.exception, room.exception
     assert room.title[0].value == "🎓 Replay" and room.subheader[0].value.startswith("Masks reduce")
-    last = next(c.value for c in room.caption if c.value.startswith("Step "))
-    next(b for b in room.button if b.key == "replay.prev").click().run()
-    earlier = next(c.value for c in room.caption if c.value.startswith("Step "))
-    assert earlier != last and int(earlier.split()[1]) == int(last.split()[1]) - 1
+    first = next(c.value for c in room.caption if c.value.startswith("Step "))
+    assert first.startswith("Step 1 of "), "a class starts at the beginning"
+    next(b for b in room.button if b.key == "replay.next").click().run()
+    later = next(c.value for c in room.caption if c.value.startswith("Step "))
+    assert later.startswith("Step 2 of ")
 
     wrong = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     wrong.query_params["replay"] = "nothere"
     wrong.run()
     wrong.switch_page("pages/replay.py").run()
     assert any("No run nothere on this desk" in w.value for w in wrong.warning)
+
+
+def test_the_replay_page_starts_a_run_at_its_first_step_and_history_at_its_last(
+    monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path
+) -> None:
+    """A class watches the debate before it sees the verdict: the Replay page opened on the verdict (History still does)."""
+    app = fake_app(monkeypatch, demo_data_dir, timeout=120)
+    app.sidebar.selectbox(key="cfg.protocol").select("single").run()
+    app.text_area(key="claim_text").input(CLAIM)
+    app.button[0].click().run()
+    run_id = app.session_state["last_run_id"]
+    app.switch_page("pages/replay.py").run()
+    app.selectbox(key="replay.run").select(run_id).run()
+    assert not app.exception
+
+    def step() -> str:
+        return next(c.value for c in app.caption if c.value.startswith("Step "))
+
+    first = step()
+    total = int(first.split(" of ")[1].split(":")[0])
+    assert first.startswith("Step 1 of ") and total > 1 and "Verdict" not in first
+
+    def verdict_shown() -> bool:
+        return any(c.value.startswith("Decided by ") for c in app.caption)
+
+    assert not verdict_shown(), "no verdict yet"
+    for _ in range(total - 1):
+        next(b for b in app.button if b.label == "Next ▶").click().run()
+    assert step().startswith(f"Step {total} of {total}: **Verdict**") and verdict_shown()
+    app.switch_page("pages/history.py").run()
+    app.selectbox(key="history.open").select(run_id).run()
+    assert step().startswith(f"Step {total} of {total}: **Verdict**")

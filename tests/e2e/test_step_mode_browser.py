@@ -38,13 +38,14 @@ def test_step_mode_edit_continue_finish_then_replay_in_history(page) -> None:  #
     screenshot(page, "step-mode-finished")
 
     open_in_history(page, "crowded schools")
-    page.get_by_text("Step 5 of 5").wait_for(timeout=60_000)
+    page.get_by_text("Step 6 of 6").wait_for(timeout=60_000)
     page.get_by_text("edited Analyst's next query").first.wait_for(timeout=30_000)
     page.get_by_text("query: “cloth masks classroom transmission study”").first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Previous").click()
-    page.get_by_text("Step 4 of 5").wait_for(timeout=30_000)
+    page.get_by_text("Step 5 of 6: Before the verdict").wait_for(timeout=30_000)  # the answer, without the ruling
+    page.get_by_text("Label: ").first.wait_for(timeout=30_000)
     page.get_by_role("button", name="Previous").click()
-    page.get_by_text("Step 3 of 5").wait_for(timeout=30_000)
+    page.get_by_text("Step 4 of 6").wait_for(timeout=30_000)
     page.wait_for_timeout(1000)
     assert not page.get_by_text("Label: ").first.is_visible(), "before the answer step, no answer is shown"
     screenshot(page, "history-step-through")
