@@ -28,6 +28,7 @@ from pipelines.core.events import (
     RunResumed,
     StageFailed,
     TurnCompleted,
+    WebSearchUnavailable,
 )
 from pipelines.core.text.probability import decimal
 from pipelines.core.text.safety import (
@@ -133,7 +134,10 @@ def _summary_rows(summary: RunSummary, run: RunDigest) -> list[tuple[str, str]]:
     rows += [
         ("Protocol", md(summary.protocol)),
         ("Models", models or "—"),
-        ("Corpus", md(str(config.get("corpus", "—"))) + ("" if web is None else f"; web search {'on' if web else 'off'}")),
+        (
+            "Corpus",
+            md(str(config.get("corpus", "—"))) + ("" if web is None else f"; web search {'on' + _web_failed(run) if web else 'off'}"),
+        ),
         (
             "Run",
             f"`{summary.id}` · {md(summary.status)} · started {to_the_second(summary.created_at)} · finished {to_the_second(summary.finished_at)}",
@@ -187,6 +191,10 @@ def _transcript_lines(e: Event, run: RunDigest) -> list[str]:
             return [f"### Round {number}", ""]
         case QueryIssued(agent=agent, query=query, tool=tool, round=number):
             return [f"- {md(agent)} searched {md(tool)} (round {number}): “{_cell(query, 300)}”"]
+        case WebSearchUnavailable(agent=agent, reason=reason, fallback=fallback, round=number):
+            instead = f"; {md(fallback)} instead" if fallback else ""
+            why = _cell(reason.removeprefix("web search unavailable: "), 300)  # the tool's message names what the line says
+            return [f"- 🌐 the web could not be searched for {md(agent or 'the run')} (round {number}): {why}{instead}"]
         case TurnCompleted(turn=turn):
             label = f" — **{md(turn.label)}**" if turn.label else ""
             lines = ["", f"**{md(turn.agent)}**, round {turn.round}{label}", "", "> " + md(turn.text).replace("  \n", "  \n> "), ""]
@@ -212,6 +220,13 @@ def _transcript_lines(e: Event, run: RunDigest) -> list[str]:
             return [f"- ▶️ resumed ({to_the_second(e.at)}), attempt {attempt}"]
         case _:
             return []
+
+
+def _web_failed(run: RunDigest) -> str:
+    """ ", but unavailable for 2 of its 3 web queries" where the web could not be searched; "" where it could."""
+    if not run.web_unavailable:
+        return ""
+    return f", but unavailable for {run.web_unavailable} of its {max(run.web_queries, run.web_unavailable)} web queries"
 
 
 def _evidence_lines(run: RunDigest) -> list[str]:

@@ -363,3 +363,22 @@ def test_the_markdown_report_says_which_turn_repeats_the_opponent() -> None:
     assert report.count("Nearly word for word") == 1
     rag_2 = report.index("**RAG**, round 2")
     assert report.index("*Nearly word for word Search's round 1 answer: the model repeated its opponent.*") > rag_2
+
+
+def test_the_markdown_report_says_where_the_web_could_not_be_searched(services: Services) -> None:
+    """Offline, the report said "web search on" and "Search searched web", and nothing of the corpus read instead."""
+    config = with_settings(fake_config(protocol="toolmad"), "retrieval", web_search=True)
+    events = list(stream_run(CLAIM, config, services))  # the services' web is dead
+    run_id = events[0].run_id  # type: ignore[attr-defined]
+    assert services.store is not None
+    report = to_markdown(services.store.get_run(run_id), events)  # type: ignore[arg-type]
+    failed = sum(1 for e in events if type(e).__name__ == "WebSearchUnavailable")
+    assert failed >= 1 and f"| Corpus | demo; web search on, but unavailable for {failed} of its {failed} web queries |" in report
+    assert "- 🌐 the web could not be searched for Search (round 1): no network \\(test\\); corpus search instead" in report
+    assert "web search unavailable\\:" not in report, "the line says it once"
+
+
+def test_a_report_whose_web_answered_says_only_that_it_was_on(finished: tuple[RunStore, str]) -> None:
+    store, run_id = finished
+    report = to_markdown(store.get_run(run_id), store.events(run_id))  # type: ignore[arg-type]
+    assert "| Corpus | demo; web search on |" in report and "could not be searched" not in report
