@@ -206,8 +206,8 @@ if editor and versions:
 st.header("Learn from this desk's reviews")
 reviewed = cal.reviewed_claims(services.store) if services.store is not None else []
 st.caption(  # markup: counts and our own text
-    f"{len(reviewed)} claims have an editor's SUPPORTS or REFUTES verdict (an override on History or a review on the claims "
-    "queue, resting on this desk's own runs). From {cal.DEFAULT_REFIT_AT} on, an editor can refit "
+    f"{len(reviewed)} claim{' has' if len(reviewed) == 1 else 's have'} an editor's SUPPORTS or REFUTES verdict (an override "
+    f"on History or a review on the claims queue, resting on this desk's own runs). From {cal.DEFAULT_REFIT_AT} on, an editor can refit "
     "desk's calibration on them: the one in use and the refit are both scored on those claims (the refit cross-validated), and "
     "the better is kept unless you choose otherwise."
 )
