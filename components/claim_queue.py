@@ -214,15 +214,19 @@ def render_filters(queue: ClaimQueue) -> QueueFilter:
     )
 
 
-def render_claim_table(claims: list[QueueClaim], changed: dict[str, list[str]] | None = None) -> None:
-    """The list; ``changed``: per published claim, what changed in its record since publication (flagged in its status)."""
+def render_claim_table(
+    claims: list[QueueClaim], changed: dict[str, list[str]] | None = None, last_runs: dict[str, str] | None = None
+) -> None:
+    """The list; ``changed``: per published claim, what changed in its record since publication (flagged in its status);
+    ``last_runs``: per claim, how its newest run ended (the reviewed verdict is the editor's, a column of its own)."""
     today = datetime.now(UTC).date().isoformat()
-    changed = changed or {}
+    changed, last_runs = changed or {}, last_runs or {}
     table = pd.DataFrame(
         [
             {
                 "status": status_text(c.status) + (" ⚠️ record changed" if changed.get(c.id) else "") + (" 🔁 repeats" if c.repeats else ""),
-                "verdict": c.reviewed_verdict.common if c.reviewed_verdict else "",
+                "reviewed": c.reviewed_verdict.common if c.reviewed_verdict else "",
+                "last run": last_runs.get(c.id, ""),
                 "id": c.id,
                 "claim": c.text,
                 "assignee": c.assignee,
@@ -240,8 +244,11 @@ def render_claim_table(claims: list[QueueClaim], changed: dict[str, list[str]] |
         hide_index=True,
         width="stretch",
         height=min(400, 38 + 35 * len(claims)),
-        column_config={  # the verdict and the id whole; the claim takes the room that is left
-            "verdict": st.column_config.TextColumn("verdict", width="small"),
+        column_config={  # the verdicts and the id whole; the claim takes the room that is left
+            "reviewed": st.column_config.TextColumn("reviewed", width=135, help="The verdict an editor's review stands by"),
+            "last run": st.column_config.TextColumn(
+                "last run", width=135, help="How the claim's newest run ended: its verdict, or its state"
+            ),
             "claim": st.column_config.TextColumn("claim", width="medium"),
             "id": st.column_config.TextColumn("id", width=110),  # 12 characters, whole
         },

@@ -47,7 +47,7 @@ with queue_tab:
     where = render_filters(queue)
     claims = in_view(queue, queue.find(where), view)
     if claims:
-        render_claim_table(claims, queue.record_changes(claims))  # a published claim whose record changed since is flagged
+        render_claim_table(claims, queue.record_changes(claims), queue.last_runs(claims))  # a changed record is flagged
         render_bulk(queue, claims)
         render_check_these(queue, claims)  # a desk on workers: the chosen claims submitted to them, and their progress
     elif hiding := filters_in_use(where, view):

@@ -632,6 +632,24 @@ class ClaimQueue:
             return dict(json.loads(claimreview))
         return dict(json.loads(withdrawn)) if withdrawn else None
 
+    def last_runs(self, claims: Sequence[QueueClaim]) -> dict[str, str]:
+        """For each claim with a run, its newest run in a few words: the verdict it ended on (a checker's over the model's,
+        in the card's words), else how it stands ("running", "failed", "interrupted"). Not escaped."""
+        if not claims:
+            return {}
+        with Session(self.engine) as s:
+            rows = s.execute(
+                select(QueueRunRow.claim_id, RunRow.status, RunRow.verdict, RunRow.checker_verdict)
+                .join(RunRow, RunRow.id == QueueRunRow.run_id)
+                .where(QueueRunRow.claim_id.in_([c.id for c in claims]))
+                .order_by(QueueRunRow.linked_at)
+            ).all()
+        last: dict[str, str] = {}
+        for claim_id, status, verdict, checker_verdict in rows:  # oldest first: the newest stays
+            final = checker_verdict or verdict
+            last[claim_id] = common_label(final) if final and status != "running" else status
+        return last
+
     def record_changes(self, claims: Sequence[QueueClaim]) -> dict[str, list[str]]:
         """For each published claim, what changed in its record since it was published, corrected or confirmed (plain lines,
         not escaped): a run joined it, one of its runs had its verdict overridden, or it was reviewed again. Empty: nothing."""

@@ -12,6 +12,7 @@ from pipelines.newsroom.intake import claims_from_file, claims_from_text
 from pipelines.newsroom.queue import MAX_REASON, Appearance, ClaimQueue, NewClaim, NotAllowedError, QueueError, QueueFilter
 from pipelines.record.comments import MAX_COMMENT
 from pipelines.record.store import RunStore
+from pipelines.run.step_gate import override_verdict
 from tests.stores import store_url  # noqa: F401  (the fixture)
 
 ANA = User("ana", "Ana Ruiz", "editor")
@@ -221,3 +222,24 @@ def test_a_comment_through_the_queue_itself_is_checked_as_the_page_checks_it(
     with pytest.raises(DebateDeskError, match=why):
         queue.comment(BO, text, claim_id=None if kwargs else claim.id, **kwargs)
     assert queue.comments_on_claim(claim.id) == []
+
+
+def test_the_list_says_how_each_claim_s_newest_run_ended(stores: tuple[RunStore, ClaimQueue]) -> None:
+    """A claim whose runs had all ended still read "checking" with an empty verdict: the verdict column was the editor's."""
+    store, queue = stores
+    ferries = queue.add(NewClaim(CLAIM), BO)
+    moon = queue.add(NewClaim("The Moon landing was filmed in a studio"), BO)
+    idle = queue.add(NewClaim("Trains are late more often in winter"), BO)
+    make_run(store, "r1", label="SUPPORTS")
+    queue.link_run("r1", CLAIM, BO)
+    make_run(store, "r2", label="REFUTES")
+    queue.link_run("r2", CLAIM, BO)  # the newer run
+    store.create_run("r3", moon.text, "single", {"protocol": "single"})  # still running
+    queue.link_run("r3", moon.text, BO)
+    assert queue.last_runs([ferries, moon, idle]) == {ferries.id: "REFUTED", moon.id: "running"}
+    override_verdict(store, "r2", "NOT ENOUGH INFO", "one study only", "Ana")
+    store.finish("r3", "failed")
+    assert queue.last_runs([ferries, moon, idle]) == {ferries.id: "NOT ENOUGH INFO", moon.id: "failed"}, (
+        "the checker's word over the model's"
+    )
+    assert queue.last_runs([]) == {}
