@@ -409,8 +409,8 @@ def _print_human(evt: Event) -> None:
             print(f"  {agent} searches {tool}: {query}", flush=True)
         case EvidenceRetrieved(evidence=e):
             print(f"  [{e.id}] {e.source_label}: {e.text[:100]}", flush=True)
-        case WebSearchUnavailable(reason=reason):
-            print(f"  ! {reason}", flush=True)
+        case WebSearchUnavailable(reason=reason, fallback=fallback):
+            print(f"  ! {reason}" + (f"; {fallback} instead" if fallback else ""), flush=True)
         case WebResultsFiltered(filtered=filtered, kept=kept, policy=policy):
             print(f"  source policy ({policy}) refused {filtered} web result(s); {kept} kept", flush=True)
         case ModelServerRestarted(role=role, reason=reason, seconds=seconds):

@@ -87,3 +87,15 @@ def test_bad_input_gets_a_clear_message_and_exit_code_2(
     monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(data_dir))
     assert main(list(args)) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_web_search_that_failed_says_what_was_searched_instead(capsys: pytest.CaptureFixture[str]) -> None:
+    from pipelines.cli.main import _print_human
+    from pipelines.core.events import WebSearchUnavailable
+
+    _print_human(WebSearchUnavailable(reason="web search unavailable: no network", fallback="corpus search", agent="Search", round=1))
+    _print_human(WebSearchUnavailable(reason="web search unavailable: timed out", agent="Analyst", round=1))
+    assert capsys.readouterr().out.splitlines() == [
+        "  ! web search unavailable: no network; corpus search instead",
+        "  ! web search unavailable: timed out",
+    ]
