@@ -7,7 +7,7 @@ wherever it is shown as Markdown; tables show it as plain text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from datetime import UTC, date, datetime
 from typing import Any
@@ -27,7 +27,7 @@ from pipelines.core.errors import DebateDeskError
 from pipelines.core.text.safety import escape_markdown
 from pipelines.core.text.times import when
 from pipelines.newsroom.access.users import User, UsersFile, UsersFileError
-from pipelines.newsroom.intake import claim_of_item, claims_from_file, claims_from_text
+from pipelines.newsroom.intake import claims_from_file, claims_from_text, details_of_item
 from pipelines.newsroom.publishing import confirm, correct, missing_appearance, publish, served_url, unpublish
 from pipelines.newsroom.queue import (
     CLAIM_STATUSES,
@@ -667,12 +667,15 @@ __all__ = [
 ]
 
 
-def queue_details(item: BatchItem) -> NewClaim | None:
-    """Where a batch row's claim appeared and the rest, from its columns; None when they do not read (the run goes on)."""
-    try:
-        return claim_of_item(item, "the batch file")
-    except DebateDeskError:
-        return None
+def queue_details(items: Sequence[BatchItem]) -> tuple[list[NewClaim], list[str]]:
+    """Where each batch row's claim appeared and the rest, from its columns, every detail that reads; and the details left
+    out, each named (the claims run all the same)."""
+    details, problems = [], []
+    for item in items:
+        claim, left_out = details_of_item(item)
+        details.append(claim)
+        problems += left_out
+    return details, problems
 
 
 def put_queued_claim_in_box(claim_id: str) -> str | None:

@@ -82,9 +82,16 @@ def _run_here(items: list[BatchItem]) -> None:
     table = st.empty()
     outcomes = []
     unlinked: list[str] = []
+    details, left_out = queue_details(items)
+    if left_out:  # said before the claims run, so a long batch can be stopped and its file mended
+        more = f" (and {len(left_out) - 3} more)" if len(left_out) > 3 else ""
+        st.warning(  # markup: escaped
+            f"⚠️ Some details in the file do not read and are left out of the claims queue (the claims run all the same): "
+            f"{escape_markdown('; '.join(left_out[:3]))}{more}."
+        )
     for outcome in iter_batch(items, config, services, concurrency=concurrency):
         outcomes.append(outcome)
-        if outcome.run_id and (problem := link_run_to_queue(outcome.run_id, outcome.claim, details=queue_details(items[outcome.index]))):
+        if outcome.run_id and (problem := link_run_to_queue(outcome.run_id, outcome.claim, details=details[outcome.index])):
             unlinked.append(problem)
         failed = sum(o.status == "failed" for o in outcomes)
         stopped = sum(o.status in ("stopped", "skipped") for o in outcomes)

@@ -8,7 +8,7 @@ is added: one bad row adds nothing, and the message names the row.
 
 from __future__ import annotations
 
-from pipelines.newsroom.queue import Appearance, NewClaim, QueueError, parse_tags
+from pipelines.newsroom.queue import Appearance, NewClaim, QueueError, checked_new, parse_tags
 from pipelines.run.batch import BatchInputError, BatchItem, parse_claims_file, parse_claims_text
 
 # Column names a newsroom's sheet may use for each field (lower case), the first found wins.
@@ -38,6 +38,37 @@ def claims_from_text(text: str) -> list[NewClaim]:
     except BatchInputError as exc:
         raise QueueError(str(exc)) from None
     return [NewClaim(text=item.claim) for item in items]
+
+
+def details_of_item(item: BatchItem) -> tuple[NewClaim, list[str]]:
+    """A batch row as a queued claim, keeping every detail that reads: a bad address, date, name or tag leaves out only
+    itself, and each one left out is named ("claim 2 (id '2'): where it appeared must be ...").
+
+    The Batch page runs every claim whatever its other columns say; these are only what the claims queue is told of it.
+    """
+    found = dict(item.fields)
+    values = {name: next((found[c] for c in names if found.get(c)), "") for name, names in COLUMNS.items()}
+    kept: dict[str, str] = {}
+    problems: list[str] = []
+    for name, value in values.items():
+        if not value.strip():
+            continue
+        try:
+            checked_new(_claim_with("a claim", {name: value}))  # the detail alone, on a claim that always reads
+            kept[name] = value
+        except QueueError as exc:
+            problems.append(f"claim {item.index + 1} (id {item.id!r}): {exc}")
+    return _claim_with(item.claim, kept), problems
+
+
+def _claim_with(text: str, values: dict[str, str]) -> NewClaim:
+    return NewClaim(
+        text=text,
+        appearance=Appearance(url=values.get("url", ""), on=values.get("on", ""), claimant=values.get("claimant", "")),
+        assignee=values.get("assignee", ""),
+        due_on=values.get("due", ""),
+        tags=parse_tags(values.get("tags", "")),
+    )
 
 
 def claim_of_item(item: BatchItem, where: str) -> NewClaim:

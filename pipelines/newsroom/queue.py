@@ -707,6 +707,11 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _FIELD_NAMES = {"source_url": "appeared at", "appeared_on": "appeared on", "due_on": "due", "reviewed_verdict": "verdict"}
 
 
+def checked_new(claim: NewClaim) -> NewClaim:
+    """``claim`` as the queue would store it (spacing, dates, tags), or a QueueError saying what does not read."""
+    return _checked_new(claim)
+
+
 def _checked_new(claim: NewClaim) -> NewClaim:
     try:
         text = validate_claim(claim.text).text

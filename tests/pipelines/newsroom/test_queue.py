@@ -243,3 +243,28 @@ def test_the_list_says_how_each_claim_s_newest_run_ended(stores: tuple[RunStore,
         "the checker's word over the model's"
     )
     assert queue.last_runs([]) == {}
+
+
+def test_a_batch_row_keeps_every_detail_that_reads_and_names_each_left_out(stores: tuple[RunStore, ClaimQueue]) -> None:
+    """A batch file's row whose address did not read joined the queue with none of its details, and nobody was told."""
+    from pipelines.newsroom.intake import details_of_item
+    from pipelines.run.batch import parse_claims_file
+
+    data = (
+        "claim,url,claimant,due,tags\n"
+        'The Great Wall is visible from space,javascript:alert(1),Mayor Jones,someday,"space, history"\n'
+        f'"{CLAIM}",https://example.org/p,A blog,2026-12-01,health\n'
+    ).encode()
+    wall, ferries = parse_claims_file(data, "claims.csv")
+    claim, left_out = details_of_item(wall)
+    assert (claim.text, claim.appearance.url, claim.appearance.claimant, claim.due_on, claim.tags) == (
+        "The Great Wall is visible from space", "", "Mayor Jones", "", ("space", "history")
+    )  # fmt: skip
+    assert len(left_out) == 2 and all(p.startswith("claim 1 (id '1'): ") for p in left_out)
+    assert "web address" in left_out[0] and "'javascript:alert(1)'" in left_out[0] and "due date" in left_out[1]
+    claim, left_out = details_of_item(ferries)
+    assert left_out == [] and (claim.appearance.url, claim.due_on, claim.tags) == ("https://example.org/p", "2026-12-01", ("health",))
+    store, queue = stores
+    make_run(store, "r1", claim="The Great Wall is visible from space")
+    joined = queue.link_run("r1", wall.claim, BO, details=details_of_item(wall)[0])
+    assert (joined.appearance.claimant, joined.tags, joined.appearance.url) == ("Mayor Jones", ("space", "history"), "")
