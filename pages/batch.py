@@ -36,10 +36,11 @@ st.caption(
     "a claim that fails is reported and the rest go on. The spend limits on the **Settings** page apply to each run and to the "
     "whole batch: once the batch's limit is reached no claim starts. "
     + (
-        "On this desk the claims go to its workers; their progress is read from the store, so closing this tab loses nothing."
+        "On this desk the claims go to its workers; their progress is read from the store, so closing this tab loses nothing. "
         if to_workers
-        else "Each claim joins the **Claims queue** (with its url, date, claimant, assignee, due and tags columns when the file has them)."
+        else ""
     )
+    + "Each claim joins the **Claims queue** (with its url, date, claimant, assignee, due and tags columns when the file has them)."
 )
 st.sidebar.header("Run settings")
 config = render_config_form(services.corpus_names(), run_settings_at_desk(services), services.store)
@@ -70,10 +71,30 @@ start = st.button("Submit to the workers" if to_workers else "Check all", type="
 
 
 def _submit(items: list[BatchItem], label: str) -> None:
-    """The claims to the desk's workers; the page watches them below."""
+    """The claims to the desk's workers, each joining the claims queue as it is submitted (its run's id is known then);
+    the page watches them below."""
+    details, left_out = queue_details(items)
     submitted = submit_batch(items, config, services, by=acting_name(acting_person(), "run"), label=label)
     state.keyed(state.BATCH_WATCHED).set("", submitted.queue)
     st.toast(f"{submitted.jobs} claims submitted to the workers.")  # markup: a count only
+    _say_left_out(left_out)
+    unlinked = [
+        problem
+        for run_id, item in zip(submitted.run_ids, items, strict=True)
+        if (problem := link_run_to_queue(run_id, item.claim, details=details[item.index]))
+    ]
+    if unlinked:
+        st.warning(f"⚠️ {len(unlinked)} run(s): {escape_markdown(unlinked[0])}")
+
+
+def _say_left_out(left_out: list[str]) -> None:
+    """The details of the file that do not read, said before the claims run, so a long batch's file can be mended."""
+    if left_out:
+        more = f" (and {len(left_out) - 3} more)" if len(left_out) > 3 else ""
+        st.warning(  # markup: escaped
+            f"⚠️ Some details in the file do not read and are left out of the claims queue (the claims run all the same): "
+            f"{escape_markdown('; '.join(left_out[:3]))}{more}."
+        )
 
 
 def _run_here(items: list[BatchItem]) -> None:
@@ -83,12 +104,7 @@ def _run_here(items: list[BatchItem]) -> None:
     outcomes = []
     unlinked: list[str] = []
     details, left_out = queue_details(items)
-    if left_out:  # said before the claims run, so a long batch can be stopped and its file mended
-        more = f" (and {len(left_out) - 3} more)" if len(left_out) > 3 else ""
-        st.warning(  # markup: escaped
-            f"⚠️ Some details in the file do not read and are left out of the claims queue (the claims run all the same): "
-            f"{escape_markdown('; '.join(left_out[:3]))}{more}."
-        )
+    _say_left_out(left_out)
     for outcome in iter_batch(items, config, services, concurrency=concurrency):
         outcomes.append(outcome)
         if outcome.run_id and (problem := link_run_to_queue(outcome.run_id, outcome.claim, details=details[outcome.index])):

@@ -114,6 +114,14 @@ def test_batch_page_on_workers_submits_and_another_session_watches_the_store(
         assert list(frame["status"]) == ["⏳ waiting"] * 3, "submitted, not run here"
         queue = at.selectbox[0].value
         assert queue.startswith("batch:")
+        from pipelines.newsroom.queue import ClaimQueue
+
+        store = RunStore(url)
+        claims = ClaimQueue(store.engine)
+        joined = {c.text: claims.runs_of(c.id) for c in claims.find()}  # each joins the claims queue as it is submitted
+        assert set(joined) == {"Masks reduce transmission of respiratory viruses", "Vaccines cause autism", "<b>The Moon</b>"}
+        assert all(len(runs) == 1 for runs in joined.values())
+        store.engine.dispose()
 
         services = make_services(demo_data_dir, embedder)
         services.store = RunStore(url)
