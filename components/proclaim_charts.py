@@ -63,7 +63,7 @@ def exhibit_frame(record: CourtRecord) -> pd.DataFrame:
                 "round": e.round,
                 "found by": e.found_by,
                 "source": e.source_label,
-                "link": e.url if e.url and is_web_url(e.url) else None,
+                "link": e.url if e.url and is_web_url(e.url) else "",
                 "title": e.title,
                 "cited in": ", ".join(x.cited_in),
                 "query": e.query,

@@ -148,7 +148,7 @@ with browse_section:
                     "id": d.id,
                     "file or source": d.source,
                     "passages": d.passages,
-                    "link": d.url if d.url and is_web_url(d.url) else None,
+                    "link": d.url if d.url and is_web_url(d.url) else "",
                 }
                 for d in shown_docs
             ],
