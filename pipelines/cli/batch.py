@@ -58,6 +58,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         outcomes.append(outcome)
         shown = f"{outcome.verdict} (run {outcome.run_id})" if outcome.status == "completed" else f"FAILED: {outcome.error}"
         print(f"[{len(outcomes)}/{len(items)}] {outcome.id}: {shown}", file=sys.stderr, flush=True)
+    _join_queue([(o.run_id, items[o.index]) for o in outcomes if o.run_id], services, person)
     out = args.out or settings.data_dir / "batches" / f"{args.file.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
     out.parent.mkdir(parents=True, exist_ok=True)
     csv_path, jsonl_path = out.with_suffix(".csv"), out.with_suffix(".jsonl")
@@ -70,6 +71,17 @@ def run_batch_command(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _join_queue(runs: list[tuple[str, Any]], services: Any, person: Any) -> None:
+    """The batch's runs join the claims queue, as a batch on the page does; what could not, on stderr."""
+    from pipelines.cli.queue import join_queue_batch
+
+    if services.store is not None and runs:
+        joined, said = join_queue_batch(services.store.engine, runs, person)
+        for line in said:
+            print(f"  {line}", file=sys.stderr)
+        print(f"{joined} of {len(runs)} claims joined the claims queue", file=sys.stderr)
+
+
 def _submit(items: Any, config: Any, services: Any, args: argparse.Namespace, person: Any) -> int:
     from pipelines.newsroom.access.roles import acting_name
     from pipelines.run.workers import batch_progress, failure_reasons, submit_batch
@@ -77,6 +89,7 @@ def _submit(items: Any, config: Any, services: Any, args: argparse.Namespace, pe
     by = acting_name(person, "run")
     submitted = submit_batch(items, config, services, by=by, label=args.file.name)
     print(f"submitted {submitted.jobs} claims as batch {submitted.queue}; workers take them (`python -m pipelines worker`)")
+    _join_queue(list(zip(submitted.run_ids, items, strict=True)), services, person)
     if not args.wait:
         return 0
     while True:

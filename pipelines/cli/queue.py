@@ -99,6 +99,26 @@ def join_queue(engine: Any, run_id: str, claim: str, person: Any) -> str:
     return f"in the claims queue as {joined.id} ({joined.status})"
 
 
+def join_queue_batch(engine: Any, runs: list[tuple[str, Any]], person: Any) -> tuple[int, list[str]]:
+    """Each batch row's run joins its queued claim (or makes one, with the row's url, claimant and the rest), as a batch on
+    the page does: how many joined, and what could not be done, or was left out, plainly, a line each."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from pipelines.newsroom.intake import details_of_item
+    from pipelines.newsroom.queue import ClaimQueue
+
+    queue, user, said, joined = ClaimQueue(engine), user_of(person), [], 0
+    for run_id, item in runs:
+        details, left_out = details_of_item(item)
+        said += [f"{problem}; left out of the claims queue" for problem in left_out]
+        try:
+            queue.link_run(run_id, item.claim, user, details=details)
+            joined += 1
+        except (DebateDeskError, SQLAlchemyError, OSError) as exc:
+            said.append(f"claim {item.index + 1} (id {item.id!r}): the run is stored, but it did not join the claims queue: {exc}")
+    return joined, said
+
+
 def _open() -> tuple[Any, Any, Any]:
     from pipelines.core.config import AppSettings
     from pipelines.newsroom.queue import ClaimQueue

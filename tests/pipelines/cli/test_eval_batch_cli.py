@@ -89,3 +89,29 @@ def test_batch_with_a_wrong_column_says_which_columns_it_found(env: Path, tmp_pa
     source.write_text("statement\nMasks work\n")
     assert main(["batch", str(source), "--backend", "fake"]) == 2
     assert "no 'claim' column (found columns: 'statement')" in capsys.readouterr().err
+
+
+def test_a_batch_from_the_command_line_joins_the_claims_queue_with_each_row_s_details(
+    env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch on the page joined the claims queue; the same file from the command line did not."""
+    from pipelines.core.config import AppSettings
+    from pipelines.newsroom.queue import ClaimQueue, QueueFilter
+
+    source = tmp_path / "claims.csv"
+    source.write_text(
+        "claim,url,claimant,tags\n"
+        "Ferries in the fjords run late in winter,https://example.org/ferries,Port office,transport\n"
+        "Harbour seals sleep underwater,not an address,A blog,animals\n"
+    )
+    assert main(["batch", str(source), *SINGLE_ON_FAKE_DEMO, "--no-web", "--out", str(tmp_path / "results")]) == 0
+    printed = capsys.readouterr().err
+    assert "2 of 2 claims joined the claims queue" in printed
+    assert "claim 2 (id '2'): where it appeared must be a web address" in printed and "left out of the claims queue" in printed
+    queue = ClaimQueue(RunStore(AppSettings(data_dir=env).sqlite_url).engine)
+    ferries, seals = (queue.find(QueueFilter(text=text))[0] for text in ("Ferries in the fjords", "Harbour seals"))
+    assert (ferries.appearance.url, ferries.appearance.claimant, ferries.tags, ferries.status) == (
+        "https://example.org/ferries", "Port office", ("transport",), "checking"
+    )  # fmt: skip
+    assert (seals.appearance.url, seals.appearance.claimant, seals.tags) == ("", "A blog", ("animals",))
+    assert len(queue.runs_of(ferries.id)) == 1 and len(queue.runs_of(seals.id)) == 1

@@ -327,3 +327,22 @@ def test_a_worker_that_loses_the_store_mid_claim_pauses_the_run_and_resumes_it_w
         assert kinds.count("VerdictReached") == 1
     assert not list((data_dir / "spill").glob("*.jsonl")), "the spill was stored"
     assert [c.attempts for c in progress.claims] == [1, 1], "each resumed within its first job, not failed and retried"
+
+
+def test_a_batch_submitted_from_the_command_line_joins_the_claims_queue(
+    desk: Services, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipelines.cli.main import main
+    from pipelines.newsroom.queue import ClaimQueue
+
+    assert desk.store is not None
+    monkeypatch.setenv("DEBATEDESK_DATA_DIR", str(desk.settings.data_dir))
+    monkeypatch.setenv("DEBATEDESK_DATABASE_URL", desk.store.engine.url.render_as_string(hide_password=False))
+    source = tmp_path / "claims.csv"
+    source.write_text(f"claim,claimant\n{CLAIMS[0]},Mayor Jones\n{CLAIMS[1]},\n")
+    assert main(["batch", str(source), "--submit", "--backend", "fake", "--protocol", "single", "--no-web"]) == 0
+    assert "2 of 2 claims joined the claims queue" in capsys.readouterr().err
+    queue = ClaimQueue(desk.store.engine)
+    claims = {c.text: c for c in queue.find()}
+    assert set(claims) == set(CLAIMS[:2]) and claims[CLAIMS[0]].appearance.claimant == "Mayor Jones"
+    assert all(c.status == "checking" and len(queue.runs_of(c.id)) == 1 for c in claims.values())
