@@ -73,7 +73,12 @@ def render_batch_results(outcomes: Sequence[ClaimOutcome], file_stem: str = "bat
         for o in sorted((o for o in failed if o.status != "skipped"), key=lambda o: o.index):
             st.markdown(f"- **{escape_markdown(o.id)}**: {escape_markdown(o.error)}")
     else:
-        st.success(f"✅ All {len(outcomes)} claims checked; each is a stored run.")
+        said = (
+            "The claim was checked; it is a stored run."
+            if len(outcomes) == 1
+            else f"All {len(outcomes)} claims checked; each is a stored run."
+        )
+        st.success(f"✅ {said}")  # markup: counts only
     render_outcomes_table(outcomes)
     left, right = st.columns(2)
     left.download_button(

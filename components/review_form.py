@@ -78,7 +78,7 @@ def render_review_form(handle: RunHandle, pending: PendingReview, evidence: dict
                 placeholder="searched before the run goes on",
             )
 
-        st.markdown(f"**Evidence** ({len(evidence)} items)")
+        st.markdown(f"**Evidence** ({len(evidence)} item{'s' if len(evidence) != 1 else ''})")
         if evidence:
             with st.expander("Strike or admit items", expanded=False):
                 for e in evidence.values():

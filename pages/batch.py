@@ -76,7 +76,7 @@ def _submit(items: list[BatchItem], label: str) -> None:
     details, left_out = queue_details(items)
     submitted = submit_batch(items, config, services, by=acting_name(acting_person(), "run"), label=label)
     state.keyed(state.BATCH_WATCHED).set("", submitted.queue)
-    st.toast(f"{submitted.jobs} claims submitted to the workers.")  # markup: a count only
+    st.toast(f"{submitted.jobs} claim{'s' if submitted.jobs != 1 else ''} submitted to the workers.")  # markup: a count only
     _say_left_out(left_out)
     unlinked = [
         problem

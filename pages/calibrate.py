@@ -124,7 +124,8 @@ if outcome is not None:
     st.subheader("The last calibration")
     read = outcome.readings
     st.caption(  # markup: counts only
-        f"{len(read)} claims read ({sum(r.how == 'stored' for r in read)} from earlier runs), {outcome.failed} failed."
+        f"{len(read)} claim{'s' if len(read) != 1 else ''} read ({sum(r.how == 'stored' for r in read)} from earlier runs), "
+        f"{outcome.failed} failed."
     )
     if outcome.stopped:
         st.warning(f"⏸️ {escape_markdown(outcome.stopped)}")

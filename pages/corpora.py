@@ -115,7 +115,8 @@ with add_section:
                 report = services.index.ingest(corpus, passages, progress=advance)
                 bar.empty()
             st.success(  # markup: a validated corpus name and counts
-                f"✅ {report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, "
+                f"✅ {report.corpus}: {report.documents} document{'s' if report.documents != 1 else ''}, "
+                f"{report.passages} passage{'s' if report.passages != 1 else ''} ({report.added} new, "
                 f"{report.already_present} already present). It is in the list above and in Verify's corpus list."
             )
             form.set("browse", report.corpus)  # show the new corpus's documents below

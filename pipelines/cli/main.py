@@ -512,7 +512,8 @@ def _ingest(args: argparse.Namespace) -> int:
     with _progress_bar("passages") as progress:
         report = index.ingest(args.corpus, passages, progress=progress)
     print(
-        f"{report.corpus}: {report.documents} documents, {report.passages} passages ({report.added} new, {report.already_present} already present)"
+        f"{report.corpus}: {report.documents} document{'s' if report.documents != 1 else ''}, "
+        f"{report.passages} passage{'s' if report.passages != 1 else ''} ({report.added} new, {report.already_present} already present)"
     )
     return 0
 

@@ -45,7 +45,7 @@ def test_ingest_then_corpora_lists_counts(data_dir: Path, tmp_path: Path) -> Non
     (tmp_path / "a.md").write_text("# Notes\n\nThe tower is tall. It grows in summer. Iron expands.")
     result = cli("ingest", str(tmp_path), "--corpus", "mine", data_dir=data_dir)
     assert result.returncode == 0, result.stderr
-    assert "mine: 1 documents, 1 passages (1 new" in result.stdout
+    assert "mine: 1 document, 1 passage (1 new" in result.stdout
     listing = cli("corpora", data_dir=data_dir)
     assert "mine\t1 documents\t1 passages" in listing.stdout
 
@@ -68,7 +68,7 @@ def test_ingest_imports_no_chat_models_run_store_or_torch(data_dir: Path, tmp_pa
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    assert "light: 1 documents, 1 passages (1 new" in result.stdout
+    assert "light: 1 document, 1 passage (1 new" in result.stdout
     assert result.stdout.splitlines()[-1] == "[]"
 
 
