@@ -47,6 +47,7 @@ RESUME_LIMITS = "resume_limits"  # the spend limits asked for with a resume (His
 DEBATE_REQUEST = "debate_request"  # (run id, claim, config snapshot) of a run whose debate was not run: Verify runs it anyway
 HISTORY_RUN = "history_run"
 HISTORY_STEP = "history_step"
+REPLAY_PLAY = "replay_play"  # the Replay page playing a run by itself: on, seconds a step, when it last moved
 OVERRIDE_MESSAGE = "override_message"
 IMPORT_MESSAGE = "import_message"
 COMPARE_WITH = "compare_with"

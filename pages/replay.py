@@ -52,4 +52,4 @@ if selected is None:
 run = by_id[selected]
 st.subheader(escape_markdown(run.claim))
 st.caption(f"{escape_markdown(run.protocol)} · {when(run.created_at)} · {'imported' if not run.own else 'this desk'}")  # markup: escaped
-render_stepper(run.id, store.events(run.id), key="replay", from_start=True)  # the verdict comes last, as it did
+render_stepper(run.id, store.events(run.id), key="replay", from_start=True, play=True)  # the verdict comes last, as it did

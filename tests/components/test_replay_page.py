@@ -69,3 +69,51 @@ def test_the_replay_page_starts_a_run_at_its_first_step_and_history_at_its_last(
     app.switch_page("pages/history.py").run()
     app.selectbox(key="history.open").select(run_id).run()
     assert step().startswith(f"Step {total} of {total}: **Verdict**")
+
+
+def test_step_after_moves_one_step_once_its_seconds_have_passed_and_never_past_the_end() -> None:
+    from components.stepper import step_after
+
+    assert step_after(1, 4, last=100.0, now=101.0, every=4) == (1, 100.0), "too soon"
+    assert step_after(1, 4, last=100.0, now=103.9, every=4) == (2, 103.9), "a tick a moment early still moves"
+    assert step_after(2, 4, last=100.0, now=130.0, every=4) == (3, 130.0), "one step a tick, however late the tick"
+    assert step_after(4, 4, last=100.0, now=130.0, every=4) == (4, 100.0), "the last step stays"
+
+
+def test_play_moves_the_replay_on_by_itself_and_stops_at_the_verdict(monkeypatch: pytest.MonkeyPatch, demo_data_dir: Path) -> None:
+    """A teacher presses Play and talks; the page moves a step every few seconds. AppTest has no clock, so each ``run``
+    here stands for a tick of the page's own (tests/e2e/test_replay_browser.py watches the clock in a browser)."""
+    import time
+
+    app = fake_app(monkeypatch, demo_data_dir, timeout=120)
+    app.sidebar.selectbox(key="cfg.protocol").select("single").run()
+    app.text_area(key="claim_text").input("Tides follow the Moon, for a class")
+    app.button[0].click().run()
+    run_id = app.session_state["last_run_id"]
+    app.switch_page("pages/replay.py").run()
+    app.selectbox(key="replay.run").select(run_id).run()
+
+    def step() -> str:
+        return next(c.value for c in app.caption if c.value.startswith("Step "))
+
+    total = int(step().split(" of ")[1].split(":")[0])
+    assert step().startswith("Step 1 of ") and total > 2
+    app.select_slider(key=f"replay_play.{run_id}.every").set_value(2).run()
+    next(b for b in app.button if b.label == "▶ Play").click().run()
+    assert any(b.label == "⏸ Pause" for b in app.button) and step().startswith("Step 1 of "), "it waits its seconds first"
+    time.sleep(2)
+    app.run()
+    assert step().startswith("Step 2 of ")
+    next(b for b in app.button if b.label == "⏸ Pause").click().run()
+    time.sleep(2)
+    app.run()
+    assert step().startswith("Step 2 of ") and any(b.label == "▶ Play" for b in app.button), "paused, it stays"
+    for _ in range(total - 3):  # to the step before the verdict by hand
+        next(b for b in app.button if b.label == "Next ▶").click().run()
+    next(b for b in app.button if b.label == "▶ Play").click().run()
+    time.sleep(2)
+    app.run()
+    assert step().startswith(f"Step {total} of {total}")
+    time.sleep(2)
+    app.run()
+    assert any(b.label == "▶ Play" for b in app.button) and step().startswith(f"Step {total} of {total}"), "stopped at the verdict"
