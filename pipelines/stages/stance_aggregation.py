@@ -176,12 +176,13 @@ def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibration
     groups = {side: [eid for eid, p in points_to.items() if p == side] for side in ("supported", "refuted", "unrelated")}
     lean = "read against this model's usual lean, " if calibration else ""
     parts = [
-        f"{lean.capitalize() if lean else ''}{len(groups['supported'])} of {len(points_to)} exhibits point towards supported"
+        f"{lean.capitalize() if lean else ''}{len(groups['supported'])} of {len(points_to)} exhibits "
+        f"{'points' if len(groups['supported']) == 1 else 'point'} towards supported"
         f"{named(groups['supported'])}",
         f"{len(groups['refuted'])} towards refuted{named(groups['refuted'])}",
     ]
     if groups["unrelated"]:
-        parts.append(f"{len(groups['unrelated'])} do not address the claim")
+        parts.append(f"{len(groups['unrelated'])} {'does' if len(groups['unrelated']) == 1 else 'do'} not address the claim")
     word = "supported" if label == "SUPPORTS" else "refuted"
     how = f"calibrated: {calibration}" if calibration else "uncalibrated"
     return f"{'; '.join(parts)}. Weighed together: {word}, {percent(side_p)} ({how})."

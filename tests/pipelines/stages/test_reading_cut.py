@@ -151,3 +151,12 @@ def test_the_sentences_kept_are_those_that_decide_the_claim(embedder: Embedder) 
     assert quotes["E1"] == (deciding,)
     two = asyncio.run(quote_sentences(embedder, claim, [passage], 2))["E1"]
     assert deciding in two and "funding" not in " ".join(two)
+
+
+def test_the_weighing_s_reason_says_one_exhibit_in_the_singular() -> None:
+    from pipelines.stages.stance_aggregation import _reason
+
+    reason = _reason("SUPPORTS", {"E1": "supported", "E2": "refuted", "E3": "unrelated"}, 0.7, calibration="")
+    assert reason.startswith("1 of 3 exhibits points towards supported (E1); 1 towards refuted (E2); 1 does not address the claim.")
+    reason = _reason("REFUTES", {"E1": "refuted", "E2": "refuted", "E3": "unrelated", "E4": "unrelated"}, 0.8, calibration="")
+    assert reason.startswith("0 of 4 exhibits point towards supported; 2 towards refuted (E1, E2); 2 do not address the claim.")
