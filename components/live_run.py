@@ -12,8 +12,9 @@ import time
 import streamlit as st
 
 from components.review_form import pause_title, render_override_form, render_review_form
-from components.transcript import RunView
+from components.transcript import STATUS_CHARS, RunView, log_cut
 from pipelines.core.events import ArgumentDelta, StageStarted, TurnCompleted
+from pipelines.core.text.safety import escape_markdown
 from pipelines.protocols.base import get_protocol
 from pipelines.record.store import RunStore
 from pipelines.run.runner import RunHandle
@@ -31,7 +32,7 @@ def _keep_pause_alive(handle: RunHandle) -> None:
 
 def _stage_label(handle: RunHandle) -> str:
     stage = next((e for e in reversed(handle.events) if isinstance(e, StageStarted)), None)
-    return f"{stage.stage}: {stage.detail}"[:100] if stage is not None else "Working"
+    return escape_markdown(log_cut(f"{stage.stage}: {stage.detail}", STATUS_CHARS)) if stage is not None else "Working"
 
 
 def render_run(handle: RunHandle, store: RunStore | None) -> RunView:

@@ -57,14 +57,16 @@ COST_REDRAW_S = 0.25  # a live run redraws its cost at most this often (a fast b
 
 
 LOG_CHARS = 300  # a stage log line quotes this much of a claim or a stage's detail; the record keeps it whole
+STATUS_CHARS = 110  # the running stage's label above the log: one line
 
 
-def log_cut(text: str) -> str:
-    """``text`` for a stage log line: at most LOG_CHARS, cut at a word with "…" where it goes on (never silently)."""
-    cut = textwrap.shorten(text, width=LOG_CHARS, placeholder=" …")
+def log_cut(text: str, width: int = LOG_CHARS) -> str:
+    """``text`` for a stage log line (or the running stage's label): at most ``width`` characters, cut at a word with "…"
+    where it goes on (never silently)."""
+    cut = textwrap.shorten(text, width=width, placeholder=" …")
     if cut.strip(" …"):
         return cut
-    return " ".join(text.split())[: LOG_CHARS - 1] + "…" if text.strip() else ""  # one word longer than the line (a URL)
+    return " ".join(text.split())[: width - 1] + "…" if text.strip() else ""  # one word longer than the line (a URL)
 
 
 class RunView:
@@ -126,7 +128,7 @@ class RunView:
             case StageStarted(stage=stage, detail=detail):
                 self.log(f"⏳ **{escape_markdown(stage)}**: {escape_markdown(detail)}")
                 if self.status is not None:
-                    self.status.update(label=f"{stage}: {detail}"[:120])
+                    self.status.update(label=escape_markdown(log_cut(f"{stage}: {detail}", STATUS_CHARS)))
             case StageCompleted(stage=stage, detail=detail):
                 self.log(f"✅ {escape_markdown(stage)} done" + (f": {escape_markdown(log_cut(detail))}" if detail else ""))
                 self.refresh_evidence()  # a search just ended: what it found shows now, not when the first turn ends

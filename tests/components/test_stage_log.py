@@ -30,3 +30,23 @@ def test_the_web_failing_is_said_once_and_plainly() -> None:
     view.feed(WebSearchUnavailable(reason=reason, fallback="corpus search", agent="Clerk", round=1))
     line = view.stage_log[-1].replace("\\", "")
     assert line == "🌐 Web search unavailable (no network: the search engines could not be reached) — using corpus search instead."
+
+
+def test_the_running_stage_s_label_is_cut_at_a_word_and_escaped() -> None:
+    """The label over a live run read "stances: asking of each of 18 exhibits whether ... in 2 option or": cut at 100
+    characters mid-word; and a model's words in a stage's detail reached it as Markdown."""
+    from types import SimpleNamespace
+
+    from components.live_run import _stage_label
+    from components.transcript import STATUS_CHARS
+    from pipelines.core.events import StageStarted
+    from pipelines.core.text.safety import escape_markdown
+
+    def label(detail: str) -> str:
+        return _stage_label(SimpleNamespace(events=[StageStarted(stage="stances", detail=detail)]))  # type: ignore[arg-type]
+
+    long = label("asking of each of 18 exhibits whether it supports the claim or its opposite, in 2 option orders, then more words")
+    shown = long.replace("\\", "")
+    assert shown.endswith(" …") and len(shown) <= STATUS_CHARS
+    assert shown.startswith("stances: asking of each of 18 exhibits") and not shown.removesuffix(" …").endswith(" or")
+    assert label("**bold** [x](http://e.test)") == escape_markdown("stances: **bold** [x](http://e.test)")
