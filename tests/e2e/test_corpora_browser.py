@@ -116,7 +116,7 @@ def test_a_long_ingestion_shows_its_progress(page, tmp_path: Path) -> None:  # t
           .observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true}); }"""
     )
     upload_and_ingest(page, [tmp_path / "notes.jsonl"])
-    wait_for_report(page, "e2e-long: 1 documents", timeout=300_000)
+    wait_for_report(page, "e2e-long: 1 document,", timeout=300_000)
 
     shown = page.evaluate("() => window.barTexts")
     assert any("passages" in text for text in shown), shown
