@@ -45,10 +45,14 @@ def render_stepper(run_id: str, events: Sequence[Event], *, key: str = "history"
     def playing() -> None:
         if every is not None:
             current = int(slider.get("", len(cuts)))
+            if current != player.get("at", current):  # moved by hand while playing: its seconds start from there
+                player.set("last", time.time())
+            player.set("at", current)
             moved, last = step_after(current, len(cuts), float(player.get("last", 0.0)), time.time(), every)
             if moved != current:
                 slider.set("", moved)
                 player.set("last", last)
+                player.set("at", moved)
             elif current >= len(cuts) and time.time() - float(player.get("last", 0.0)) >= every * 0.95:  # the verdict shown its while
                 player.set("on", False)
                 st.rerun()  # the whole page: the clock stops

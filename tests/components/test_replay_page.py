@@ -97,18 +97,23 @@ def test_play_moves_the_replay_on_by_itself_and_stops_at_the_verdict(monkeypatch
         return next(c.value for c in app.caption if c.value.startswith("Step "))
 
     total = int(step().split(" of ")[1].split(":")[0])
-    assert step().startswith("Step 1 of ") and total > 2
+    assert step().startswith("Step 1 of ") and total > 3
     app.select_slider(key=f"replay_play.{run_id}.every").set_value(2).run()
     next(b for b in app.button if b.label == "▶ Play").click().run()
     assert any(b.label == "⏸ Pause" for b in app.button) and step().startswith("Step 1 of "), "it waits its seconds first"
     time.sleep(2)
     app.run()
     assert step().startswith("Step 2 of ")
+    time.sleep(1.8)
+    next(b for b in app.button if b.label == "Next ▶").click().run()  # by hand, late in the step's seconds
+    time.sleep(0.4)
+    app.run()
+    assert step().startswith("Step 3 of "), "a step moved by hand gets its own seconds, not what was left of the last"
     next(b for b in app.button if b.label == "⏸ Pause").click().run()
     time.sleep(2)
     app.run()
-    assert step().startswith("Step 2 of ") and any(b.label == "▶ Play" for b in app.button), "paused, it stays"
-    for _ in range(total - 3):  # to the step before the verdict by hand
+    assert step().startswith("Step 3 of ") and any(b.label == "▶ Play" for b in app.button), "paused, it stays"
+    for _ in range(total - 4):  # to the step before the verdict by hand
         next(b for b in app.button if b.label == "Next ▶").click().run()
     next(b for b in app.button if b.label == "▶ Play").click().run()
     time.sleep(2)
