@@ -185,7 +185,10 @@ def _reason(label: str, points_to: dict[str, str], side_p: float, *, calibration
         parts.append(f"{len(groups['unrelated'])} {'does' if len(groups['unrelated']) == 1 else 'do'} not address the claim")
     word = "supported" if label == "SUPPORTS" else "refuted"
     how = f"calibrated: {calibration}" if calibration else "uncalibrated"
-    return f"{'; '.join(parts)}. Weighed together: {word}, {percent(side_p)} ({how})."
+    other = "refuted" if word == "supported" else "supported"
+    # fewer exhibits on the verdict's side than on the other: say why, or the sentence reads as a contradiction
+    by = " by how surely each exhibit points, not by how many point each way" if len(groups[word]) < len(groups[other]) else ""
+    return f"{'; '.join(parts)}. Weighed together{by}: {word}, {percent(side_p)} ({how})."
 
 
 @dataclass(frozen=True)

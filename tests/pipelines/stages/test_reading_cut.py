@@ -160,3 +160,14 @@ def test_the_weighing_s_reason_says_one_exhibit_in_the_singular() -> None:
     assert reason.startswith("1 of 3 exhibits points towards supported (E1); 1 towards refuted (E2); 1 does not address the claim.")
     reason = _reason("REFUTES", {"E1": "refuted", "E2": "refuted", "E3": "unrelated", "E4": "unrelated"}, 0.8, calibration="")
     assert reason.startswith("0 of 4 exhibits point towards supported; 2 towards refuted (E1, E2); 2 do not address the claim.")
+
+
+def test_a_verdict_on_the_side_fewer_exhibits_point_to_says_the_weighing_is_by_strength() -> None:
+    """Seen on the embedded model: "1 of 9 exhibits points towards supported; 4 towards refuted ... Weighed together:
+    supported, 78%" read as a contradiction: the weighing counts how surely each exhibit points (its strongest most)."""
+    from pipelines.stages.stance_aggregation import _reason
+
+    few = _reason("SUPPORTS", {"E1": "supported", "E2": "refuted", "E3": "refuted"}, 0.78, calibration="c@1")
+    assert "Weighed together by how surely each exhibit points, not by how many point each way: supported, 78%" in few
+    many = _reason("SUPPORTS", {"E1": "supported", "E2": "supported", "E3": "refuted"}, 0.78, calibration="c@1")
+    assert "Weighed together: supported, 78%" in many
