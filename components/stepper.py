@@ -20,10 +20,15 @@ from pipelines.record.replay import Step, steps
 PLAY_SPEEDS = (2, 4, 8, 15)  # seconds a step, to choose from
 
 
+def _due(last: float, now: float, every: float) -> bool:
+    """A step's seconds are over (a tick a moment early, the clock of reruns, counts)."""
+    return now - last >= every * 0.95
+
+
 def step_after(current: int, total: int, last: float, now: float, every: float) -> tuple[int, float]:
     """Where a playing replay stands at ``now``: one step on once ``every`` seconds have passed since it last moved (at
     ``last``), never past the last step. Returns the step and when it last moved."""
-    if current >= total or now - last < every * 0.95:  # a tick a moment early (the clock of reruns) still moves
+    if current >= total or not _due(last, now, every):
         return current, last
     return current + 1, now
 
@@ -44,16 +49,17 @@ def render_stepper(run_id: str, events: Sequence[Event], *, key: str = "history"
     @st.fragment(run_every=every)
     def playing() -> None:
         if every is not None:
-            current = int(slider.get("", len(cuts)))
+            current, now = int(slider.get("", len(cuts))), time.time()
             if current != player.get("at", current):  # moved by hand while playing: its seconds start from there
-                player.set("last", time.time())
+                player.set("last", now)
             player.set("at", current)
-            moved, last = step_after(current, len(cuts), float(player.get("last", 0.0)), time.time(), every)
+            last = float(player.get("last", 0.0))
+            moved, last = step_after(current, len(cuts), last, now, every)
             if moved != current:
                 slider.set("", moved)
                 player.set("last", last)
                 player.set("at", moved)
-            elif current >= len(cuts) and time.time() - float(player.get("last", 0.0)) >= every * 0.95:  # the verdict shown its while
+            elif current >= len(cuts) and _due(last, now, every):  # the verdict shown its while
                 player.set("on", False)
                 st.rerun()  # the whole page: the clock stops
         _render_step(run_id, events, cuts, slider, key)

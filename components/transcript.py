@@ -137,9 +137,8 @@ class RunView:
             case StageFailed(stage=stage, reason=reason):
                 self.log(f"⚠️ **{escape_markdown(stage)} failed**: {escape_markdown(reason)}")
                 self._section(self.current_round).warning(f"⚠️ {escape_markdown(stage)} failed: {escape_markdown(reason)}")
-            case WebSearchUnavailable(reason=reason, fallback=fallback, agent=agent, round=number):
-                why = reason.removeprefix("web search unavailable: ")  # the tool's message names what the line already says
-                note = f"🌐 Web search unavailable ({why})" + (f" — using {fallback} instead." if fallback else ".")
+            case WebSearchUnavailable(fallback=fallback, agent=agent, round=number):
+                note = f"🌐 Web search unavailable ({evt.why})" + (f" — using {fallback} instead." if fallback else ".")
                 self.log(escape_markdown(note))
                 if agent:  # shown in that agent's message header
                     self.fallbacks[(agent, number)] = fallback or "no web results"

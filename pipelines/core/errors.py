@@ -65,6 +65,9 @@ class ToolUnavailableError(DebateDeskError):
     """An evidence tool (web search, a corpus) cannot answer right now."""
 
 
+WEB_UNAVAILABLE = "web search unavailable: "  # how the web search's ToolUnavailableError begins, before the reason
+
+
 class IngestionError(DebateDeskError):
     """A file could not be read into a corpus; says which file and why."""
 

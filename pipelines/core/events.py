@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from pipelines.core.domain import Admissibility, Evidence, Triplet, Turn, Verdict, Vote
+from pipelines.core.errors import WEB_UNAVAILABLE
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -95,6 +96,11 @@ class WebSearchUnavailable(Event):
     fallback: str = ""
     agent: str = ""
     round: int = 0
+
+    @property
+    def why(self) -> str:
+        """The reason alone, for a line that says already that the web was unavailable."""
+        return self.reason.removeprefix(WEB_UNAVAILABLE)
 
 
 class WebResultsFiltered(Event):

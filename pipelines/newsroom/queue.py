@@ -169,7 +169,7 @@ class ClaimQueue:
     # --- claims ------------------------------------------------------------------------
 
     def add(self, claim: NewClaim, by: User) -> QueueClaim:
-        checked = _checked_new(claim)
+        checked = checked_new(claim)
         now = time.time()
         claim_id = uuid.uuid4().hex[:12]
         with Session(self.engine) as s, s.begin():
@@ -200,7 +200,7 @@ class ClaimQueue:
         checked = []
         for number, claim in enumerate(claims, 1):
             try:
-                checked.append(_checked_new(claim))
+                checked.append(checked_new(claim))
             except QueueError as exc:
                 raise QueueError(f"claim {number}: {exc}") from None
         return [self.add(c, by) for c in checked]
@@ -709,10 +709,6 @@ _FIELD_NAMES = {"source_url": "appeared at", "appeared_on": "appeared on", "due_
 
 def checked_new(claim: NewClaim) -> NewClaim:
     """``claim`` as the queue would store it (spacing, dates, tags), or a QueueError saying what does not read."""
-    return _checked_new(claim)
-
-
-def _checked_new(claim: NewClaim) -> NewClaim:
     try:
         text = validate_claim(claim.text).text
     except InvalidClaimError as exc:

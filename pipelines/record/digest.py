@@ -172,6 +172,11 @@ class RunDigest:
         return self._model_cost.model_copy(update={"wall_seconds": wall})
 
     @property
+    def web_outage(self) -> tuple[int, int] | None:
+        """(web queries the web could not answer, web queries) where it failed for any; None where it never did."""
+        return (self.web_unavailable, max(self.web_queries, self.web_unavailable)) if self.web_unavailable else None
+
+    @property
     def started_at(self) -> float | None:
         """When the first event happened (epoch seconds): a live page counts the elapsed time from it."""
         return self._first_at

@@ -191,10 +191,9 @@ def _transcript_lines(e: Event, run: RunDigest) -> list[str]:
             return [f"### Round {number}", ""]
         case QueryIssued(agent=agent, query=query, tool=tool, round=number):
             return [f"- {md(agent)} searched {md(tool)} (round {number}): “{_cell(query, 300)}”"]
-        case WebSearchUnavailable(agent=agent, reason=reason, fallback=fallback, round=number):
+        case WebSearchUnavailable(agent=agent, fallback=fallback, round=number):
             instead = f"; {md(fallback)} instead" if fallback else ""
-            why = _cell(reason.removeprefix("web search unavailable: "), 300)  # the tool's message names what the line says
-            return [f"- 🌐 the web could not be searched for {md(agent or 'the run')} (round {number}): {why}{instead}"]
+            return [f"- 🌐 the web could not be searched for {md(agent or 'the run')} (round {number}): {_cell(e.why, 300)}{instead}"]
         case TurnCompleted(turn=turn):
             label = f" — **{md(turn.label)}**" if turn.label else ""
             lines = ["", f"**{md(turn.agent)}**, round {turn.round}{label}", "", "> " + md(turn.text).replace("  \n", "  \n> "), ""]
@@ -224,9 +223,10 @@ def _transcript_lines(e: Event, run: RunDigest) -> list[str]:
 
 def _web_failed(run: RunDigest) -> str:
     """ ", but unavailable for 2 of its 3 web queries" where the web could not be searched; "" where it could."""
-    if not run.web_unavailable:
+    if (outage := run.web_outage) is None:
         return ""
-    return f", but unavailable for {run.web_unavailable} of its {max(run.web_queries, run.web_unavailable)} web queries"
+    failed, searched = outage
+    return f", but unavailable for {failed} of its {searched} web queries"
 
 
 def _evidence_lines(run: RunDigest) -> list[str]:

@@ -391,11 +391,12 @@ def _reason(run: RunDigest, verdict: Verdict) -> str:
 
 def _web_note(run: RunDigest, facts: CardFacts) -> str:
     """What the card says when a protocol that counts on the web could not search it, for all its web queries or some."""
-    if not run.web_unavailable:
+    if (outage := run.web_outage) is None:
         return ""
-    if run.web_unavailable >= run.web_queries and not any(e.source == "web" for e in run.evidence.values()):
+    failed, searched = outage
+    if failed == searched and not any(e.source == "web" for e in run.evidence.values()):
         return facts.without_web
-    return facts.web_partly.format(failed=run.web_unavailable, searched=max(run.web_queries, run.web_unavailable))
+    return facts.web_partly.format(failed=failed, searched=searched)
 
 
 def _gist(rationale: str, limit: int = 320) -> str:

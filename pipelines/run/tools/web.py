@@ -8,7 +8,7 @@ from typing import Protocol
 from urllib.parse import urlparse
 
 from pipelines.core.config import RetrievalConfig
-from pipelines.core.errors import ToolUnavailableError
+from pipelines.core.errors import WEB_UNAVAILABLE, ToolUnavailableError
 from pipelines.run.tools.source_policy import SourcePolicy
 
 
@@ -46,7 +46,7 @@ class DdgsSearch:
         try:
             rows = DDGS(timeout=self._timeout).text(query, max_results=k) or []
         except (DDGSException, OSError) as exc:  # OSError: no network at all
-            raise ToolUnavailableError(f"web search unavailable: {plain_reason(exc, self._timeout)}") from exc
+            raise ToolUnavailableError(WEB_UNAVAILABLE + plain_reason(exc, self._timeout)) from exc
         results = []
         for row in rows[:k]:
             url = str(row.get("href") or row.get("url") or "")
